@@ -1,0 +1,1 @@
+//! Benchmarks live here (see issue 9).

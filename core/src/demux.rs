@@ -1,0 +1,255 @@
+//! The demuxer: detection, dispatch over the format demuxers, and the pull
+//! loop.
+
+use crate::detect::{detect, FormatKind, DETECT_BYTES};
+use crate::diag::Diagnostics;
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::{Limits, MAX_TRACKS};
+use crate::source::Source;
+use crate::tags::{Tag, TagCursor};
+use crate::types::{Packet, Track};
+
+/// Facts about the whole input that a format demuxer finds while opening.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FormatInfo {
+    /// Duration of the whole presentation in microseconds, when known.
+    pub duration_us: Option<u64>,
+    /// Start time in microseconds, when known.
+    pub start_us: Option<i64>,
+    /// Overall bit rate in bits per second, when the container says.
+    pub bit_rate: Option<u64>,
+}
+
+/// State shared by a format demuxer and the driver: limits, diagnostics,
+/// tracks and format facts.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The limits in force.
+    pub limits: Limits,
+    /// Findings so far.
+    pub diags: Diagnostics,
+    /// The tracks, in the order packets refer to them.
+    pub tracks: heapless::Vec<Track, MAX_TRACKS>,
+    /// Facts about the whole input.
+    pub info: FormatInfo,
+}
+
+impl Context {
+    /// Adds a track, or reports `track-capacity` when the table is full.
+    /// Returns its index.
+    pub(crate) fn add_track(&mut self, t: Track, offset: u64) -> Option<usize> {
+        let i = self.tracks.len();
+        if self.tracks.push(t).is_err() {
+            self.diags.report("track-capacity", offset);
+            return None;
+        }
+        Some(i)
+    }
+}
+
+/// What each format module implements. The driver, [`Demuxer`], holds the
+/// source; a format demuxer holds only its own state, so its size does not
+/// depend on the source type.
+pub(crate) trait FormatDemuxer: Sized {
+    /// Reads the headers: tracks, durations, table positions.
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self>;
+    /// The next packet in delivery order, or `None` at the end.
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>>;
+    /// Positions the demuxer so that `track` restarts at or before `ts`.
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()>;
+    /// The next tag, or `None` when all were given.
+    fn next_tag<'s, S: Source>(&mut self, src: &'s mut S, ctx: &Context, cur: &mut TagCursor) -> Result<Option<Tag<'s>>>;
+    /// The largest packet, when the container can tell without reading them.
+    fn max_packet_size(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// One variant per format demuxer compiled in: dispatch with no `Box<dyn>`.
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)]
+pub enum AnyDemuxer {
+    /// ISO BMFF.
+    #[cfg(feature = "mp4")]
+    Mp4(crate::format::mp4::Mp4Demuxer),
+    /// WAV, RF64, Wave64.
+    #[cfg(feature = "riff")]
+    Wav(crate::format::riff::WavDemuxer),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $d:ident => $e:expr) => {
+        match $self {
+            #[cfg(feature = "mp4")]
+            AnyDemuxer::Mp4($d) => $e,
+            #[cfg(feature = "riff")]
+            AnyDemuxer::Wav($d) => $e,
+        }
+    };
+}
+
+impl AnyDemuxer {
+    fn open<S: Source>(kind: FormatKind, src: &mut S, ctx: &mut Context) -> Result<Self> {
+        match kind {
+            #[cfg(feature = "mp4")]
+            FormatKind::Mp4 => Ok(AnyDemuxer::Mp4(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "riff")]
+            FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
+                Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
+            }
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::new(ErrorKind::UnknownFormat, 0, "format not compiled into this build")),
+        }
+    }
+}
+
+/// A demuxer over a [`Source`]: open it, read its tracks, pull packets.
+///
+/// ```
+/// use mediaslice::{Demuxer, SliceSource};
+/// # fn run(bytes: &[u8]) -> mediaslice::Result<()> {
+/// let mut demuxer = Demuxer::open(SliceSource::new(bytes), None)?;
+/// for t in demuxer.tracks() {
+///     let _ = (t.kind, t.codec.ffmpeg_name());
+/// }
+/// while let Some(packet) = demuxer.next_packet()? {
+///     let _ = (packet.track, packet.pts, packet.data.len());
+/// }
+/// # Ok(()) }
+/// ```
+pub struct Demuxer<S: Source> {
+    src: S,
+    kind: FormatKind,
+    inner: AnyDemuxer,
+    ctx: Context,
+    tags: TagCursor,
+    finished: bool,
+}
+
+impl<S: Source> Demuxer<S> {
+    /// Detects the format and reads the headers with default [`Limits`].
+    /// `ext` is an optional file-name extension hint.
+    ///
+    /// Errors: `UnknownFormat` when no compiled-in format matches; any error
+    /// of the format's header parser.
+    pub fn open(src: S, ext: Option<&str>) -> Result<Self> {
+        Self::open_with(src, ext, Limits::default())
+    }
+
+    /// Like [`Demuxer::open`] with explicit limits.
+    pub fn open_with(mut src: S, ext: Option<&str>, limits: Limits) -> Result<Self> {
+        let mut head = [0u8; DETECT_BYTES];
+        let n = src.read_at(0, &mut head)?;
+        let kind = detect(head.get(..n).unwrap_or(&[]), ext)
+            .ok_or(Error::new(ErrorKind::UnknownFormat, 0, "no supported format recognised"))?;
+        Self::open_as(src, kind, limits)
+    }
+
+    /// Reads the headers as format `kind`, without detection.
+    pub fn open_as(mut src: S, kind: FormatKind, limits: Limits) -> Result<Self> {
+        let mut ctx = Context { limits, ..Context::default() };
+        let inner = AnyDemuxer::open(kind, &mut src, &mut ctx)?;
+        Ok(Demuxer { src, kind, inner, ctx, tags: TagCursor::default(), finished: false })
+    }
+
+    /// The detected format.
+    pub fn format(&self) -> FormatKind {
+        self.kind
+    }
+
+    /// The tracks; a packet's `track` indexes this slice.
+    pub fn tracks(&self) -> &[Track] {
+        &self.ctx.tracks
+    }
+
+    /// Facts about the whole input (duration, bit rate).
+    pub fn info(&self) -> &FormatInfo {
+        &self.ctx.info
+    }
+
+    /// Non-fatal findings so far.
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.ctx.diags
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.ctx.limits
+    }
+
+    /// The source, for its I/O counters.
+    pub fn source(&self) -> &S {
+        &self.src
+    }
+
+    /// Gives back the source.
+    pub fn into_source(self) -> S {
+        self.src
+    }
+
+    /// The largest packet, when the container tells without reading packets;
+    /// size a reader's scratch with it.
+    pub fn max_packet_size(&self) -> Option<usize> {
+        dispatch!(&self.inner, d => d.max_packet_size())
+    }
+
+    /// The next packet in the container's delivery order, or `None` at the
+    /// end. The packet borrows the demuxer until the next call.
+    ///
+    /// Errors: after every complete packet before damage or a cut has been
+    /// delivered, the error that stopped reading (for a cut, a `Truncated`
+    /// error); after that, `Ok(None)`.
+    pub fn next_packet(&mut self) -> Result<Option<Packet<'_>>> {
+        if self.finished {
+            return Ok(None);
+        }
+        let r = dispatch!(&mut self.inner, d => d.next_packet(&mut self.src, &mut self.ctx));
+        match r {
+            Ok(Some(p)) => Ok(Some(p)),
+            Ok(None) => {
+                self.finished = true;
+                Ok(None)
+            }
+            Err(e) => {
+                self.finished = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Repositions so that the next packets of track `track` start at the
+    /// keyframe at or before `ts` (video) or at the packet containing `ts`
+    /// (audio); `ts` is in that track's `time_base`. Other tracks resume at
+    /// the matching position.
+    ///
+    /// Errors: `InvalidArgument` for a track index out of range; a read error.
+    pub fn seek(&mut self, track: usize, ts: i64) -> Result<()> {
+        if track >= self.ctx.tracks.len() {
+            return Err(Error::new(ErrorKind::InvalidArgument, 0, "no such track"));
+        }
+        dispatch!(&mut self.inner, d => d.seek(&mut self.src, &mut self.ctx, track, ts))?;
+        self.finished = false;
+        Ok(())
+    }
+
+    /// The next tag, or `None` when all were given. The tag borrows the
+    /// demuxer until the next call. [`Demuxer::rewind_tags`] starts again.
+    pub fn next_tag(&mut self) -> Result<Option<Tag<'_>>> {
+        dispatch!(&mut self.inner, d => d.next_tag(&mut self.src, &self.ctx, &mut self.tags))
+    }
+
+    /// Restarts the tag walk.
+    pub fn rewind_tags(&mut self) {
+        self.tags = TagCursor::default();
+    }
+
+    /// The codec configuration bytes of `track` (avcC, esds
+    /// DecoderSpecificInfo, ...), empty when it has none.
+    pub fn codec_config(&mut self, track: usize) -> Result<&[u8]> {
+        let t = self.ctx.tracks.get(track).ok_or(Error::new(ErrorKind::InvalidArgument, 0, "no such track"))?;
+        match t.config {
+            Some(r) => self.src.bytes(r.offset, r.len as usize),
+            None => Ok(&[]),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Format detection from the first bytes of the input.
+//!
+//! [`detect`] looks at magic bytes only; the extension hint breaks ties for
+//! formats without a reliable signature. It never claims a file it cannot
+//! account for: when nothing matches, it returns `None`.
+
+/// A container or stream format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum FormatKind {
+    /// ISO base media file format: MP4, MOV, M4A, 3GP, fragmented MP4.
+    Mp4,
+    /// RIFF WAVE.
+    Wav,
+    /// RF64 / BW64 (WAVE with a `ds64` chunk for sizes over 4 GiB).
+    Rf64,
+    /// Sony Wave64.
+    Wave64,
+}
+
+impl FormatKind {
+    /// ffprobe's `format_name` for this format.
+    pub const fn ffmpeg_name(self) -> &'static str {
+        match self {
+            FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
+            FormatKind::Wav | FormatKind::Rf64 => "wav",
+            FormatKind::Wave64 => "w64",
+        }
+    }
+
+    /// A short name for people.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FormatKind::Mp4 => "ISO BMFF (MP4/MOV)",
+            FormatKind::Wav => "WAV",
+            FormatKind::Rf64 => "RF64",
+            FormatKind::Wave64 => "Wave64",
+        }
+    }
+}
+
+/// How many leading bytes [`detect`] wants (it works with fewer).
+pub const DETECT_BYTES: usize = 64;
+
+/// The Wave64 `riff` GUID (the first 16 bytes of a Wave64 file).
+pub(crate) const W64_RIFF_GUID: [u8; 16] = [
+    0x72, 0x69, 0x66, 0x66, 0x2E, 0x91, 0xCF, 0x11, 0xA5, 0xD6, 0x28, 0xDB, 0x04, 0xC1, 0x00, 0x00,
+];
+
+fn is_mp4_box_type(t: &[u8]) -> bool {
+    matches!(
+        t,
+        b"ftyp" | b"moov" | b"mdat" | b"free" | b"skip" | b"wide" | b"styp" | b"moof" | b"sidx" | b"pnot" | b"uuid"
+    )
+}
+
+/// Detects the format from `head`, the first bytes of the input (ideally
+/// [`DETECT_BYTES`] of them), with an optional file-name extension hint.
+pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
+    let _ = ext;
+    let at = |r: core::ops::Range<usize>| head.get(r).unwrap_or(&[]);
+    if cfg!(feature = "riff") {
+        let tag = at(0..4);
+        let form = at(8..12);
+        if tag == b"RIFF" && form == b"WAVE" {
+            return Some(FormatKind::Wav);
+        }
+        if (tag == b"RF64" || tag == b"BW64") && form == b"WAVE" {
+            return Some(FormatKind::Rf64);
+        }
+        if at(0..16) == W64_RIFF_GUID && at(24..28) == b"wave" {
+            return Some(FormatKind::Wave64);
+        }
+    }
+    if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
+        let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));
+        // A plausible first box: size 0 (to end), 1 (64-bit) or at least a header.
+        if size == 0 || size == 1 || size >= 8 {
+            return Some(FormatKind::Mp4);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_by_magic() {
+        let mut mp4 = [0u8; 16];
+        mp4[..8].copy_from_slice(b"\0\0\0\x18ftyp");
+        assert_eq!(detect(&mp4, None), Some(FormatKind::Mp4));
+        let wav = *b"RIFF\x24\0\0\0WAVEfmt ";
+        assert_eq!(detect(&wav, None), Some(FormatKind::Wav));
+        assert_eq!(detect(b"RF64\xff\xff\xff\xffWAVEds64", None), Some(FormatKind::Rf64));
+        assert_eq!(detect(b"hello world, not media", None), None);
+        assert_eq!(detect(&[], None), None);
+    }
+}

@@ -1,0 +1,6 @@
+//! One module per format family.
+
+#[cfg(feature = "mp4")]
+pub mod mp4;
+#[cfg(feature = "riff")]
+pub mod riff;

@@ -1,0 +1,1 @@
+//! ISO base media file format (being written).

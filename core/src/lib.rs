@@ -1,0 +1,36 @@
+//! mediaslice reads media containers with zero copies and no allocation per
+//! packet.
+//!
+//! The crate is `#![no_std]` and has no I/O of its own: it reads through a
+//! [`Source`], either a whole-input slice ([`SliceSource`], packets borrow the
+//! input) or an [`embedded_io`] reader with caller scratch ([`ReaderSource`],
+//! packets borrow the scratch). One parser per format serves both.
+//!
+//! See `docs/architecture.md` for the reading model.
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(test, allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+pub mod crc;
+pub mod demux;
+pub mod detect;
+pub mod diag;
+pub mod error;
+pub mod format;
+pub mod limits;
+pub mod source;
+pub mod tags;
+pub mod types;
+
+pub use demux::{AnyDemuxer, Context, Demuxer, FormatInfo};
+pub use detect::{detect, FormatKind};
+pub use diag::{Diagnostic, Diagnostics};
+pub use error::{Error, ErrorKind, Result};
+pub use limits::{Limits, MAX_TRACKS};
+pub use source::{IoStats, ReaderSource, SliceSource, Source};
+pub use tags::{Tag, TagKey, TagScope, TagValue};
+pub use types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};

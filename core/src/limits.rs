@@ -1,0 +1,46 @@
+//! Limits that bound the work any input can cause. Every default is
+//! documented here and in `docs/limits.md`.
+
+/// Bounds on sizes, counts and scans, checked before any size read from the
+/// input is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Limits {
+    /// Largest packet accepted, in bytes. Default 64 MiB.
+    pub max_packet: u32,
+    /// Most bytes a probe (open) may examine while looking for headers and
+    /// tables before giving up. Default 6 MiB (the MPEG-TS table search
+    /// reports `ts.tables-not-found` when it runs out).
+    pub probe_bytes: u64,
+    /// Deepest nesting of boxes, elements or lists. Default 16.
+    pub max_depth: u8,
+    /// Most top-level boxes or chunks walked while opening. Default 100 000.
+    pub max_top_level: u32,
+    /// Most bytes scanned to find the next sync point after damage. Default
+    /// 1 MiB.
+    pub resync_bytes: u64,
+    /// Largest single tag value returned, in bytes. Larger values (cover art)
+    /// are reported by range only. Default 1 MiB.
+    pub max_tag_bytes: u32,
+    /// Most fragments (`moof`) or equivalent units walked by a seek. Default
+    /// 1 000 000.
+    pub max_fragments: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_packet: 64 << 20,
+            probe_bytes: 6 << 20,
+            max_depth: 16,
+            max_top_level: 100_000,
+            resync_bytes: 1 << 20,
+            max_tag_bytes: 1 << 20,
+            max_fragments: 1_000_000,
+        }
+    }
+}
+
+/// Most tracks a demuxer keeps. Tracks beyond it are skipped with the
+/// diagnostic `track-capacity`.
+pub const MAX_TRACKS: usize = 16;

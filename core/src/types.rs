@@ -1,0 +1,281 @@
+//! Tracks, packets, time bases and codec identifiers shared by every format.
+
+/// A rational number, used for time bases (`num/den` seconds per tick).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Rational {
+    /// Numerator.
+    pub num: u32,
+    /// Denominator.
+    pub den: u32,
+}
+
+impl Rational {
+    /// `num/den`.
+    pub const fn new(num: u32, den: u32) -> Self {
+        Rational { num, den }
+    }
+
+    /// Converts `ts` ticks of this base to microseconds, saturating.
+    pub fn to_micros(self, ts: i64) -> i64 {
+        if self.den == 0 {
+            return 0;
+        }
+        let v = (ts as i128) * (self.num as i128) * 1_000_000 / (self.den as i128);
+        v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// Converts microseconds to ticks of this base, rounding down, saturating.
+    pub fn from_micros(self, us: i64) -> i64 {
+        if self.num == 0 {
+            return 0;
+        }
+        let v = (us as i128) * (self.den as i128) / ((self.num as i128) * 1_000_000);
+        v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+}
+
+/// Rescales `v` from base `from` to base `to`, rounding to nearest, saturating.
+pub fn rescale(v: i64, from: Rational, to: Rational) -> i64 {
+    let num = (v as i128) * (from.num as i128) * (to.den as i128);
+    let den = (from.den as i128) * (to.num as i128);
+    if den == 0 {
+        return 0;
+    }
+    let half = den / 2;
+    let r = if num >= 0 { (num + half) / den } else { (num - half) / den };
+    r.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// What a track carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum TrackKind {
+    /// Pictures.
+    Video,
+    /// Sound.
+    Audio,
+    /// Text or bitmap subtitles and captions.
+    Subtitle,
+    /// Timed data (timecodes, metadata, hint tracks).
+    Data,
+    /// Anything else.
+    #[default]
+    Unknown,
+}
+
+impl TrackKind {
+    /// ffprobe's `codec_type` spelling.
+    pub const fn ffmpeg_name(self) -> &'static str {
+        match self {
+            TrackKind::Video => "video",
+            TrackKind::Audio => "audio",
+            TrackKind::Subtitle => "subtitle",
+            TrackKind::Data => "data",
+            TrackKind::Unknown => "unknown",
+        }
+    }
+}
+
+macro_rules! codecs {
+    ($( $(#[$m:meta])* $v:ident => $n:literal, )*) => {
+        /// A codec, as far as the container says.
+        ///
+        /// [`Codec::ffmpeg_name`] gives ffprobe's `codec_name` spelling.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[non_exhaustive]
+        pub enum Codec {
+            $( $(#[$m])* #[doc = $n] $v, )*
+        }
+        impl Codec {
+            /// ffprobe's `codec_name` for this codec.
+            pub const fn ffmpeg_name(self) -> &'static str {
+                match self { $( Codec::$v => $n, )* }
+            }
+        }
+    };
+}
+
+codecs! {
+    #[default]
+    Unknown => "none",
+    H264 => "h264",
+    Hevc => "hevc",
+    Vvc => "vvc",
+    Av1 => "av1",
+    Vp8 => "vp8",
+    Vp9 => "vp9",
+    Mpeg4 => "mpeg4",
+    Mpeg1Video => "mpeg1video",
+    Mpeg2Video => "mpeg2video",
+    H263 => "h263",
+    Mjpeg => "mjpeg",
+    Png => "png",
+    ProRes => "prores",
+    Theora => "theora",
+    Wmv1 => "wmv1",
+    Wmv2 => "wmv2",
+    Wmv3 => "wmv3",
+    Vc1 => "vc1",
+    Flv1 => "flv1",
+    DvVideo => "dvvideo",
+    RawVideo => "rawvideo",
+    Aac => "aac",
+    Mp1 => "mp1",
+    Mp2 => "mp2",
+    Mp3 => "mp3",
+    Ac3 => "ac3",
+    Eac3 => "eac3",
+    Ac4 => "ac4",
+    Dts => "dts",
+    TrueHd => "truehd",
+    Mlp => "mlp",
+    Opus => "opus",
+    Vorbis => "vorbis",
+    Flac => "flac",
+    Alac => "alac",
+    Speex => "speex",
+    AmrNb => "amr_nb",
+    AmrWb => "amr_wb",
+    Wmav1 => "wmav1",
+    Wmav2 => "wmav2",
+    WmaPro => "wmapro",
+    WmaLossless => "wmalossless",
+    Mp4Als => "mp4als",
+    Qcelp => "qcelp",
+    Evrc => "evrc",
+    Gsm => "gsm",
+    GsmMs => "gsm_ms",
+    AdpcmImaWav => "adpcm_ima_wav",
+    AdpcmImaQt => "adpcm_ima_qt",
+    AdpcmMs => "adpcm_ms",
+    AdpcmG726 => "adpcm_g726",
+    AdpcmYamaha => "adpcm_yamaha",
+    PcmU8 => "pcm_u8",
+    PcmS8 => "pcm_s8",
+    PcmS16Le => "pcm_s16le",
+    PcmS16Be => "pcm_s16be",
+    PcmS24Le => "pcm_s24le",
+    PcmS24Be => "pcm_s24be",
+    PcmS32Le => "pcm_s32le",
+    PcmS32Be => "pcm_s32be",
+    PcmF32Le => "pcm_f32le",
+    PcmF32Be => "pcm_f32be",
+    PcmF64Le => "pcm_f64le",
+    PcmF64Be => "pcm_f64be",
+    PcmAlaw => "pcm_alaw",
+    PcmMulaw => "pcm_mulaw",
+    MovText => "mov_text",
+    Eia608 => "eia_608",
+    WebVtt => "webvtt",
+    Subrip => "subrip",
+    Ass => "ass",
+    DvdSub => "dvd_subtitle",
+    Pgs => "hdmv_pgs_subtitle",
+    TimedId3 => "timed_id3",
+    BinData => "bin_data",
+}
+
+/// A byte range of the input (for codec configuration, tags, attachments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ByteRange {
+    /// Offset of the first byte.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+/// A language code as the container stores it (ISO 639-2 or BCP 47).
+pub type Language = heapless::String<16>;
+
+/// One track (stream) of the input.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Track {
+    /// The container's own identifier (MP4 track_ID, Matroska TrackNumber,
+    /// TS PID, or the index where the container has none).
+    pub id: u32,
+    /// Video, audio, subtitle or data.
+    pub kind: TrackKind,
+    /// The codec.
+    pub codec: Codec,
+    /// The container's codec tag (FourCC as big-endian u32, or WAVE format
+    /// tag), 0 when absent.
+    pub codec_tag: u32,
+    /// Seconds per timestamp tick of this track's packets.
+    pub time_base: Rational,
+    /// Duration in `time_base` ticks, when the container says.
+    pub duration: Option<u64>,
+    /// Number of packets, when known without reading them.
+    pub frames: Option<u64>,
+    /// Picture width in pixels (video).
+    pub width: u32,
+    /// Picture height in pixels (video).
+    pub height: u32,
+    /// Samples per second (audio).
+    pub sample_rate: u32,
+    /// Channel count (audio).
+    pub channels: u16,
+    /// Bits per coded sample, 0 when not applicable.
+    pub bits_per_sample: u16,
+    /// Bytes per block of interleaved samples (PCM and ADPCM), 0 when unknown.
+    pub block_align: u32,
+    /// Average bit rate in bits per second, 0 when unknown.
+    pub bit_rate: u32,
+    /// Language, empty when unknown or undetermined.
+    pub language: Language,
+    /// Codec configuration record in the input (avcC, hvcC, esds
+    /// DecoderSpecificInfo, dOps, CodecPrivate, ...), read with
+    /// `Demuxer::codec_config`.
+    pub config: Option<ByteRange>,
+    /// Whether the container marks this the default track of its kind.
+    pub default: bool,
+}
+
+/// Flags of a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct PacketFlags {
+    /// A random access point: decoding can start here.
+    pub keyframe: bool,
+    /// The container says the packet is to be decoded but not shown (for
+    /// example, before an edit list's start).
+    pub discard: bool,
+}
+
+/// One packet: a borrow of the input (slice mode) or of scratch (reader mode),
+/// valid until the next call on the demuxer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet<'a> {
+    /// Index into the demuxer's track list.
+    pub track: usize,
+    /// Presentation timestamp in the track's `time_base`.
+    pub pts: Option<i64>,
+    /// Decoding timestamp in the track's `time_base`.
+    pub dts: Option<i64>,
+    /// Duration in the track's `time_base`.
+    pub duration: Option<u64>,
+    /// Keyframe and discard flags.
+    pub flags: PacketFlags,
+    /// Byte offset of the payload in the input (of its first piece, when
+    /// joined).
+    pub pos: Option<u64>,
+    /// Whether `data` is the contiguous range `pos..pos+data.len()` of the
+    /// input, so a caller holding the input slice may keep that range.
+    pub contiguous: bool,
+    /// The payload.
+    pub data: &'a [u8],
+}
+
+impl Packet<'_> {
+    /// The payload's range in the input when it is stored contiguously.
+    pub fn input_range(&self) -> Option<ByteRange> {
+        if self.contiguous {
+            Some(ByteRange { offset: self.pos?, len: u32::try_from(self.data.len()).ok()? })
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! std sources for mediaslice.
