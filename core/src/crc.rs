@@ -33,7 +33,11 @@ static TABLES: [[u32; 256]; 8] = make_tables();
 #[inline(always)]
 fn tb(s: usize, i: u32) -> u32 {
     // `i` is masked to 0..=255 by every caller and `s` < 8.
-    TABLES.get(s).and_then(|t| t.get((i & 0xFF) as usize)).copied().unwrap_or(0)
+    TABLES
+        .get(s)
+        .and_then(|t| t.get((i & 0xFF) as usize))
+        .copied()
+        .unwrap_or(0)
 }
 
 /// A running CRC-32.
@@ -61,8 +65,14 @@ impl Crc32 {
             w.copy_from_slice(ch);
             let lo = u32::from_le_bytes([w[0], w[1], w[2], w[3]]) ^ c;
             let hi = u32::from_le_bytes([w[4], w[5], w[6], w[7]]);
-            c = tb(7, lo) ^ tb(6, lo >> 8) ^ tb(5, lo >> 16) ^ tb(4, lo >> 24)
-                ^ tb(3, hi) ^ tb(2, hi >> 8) ^ tb(1, hi >> 16) ^ tb(0, hi >> 24);
+            c = tb(7, lo)
+                ^ tb(6, lo >> 8)
+                ^ tb(5, lo >> 16)
+                ^ tb(4, lo >> 24)
+                ^ tb(3, hi)
+                ^ tb(2, hi >> 8)
+                ^ tb(1, hi >> 16)
+                ^ tb(0, hi >> 24);
         }
         for &b in chunks.remainder() {
             c = tb(0, c ^ b as u32) ^ (c >> 8);

@@ -58,7 +58,12 @@ pub(crate) trait FormatDemuxer: Sized {
     /// Positions the demuxer so that `track` restarts at or before `ts`.
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()>;
     /// The next tag, or `None` when all were given.
-    fn next_tag<'s, S: Source>(&mut self, src: &'s mut S, ctx: &Context, cur: &mut TagCursor) -> Result<Option<Tag<'s>>>;
+    fn next_tag<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>>;
     /// The largest packet, when the container can tell without reading them.
     fn max_packet_size(&self) -> Option<usize> {
         None
@@ -98,7 +103,11 @@ impl AnyDemuxer {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
             #[allow(unreachable_patterns)]
-            _ => Err(Error::new(ErrorKind::UnknownFormat, 0, "format not compiled into this build")),
+            _ => Err(Error::new(
+                ErrorKind::UnknownFormat,
+                0,
+                "format not compiled into this build",
+            )),
         }
     }
 }
@@ -140,16 +149,29 @@ impl<S: Source> Demuxer<S> {
     pub fn open_with(mut src: S, ext: Option<&str>, limits: Limits) -> Result<Self> {
         let mut head = [0u8; DETECT_BYTES];
         let n = src.read_at(0, &mut head)?;
-        let kind = detect(head.get(..n).unwrap_or(&[]), ext)
-            .ok_or(Error::new(ErrorKind::UnknownFormat, 0, "no supported format recognised"))?;
+        let kind = detect(head.get(..n).unwrap_or(&[]), ext).ok_or(Error::new(
+            ErrorKind::UnknownFormat,
+            0,
+            "no supported format recognised",
+        ))?;
         Self::open_as(src, kind, limits)
     }
 
     /// Reads the headers as format `kind`, without detection.
     pub fn open_as(mut src: S, kind: FormatKind, limits: Limits) -> Result<Self> {
-        let mut ctx = Context { limits, ..Context::default() };
+        let mut ctx = Context {
+            limits,
+            ..Context::default()
+        };
         let inner = AnyDemuxer::open(kind, &mut src, &mut ctx)?;
-        Ok(Demuxer { src, kind, inner, ctx, tags: TagCursor::default(), finished: false })
+        Ok(Demuxer {
+            src,
+            kind,
+            inner,
+            ctx,
+            tags: TagCursor::default(),
+            finished: false,
+        })
     }
 
     /// The detected format.
@@ -246,7 +268,11 @@ impl<S: Source> Demuxer<S> {
     /// The codec configuration bytes of `track` (avcC, esds
     /// DecoderSpecificInfo, ...), empty when it has none.
     pub fn codec_config(&mut self, track: usize) -> Result<&[u8]> {
-        let t = self.ctx.tracks.get(track).ok_or(Error::new(ErrorKind::InvalidArgument, 0, "no such track"))?;
+        let t = self
+            .ctx
+            .tracks
+            .get(track)
+            .ok_or(Error::new(ErrorKind::InvalidArgument, 0, "no such track"))?;
         match t.config {
             Some(r) => self.src.bytes(r.offset, r.len as usize),
             None => Ok(&[]),

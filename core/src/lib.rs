@@ -10,7 +10,10 @@
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
-#![cfg_attr(test, allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    test,
+    allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -91,7 +91,10 @@ pub trait Source {
         if n == buf.len() {
             Ok(())
         } else {
-            Err(Error::truncated(offset.saturating_add(n as u64), "input ends inside a structure"))
+            Err(Error::truncated(
+                offset.saturating_add(n as u64),
+                "input ends inside a structure",
+            ))
         }
     }
 
@@ -129,12 +132,20 @@ impl<'a> SliceSource<'a> {
     /// A source over `data`, with no scratch (enough for every container
     /// whose packets are contiguous).
     pub fn new(data: &'a [u8]) -> Self {
-        SliceSource { data, scratch: &mut [], stats: IoStats::default() }
+        SliceSource {
+            data,
+            scratch: &mut [],
+            stats: IoStats::default(),
+        }
     }
 
     /// A source over `data` with `scratch` for packets that must be joined.
     pub fn with_scratch(data: &'a [u8], scratch: &'a mut [u8]) -> Self {
-        SliceSource { data, scratch, stats: IoStats::default() }
+        SliceSource {
+            data,
+            scratch,
+            stats: IoStats::default(),
+        }
     }
 
     /// The input slice.
@@ -144,12 +155,15 @@ impl<'a> SliceSource<'a> {
 
     fn range(&self, offset: u64, len: usize) -> Result<&'a [u8]> {
         let start = to_usize(offset)?;
-        let end = start
-            .checked_add(len)
-            .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond the address space"))?;
-        self.data
-            .get(start..end)
-            .ok_or(Error::truncated(self.data.len() as u64, "input ends before the requested range"))
+        let end = start.checked_add(len).ok_or(Error::new(
+            ErrorKind::OffsetOverflow,
+            offset,
+            "range beyond the address space",
+        ))?;
+        self.data.get(start..end).ok_or(Error::truncated(
+            self.data.len() as u64,
+            "input ends before the requested range",
+        ))
     }
 }
 
@@ -189,7 +203,11 @@ impl Source for SliceSource<'_> {
         let dst = at
             .checked_add(len)
             .and_then(|end| self.scratch.get_mut(at..end))
-            .ok_or(Error::new(ErrorKind::ScratchTooSmall, offset, "scratch too small to join a packet"))?;
+            .ok_or(Error::new(
+                ErrorKind::ScratchTooSmall,
+                offset,
+                "scratch too small to join a packet",
+            ))?;
         dst.copy_from_slice(src);
         self.stats.reads += 1;
         self.stats.bytes_read += len as u64;
@@ -201,9 +219,11 @@ impl Source for SliceSource<'_> {
     }
 
     fn joined(&self, len: usize) -> Result<&[u8]> {
-        self.scratch
-            .get(..len)
-            .ok_or(Error::new(ErrorKind::ScratchTooSmall, 0, "joined length exceeds scratch"))
+        self.scratch.get(..len).ok_or(Error::new(
+            ErrorKind::ScratchTooSmall,
+            0,
+            "joined length exceeds scratch",
+        ))
     }
 
     fn is_slice(&self) -> bool {
@@ -219,7 +239,11 @@ fn put_into(scratch: &mut [u8], at: usize, data: &[u8]) -> Result<()> {
     let dst = at
         .checked_add(data.len())
         .and_then(|end| scratch.get_mut(at..end))
-        .ok_or(Error::new(ErrorKind::ScratchTooSmall, 0, "scratch too small to join a packet"))?;
+        .ok_or(Error::new(
+            ErrorKind::ScratchTooSmall,
+            0,
+            "scratch too small to join a packet",
+        ))?;
     dst.copy_from_slice(data);
     Ok(())
 }
@@ -275,7 +299,11 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> ReaderSo
             valid: [0; BLOCKS],
             used: [0; BLOCKS],
             clock: 0,
-            stats: IoStats { bytes_read: 0, reads: 0, seeks: 1 },
+            stats: IoStats {
+                bytes_read: 0,
+                reads: 0,
+                seeks: 1,
+            },
         }
     }
 
@@ -297,7 +325,10 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> ReaderSo
             stats.reads += 1;
             if n == 0 {
                 *pos = None;
-                return Err(Error::truncated(offset.saturating_add(done as u64), "reader ended early"));
+                return Err(Error::truncated(
+                    offset.saturating_add(done as u64),
+                    "reader ended early",
+                ));
             }
             done += n;
             stats.bytes_read += n as u64;
@@ -325,13 +356,20 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> ReaderSo
         }
         let start = no.saturating_mul(CACHE_BLOCK as u64);
         let avail = self.len.saturating_sub(start).min(CACHE_BLOCK as u64) as usize;
-        let slot = self.blocks.get_mut(victim).ok_or(Error::capacity(start, "block cache has no slots"))?;
+        let slot = self
+            .blocks
+            .get_mut(victim)
+            .ok_or(Error::capacity(start, "block cache has no slots"))?;
         let dst = slot.get_mut(..avail).unwrap_or(&mut []);
         if let Some(t) = self.tags.get_mut(victim) {
             *t = NO_BLOCK;
         }
         Self::raw_read(&mut self.reader, &mut self.pos, &mut self.stats, start, dst)?;
-        if let (Some(t), Some(v), Some(u)) = (self.tags.get_mut(victim), self.valid.get_mut(victim), self.used.get_mut(victim)) {
+        if let (Some(t), Some(v), Some(u)) = (
+            self.tags.get_mut(victim),
+            self.valid.get_mut(victim),
+            self.used.get_mut(victim),
+        ) {
             *t = no;
             *v = avail as u16;
             *u = self.clock;
@@ -388,9 +426,10 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
     }
 
     fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
-        let end = offset
-            .checked_add(len as u64)
-            .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
+        let end =
+            offset
+                .checked_add(len as u64)
+                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
         if end > self.len {
             return Err(Error::truncated(self.len, "input ends before the requested range"));
         }
@@ -406,9 +445,11 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
             }
         }
         let scratch = self.scratch.as_mut();
-        let dst = scratch
-            .get_mut(..len)
-            .ok_or(Error::new(ErrorKind::ScratchTooSmall, offset, "packet larger than the scratch buffer"))?;
+        let dst = scratch.get_mut(..len).ok_or(Error::new(
+            ErrorKind::ScratchTooSmall,
+            offset,
+            "packet larger than the scratch buffer",
+        ))?;
         Self::raw_read(&mut self.reader, &mut self.pos, &mut self.stats, offset, dst)?;
         Ok(dst)
     }
@@ -418,9 +459,10 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
     }
 
     fn gather(&mut self, offset: u64, len: usize, at: usize) -> Result<()> {
-        let end = offset
-            .checked_add(len as u64)
-            .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
+        let end =
+            offset
+                .checked_add(len as u64)
+                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
         if end > self.len {
             return Err(Error::truncated(self.len, "input ends before the requested range"));
         }
@@ -428,7 +470,11 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
         let dst = at
             .checked_add(len)
             .and_then(|e| scratch.get_mut(at..e))
-            .ok_or(Error::new(ErrorKind::ScratchTooSmall, offset, "scratch too small to join a packet"))?;
+            .ok_or(Error::new(
+                ErrorKind::ScratchTooSmall,
+                offset,
+                "scratch too small to join a packet",
+            ))?;
         Self::raw_read(&mut self.reader, &mut self.pos, &mut self.stats, offset, dst)
     }
 
@@ -437,10 +483,11 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
     }
 
     fn joined(&self, len: usize) -> Result<&[u8]> {
-        self.scratch
-            .as_ref()
-            .get(..len)
-            .ok_or(Error::new(ErrorKind::ScratchTooSmall, 0, "joined length exceeds scratch"))
+        self.scratch.as_ref().get(..len).ok_or(Error::new(
+            ErrorKind::ScratchTooSmall,
+            0,
+            "joined length exceeds scratch",
+        ))
     }
 
     fn is_slice(&self) -> bool {

@@ -43,7 +43,11 @@ pub fn rescale(v: i64, from: Rational, to: Rational) -> i64 {
         return 0;
     }
     let half = den / 2;
-    let r = if num >= 0 { (num + half) / den } else { (num - half) / den };
+    let r = if num >= 0 {
+        (num + half) / den
+    } else {
+        (num - half) / den
+    };
     r.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
@@ -273,7 +277,10 @@ impl Packet<'_> {
     /// The payload's range in the input when it is stored contiguously.
     pub fn input_range(&self) -> Option<ByteRange> {
         if self.contiguous {
-            Some(ByteRange { offset: self.pos?, len: u32::try_from(self.data.len()).ok()? })
+            Some(ByteRange {
+                offset: self.pos?,
+                len: u32::try_from(self.data.len()).ok()?,
+            })
         } else {
             None
         }

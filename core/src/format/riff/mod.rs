@@ -152,13 +152,23 @@ fn read_chunk<S: Source>(src: &mut S, at: u64, flavor: Flavor) -> Result<Chunk> 
         }
         let size = total - 24;
         let next = at.saturating_add(total).saturating_add(7) & !7;
-        Ok(Chunk { id, body: at + 24, size, next })
+        Ok(Chunk {
+            id,
+            body: at + 24,
+            size,
+            next,
+        })
     } else {
         let h: [u8; 8] = src.array(at)?;
         let id = [h[0], h[1], h[2], h[3]];
         let size = u32::from_le_bytes([h[4], h[5], h[6], h[7]]) as u64;
         let next = at.saturating_add(8).saturating_add(size).saturating_add(size & 1);
-        Ok(Chunk { id, body: at + 8, size, next })
+        Ok(Chunk {
+            id,
+            body: at + 8,
+            size,
+            next,
+        })
     }
 }
 
@@ -239,11 +249,17 @@ impl FormatDemuxer for WavDemuxer {
                     let kind: [u8; 4] = src.array(c.body)?;
                     if &kind == b"INFO" && info.is_none() {
                         let len = c.size.min(file_len.saturating_sub(c.body));
-                        info = Some(ByteRange { offset: c.body + 4, len: len.saturating_sub(4).min(u32::MAX as u64) as u32 });
+                        info = Some(ByteRange {
+                            offset: c.body + 4,
+                            len: len.saturating_sub(4).min(u32::MAX as u64) as u32,
+                        });
                     }
                 }
                 b"bext" if c.size >= 602 => {
-                    bext = Some(ByteRange { offset: c.body, len: c.size.min(u32::MAX as u64) as u32 });
+                    bext = Some(ByteRange {
+                        offset: c.body,
+                        len: c.size.min(u32::MAX as u64) as u32,
+                    });
                 }
                 _ => {}
             }
@@ -334,7 +350,10 @@ impl FormatDemuxer for WavDemuxer {
             pts,
             dts: pts,
             duration,
-            flags: PacketFlags { keyframe: true, discard: false },
+            flags: PacketFlags {
+                keyframe: true,
+                discard: false,
+            },
             pos: Some(at),
             contiguous: true,
             data,
@@ -353,7 +372,12 @@ impl FormatDemuxer for WavDemuxer {
         Ok(())
     }
 
-    fn next_tag<'s, S: Source>(&mut self, src: &'s mut S, ctx: &Context, cur: &mut TagCursor) -> Result<Option<Tag<'s>>> {
+    fn next_tag<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
         loop {
             match cur.stage {
                 0 => {
@@ -409,7 +433,12 @@ impl FormatDemuxer for WavDemuxer {
                             continue;
                         }
                         let value = text_or_bytes(src.bytes(r.offset + off, len)?);
-                        return Ok(Some(Tag { scope: TagScope::Format, key: TagKey::Text(name), name: Some(name), value }));
+                        return Ok(Some(Tag {
+                            scope: TagScope::Format,
+                            key: TagKey::Text(name),
+                            name: Some(name),
+                            value,
+                        }));
                     }
                     if i == FIELDS.len() {
                         let b: [u8; 8] = src.array(r.offset + 338)?;
