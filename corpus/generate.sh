@@ -124,7 +124,7 @@ gen mp4 h263_aac.3gp enc:h263 enc:aac mux:3gp -- \
 gen mp4 mpeg4_aac.3gp enc:mpeg4 enc:aac mux:3gp -- \
 	"${LAVFI[@]}" "$(vsrc 176x144 1 15)" "${LAVFI[@]}" "$(mono 16000 1)" \
 	-c:v mpeg4 -g 12 -c:a aac -b:a 32k
-skip "mp4/*.3gp (AMR)" "no AMR-NB/WB encoder in Debian ffmpeg (libopencore-amrnb is decode-only here); AMR samples come from ../shared/samples/amr"
+skip "mp4/*.3gp (AMR)" "no AMR-NB/WB encoder in this ffmpeg (only the native amrnb/amrwb decoders; Debian builds without libopencore-amr/libvo-amrwbenc); AMR samples come from ../shared/samples/amr"
 
 # ---------------------------------------------------------------- WAV / RF64 / Wave64
 gen wav pcm_s16le.wav -- "${LAVFI[@]}" "$(stereo 44100 1)" -c:a pcm_s16le
