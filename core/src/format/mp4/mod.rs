@@ -594,6 +594,7 @@ impl Mp4Demuxer {
     fn parse_moov<S: Source>(&mut self, src: &mut S, ctx: &mut Context, moov: &BoxHeader) -> Result<()> {
         let mut movie_timescale = 0u32;
         let mut movie_duration = 0u64;
+        let mut mvex = None;
         let mut at = moov.body;
         let mut guard = 0u32;
         while at.saturating_add(8) <= moov.end {
@@ -634,7 +635,7 @@ impl Mp4Demuxer {
                 }
                 b"mvex" => {
                     self.fragmented = true;
-                    self.parse_mvex(src, &h)?;
+                    mvex = Some(h);
                 }
                 b"udta" => {
                     self.tag_boxes.udta = Some((h.body, h.end));
@@ -659,6 +660,10 @@ impl Mp4Demuxer {
                 break;
             }
             at = h.end;
+        }
+        // `trex` may come before the tracks it describes.
+        if let Some(h) = mvex {
+            self.parse_mvex(src, &h)?;
         }
         if movie_timescale > 0 && movie_duration > 0 {
             let us = Rational::new(1, movie_timescale).to_micros(movie_duration.min(i64::MAX as u64) as i64);
