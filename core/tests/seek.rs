@@ -2,6 +2,9 @@
 //! before `ts` (video) or at the packet holding `ts` (audio), and what follows
 //! is exactly the tail of the full packet list.
 
+// Tests report failures by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
 use mediaslice::{Demuxer, SliceSource, TrackKind};
 
 #[derive(Debug, Clone, PartialEq)]
