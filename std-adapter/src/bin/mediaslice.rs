@@ -125,18 +125,30 @@ impl From<mediaslice::Error> for Failure {
 /// What a command produced: output was written; maybe reading stopped early.
 type Outcome = Result<Option<mediaslice::Error>, Failure>;
 
+/// An open demuxer over the chosen source (boxed: a reader source carries
+/// its block cache inline).
 enum Opened {
-    Mmap(Demuxer<MmapSource>),
-    Pread(Demuxer<FileSource>),
-    Reader(Demuxer<FileReaderSource>),
+    Mmap(Box<Demuxer<MmapSource>>),
+    Pread(Box<Demuxer<FileSource>>),
+    Reader(Box<Demuxer<FileReaderSource>>),
 }
 
+/// Runs `$body` with `$d: &mut Demuxer<_>` for whichever source is open.
 macro_rules! with_demuxer {
     ($opened:expr, $d:ident => $body:expr) => {
         match $opened {
-            Opened::Mmap(mut $d) => $body,
-            Opened::Pread(mut $d) => $body,
-            Opened::Reader(mut $d) => $body,
+            Opened::Mmap(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Pread(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Reader(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
         }
     };
 }
@@ -151,11 +163,11 @@ fn open(path: &Path, kind: SourceKind) -> Result<Opened, Failure> {
     match kind {
         SourceKind::Mmap => {
             let src = MmapSource::open(path).map_err(Failure::Open)?;
-            Ok(Opened::Mmap(Demuxer::open(src, ext)?))
+            Ok(Opened::Mmap(Box::new(Demuxer::open(src, ext)?)))
         }
         SourceKind::Pread => {
             let src = FileSource::open(path).map_err(Failure::Open)?;
-            Ok(Opened::Pread(Demuxer::open(src, ext)?))
+            Ok(Opened::Pread(Box::new(Demuxer::open(src, ext)?)))
         }
         SourceKind::Reader => {
             let file = std::fs::File::open(path).map_err(Failure::Open)?;
@@ -176,9 +188,9 @@ fn open(path: &Path, kind: SourceKind) -> Result<Opened, Failure> {
                     let (reader, mut scratch) = d.into_source().into_inner();
                     scratch.resize(n.min(max), 0);
                     let src = ReaderSource::new(reader, scratch)?;
-                    Ok(Opened::Reader(Demuxer::open(src, ext)?))
+                    Ok(Opened::Reader(Box::new(Demuxer::open(src, ext)?)))
                 }
-                _ => Ok(Opened::Reader(d)),
+                _ => Ok(Opened::Reader(Box::new(d))),
             }
         }
     }
@@ -523,14 +535,14 @@ fn run(cli: &Cli) -> u8 {
     let stdout = io::stdout();
     let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
     let outcome = with_demuxer!(opened, d => match &cli.cmd {
-        Cmd::Probe(a) => cmd_probe(&mut d, &mut w, a.json, &name),
+        Cmd::Probe(a) => cmd_probe(d, &mut w, a.json, &name),
         Cmd::Packets { file, summary: true } => {
             let _ = file;
-            cmd_summary(&mut d, &mut w)
+            cmd_summary(d, &mut w)
         }
-        Cmd::Packets { file, summary: false } => cmd_packets(&mut d, &mut w, file.json, &name),
-        Cmd::Tags(a) => cmd_tags(&mut d, &mut w, a.json),
-        Cmd::Io(a) => cmd_io(&mut d, &mut w, a.json, kind),
+        Cmd::Packets { file, summary: false } => cmd_packets(d, &mut w, file.json, &name),
+        Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
+        Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
     match outcome {
