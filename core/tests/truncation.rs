@@ -6,9 +6,9 @@
 //!
 //! The packets delivered must be a prefix of the full file's packets. The
 //! last one may be shorter than its full counterpart (the bytes before the
-//! cut, same position, timing and flags) when the cut falls inside it, or
-//! anywhere for families whose packetisation is the reader's choice
-//! (`common::STREAM_EXACT_FAMILIES`). The reader mode must give the same
+//! cut, same position, timing and flags) when the cut falls inside it and the
+//! packet says so (`flags.truncated`), or anywhere for families whose
+//! packetisation is the reader's choice (`common::STREAM_EXACT_FAMILIES`). The reader mode must give the same
 //! packets as the slice mode on every prefix.
 //!
 //! Files listed in `core/tests/truncation_exceptions.tsv` (family, file,
@@ -101,7 +101,8 @@ fn check_prefix(fam: &str, bytes: &[u8], full: &Pulled, got: &Pulled, cut: usize
         }
         // The last packet may be the bytes of its full counterpart before the cut.
         let inside = w.pos.is_some_and(|p| (p as usize) < cut && cut < p as usize + w.size);
-        let allowed = inside || STREAM_EXACT_FAMILIES.contains(&fam);
+        // In a packet-exact family the demuxer says so (`flags.truncated`).
+        let allowed = (inside && g.truncated) || STREAM_EXACT_FAMILIES.contains(&fam);
         let same_head = g.track == w.track
             && g.pts == w.pts
             && g.dts == w.dts

@@ -193,6 +193,8 @@ pub struct Pkt {
     pub duration: Option<u64>,
     pub keyframe: bool,
     pub discard: bool,
+    /// The input ended inside this packet (`data` is the part before the cut).
+    pub truncated: bool,
     pub pos: Option<u64>,
     pub contiguous: bool,
     pub size: usize,
@@ -259,6 +261,7 @@ pub fn pull<S: Source>(src: S, ext: Option<&str>, with_tags: bool) -> Pulled {
                     duration: p.duration,
                     keyframe: p.flags.keyframe,
                     discard: p.flags.discard,
+                    truncated: p.flags.truncated,
                     pos: p.pos,
                     contiguous: p.contiguous,
                     size: p.data.len(),
