@@ -82,6 +82,12 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// MPEG-TS.
+    #[cfg(feature = "ts")]
+    Ts(crate::format::mpeg::ts::TsDemuxer),
+    /// MPEG-PS.
+    #[cfg(feature = "ps")]
+    Ps(crate::format::mpeg::ps::PsDemuxer),
 }
 
 macro_rules! dispatch {
@@ -91,6 +97,10 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "ts")]
+            AnyDemuxer::Ts($d) => $e,
+            #[cfg(feature = "ps")]
+            AnyDemuxer::Ps($d) => $e,
         }
     };
 }
@@ -104,6 +114,10 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "ts")]
+            FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ps")]
+            FormatKind::MpegPs => Ok(AnyDemuxer::Ps(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -17,6 +17,10 @@ pub enum FormatKind {
     Rf64,
     /// Sony Wave64.
     Wave64,
+    /// MPEG transport stream (188, 192 or 204-byte packets).
+    MpegTs,
+    /// MPEG program stream (PS, VOB, MPEG-1 system stream).
+    MpegPs,
 }
 
 impl FormatKind {
@@ -26,6 +30,8 @@ impl FormatKind {
             FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
+            FormatKind::MpegTs => "mpegts",
+            FormatKind::MpegPs => "mpeg",
         }
     }
 
@@ -36,12 +42,14 @@ impl FormatKind {
             FormatKind::Wav => "WAV",
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
+            FormatKind::MpegTs => "MPEG-TS",
+            FormatKind::MpegPs => "MPEG-PS",
         }
     }
 }
 
 /// How many leading bytes [`detect`] wants (it works with fewer).
-pub const DETECT_BYTES: usize = 64;
+pub const DETECT_BYTES: usize = 1024;
 
 /// The Wave64 `riff` GUID (the first 16 bytes of a Wave64 file).
 pub(crate) const W64_RIFF_GUID: [u8; 16] = [
@@ -72,6 +80,14 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
         if at(0..16) == W64_RIFF_GUID && at(24..28) == b"wave" {
             return Some(FormatKind::Wave64);
         }
+    }
+    #[cfg(feature = "ts")]
+    if crate::format::mpeg::ts::looks_like_ts(head) {
+        return Some(FormatKind::MpegTs);
+    }
+    #[cfg(feature = "ps")]
+    if crate::format::mpeg::ps::looks_like_ps(head) {
+        return Some(FormatKind::MpegPs);
     }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));

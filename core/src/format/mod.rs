@@ -2,5 +2,7 @@
 
 #[cfg(feature = "mp4")]
 pub mod mp4;
+#[cfg(any(feature = "ts", feature = "ps"))]
+pub mod mpeg;
 #[cfg(feature = "riff")]
 pub mod riff;
