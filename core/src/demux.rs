@@ -80,6 +80,15 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// AVI and OpenDML.
+    #[cfg(feature = "avi")]
+    Avi(crate::format::avi::AviDemuxer),
+    /// AIFF and AIFF-C.
+    #[cfg(feature = "aiff")]
+    Aiff(crate::format::aiff::AiffDemuxer),
+    /// Apple Core Audio Format.
+    #[cfg(feature = "caf")]
+    Caf(crate::format::caf::CafDemuxer),
 }
 
 macro_rules! dispatch {
@@ -89,6 +98,12 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "avi")]
+            AnyDemuxer::Avi($d) => $e,
+            #[cfg(feature = "aiff")]
+            AnyDemuxer::Aiff($d) => $e,
+            #[cfg(feature = "caf")]
+            AnyDemuxer::Caf($d) => $e,
         }
     };
 }
@@ -102,6 +117,12 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "avi")]
+            FormatKind::Avi => Ok(AnyDemuxer::Avi(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "aiff")]
+            FormatKind::Aiff => Ok(AnyDemuxer::Aiff(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "caf")]
+            FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -17,6 +17,12 @@ pub enum FormatKind {
     Rf64,
     /// Sony Wave64.
     Wave64,
+    /// AVI (RIFF `AVI `), including OpenDML.
+    Avi,
+    /// AIFF and AIFF-C.
+    Aiff,
+    /// Apple Core Audio Format.
+    Caf,
 }
 
 impl FormatKind {
@@ -26,6 +32,9 @@ impl FormatKind {
             FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
+            FormatKind::Avi => "avi",
+            FormatKind::Aiff => "aiff",
+            FormatKind::Caf => "caf",
         }
     }
 
@@ -36,6 +45,9 @@ impl FormatKind {
             FormatKind::Wav => "WAV",
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
+            FormatKind::Avi => "AVI",
+            FormatKind::Aiff => "AIFF",
+            FormatKind::Caf => "CAF",
         }
     }
 }
@@ -72,6 +84,15 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
         if at(0..16) == W64_RIFF_GUID && at(24..28) == b"wave" {
             return Some(FormatKind::Wave64);
         }
+    }
+    if cfg!(feature = "avi") && at(0..4) == b"RIFF" && matches!(at(8..12), b"AVI " | b"AVIX" | b"AVI\x19") {
+        return Some(FormatKind::Avi);
+    }
+    if cfg!(feature = "aiff") && at(0..4) == b"FORM" && matches!(at(8..12), b"AIFF" | b"AIFC") {
+        return Some(FormatKind::Aiff);
+    }
+    if cfg!(feature = "caf") && at(0..4) == b"caff" && at(4..6) == [0, 1] {
+        return Some(FormatKind::Caf);
     }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));

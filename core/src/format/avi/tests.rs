@@ -1,0 +1,1 @@
+//! Unit tests for the AVI demuxer, with files built in code.
