@@ -301,3 +301,22 @@ fn aiff_matches_ffprobe() {
 fn caf_matches_ffprobe() {
     run("caf", false);
 }
+
+/// Every fuzz and misnamed sample terminates quickly, without panic, in
+/// both input modes (whatever its format; most are not ours).
+#[test]
+fn malformed_files_terminate() {
+    let r = root();
+    for dir in ["../shared/samples/fuzz", "../shared/samples/other"] {
+        let Ok(rd) = std::fs::read_dir(r.join(dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let data = std::fs::read(e.path()).unwrap();
+            let ext = e.path().extension().and_then(|x| x.to_str().map(str::to_string));
+            let t = std::time::Instant::now();
+            let _ = demux(&data, ext.as_deref());
+            assert!(t.elapsed().as_secs() < 5, "{:?} took {:?}", e.path(), t.elapsed());
+        }
+    }
+}

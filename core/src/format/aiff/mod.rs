@@ -365,7 +365,7 @@ impl FormatDemuxer for AiffDemuxer {
             duration: Some((size / ba).saturating_mul(bd)),
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,
@@ -382,7 +382,7 @@ impl FormatDemuxer for AiffDemuxer {
     }
 
     fn next_tag<'s, S: Source>(
-        &mut self,
+        &'s mut self,
         src: &'s mut S,
         ctx: &Context,
         cur: &mut TagCursor,

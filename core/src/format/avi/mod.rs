@@ -67,6 +67,8 @@ struct Chunk {
     pos: u64,
     size: u32,
     key: bool,
+    /// The input ends inside this chunk: `size` counts only what is there.
+    cut: bool,
 }
 
 /// The rest of a chunk being delivered in pieces.
@@ -76,6 +78,7 @@ struct Piece {
     at: u64,
     left: u32,
     key: bool,
+    cut: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -142,6 +145,8 @@ pub struct AviDemuxer {
     /// End of the furthest chunk delivered (where a walk resumes).
     max_end: u64,
     piece: Option<Piece>,
+    /// Where the input ended inside the last packet delivered.
+    cut_at: Option<u64>,
     info: Option<ByteRange>,
     idit: Option<ByteRange>,
 }
@@ -186,6 +191,17 @@ fn gcd(mut a: u32, mut b: u32) -> u32 {
 fn read_header<S: Source>(src: &mut S, at: u64) -> Result<([u8; 4], u32)> {
     let h: [u8; 8] = src.array(at)?;
     Ok((fourcc(&h), u32::from_le_bytes([h[4], h[5], h[6], h[7]])))
+}
+
+/// The part of a chunk's `size` bytes of data (header at `at`) that the
+/// input holds, and whether it is cut short.
+fn clip(file_len: u64, at: u64, size: u32) -> (u32, bool) {
+    let avail = file_len.saturating_sub(at.saturating_add(8));
+    if u64::from(size) > avail {
+        (avail as u32, true)
+    } else {
+        (size, false)
+    }
 }
 
 fn next_of(at: u64, size: u32) -> u64 {
@@ -308,6 +324,7 @@ impl FormatDemuxer for AviDemuxer {
             resync_from: 0,
             max_end: 0,
             piece: None,
+            cut_at: None,
             info: None,
             idit: None,
         };
@@ -419,6 +436,9 @@ impl FormatDemuxer for AviDemuxer {
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        if let Some(at) = self.cut_at {
+            return Err(Error::truncated(at, "the input ends inside an AVI chunk"));
+        }
         loop {
             if let Some(p) = self.piece {
                 return self.deliver(src, ctx, p);
@@ -427,6 +447,10 @@ impl FormatDemuxer for AviDemuxer {
                 return Ok(None);
             };
             self.consume(&c);
+            if c.cut && c.size == 0 {
+                self.cut_at = Some(c.pos + 8);
+                return Err(Error::truncated(c.pos + 8, "the input ends inside an AVI chunk"));
+            }
             let Some(st) = self.streams.get_mut(c.stream as usize) else {
                 continue;
             };
@@ -451,6 +475,7 @@ impl FormatDemuxer for AviDemuxer {
                 at: c.pos + 8,
                 left: c.size,
                 key: c.key,
+                cut: c.cut,
             });
         }
     }
@@ -494,7 +519,7 @@ impl FormatDemuxer for AviDemuxer {
     }
 
     fn next_tag<'s, S: Source>(
-        &mut self,
+        &'s mut self,
         src: &'s mut S,
         ctx: &Context,
         cur: &mut TagCursor,
@@ -884,6 +909,7 @@ impl AviDemuxer {
         self.resync_from = self.movi_start;
         self.max_end = self.movi_start;
         self.piece = None;
+        self.cut_at = None;
         let odml = self.initial_mode == Mode::Odml;
         for st in self.streams.iter_mut() {
             st.frame_offset = st.start_offset;
@@ -924,6 +950,10 @@ impl AviDemuxer {
         } else {
             true
         };
+        let cut = p.cut && size == p.left;
+        if cut {
+            self.cut_at = Some(p.at + u64::from(size));
+        }
         self.piece = if size < p.left {
             Some(Piece {
                 at: p.at + u64::from(size),
@@ -940,7 +970,8 @@ impl AviDemuxer {
             duration: Some(duration),
             flags: PacketFlags {
                 keyframe: key,
-                discard: false,
+                truncated: cut,
+                ..PacketFlags::default()
             },
             pos: Some(p.at),
             contiguous: true,
@@ -995,7 +1026,7 @@ impl AviDemuxer {
 
     /// Checks that a stream chunk of stream `n` with `size` bytes is at
     /// `pos`, and returns its actual size.
-    fn check_chunk<S: Source>(&self, src: &mut S, pos: u64, n: u8, size: u32) -> Result<u32> {
+    fn check_chunk<S: Source>(&self, src: &mut S, pos: u64, n: u8, size: u32) -> Result<(u32, bool)> {
         let (id, actual) = read_header(src, pos)?;
         if stream_number(&id) != Some(n) {
             return Err(Error::malformed(
@@ -1006,7 +1037,7 @@ impl AviDemuxer {
         if actual != size {
             return Err(Error::malformed(pos, "index entry size differs from the chunk's"));
         }
-        Ok(actual)
+        Ok(clip(src.len(), pos, actual))
     }
 
     fn peek_idx1<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Chunk>> {
@@ -1026,10 +1057,10 @@ impl AviDemuxer {
             }
             let pos = pos as u64;
             let stream = stream_number(&e.chunk_id).unwrap_or(0);
-            let size = if size > 0 {
+            let (size, cut) = if size > 0 {
                 self.check_chunk(src, pos, stream, size)?
             } else {
-                0
+                (0, false)
             };
             self.idx1_at += 16;
             let mut key = e.flags.get() & AVIIF_KEYFRAME != 0;
@@ -1042,7 +1073,13 @@ impl AviDemuxer {
                     st.seen_entry = true;
                 }
             }
-            return Ok(Some(Chunk { stream, pos, size, key }));
+            return Ok(Some(Chunk {
+                stream,
+                pos,
+                size,
+                key,
+                cut,
+            }));
         }
         Ok(None)
     }
@@ -1064,16 +1101,17 @@ impl AviDemuxer {
         let Some((stream, h)) = best else {
             return Ok(None);
         };
-        let size = if h.size > 0 {
+        let (size, cut) = if h.size > 0 {
             self.check_chunk(src, h.pos, stream, h.size)?
         } else {
-            0
+            (0, false)
         };
         Ok(Some(Chunk {
             stream,
             pos: h.pos,
             size,
             key: h.key,
+            cut,
         }))
     }
 
@@ -1091,14 +1129,13 @@ impl AviDemuxer {
             let (id, size) = read_header(src, at)?;
             let end = at.saturating_add(8).saturating_add(u64::from(size));
             if is_data_chunk(&id, n) {
-                if end > file_len {
-                    return Err(Error::truncated(file_len, "input ends inside an AVI chunk"));
-                }
+                let (size, cut) = clip(file_len, at, size);
                 return Ok(Some(Chunk {
                     stream: stream_number(&id).unwrap_or(0),
                     pos: at,
                     size,
                     key: true,
+                    cut,
                 }));
             }
             match &id {

@@ -392,7 +392,7 @@ impl FormatDemuxer for CafDemuxer {
             duration: Some(frames),
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,
@@ -450,7 +450,7 @@ impl FormatDemuxer for CafDemuxer {
     }
 
     fn next_tag<'s, S: Source>(
-        &mut self,
+        &'s mut self,
         src: &'s mut S,
         ctx: &Context,
         cur: &mut TagCursor,
