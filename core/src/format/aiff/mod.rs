@@ -321,7 +321,8 @@ impl FormatDemuxer for AiffDemuxer {
             codec_tag: cm.tag,
             time_base: Rational::new(1, cm.rate),
             duration: Some(duration),
-            frames: None,
+            // numSampleFrames, as ffprobe's nb_frames (blocks for ima4).
+            frames: Some(u64::from(cm.frames)),
             sample_rate: cm.rate,
             channels: cm.channels,
             bits_per_sample: cm.bits,

@@ -652,8 +652,10 @@ impl AviDemuxer {
                 Codec::Unknown
             },
             time_base,
-            duration: Some(length),
-            frames: if sample_size == 0 { Some(length) } else { None },
+            // ffmpeg: a duration for streams counted in chunks; dwLength
+            // is the frame count either way.
+            duration: if sample_size == 0 { Some(length) } else { None },
+            frames: Some(length),
             ..Track::default()
         };
         let _ = file_len;

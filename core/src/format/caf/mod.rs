@@ -304,7 +304,7 @@ impl FormatDemuxer for CafDemuxer {
             codec_tag: u32::from_be_bytes(format_id),
             time_base: Rational::new(1, rate),
             duration,
-            frames: pakt.map(|p| p.2),
+            frames: duration,
             sample_rate: rate,
             channels,
             bits_per_sample: bits.min(u32::from(u16::MAX)) as u16,
