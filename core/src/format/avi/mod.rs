@@ -179,6 +179,15 @@ fn is_data_chunk(id: &[u8; 4], n: usize) -> bool {
     }
 }
 
+/// `b` without trailing NULs and ASCII whitespace (IDIT ends in "\n\0").
+fn trim_end(b: &[u8]) -> &[u8] {
+    let n = b
+        .iter()
+        .rposition(|c| *c != 0 && !c.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    b.get(..n).unwrap_or(&[])
+}
+
 fn gcd(mut a: u32, mut b: u32) -> u32 {
     while b != 0 {
         let t = a % b;
@@ -566,7 +575,7 @@ impl FormatDemuxer for AviDemuxer {
                                 scope: TagScope::Format,
                                 key: TagKey::FourCc(*b"IDIT"),
                                 name: Some("creation_time"),
-                                value: text_or_bytes(v.trim_ascii_end()),
+                                value: text_or_bytes(trim_end(v)),
                             }));
                         }
                     }
