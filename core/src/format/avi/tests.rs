@@ -1,4 +1,5 @@
 //! Unit tests for the AVI demuxer, with files built in code.
+#![allow(clippy::needless_range_loop)]
 
 extern crate std;
 
