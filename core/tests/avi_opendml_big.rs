@@ -10,6 +10,7 @@
 //! ```
 // Test code: a panic is the failure report.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::needless_range_loop)]
 
 use mediaslice::crc::crc32;
 use mediaslice::{Codec, Demuxer, ReaderSource};

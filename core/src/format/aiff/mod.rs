@@ -135,6 +135,108 @@ fn text_chunk_name(id: &[u8; 4]) -> Option<&'static str> {
     })
 }
 
+/// One ID3v2 frame inside an `ID3 ` chunk.
+struct Id3Frame {
+    id: [u8; 4],
+    /// Start of the text after the encoding byte.
+    body: u64,
+    len: u64,
+    /// A text frame (`T***` but `TXXX`) in ISO-8859-1 or UTF-8.
+    text: bool,
+    next: u64,
+    /// The tag's major version (3 or 4).
+    version: u8,
+}
+
+/// The ID3v2 frame at `at` of the tag that spans `start..end` (ID3v2.3.0
+/// §3.3 and ID3v2.4.0 §4: ten-byte header, 2.4 sizes are syncsafe). At the
+/// tag's start, steps over its header (and an extended header). Returns
+/// `None` at padding, at the end, or for ID3v2.2 and unsynchronised tags.
+fn id3_next_frame<S: Source>(src: &mut S, at: u64, end: u64, version: Option<u8>) -> Result<Option<Id3Frame>> {
+    let mut at = at;
+    if at.saturating_add(10) > end {
+        return Ok(None);
+    }
+    let syncsafe = |b: &[u8]| b.iter().fold(0u64, |v, &x| (v << 7) | u64::from(x & 0x7F));
+    let version = if let Some(v) = version {
+        v
+    } else {
+        // At the tag's start: its header, and an extended header.
+        let h: [u8; 10] = src.array(at)?;
+        if h.get(..3) != Some(b"ID3") {
+            return Ok(None);
+        }
+        let version = h[3];
+        if !(3..=4).contains(&version) || h[5] & 0x80 != 0 {
+            return Ok(None);
+        }
+        at += 10;
+        if h[5] & 0x40 != 0 {
+            let e: [u8; 4] = src.array(at)?;
+            let n = if version == 4 {
+                syncsafe(&e)
+            } else {
+                u64::from(u32::from_be_bytes(e)) + 4
+            };
+            at = at.saturating_add(n);
+        }
+        if at.saturating_add(10) > end {
+            return Ok(None);
+        }
+        version
+    };
+    let f: [u8; 10] = src.array(at)?;
+    let id = [f[0], f[1], f[2], f[3]];
+    if !id.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    // Frame sizes are syncsafe in 2.4, plain in 2.3.
+    let raw = [f[4], f[5], f[6], f[7]];
+    let size = if version == 4 {
+        syncsafe(&raw)
+    } else {
+        u64::from(u32::from_be_bytes(raw))
+    };
+    let body = at + 10;
+    let next = body.saturating_add(size);
+    if next > end {
+        return Ok(None);
+    }
+    let text = id[0] == b'T' && &id != b"TXXX" && size > 1 && {
+        let [enc] = src.array::<1>(body)?;
+        enc == 0 || enc == 3
+    };
+    Ok(Some(Id3Frame {
+        id,
+        body: body + 1,
+        len: size.saturating_sub(1),
+        text,
+        next,
+        version,
+    }))
+}
+
+/// ffprobe's names for common ID3v2 text frames.
+fn id3_name(id: &[u8; 4]) -> Option<&'static str> {
+    Some(match id {
+        b"TIT2" => "title",
+        b"TPE1" => "artist",
+        b"TALB" => "album",
+        b"TPE2" => "album_artist",
+        b"TCON" => "genre",
+        b"TRCK" => "track",
+        b"TPOS" => "disc",
+        b"TYER" | b"TDRC" => "date",
+        b"TCOM" => "composer",
+        b"TCOP" => "copyright",
+        b"TENC" => "encoded_by",
+        b"TSSE" => "encoder",
+        b"TLAN" => "language",
+        b"TPUB" => "publisher",
+        _ => return None,
+    })
+}
+
 struct Chunk {
     id: [u8; 4],
     body: u64,
@@ -394,9 +496,40 @@ impl FormatDemuxer for AiffDemuxer {
             cur.end = self.form_end;
         }
         let mut walked = 0u32;
-        while cur.stage == 1 && cur.offset.saturating_add(8) <= cur.end {
+        loop {
             walked += 1;
             if walked > ctx.limits.max_top_level {
+                break;
+            }
+            if (2..=4).contains(&cur.stage) {
+                // Inside an `ID3 ` chunk (stage 2 at its start, 3 or 4 in
+                // the frames of an ID3v2.3 or 2.4 tag): its text frames,
+                // then back to the chunk after it.
+                let version = if cur.stage == 2 { None } else { Some(cur.stage as u8) };
+                match id3_next_frame(src, cur.offset, cur.end, version)? {
+                    Some(f) => {
+                        cur.offset = f.next;
+                        cur.stage = u32::from(f.version);
+                        if !f.text || f.len == 0 || f.len > u64::from(ctx.limits.max_tag_bytes) {
+                            continue;
+                        }
+                        let v = src.bytes(f.body, f.len as usize)?;
+                        return Ok(Some(Tag {
+                            scope: TagScope::Format,
+                            key: TagKey::FourCc(f.id),
+                            name: id3_name(&f.id),
+                            value: text_or_bytes(v),
+                        }));
+                    }
+                    None => {
+                        cur.stage = 1;
+                        cur.offset = cur.end.saturating_add(cur.end & 1);
+                        cur.end = self.form_end;
+                        continue;
+                    }
+                }
+            }
+            if cur.stage != 1 || cur.offset.saturating_add(8) > cur.end {
                 break;
             }
             let c = read_chunk(src, cur.offset)?;
@@ -409,19 +542,37 @@ impl FormatDemuxer for AiffDemuxer {
             if (name.is_none() && !is_id3) || c.size == 0 || c.body.saturating_add(c.size) > cur.end {
                 continue;
             }
+            if is_id3 {
+                // The raw tag first (for callers with an ID3v2 reader), then
+                // its text frames.
+                cur.stage = 2;
+                cur.end = c.body + c.size;
+                cur.offset = c.body;
+                if c.size > u64::from(ctx.limits.max_tag_bytes) {
+                    continue;
+                }
+                let v = src.bytes(c.body, c.size as usize)?;
+                return Ok(Some(Tag {
+                    scope: TagScope::Format,
+                    key: TagKey::FourCc(c.id),
+                    name: None,
+                    value: TagValue::Bytes(v),
+                }));
+            }
             if c.size > u64::from(ctx.limits.max_tag_bytes) {
                 continue;
             }
             let v = src.bytes(c.body, c.size as usize)?;
-            let value = if is_id3 { TagValue::Bytes(v) } else { text_or_bytes(v) };
+            // ffmpeg keeps a text chunk up to its first NUL.
+            let n = v.iter().position(|&b| b == 0).unwrap_or(v.len());
             return Ok(Some(Tag {
                 scope: TagScope::Format,
                 key: TagKey::FourCc(c.id),
                 name,
-                value,
+                value: text_or_bytes(v.get(..n).unwrap_or(&[])),
             }));
         }
-        cur.stage = 2;
+        cur.stage = 9;
         Ok(None)
     }
 
@@ -458,6 +609,12 @@ mod tests {
             put(&[0, 0], &mut w);
         }
         put(b"NAME\0\0\0\x03abc\0", &mut w);
+        // An ID3v2.4 tag with TIT2 "Hi" (UTF-8) and a TXXX frame.
+        put(b"ID3 \0\0\0\x2a", &mut w);
+        put(b"ID3\x04\0\0\0\0\0\x20", &mut w);
+        put(b"TIT2\0\0\0\x03\0\0\x03Hi", &mut w);
+        put(b"TXXX\0\0\0\x03\0\0\x03a\0", &mut w);
+        put(&[0; 6], &mut w);
         put(b"SSND", &mut w);
         put(&(8 + data_len as u32).to_be_bytes(), &mut w);
         put(&[0; 8], &mut w);
@@ -499,6 +656,10 @@ mod tests {
         let tag = d.next_tag().unwrap().unwrap();
         assert_eq!(tag.name, Some("title"));
         assert_eq!(tag.value, TagValue::Text("abc"));
+        let tag = d.next_tag().unwrap().unwrap();
+        assert_eq!(tag.key, TagKey::FourCc(*b"ID3 "));
+        let tag = d.next_tag().unwrap().unwrap();
+        assert_eq!((tag.name, tag.value), (Some("title"), TagValue::Text("Hi")));
         assert!(d.next_tag().unwrap().is_none());
     }
 

@@ -561,7 +561,13 @@ impl FormatDemuxer for AviDemuxer {
                     return Ok(Some(Tag {
                         scope: TagScope::Format,
                         key: TagKey::FourCc(id),
-                        name: info_name(&id),
+                        // ffprobe names ISFT "software" in AVI (observed on
+                        // its 5.1 output); the rest as RIFF INFO.
+                        name: if &id == b"ISFT" {
+                            Some("software")
+                        } else {
+                            info_name(&id)
+                        },
                         value: text_or_bytes(v),
                     }));
                 }
