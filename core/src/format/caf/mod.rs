@@ -75,6 +75,11 @@ pub struct CafDemuxer {
     data_start: u64,
     /// End of the audio data (the file's end when the size is -1).
     data_end: u64,
+    /// End of the audio data as the `data` chunk says (beyond `data_end`
+    /// when the file is cut short).
+    claimed_end: u64,
+    /// The file ended inside the last packet delivered.
+    cut: bool,
     bytes_per_packet: u32,
     frames_per_packet: u32,
     /// Packet table: first entry byte, end, number of packets.
@@ -202,7 +207,7 @@ impl FormatDemuxer for CafDemuxer {
         let frames_per_packet = desc.frames_per_packet.get();
 
         let mut at = first.body + 32;
-        let mut data: Option<(u64, u64)> = None;
+        let mut data: Option<(u64, u64, u64)> = None;
         let mut pakt = None;
         let mut total_frames: Option<u64> = None;
         let mut kuki = None;
@@ -238,7 +243,8 @@ impl FormatDemuxer for CafDemuxer {
                         }
                     };
                     if data.is_none() {
-                        data = Some((start.min(end), end));
+                        let claimed = c.size.map_or(end, |s| c.body.saturating_add(s).max(end));
+                        data = Some((start.min(end), end, claimed));
                     }
                 }
                 b"pakt" => {
@@ -273,7 +279,7 @@ impl FormatDemuxer for CafDemuxer {
                 None => break,
             }
         }
-        let (data_start, data_end) = data.ok_or(Error::malformed(8, "no data chunk"))?;
+        let (data_start, data_end, claimed_end) = data.ok_or(Error::malformed(8, "no data chunk"))?;
         let variable = bytes_per_packet == 0 || frames_per_packet == 0;
         if variable && pakt.is_none() {
             return Err(Error::malformed(
@@ -320,6 +326,8 @@ impl FormatDemuxer for CafDemuxer {
         Ok(CafDemuxer {
             data_start,
             data_end,
+            claimed_end,
+            cut: false,
             bytes_per_packet,
             frames_per_packet,
             pakt,
@@ -333,13 +341,28 @@ impl FormatDemuxer for CafDemuxer {
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        if self.cut {
+            return Err(Error::truncated(
+                self.data_end,
+                "the input ends inside the CAF audio data",
+            ));
+        }
         if self.pos >= self.data_end {
+            if self.claimed_end > self.data_end && self.pos < self.claimed_end {
+                self.cut = true;
+                return Err(Error::truncated(
+                    self.data_end,
+                    "the input ends inside the CAF audio data",
+                ));
+            }
             return Ok(None);
         }
         let left = self.data_end - self.pos;
+        // What the data chunk says is left, before the file's end cut it.
+        let claimed_left = self.claimed_end.saturating_sub(self.pos);
         let bpp = u64::from(self.bytes_per_packet);
         let (size, frames, next_table) = if bpp > 0 && self.frames_per_packet == 1 {
-            let s = (PACKET_TARGET / bpp).max(1).saturating_mul(bpp).min(left);
+            let s = (PACKET_TARGET / bpp).max(1).saturating_mul(bpp).min(claimed_left);
             (s, s / bpp, self.table_at)
         } else if let Some((_, end, count)) = self.pakt {
             if self.packet >= count {
@@ -368,13 +391,29 @@ impl FormatDemuxer for CafDemuxer {
             ctx.diags.report("caf.empty-packet", self.table_at);
             return Ok(None);
         }
-        if size > left {
-            // ffmpeg stops here (EIO); a cut file ends the same way.
+        let mut truncated = false;
+        let (size, frames) = if size <= left {
+            (size, frames)
+        } else if self.claimed_end > self.data_end && size <= claimed_left {
+            // The file ends inside this packet: give what is there, flagged,
+            // as ffprobe does; the next call reports the truncation.
+            truncated = true;
+            self.cut = true;
+            (
+                left,
+                if bpp > 0 && self.frames_per_packet == 1 {
+                    left / bpp
+                } else {
+                    frames
+                },
+            )
+        } else {
+            // ffmpeg stops here (EIO).
             return Err(Error::truncated(
                 self.data_end,
                 "CAF packet extends past the audio data",
             ));
-        }
+        };
         if size > u64::from(ctx.limits.max_packet) {
             return Err(Error::limit(self.pos, "CAF packet larger than Limits::max_packet"));
         }
@@ -392,6 +431,7 @@ impl FormatDemuxer for CafDemuxer {
             duration: Some(frames),
             flags: PacketFlags {
                 keyframe: true,
+                truncated,
                 ..PacketFlags::default()
             },
             pos: Some(at),
@@ -401,6 +441,7 @@ impl FormatDemuxer for CafDemuxer {
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
+        self.cut = false;
         let ts = ts.max(0) as u64;
         let bpp = u64::from(self.bytes_per_packet);
         let fpp = u64::from(self.frames_per_packet);
@@ -634,9 +675,19 @@ mod tests {
         for cut in 0..=n {
             if let Ok(mut d) = Demuxer::open(SliceSource::new(&b[..cut]), None) {
                 let mut k = 0;
-                while let Ok(Some(p)) = d.next_packet() {
-                    assert_eq!(p.data.len(), 34);
-                    k += 1;
+                loop {
+                    match d.next_packet() {
+                        Ok(Some(p)) => {
+                            // Whole blocks, or the cut last one flagged.
+                            assert!(p.data.len() == 34 || (p.flags.truncated && p.data.len() < 34));
+                            k += 1;
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            assert!(e.is_truncation());
+                            break;
+                        }
+                    }
                 }
                 assert!(k <= 10);
             }
