@@ -129,3 +129,25 @@ fn seek_rejects_unknown_track() {
     let mut d = Demuxer::open(SliceSource::new(&bytes), None).unwrap();
     assert!(d.seek(7, 0).is_err());
 }
+
+#[test]
+fn avi_mpeg4_mp3() {
+    check_file("avi/mpeg4_mp3.avi");
+}
+
+#[test]
+fn avi_mjpeg_pcm() {
+    check_file("avi/mjpeg_pcm.avi");
+}
+
+#[test]
+fn aiff_pcm_and_ima4() {
+    check_file("aiff/pcm_s16be.aiff");
+    check_file("aiff/adpcm_ima_qt.aifc");
+}
+
+#[test]
+fn caf_pcm_and_pakt() {
+    check_file("caf/pcm_s16le.caf");
+    check_file("caf/alac.caf");
+}

@@ -479,7 +479,9 @@ impl FormatDemuxer for AiffDemuxer {
     fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
         let ts = ts.max(0) as u64;
         let blocks = ts / u64::from(self.block_duration.max(1));
-        let offset = blocks.saturating_mul(u64::from(self.block_align));
+        // The start of the packet holding that block.
+        let ps = u64::from(self.packet_size.max(1));
+        let offset = blocks.saturating_mul(u64::from(self.block_align)) / ps * ps;
         self.pos = self.data_start.saturating_add(offset).min(self.data_end);
         Ok(())
     }

@@ -500,27 +500,40 @@ impl FormatDemuxer for AviDemuxer {
         self.rewind(src)?;
         let mut best = self.clone();
         let ts = ts.max(0) as u64;
+        // Replay the chunk order without reading payloads; the state after
+        // `peek` and before `consume` is a resume point, kept for the last
+        // candidate at or before `ts`.
         loop {
-            let before = self.clone();
             let Some(c) = self.peek(src, ctx)? else {
                 break;
             };
-            self.consume(&c);
-            let Some(st) = self.streams.get_mut(c.stream as usize) else {
+            let Some(st) = self.streams.get(c.stream as usize) else {
+                self.consume(&c);
                 continue;
             };
             let dts = st.frame_offset / u64::from(st.sample_size.max(1));
-            let ticks = st.ticks(c.size);
-            st.frame_offset = st.frame_offset.saturating_add(ticks);
-            if c.stream as usize != target || c.size == 0 {
-                continue;
+            if c.stream as usize == target && c.size > 0 {
+                if dts > ts {
+                    break;
+                }
+                let key = match st.kind {
+                    TrackKind::Video => {
+                        let pictures = st.pictures;
+                        let mut head = [0u8; 64];
+                        let n = (c.size as usize).min(head.len());
+                        let head = head.get_mut(..n).unwrap_or(&mut []);
+                        src.read_exact_at(c.pos + 8, head)?;
+                        pictures.is_intra(head).unwrap_or(c.key)
+                    }
+                    _ => true,
+                };
+                if key {
+                    best = self.clone();
+                }
             }
-            if dts > ts {
-                break;
-            }
-            let key = st.kind != TrackKind::Video || c.key;
-            if key {
-                best = before;
+            self.consume(&c);
+            if let Some(st) = self.streams.get_mut(c.stream as usize) {
+                st.frame_offset = st.frame_offset.saturating_add(st.ticks(c.size));
             }
         }
         *self = best;
@@ -996,7 +1009,8 @@ impl AviDemuxer {
         }))
     }
 
-    /// Marks `c` as taken: the cursor moves past it.
+    /// Marks `c`, the chunk `peek` returned, as taken: the cursor moves past
+    /// it. Until then the state is a resume point that gives `c` again.
     fn consume(&mut self, c: &Chunk) {
         let end = c.pos.saturating_add(8).saturating_add(u64::from(c.size));
         if c.size > 0 || self.mode == Mode::Walk {
@@ -1012,7 +1026,15 @@ impl AviDemuxer {
                     st.ix.head = None;
                 }
             }
-            Mode::Idx1 => {}
+            Mode::Idx1 => {
+                self.idx1_at += 16;
+                if c.size > 0 {
+                    self.idx1_last_pos = Some(c.pos);
+                    if let Some(st) = self.streams.get_mut(c.stream as usize) {
+                        st.seen_entry = true;
+                    }
+                }
+            }
         }
     }
 
@@ -1079,17 +1101,10 @@ impl AviDemuxer {
             } else {
                 (0, false)
             };
-            self.idx1_at += 16;
-            let mut key = e.flags.get() & AVIIF_KEYFRAME != 0;
-            if size > 0 {
-                self.idx1_last_pos = Some(pos);
-                if let Some(st) = self.streams.get_mut(stream as usize) {
-                    if !self.idx1_anykey && !st.seen_entry {
-                        key = true;
-                    }
-                    st.seen_entry = true;
-                }
-            }
+            // With no AVIIF_KEYFRAME anywhere, each stream's first entry
+            // with data is a keyframe (ffmpeg's rule). `consume` moves on.
+            let first = self.streams.get(stream as usize).is_some_and(|st| !st.seen_entry);
+            let key = e.flags.get() & AVIIF_KEYFRAME != 0 || (!self.idx1_anykey && size > 0 && first);
             return Ok(Some(Chunk {
                 stream,
                 pos,

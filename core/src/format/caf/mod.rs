@@ -446,9 +446,12 @@ impl FormatDemuxer for CafDemuxer {
         let bpp = u64::from(self.bytes_per_packet);
         let fpp = u64::from(self.frames_per_packet);
         if bpp > 0 && fpp > 0 {
-            let packets = ts / fpp;
+            // Constant packets; one-frame ones are grouped up to 4096 bytes,
+            // so land on the start of the group holding `ts`.
+            let group = if fpp == 1 { (PACKET_TARGET / bpp).max(1) } else { 1 };
+            let packets = ts / fpp / group * group;
             let off = packets.saturating_mul(bpp).min(self.data_end - self.data_start);
-            let packets = off / bpp;
+            let packets = off / bpp / group * group;
             self.pos = self.data_start + packets * bpp;
             self.frame = packets * fpp;
             self.packet = packets;
