@@ -503,10 +503,7 @@ impl FormatDemuxer for AviDemuxer {
         // Replay the chunk order without reading payloads; the state after
         // `peek` and before `consume` is a resume point, kept for the last
         // candidate at or before `ts`.
-        loop {
-            let Some(c) = self.peek(src, ctx)? else {
-                break;
-            };
+        while let Some(c) = self.peek(src, ctx)? {
             let Some(st) = self.streams.get(c.stream as usize) else {
                 self.consume(&c);
                 continue;
