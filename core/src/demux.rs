@@ -88,6 +88,15 @@ pub enum AnyDemuxer {
     /// MPEG-PS.
     #[cfg(feature = "ps")]
     Ps(crate::format::mpeg::ps::PsDemuxer),
+    /// AVI and OpenDML.
+    #[cfg(feature = "avi")]
+    Avi(crate::format::avi::AviDemuxer),
+    /// AIFF and AIFF-C.
+    #[cfg(feature = "aiff")]
+    Aiff(crate::format::aiff::AiffDemuxer),
+    /// Apple Core Audio Format.
+    #[cfg(feature = "caf")]
+    Caf(crate::format::caf::CafDemuxer),
 }
 
 macro_rules! dispatch {
@@ -101,6 +110,12 @@ macro_rules! dispatch {
             AnyDemuxer::Ts($d) => $e,
             #[cfg(feature = "ps")]
             AnyDemuxer::Ps($d) => $e,
+            #[cfg(feature = "avi")]
+            AnyDemuxer::Avi($d) => $e,
+            #[cfg(feature = "aiff")]
+            AnyDemuxer::Aiff($d) => $e,
+            #[cfg(feature = "caf")]
+            AnyDemuxer::Caf($d) => $e,
         }
     };
 }
@@ -118,6 +133,12 @@ impl AnyDemuxer {
             FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ps")]
             FormatKind::MpegPs => Ok(AnyDemuxer::Ps(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "avi")]
+            FormatKind::Avi => Ok(AnyDemuxer::Avi(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "aiff")]
+            FormatKind::Aiff => Ok(AnyDemuxer::Aiff(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "caf")]
+            FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -21,6 +21,12 @@ pub enum FormatKind {
     MpegTs,
     /// MPEG program stream (PS, VOB, MPEG-1 system stream).
     MpegPs,
+    /// AVI (RIFF `AVI `), including OpenDML.
+    Avi,
+    /// AIFF and AIFF-C.
+    Aiff,
+    /// Apple Core Audio Format.
+    Caf,
 }
 
 impl FormatKind {
@@ -32,6 +38,9 @@ impl FormatKind {
             FormatKind::Wave64 => "w64",
             FormatKind::MpegTs => "mpegts",
             FormatKind::MpegPs => "mpeg",
+            FormatKind::Avi => "avi",
+            FormatKind::Aiff => "aiff",
+            FormatKind::Caf => "caf",
         }
     }
 
@@ -44,6 +53,9 @@ impl FormatKind {
             FormatKind::Wave64 => "Wave64",
             FormatKind::MpegTs => "MPEG-TS",
             FormatKind::MpegPs => "MPEG-PS",
+            FormatKind::Avi => "AVI",
+            FormatKind::Aiff => "AIFF",
+            FormatKind::Caf => "CAF",
         }
     }
 }
@@ -81,13 +93,14 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
             return Some(FormatKind::Wave64);
         }
     }
-    #[cfg(feature = "ts")]
-    if crate::format::mpeg::ts::looks_like_ts(head) {
-        return Some(FormatKind::MpegTs);
+    if cfg!(feature = "avi") && at(0..4) == b"RIFF" && matches!(at(8..12), b"AVI " | b"AVIX" | b"AVI\x19") {
+        return Some(FormatKind::Avi);
     }
-    #[cfg(feature = "ps")]
-    if crate::format::mpeg::ps::looks_like_ps(head) {
-        return Some(FormatKind::MpegPs);
+    if cfg!(feature = "aiff") && at(0..4) == b"FORM" && matches!(at(8..12), b"AIFF" | b"AIFC") {
+        return Some(FormatKind::Aiff);
+    }
+    if cfg!(feature = "caf") && at(0..4) == b"caff" && at(4..6) == [0, 1] {
+        return Some(FormatKind::Caf);
     }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));
@@ -95,6 +108,15 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
         if size == 0 || size == 1 || size >= 8 {
             return Some(FormatKind::Mp4);
         }
+    }
+    // Formats found by a pattern rather than a magic number come last.
+    #[cfg(feature = "ts")]
+    if crate::format::mpeg::ts::looks_like_ts(head) {
+        return Some(FormatKind::MpegTs);
+    }
+    #[cfg(feature = "ps")]
+    if crate::format::mpeg::ps::looks_like_ps(head) {
+        return Some(FormatKind::MpegPs);
     }
     None
 }

@@ -157,8 +157,14 @@ fn check_bisection(file: &str) {
         }
         let first = after.first().expect("packets after a seek");
         assert!(first.1.unwrap() <= target, "{file}: landed after the target");
-        let start = own.iter().position(|p| **p == *first).expect("landing packet is one of the track's");
-        assert!(start + 1 >= own.len() / 2 - 8.min(own.len() / 2), "{file}: landed far before the target");
+        let start = own
+            .iter()
+            .position(|p| **p == *first)
+            .expect("landing packet is one of the track's");
+        assert!(
+            start + 1 >= own.len() / 2 - 8.min(own.len() / 2),
+            "{file}: landed far before the target"
+        );
         assert_eq!(after.len(), own.len() - start, "{file}: the tail follows");
         checked += 1;
     }
@@ -174,4 +180,26 @@ fn ts_bisection() {
 #[test]
 fn ps_bisection() {
     check_bisection("mpegps/mpeg2_ac3.vob");
+}
+
+#[test]
+fn avi_mpeg4_mp3() {
+    check_file("avi/mpeg4_mp3.avi");
+}
+
+#[test]
+fn avi_mjpeg_pcm() {
+    check_file("avi/mjpeg_pcm.avi");
+}
+
+#[test]
+fn aiff_pcm_and_ima4() {
+    check_file("aiff/pcm_s16be.aiff");
+    check_file("aiff/adpcm_ima_qt.aifc");
+}
+
+#[test]
+fn caf_pcm_and_pakt() {
+    check_file("caf/pcm_s16le.caf");
+    check_file("caf/alac.caf");
 }

@@ -1,5 +1,11 @@
 //! One module per format family.
 
+#[cfg(feature = "aiff")]
+pub mod aiff;
+#[cfg(feature = "avi")]
+pub mod avi;
+#[cfg(feature = "caf")]
+pub mod caf;
 #[cfg(feature = "mp4")]
 pub mod mp4;
 #[cfg(any(feature = "ts", feature = "ps"))]
