@@ -17,6 +17,10 @@ pub enum FormatKind {
     Rf64,
     /// Sony Wave64.
     Wave64,
+    /// ASF: WMV, WMA.
+    Asf,
+    /// Flash Video.
+    Flv,
 }
 
 impl FormatKind {
@@ -26,6 +30,8 @@ impl FormatKind {
             FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
+            FormatKind::Asf => "asf",
+            FormatKind::Flv => "flv",
         }
     }
 
@@ -36,6 +42,8 @@ impl FormatKind {
             FormatKind::Wav => "WAV",
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
+            FormatKind::Asf => "ASF (WMV/WMA)",
+            FormatKind::Flv => "FLV",
         }
     }
 }
@@ -46,6 +54,11 @@ pub const DETECT_BYTES: usize = 64;
 /// The Wave64 `riff` GUID (the first 16 bytes of a Wave64 file).
 pub(crate) const W64_RIFF_GUID: [u8; 16] = [
     0x72, 0x69, 0x66, 0x66, 0x2E, 0x91, 0xCF, 0x11, 0xA5, 0xD6, 0x28, 0xDB, 0x04, 0xC1, 0x00, 0x00,
+];
+
+/// The ASF Header Object GUID (ASF Specification rev 1.20 §3.1).
+const ASF_HEADER_GUID: [u8; 16] = [
+    0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11, 0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C,
 ];
 
 fn is_mp4_box_type(t: &[u8]) -> bool {
@@ -72,6 +85,13 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
         if at(0..16) == W64_RIFF_GUID && at(24..28) == b"wave" {
             return Some(FormatKind::Wave64);
         }
+    }
+    if cfg!(feature = "asf") && at(0..16) == ASF_HEADER_GUID {
+        return Some(FormatKind::Asf);
+    }
+    // FLV (Adobe FLV spec v10.1 Annex E.2): "FLV", version 1, header size >= 9.
+    if cfg!(feature = "flv") && at(0..3) == b"FLV" && at(3..4) == [1] && at(5..8) == [0, 0, 0] && at(8..9) >= &[9][..] {
+        return Some(FormatKind::Flv);
     }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));

@@ -180,6 +180,20 @@ codecs! {
     Pgs => "hdmv_pgs_subtitle",
     TimedId3 => "timed_id3",
     BinData => "bin_data",
+    Gif => "gif",
+    Bmp => "bmp",
+    Tiff => "tiff",
+    Webp => "webp",
+    WmaVoice => "wmavoice",
+    Msmpeg4v1 => "msmpeg4v1",
+    Msmpeg4v2 => "msmpeg4v2",
+    Msmpeg4v3 => "msmpeg4v3",
+    Vp6f => "vp6f",
+    Vp6a => "vp6a",
+    FlashSv => "flashsv",
+    FlashSv2 => "flashsv2",
+    AdpcmSwf => "adpcm_swf",
+    Nellymoser => "nellymoser",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).

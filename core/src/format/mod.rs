@@ -1,5 +1,9 @@
 //! One module per format family.
 
+#[cfg(feature = "asf")]
+pub mod asf;
+#[cfg(feature = "flv")]
+pub mod flv;
 #[cfg(feature = "mp4")]
 pub mod mp4;
 #[cfg(feature = "riff")]
