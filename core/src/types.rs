@@ -194,6 +194,7 @@ codecs! {
     FlashSv2 => "flashsv2",
     AdpcmSwf => "adpcm_swf",
     Nellymoser => "nellymoser",
+    Text => "text",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).
