@@ -111,11 +111,24 @@ mod tests {
     fn detects_by_magic() {
         let mut mp4 = [0u8; 16];
         mp4[..8].copy_from_slice(b"\0\0\0\x18ftyp");
-        assert_eq!(detect(&mp4, None), Some(FormatKind::Mp4));
+        if cfg!(feature = "mp4") {
+            assert_eq!(detect(&mp4, None), Some(FormatKind::Mp4));
+        }
         let wav = *b"RIFF\x24\0\0\0WAVEfmt ";
         assert_eq!(detect(&wav, None), Some(FormatKind::Wav));
         assert_eq!(detect(b"RF64\xff\xff\xff\xffWAVEds64", None), Some(FormatKind::Rf64));
         assert_eq!(detect(b"hello world, not media", None), None);
         assert_eq!(detect(&[], None), None);
+    }
+
+    #[test]
+    fn detects_asf_and_flv() {
+        if cfg!(feature = "asf") {
+            assert_eq!(detect(&ASF_HEADER_GUID, None), Some(FormatKind::Asf));
+        }
+        if cfg!(feature = "flv") {
+            assert_eq!(detect(b"FLV\x01\x05\0\0\0\x09\0\0\0\0", None), Some(FormatKind::Flv));
+            assert_eq!(detect(b"FLV\x01\x05\0\0\0\x03", None), None);
+        }
     }
 }
