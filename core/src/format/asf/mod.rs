@@ -76,6 +76,8 @@ struct Pending {
     pos: u64,
     frags: heapless::Vec<Fragment, MAX_FRAGMENTS>,
     overflow: Option<Resume>,
+    /// The input ends inside this object: it is delivered short.
+    truncated: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -208,7 +210,7 @@ impl FormatDemuxer for AsfDemuxer {
         };
         let mut props: Option<FileProperties> = None;
         // Leak rates of the extended stream properties, by stream number.
-        let mut leak: heapless::Vec<(u8, u32), MAX_STREAMS> = heapless::Vec::new();
+        let mut leak: heapless::Vec<(u8, u32, u32), MAX_STREAMS> = heapless::Vec::new();
         let file_len = src.len();
         // Like ffmpeg, walk the objects flat from the first child of the header
         // (entering the header extension) up to the data object.
@@ -260,24 +262,25 @@ impl FormatDemuxer for AsfDemuxer {
                         r.u64()?;
                         r.u64()?;
                         let rate = r.u32()?;
-                        for _ in 0..6 {
+                        for _ in 0..5 {
                             r.u32()?;
                         }
+                        let max_object = r.u32()?;
                         r.u32()?; // flags
                         let number = r.u16()?;
                         r.u16()?; // language index
                         r.u64()?; // average time per frame
                         let names = r.u16()?;
                         let exts = r.u16()?;
-                        Some((rate, number, names, exts))
+                        Some((rate, max_object, number, names, exts))
                     })();
-                    let Some((rate, number, names, exts)) = fixed else {
+                    let Some((rate, max_object, number, names, exts)) = fixed else {
                         return Err(Error::truncated(
                             body,
                             "Extended Stream Properties Object cut short (ASF §4.1)",
                         ));
                     };
-                    if number < 128 && leak.push((number as u8, rate)).is_err() {
+                    if number < 128 && leak.push((number as u8, rate, max_object)).is_err() {
                         ctx.diags.report("asf.stream-capacity", at);
                     }
                     let mut p = body + r.pos as u64;
@@ -357,8 +360,18 @@ impl FormatDemuxer for AsfDemuxer {
                 t.duration = Some(duration_ms);
             }
         }
+        // The largest packet is known when every stream declares its
+        // Maximum Object Size (§4.1).
+        let mut declared = d.pictures.iter().map(|p| p.len).max().unwrap_or(0);
         for s in d.streams.iter() {
-            if let Some(&(_, rate)) = leak.iter().find(|(n, _)| *n == s.number) {
+            match leak.iter().find(|(n, _, _)| *n == s.number) {
+                Some(&(_, _, m)) if m > 0 && m < MAX_OBJECT_SIZE => declared = declared.max(m),
+                _ => declared = u32::MAX,
+            }
+        }
+        d.max_object = declared;
+        for s in d.streams.iter() {
+            if let Some(&(_, rate, _)) = leak.iter().find(|(n, _, _)| *n == s.number) {
                 if let Some(t) = ctx.tracks.get_mut(s.track) {
                     if t.bit_rate == 0 {
                         t.bit_rate = rate;
@@ -388,6 +401,7 @@ impl FormatDemuxer for AsfDemuxer {
                 flags: PacketFlags {
                     keyframe: true,
                     discard: false,
+                    truncated: false,
                 },
                 pos: Some(p.data),
                 contiguous: true,
@@ -479,11 +493,13 @@ impl FormatDemuxer for AsfDemuxer {
         self.tag_walk(src, ctx, cur)
     }
 
+    /// The largest Maximum Object Size the extended stream properties
+    /// declare (§4.1), or `None` when a stream declares none.
     fn max_packet_size(&self) -> Option<usize> {
-        if self.max_object > 0 {
-            Some(self.max_object as usize)
+        if self.max_object == u32::MAX {
+            None
         } else {
-            Some(self.lay.packet_size as usize)
+            Some(self.max_object as usize)
         }
     }
 }
@@ -918,6 +934,7 @@ impl AsfDemuxer {
             kind: TrackKind::Video,
             codec,
             time_base: Rational::new(1, 90_000),
+            attached_picture: true,
             ..Track::default()
         };
         let Some(track) = ctx.add_track(t, at) else {
@@ -1115,6 +1132,7 @@ impl AsfDemuxer {
                 pos: data,
                 frags: heapless::Vec::new(),
                 overflow: None,
+                truncated: false,
             };
         }
         if size_left < 0 {
@@ -1127,12 +1145,16 @@ impl AsfDemuxer {
         let mut frag_size = frag_size;
         if data.saturating_add(frag_size as u64) > file_len {
             let avail = file_len.saturating_sub(data).min(frag_size as u64) as u32;
-            if frag_off + avail == 0 {
+            // ffmpeg returns the object cut short at the end of the input. We
+            // do so when the bytes before the cut are one piece of the input
+            // (an object whose first fragment is cut), so the short packet
+            // is a prefix of the whole one; a joined object is dropped.
+            if avail == 0 || frag_off != 0 || !pend.frags.is_empty() {
                 return Err(truncated(data));
             }
-            // ffmpeg returns the object cut short at the end of the input.
             ctx.diags.report("asf.truncated-object", data);
-            pend.size = frag_off + avail;
+            pend.size = avail;
+            pend.truncated = true;
             frag_size = avail;
             self.truncated = true;
         }
@@ -1154,7 +1176,8 @@ impl AsfDemuxer {
             pending: core::mem::take(pend),
         };
         if done.size > self.max_object {
-            self.max_object = done.size;
+            ctx.diags.report("asf.object-above-declared-maximum", data);
+            self.max_object = u32::MAX;
         }
         // When the input was cut, this object is delivered short and the next
         // call reports the truncation.
@@ -1181,6 +1204,7 @@ impl AsfDemuxer {
         let flags = PacketFlags {
             keyframe: p.key,
             discard: false,
+            truncated: p.truncated,
         };
         let (dts, pos) = (p.dts, p.pos);
         let size = done.size as usize;

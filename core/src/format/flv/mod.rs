@@ -92,6 +92,8 @@ pub struct FlvDemuxer {
     keyframes: Option<KeyframeIndex>,
     skip_to_key: bool,
     sum_tag_sizes: u64,
+    /// The last tag was cut by the end of the input.
+    cut: bool,
 }
 
 fn u24(b: &[u8]) -> u32 {
@@ -696,6 +698,7 @@ impl FormatDemuxer for FlvDemuxer {
             keyframes: None,
             skip_to_key: false,
             sum_tag_sizes: 0,
+            cut: false,
         };
         // Find the streams as ffmpeg's probing does: walk the tags until the
         // audio and video the header announces have appeared (or the probe
@@ -715,6 +718,12 @@ impl FormatDemuxer for FlvDemuxer {
             let Some(t) = read_tag(src, at)? else { break };
             let next = t.end().saturating_add(4);
             if t.end() > src.len() {
+                // A cut tag still names its stream when its headers are there.
+                if matches!(t.kind, 8 | 9) {
+                    if let Ok(Content::Packet { kind, .. } | Content::Config { kind, .. }) = d.content(src, &t) {
+                        d.track(src, ctx, kind, &t)?;
+                    }
+                }
                 break;
             }
             match t.kind {
@@ -763,6 +772,12 @@ impl FormatDemuxer for FlvDemuxer {
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        if self.cut {
+            return Err(Error::truncated(
+                src.len(),
+                "FLV tag body runs past the end of input (Annex E.4.1)",
+            ));
+        }
         let mut guard = 0u64;
         loop {
             guard += 1;
@@ -776,15 +791,15 @@ impl FormatDemuxer for FlvDemuxer {
                 }
                 return Ok(None);
             };
-            if t.end() > src.len() {
-                // ffmpeg delivers a partial last tag; we report the cut.
-                return Err(Error::truncated(
-                    t.body,
-                    "FLV tag body runs past the end of input (Annex E.4.1)",
-                ));
+            let cut = t.end() > src.len();
+            let cut_err = Error::truncated(src.len(), "FLV tag body runs past the end of input (Annex E.4.1)");
+            if cut && !matches!(t.kind, 8 | 9) {
+                return Err(cut_err);
             }
             self.pos = t.end().saturating_add(4);
-            self.check_previous_size(src, ctx, &t)?;
+            if !cut {
+                self.check_previous_size(src, ctx, &t)?;
+            }
             let (kind, data, len, pts, key) = match t.kind {
                 8 | 9 => match self.content(src, &t)? {
                     Content::Packet {
@@ -794,6 +809,7 @@ impl FormatDemuxer for FlvDemuxer {
                         pts,
                         key,
                     } => (kind, data, len, pts, key),
+                    Content::Config { .. } | Content::Skip if cut => return Err(cut_err),
                     Content::Config { kind, data, len } => {
                         self.config(src, ctx, kind, &t, data, len)?;
                         continue;
@@ -826,6 +842,17 @@ impl FormatDemuxer for FlvDemuxer {
             let Some(track) = self.track(src, ctx, kind, &t)? else {
                 continue;
             };
+            let mut len = len;
+            if cut {
+                // ffmpeg delivers the bytes of the last tag before the cut;
+                // the next call reports the truncation.
+                let avail = src.len().saturating_sub(data);
+                if avail == 0 {
+                    return Err(cut_err);
+                }
+                len = len.min(avail.min(u32::MAX as u64) as u32);
+                self.cut = true;
+            }
             let data_ref = src.bytes(data, len as usize)?;
             return Ok(Some(Packet {
                 track,
@@ -835,6 +862,7 @@ impl FormatDemuxer for FlvDemuxer {
                 flags: PacketFlags {
                     keyframe: key,
                     discard: false,
+                    truncated: cut,
                 },
                 pos: Some(data),
                 contiguous: true,
@@ -845,6 +873,7 @@ impl FormatDemuxer for FlvDemuxer {
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
         let _ = track;
+        self.cut = false;
         self.skip_to_key = self.track_of(Kind::Video).is_some();
         self.pos = self.first_tag;
         if ts <= 0 {
