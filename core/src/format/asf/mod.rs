@@ -116,6 +116,19 @@ struct Multi {
     time: i64,
     delta: u8,
     key: bool,
+    /// Sub-payloads to pass over before delivering (after a seek).
+    skip: u16,
+}
+
+/// Where a seek landed: the payload (counted from 1 in its data packet)
+/// and, for a compressed payload, the sub-payload of the target object.
+/// Earlier payloads of the stream in that packet are skipped.
+#[derive(Debug, Clone, Copy)]
+struct SeekFilter {
+    slot: usize,
+    packet: u64,
+    payload: u16,
+    sub: u16,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -179,6 +192,7 @@ pub struct AsfDemuxer {
     simple_index: Option<ByteRange>,
     max_object: u32,
     truncated: bool,
+    seek_filter: Option<SeekFilter>,
 }
 
 fn read_small<S: Source, const N: usize>(src: &mut S, at: u64) -> Result<([u8; N], usize)> {
@@ -207,6 +221,7 @@ impl FormatDemuxer for AsfDemuxer {
             simple_index: None,
             max_object: 0,
             truncated: false,
+            seek_filter: None,
         };
         let mut props: Option<FileProperties> = None;
         // Leak rates of the extended stream properties, by stream number.
@@ -418,70 +433,60 @@ impl FormatDemuxer for AsfDemuxer {
         self.deliver(src, done)
     }
 
+    /// Lands on the media object of `track` that holds `ts` (audio) or on
+    /// the last key object at or before `ts` (video): a packet found with the
+    /// simple index (§6.1) or a binary search over send times (§5.2.2), then
+    /// a walk over payload headers to the exact object. Earlier objects of
+    /// the track in that packet are skipped; other tracks resume with their
+    /// next whole object (video at a key frame).
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
-        let _ = (ctx, track);
+        let _ = ctx;
         self.next_picture = self.pictures.len();
         self.truncated = false;
+        self.seek_filter = None;
         let last = self.cur.last_time;
         self.cur = Cursor {
             last_time: last,
+            next_packet: self.lay.data_start,
             ..Cursor::default()
         };
+        let slot = self.streams.iter().position(|s| s.track == track);
         for s in self.streams.iter_mut() {
             s.pending = Pending::default();
-            s.skip_to_key = s.video;
+            s.skip_to_key = s.video && Some(s.track) != Some(track);
         }
-        let start = self.lay.data_start;
-        self.cur.next_packet = start;
-        if ts <= 0 || self.lay.packet_size == 0 {
+        let Some(slot) = slot.filter(|_| ts > 0) else {
+            // Seeking to the start replays every packet.
+            for s in self.streams.iter_mut() {
+                s.skip_to_key = false;
+            }
             return Ok(());
-        }
-        let psize = self.lay.packet_size as u64;
-        let target = ts.saturating_add(self.lay.preroll).max(0) as u64;
-        let packets = self.lay.data_end.min(src.len()).saturating_sub(start) / psize;
-        if let Some(ix) = self.simple_index {
-            // §6.1: entries at fixed time intervals, each the number of the
-            // packet holding the key frame to start from.
-            let head: [u8; 32] = src.array(ix.offset)?;
-            let mut r = Rd::new(&head);
-            r.guid();
-            let interval = r.u64().unwrap_or(0);
-            r.u32();
-            let count = r.u32().unwrap_or(0) as u64;
-            let room = (ix.len as u64).saturating_sub(32) / 6;
-            let count = count.min(room);
-            if interval > 0 && count > 0 {
-                let i = (target.saturating_mul(10_000) / interval).min(count - 1);
-                let e: [u8; 4] = src.array(ix.offset + 32 + i * 6)?;
-                let n = u32::from_le_bytes(e) as u64;
-                if n < packets.max(1) {
-                    self.cur.next_packet = start + n * psize;
-                    return Ok(());
+        };
+        let (number, key_only) = match self.streams.get(slot) {
+            Some(s) => (s.number, s.video),
+            None => return Ok(()),
+        };
+        let mut margin = 10_000i64;
+        let mut guard = 0;
+        loop {
+            guard += 1;
+            let start = self.packet_before(src, ts.saturating_sub(margin))?;
+            let found = self.find_object(src, start, number, key_only, ts)?;
+            if let Some(t) = found {
+                self.cur.next_packet = t.packet;
+                self.seek_filter = Some(SeekFilter { slot, ..t });
+                return Ok(());
+            }
+            if start <= self.lay.data_start || guard > 8 {
+                // Nothing at or before `ts`: start from the beginning.
+                self.cur.next_packet = self.lay.data_start;
+                if let Some(s) = self.streams.get_mut(slot) {
+                    s.skip_to_key = s.video;
                 }
+                return Ok(());
             }
+            margin = margin.saturating_mul(8);
         }
-        // No index: binary search over the packets' send times (§5.2.2).
-        let (mut lo, mut hi) = (0u64, packets);
-        let mut steps = 0;
-        while lo + 1 < hi && steps < 64 {
-            steps += 1;
-            let mid = lo + (hi - lo) / 2;
-            let mut probe = Cursor {
-                next_packet: start + mid * psize,
-                ..Cursor::default()
-            };
-            let t = match load_packet(src, &self.lay, &mut probe) {
-                Ok(true) => probe.send_time as u64,
-                _ => break,
-            };
-            if t <= target {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        self.cur.next_packet = start + lo * psize;
-        Ok(())
     }
 
     fn next_tag<'s, S: Source>(
@@ -675,6 +680,142 @@ fn read_payload<S: Source>(src: &mut S, cur: &mut Cursor) -> Result<Option<Paylo
 }
 
 impl AsfDemuxer {
+    /// The offset of a data packet whose objects start at or before
+    /// presentation time `ts` (ms, preroll removed): from the simple index
+    /// when there is one, else by a binary search over send times.
+    fn packet_before<S: Source>(&self, src: &mut S, ts: i64) -> Result<u64> {
+        let start = self.lay.data_start;
+        if ts <= 0 || self.lay.packet_size == 0 {
+            return Ok(start);
+        }
+        let psize = self.lay.packet_size as u64;
+        let target = ts.saturating_add(self.lay.preroll).max(0) as u64;
+        let packets = self.lay.data_end.min(src.len()).saturating_sub(start) / psize;
+        if let Some(ix) = self.simple_index {
+            // §6.1: entries at fixed time intervals, each the number of the
+            // packet holding the key frame to start from.
+            let head: [u8; 32] = src.array(ix.offset)?;
+            let mut r = Rd::new(&head);
+            r.guid();
+            let interval = r.u64().unwrap_or(0);
+            r.u32();
+            let count = (r.u32().unwrap_or(0) as u64).min((ix.len as u64).saturating_sub(32) / 6);
+            if interval > 0 && count > 0 {
+                let i = (target.saturating_mul(10_000) / interval).min(count - 1);
+                let e: [u8; 4] = src.array(ix.offset + 32 + i * 6)?;
+                let n = u32::from_le_bytes(e) as u64;
+                if n < packets.max(1) {
+                    return Ok(start + n * psize);
+                }
+            }
+        }
+        // Send times (§5.2.2) precede presentation times, so the last packet
+        // sent at or before the target holds no object starting after it.
+        let (mut lo, mut hi) = (0u64, packets);
+        let mut steps = 0;
+        while lo + 1 < hi && steps < 64 {
+            steps += 1;
+            let mid = lo + (hi - lo) / 2;
+            let mut probe = Cursor {
+                next_packet: start + mid * psize,
+                ..Cursor::default()
+            };
+            let t = match load_packet(src, &self.lay, &mut probe) {
+                Ok(true) => probe.send_time as u64,
+                _ => break,
+            };
+            if t <= target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(start + lo * psize)
+    }
+
+    /// Walks payload headers from the packet at `from` for the last object
+    /// of stream `number` (a key object when `key_only`) whose presentation
+    /// time is at or before `ts`. Stops at the first later object.
+    fn find_object<S: Source>(
+        &self,
+        src: &mut S,
+        from: u64,
+        number: u8,
+        key_only: bool,
+        ts: i64,
+    ) -> Result<Option<SeekFilter>> {
+        let mut cur = Cursor {
+            next_packet: from,
+            ..Cursor::default()
+        };
+        let mut best = None;
+        let mut packets = 0u64;
+        loop {
+            if !cur.in_packet {
+                packets += 1;
+                let p = cur.next_packet;
+                if p >= self.lay.data_end || p >= src.len() || packets > 10_000_000 {
+                    return Ok(best);
+                }
+                load_packet(src, &self.lay, &mut cur)?;
+                if cur.next_packet <= p {
+                    return Ok(best);
+                }
+                continue;
+            }
+            if cur.size_left < FRAME_HEADER_SIZE || cur.segments < 1 {
+                cur.in_packet = false;
+                continue;
+            }
+            let Some(p) = read_payload(src, &mut cur)? else {
+                cur.in_packet = false;
+                continue;
+            };
+            cur.at = p.data.saturating_add(p.frag_size as u64);
+            cur.size_left -= p.frag_size as i64;
+            if p.stream != number {
+                continue;
+            }
+            let here = SeekFilter {
+                slot: 0,
+                packet: cur.packet,
+                payload: cur.payload,
+                sub: 0,
+            };
+            if let Some((start, delta)) = p.compressed {
+                // Sub-payload k is presented at start + k * delta.
+                let (Some(first), true) = ((start as i64).checked_sub(self.lay.preroll), p.key || !key_only) else {
+                    continue;
+                };
+                if first > ts {
+                    return Ok(best);
+                }
+                let k = if delta > 0 { (ts - first) / delta as i64 } else { 0 };
+                let mut count = 0i64;
+                let mut at = p.data;
+                let end = p.data.saturating_add(p.frag_size as u64);
+                while at < end && count < 256 {
+                    let b: [u8; 1] = src.array(at)?;
+                    at = at.saturating_add(1 + b[0] as u64);
+                    count += 1;
+                }
+                let k = k.min(count - 1).max(0);
+                best = Some(SeekFilter { sub: k as u16, ..here });
+                continue;
+            }
+            if p.frag_off != 0 {
+                continue;
+            }
+            let Some(time) = p.time else { continue };
+            if time as i64 - self.lay.preroll > ts {
+                return Ok(best);
+            }
+            if p.key || !key_only {
+                best = Some(here);
+            }
+        }
+    }
+
     /// Reads one Stream Properties Object (§3.3) and adds its track.
     fn stream_properties<S: Source>(
         &mut self,
@@ -1030,6 +1171,13 @@ impl AsfDemuxer {
             m.left -= sub;
             let time = m.time;
             m.time += m.delta as i64;
+            if m.skip > 0 {
+                m.skip -= 1;
+                c.multi = Some(m);
+                c.at = c.at.saturating_add(sub as u64);
+                c.size_left -= sub;
+                return Ok(Step::Continue);
+            }
             c.multi = Some(m);
             let data = c.at;
             return self.fragment(src, ctx, m.slot, sub as u32, 0, data, sub as u32, m.key, time);
@@ -1055,6 +1203,19 @@ impl AsfDemuxer {
         let Some(slot) = slot else {
             return Ok(Step::Continue);
         };
+        let mut skip_subs = 0;
+        if let Some(f) = self.seek_filter {
+            if self.cur.packet != f.packet {
+                self.seek_filter = None;
+            } else if f.slot == slot {
+                if self.cur.payload < f.payload {
+                    self.skip_payload(p.frag_size);
+                    return Ok(Step::Continue);
+                }
+                skip_subs = f.sub;
+                self.seek_filter = None;
+            }
+        }
         let Some(st) = self.streams.get_mut(slot) else {
             return Ok(Step::Continue);
         };
@@ -1068,6 +1229,7 @@ impl AsfDemuxer {
                 time: start as i64,
                 delta,
                 key: p.key,
+                skip: skip_subs,
             });
             return Ok(Step::Continue);
         }

@@ -191,6 +191,74 @@ const TECHNICAL_KEYS: [&str; 13] = [
 ];
 
 impl FlvDemuxer {
+    /// A tag position at or before time `ts` (ms): the last `keyframes`
+    /// entry at or before it, else the first tag.
+    fn tag_before<S: Source>(&self, src: &mut S, ctx: &mut Context, ts: i64) -> Result<u64> {
+        let Some(k) = self.keyframes else {
+            return Ok(self.first_tag);
+        };
+        if ts <= 0 {
+            return Ok(self.first_tag);
+        }
+        let mut best = None;
+        for i in 0..k.count.min(1 << 20) as u64 {
+            let tb: [u8; 9] = src.array(k.times + i * 9)?;
+            let pb: [u8; 9] = src.array(k.positions + i * 9)?;
+            let time = f64::from_be_bytes([tb[1], tb[2], tb[3], tb[4], tb[5], tb[6], tb[7], tb[8]]);
+            let pos = f64::from_be_bytes([pb[1], pb[2], pb[3], pb[4], pb[5], pb[6], pb[7], pb[8]]);
+            if !(time.is_finite() && pos.is_finite()) || tb[0] != 0 || pb[0] != 0 || time * 1000.0 > ts as f64 {
+                break;
+            }
+            best = Some(pos as u64);
+        }
+        if let Some(p) = best {
+            if p >= self.first_tag && p < src.len() {
+                if let Some(t) = read_tag(src, p)? {
+                    if matches!(t.kind, 8 | 9 | 18) {
+                        return Ok(p);
+                    }
+                }
+            }
+            ctx.diags.report("flv.bad-keyframe-index", p);
+        }
+        Ok(self.first_tag)
+    }
+
+    /// Walks tag headers from `from` for the last tag of `kind` that gives
+    /// a packet at or before `ts` (a key frame for video).
+    fn find_tag<S: Source>(&self, src: &mut S, from: u64, kind: Kind, ts: i64) -> Result<Option<u64>> {
+        let mut at = from;
+        let mut best = None;
+        let mut walked = 0u64;
+        while let Some(t) = read_tag(src, at)? {
+            walked += 1;
+            if walked > 100_000_000 || t.end() > src.len() {
+                break;
+            }
+            let hit = match t.kind {
+                8 | 9 => match self.content(src, &t)? {
+                    Content::Packet { kind: k, key, .. } if k == kind => Some(key || kind != Kind::Video),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(ok) = hit {
+                if t.dts > ts {
+                    break;
+                }
+                if ok {
+                    best = Some(at);
+                }
+            }
+            let next = t.end().saturating_add(4);
+            if next <= at {
+                break;
+            }
+            at = next;
+        }
+        Ok(best)
+    }
+
     /// The track index of `kind`, once it exists.
     fn track_of(&self, kind: Kind) -> Option<usize> {
         self.tracks.get(kind as usize).copied().flatten()
@@ -871,70 +939,38 @@ impl FormatDemuxer for FlvDemuxer {
         }
     }
 
+    /// Lands on the tag of `track` that holds `ts` (audio) or on the last
+    /// key frame at or before `ts` (video): a start found with the
+    /// `keyframes` index when there is one, then a walk over tag headers.
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
-        let _ = track;
         self.cut = false;
-        self.skip_to_key = self.track_of(Kind::Video).is_some();
+        self.skip_to_key = false;
         self.pos = self.first_tag;
-        if ts <= 0 {
+        let Some(kind) = [Kind::Video, Kind::Audio, Kind::Subtitle, Kind::Data]
+            .into_iter()
+            .find(|&k| self.track_of(k) == Some(track))
+            .filter(|_| ts > 0)
+        else {
             return Ok(());
+        };
+        let mut margin = 10_000i64;
+        let mut guard = 0;
+        loop {
+            guard += 1;
+            let start = self.tag_before(src, ctx, ts.saturating_sub(margin))?;
+            if let Some(p) = self.find_tag(src, start, kind, ts)? {
+                self.pos = p;
+                // The other video resumes at a key frame.
+                self.skip_to_key = kind != Kind::Video && self.track_of(Kind::Video).is_some();
+                return Ok(());
+            }
+            if start <= self.first_tag || guard > 8 {
+                self.pos = self.first_tag;
+                self.skip_to_key = kind == Kind::Video;
+                return Ok(());
+            }
+            margin = margin.saturating_mul(8);
         }
-        if let Some(k) = self.keyframes {
-            // The keyframes index: the last entry at or before `ts`.
-            let mut best = None;
-            for i in 0..k.count.min(1 << 20) as u64 {
-                let tb: [u8; 9] = src.array(k.times + i * 9)?;
-                let pb: [u8; 9] = src.array(k.positions + i * 9)?;
-                let time = f64::from_be_bytes([tb[1], tb[2], tb[3], tb[4], tb[5], tb[6], tb[7], tb[8]]);
-                let pos = f64::from_be_bytes([pb[1], pb[2], pb[3], pb[4], pb[5], pb[6], pb[7], pb[8]]);
-                if !(time.is_finite() && pos.is_finite()) || tb[0] != 0 || pb[0] != 0 {
-                    break;
-                }
-                if time * 1000.0 > ts as f64 {
-                    break;
-                }
-                best = Some(pos as u64);
-            }
-            if let Some(p) = best {
-                if p >= self.first_tag && p < src.len() {
-                    if let Some(t) = read_tag(src, p)? {
-                        if matches!(t.kind, 8 | 9 | 18) {
-                            self.pos = p;
-                            return Ok(());
-                        }
-                    }
-                }
-                ctx.diags.report("flv.bad-keyframe-index", p);
-            }
-        }
-        // No usable index: walk the tag headers for the last video key frame
-        // (or, without video, the last tag) at or before `ts`.
-        let mut at = self.first_tag;
-        let mut best = self.first_tag;
-        let has_video = self.track_of(Kind::Video).is_some();
-        let mut walked = 0u64;
-        while let Some(t) = read_tag(src, at)? {
-            walked += 1;
-            if t.dts > ts || walked > 10_000_000 {
-                break;
-            }
-            let b: [u8; 1] = if t.size > 0 { src.array(t.body)? } else { [0] };
-            let key = match t.kind {
-                9 => (b[0] >> 4) & 7 == 1,
-                8 => !has_video,
-                _ => false,
-            };
-            if key {
-                best = at;
-            }
-            let next = t.end().saturating_add(4);
-            if next <= at {
-                break;
-            }
-            at = next;
-        }
-        self.pos = best;
-        Ok(())
     }
 
     fn next_tag<'s, S: Source>(
