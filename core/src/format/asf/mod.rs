@@ -88,9 +88,30 @@ struct StreamState {
     video: bool,
     /// Sample rate and bit rate, for the duration of a WMA packet.
     wma: Option<(u32, u32)>,
+    /// Audio spread interleaving to undo, as ffmpeg does.
+    spread: Option<Spread>,
     last_obj_size: u32,
     skip_to_key: bool,
     pending: Pending,
+}
+
+/// The audio spread error correction parameters (§3.3, §9.1.1): an object
+/// of `span` virtual packets of `packet` bytes, interleaved in `chunk`-byte
+/// pieces.
+#[derive(Debug, Clone, Copy)]
+struct Spread {
+    span: u32,
+    packet: u32,
+    chunk: u32,
+}
+
+impl Spread {
+    /// The source chunk of output chunk `k`, as ffmpeg reorders it.
+    fn source(&self, k: u32) -> u32 {
+        let row = k / self.span;
+        let col = k % self.span;
+        row + col * (self.packet / self.chunk)
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -862,6 +883,7 @@ impl AsfDemuxer {
         let ts_end = ts.saturating_add(ts_len as u64);
         let obj_end = body.saturating_add(size.saturating_sub(24));
         let mut wma = None;
+        let mut spread = None;
         match stype {
             StreamType::Audio => {
                 let (wb, wn) = read_small::<S, 40>(src, wave_at)?;
@@ -892,7 +914,11 @@ impl AsfDemuxer {
                     let psize = u16::from_le_bytes([e[1], e[2]]);
                     let chunk = u16::from_le_bytes([e[3], e[4]]);
                     if span > 1 && chunk > 0 && psize / chunk > 1 && psize % chunk == 0 {
-                        ctx.diags.report("asf.audio-spread-unsupported", ts_end);
+                        spread = Some(Spread {
+                            span: span as u32,
+                            packet: psize as u32,
+                            chunk: chunk as u32,
+                        });
                     }
                 }
             }
@@ -955,6 +981,7 @@ impl AsfDemuxer {
             audio,
             video,
             wma,
+            spread,
             last_obj_size: 0,
             skip_to_key: false,
             pending: Pending::default(),
@@ -1370,6 +1397,23 @@ impl AsfDemuxer {
         };
         let (dts, pos) = (p.dts, p.pos);
         let size = done.size as usize;
+        let spread = st
+            .spread
+            .filter(|d| !p.truncated && d.packet.checked_mul(d.span) == Some(done.size));
+        if let Some(d) = spread {
+            self.descramble(src, d, &done, single)?;
+            let data = S::joined(&*src, size)?;
+            return Ok(Some(Packet {
+                track,
+                pts: dts,
+                dts,
+                duration,
+                flags,
+                pos: Some(pos),
+                contiguous: false,
+                data,
+            }));
+        }
         if let Some(f) = single {
             let data = src.bytes(f.data, size)?;
             return Ok(Some(Packet {
@@ -1390,17 +1434,7 @@ impl AsfDemuxer {
                 "scratch too small to join a fragmented ASF media object",
             ));
         }
-        let mut replay = Replay {
-            received: 0,
-            clean: false,
-            size: done.size,
-        };
-        for f in p.frags.iter() {
-            replay.apply(src, *f)?;
-        }
-        if let Some(resume) = p.overflow {
-            self.rewalk(src, resume, number, &mut replay)?;
-        }
+        self.join(src, &done, number, 0)?;
         let data = S::joined(&*src, size)?;
         Ok(Some(Packet {
             track,
@@ -1412,6 +1446,66 @@ impl AsfDemuxer {
             contiguous: false,
             data,
         }))
+    }
+
+    /// Joins the fragments of a completed object into scratch at `base`.
+    fn join<S: Source>(&self, src: &mut S, done: &Done, number: u8, base: usize) -> Result<()> {
+        let mut replay = Replay {
+            received: 0,
+            clean: false,
+            size: done.size,
+            base,
+        };
+        for f in done.pending.frags.iter() {
+            replay.apply(src, *f)?;
+        }
+        if let Some(resume) = done.pending.overflow {
+            self.rewalk(src, resume, number, &mut replay)?;
+        }
+        Ok(())
+    }
+
+    /// Undoes audio spread interleaving into scratch (ffmpeg's
+    /// descrambling): output chunk `k` is source chunk [`Spread::source`].
+    /// A fragmented object is joined after the output first, so scratch
+    /// must hold twice the object.
+    fn descramble<S: Source>(&self, src: &mut S, d: Spread, done: &Done, single: Option<Fragment>) -> Result<()> {
+        let size = done.size as usize;
+        let need = if single.is_some() { size } else { size.saturating_mul(2) };
+        if need > src.scratch_len() {
+            return Err(Error::new(
+                ErrorKind::ScratchTooSmall,
+                done.pending.pos,
+                "scratch too small to descramble an ASF audio object",
+            ));
+        }
+        let chunk = d.chunk as usize;
+        let chunks = done.size / d.chunk;
+        if let Some(f) = single {
+            for k in 0..chunks {
+                let from = f.data + d.source(k) as u64 * d.chunk as u64;
+                src.gather(from, chunk, k as usize * chunk)?;
+            }
+            return Ok(());
+        }
+        let number = self.streams.get(done.slot).map(|s| s.number).unwrap_or(0);
+        self.join(src, done, number, size)?;
+        let mut buf = [0u8; 256];
+        for k in 0..chunks as usize {
+            let from = size + d.source(k as u32) as usize * chunk;
+            let mut done_bytes = 0;
+            while done_bytes < chunk {
+                let n = (chunk - done_bytes).min(buf.len());
+                let piece = S::joined(&*src, from + done_bytes + n)?
+                    .get(from + done_bytes..from + done_bytes + n)
+                    .unwrap_or(&[]);
+                let dst = buf.get_mut(..n).unwrap_or(&mut []);
+                dst.copy_from_slice(piece.get(..dst.len()).unwrap_or(&[]));
+                src.put(k * chunk + done_bytes, buf.get(..n).unwrap_or(&[]))?;
+                done_bytes += n;
+            }
+        }
+        Ok(())
     }
 
     /// Finds the fragments of an object that did not fit the fragment table
@@ -1473,6 +1567,8 @@ struct Replay {
     received: u32,
     clean: bool,
     size: u32,
+    /// Where in scratch the object goes.
+    base: usize,
 }
 
 impl Replay {
@@ -1482,13 +1578,13 @@ impl Replay {
             let mut at = self.received as usize;
             while at < self.size as usize {
                 let n = (self.size as usize - at).min(zeros.len());
-                src.put(at, zeros.get(..n).unwrap_or(&[]))?;
+                src.put(self.base + at, zeros.get(..n).unwrap_or(&[]))?;
                 at += n;
             }
             self.clean = true;
         }
         let len = f.len.min(self.size.saturating_sub(f.off));
-        src.gather(f.data, len as usize, f.off as usize)?;
+        src.gather(f.data, len as usize, self.base + f.off as usize)?;
         self.received = self.received.saturating_add(len);
         Ok(())
     }
@@ -1848,6 +1944,20 @@ mod tests {
         v
     }
 
+    /// An audio stream with audio spread error correction data (§9.1.1).
+    fn spread_props(number: u8, span: u8, packet: u16, chunk: u16) -> Vec<u8> {
+        let mut o = stream_props(number, false);
+        // Append the 8 bytes of error correction data and fix the sizes.
+        o.extend_from_slice(&[span]);
+        o.extend_from_slice(&packet.to_le_bytes());
+        o.extend_from_slice(&chunk.to_le_bytes());
+        o.extend_from_slice(&[0, 0, 0]);
+        let size = o.len() as u64;
+        o[16..24].copy_from_slice(&size.to_le_bytes());
+        o[24 + 44..24 + 48].copy_from_slice(&8u32.to_le_bytes());
+        o
+    }
+
     fn stream_props(number: u8, video: bool) -> Vec<u8> {
         let mut b = Vec::new();
         b.extend_from_slice(&if video { guids::VIDEO_MEDIA } else { guids::AUDIO_MEDIA });
@@ -2072,6 +2182,48 @@ mod tests {
         let p = d.next_packet().unwrap().unwrap();
         assert!(p.flags.truncated && p.contiguous && p.data.len() < 30);
         assert!(d.next_packet().unwrap_err().is_truncation());
+    }
+
+    #[test]
+    fn audio_spread_is_undone() {
+        // Span 2, virtual packets of 8 bytes, chunks of 4: output chunks are
+        // source chunks 0, 2, 1, 3.
+        let obj: Vec<u8> = (0..16u8).collect();
+        let want: Vec<u8> = [0..4, 8..12, 4..8, 12..16]
+            .into_iter()
+            .flat_map(|r| obj[r].to_vec())
+            .collect();
+        let whole = packet(&[Pl {
+            stream: 1,
+            key: true,
+            obj: 0,
+            off: 0,
+            obj_size: 16,
+            time: 1000,
+            data: &obj,
+        }]);
+        let halves: Vec<Vec<u8>> = (0..2u32)
+            .map(|i| {
+                packet(&[Pl {
+                    stream: 1,
+                    key: true,
+                    obj: 1,
+                    off: i * 8,
+                    obj_size: 16,
+                    time: 1020,
+                    data: &obj[(i * 8) as usize..(i * 8 + 8) as usize],
+                }])
+            })
+            .collect();
+        let f = file(
+            &[spread_props(1, 2, 8, 4)],
+            &[whole, halves[0].clone(), halves[1].clone()],
+        );
+        let (got, err) = pull(&f);
+        assert!(err.is_none());
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].4, want);
+        assert_eq!(got[1].4, want);
     }
 
     #[test]
