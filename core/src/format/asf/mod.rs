@@ -211,6 +211,7 @@ pub struct AsfDemuxer {
     next_picture: usize,
     tag_objects: heapless::Vec<(TagObject, ByteRange), MAX_TAG_OBJECTS>,
     simple_index: Option<ByteRange>,
+    index: Option<ByteRange>,
     max_object: u32,
     truncated: bool,
     seek_filter: Option<SeekFilter>,
@@ -240,6 +241,7 @@ impl FormatDemuxer for AsfDemuxer {
             next_picture: 0,
             tag_objects: heapless::Vec::new(),
             simple_index: None,
+            index: None,
             max_object: 0,
             truncated: false,
             seek_filter: None,
@@ -404,6 +406,10 @@ impl FormatDemuxer for AsfDemuxer {
                 Some(&(_, _, m)) if m > 0 && m < MAX_OBJECT_SIZE => declared = declared.max(m),
                 _ => declared = u32::MAX,
             }
+        }
+        if declared != u32::MAX && d.streams.iter().any(|s| s.spread.is_some()) {
+            // A fragmented scrambled object is joined beside its output.
+            declared = declared.saturating_mul(2);
         }
         d.max_object = declared;
         for s in d.streams.iter() {
@@ -730,6 +736,11 @@ impl AsfDemuxer {
                 }
             }
         }
+        if let Some(ix) = self.index {
+            if let Some(p) = self.index_object_packet(src, ix, ts)? {
+                return Ok(p);
+            }
+        }
         // Send times (§5.2.2) precede presentation times, so the last packet
         // sent at or before the target holds no object starting after it.
         let (mut lo, mut hi) = (0u64, packets);
@@ -752,6 +763,40 @@ impl AsfDemuxer {
             }
         }
         Ok(start + lo * psize)
+    }
+
+    /// The data packet the Index Object (§6.2) gives for time `ts` (ms):
+    /// entry `ts / interval` of the first index block, for the first
+    /// specifier, relative to the first data packet.
+    fn index_object_packet<S: Source>(&self, src: &mut S, ix: ByteRange, ts: i64) -> Result<Option<u64>> {
+        let h: [u8; 10] = src.array(ix.offset)?;
+        let interval = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as u64;
+        let specs = u16::from_le_bytes([h[4], h[5]]) as u64;
+        let blocks = u32::from_le_bytes([h[6], h[7], h[8], h[9]]);
+        if interval == 0 || specs == 0 || blocks == 0 {
+            return Ok(None);
+        }
+        let block = ix.offset + 10 + specs * 4;
+        let end = ix.offset + ix.len as u64;
+        let count = u32::from_le_bytes(src.array(block)?) as u64;
+        let entries = block + 4 + specs * 8;
+        if count == 0 || entries > end {
+            return Ok(None);
+        }
+        let i = (ts.max(0) as u64 / interval).min(count - 1);
+        let at = entries + i * specs * 4;
+        if at + 4 > end {
+            return Ok(None);
+        }
+        let base = u64::from_le_bytes(src.array(block + 4)?);
+        let off = u32::from_le_bytes(src.array(at)?) as u64;
+        let pos = self.lay.data_start.saturating_add(base).saturating_add(off);
+        let psize = self.lay.packet_size.max(1) as u64;
+        let pos = self.lay.data_start + (pos - self.lay.data_start) / psize * psize;
+        if pos >= self.lay.data_end.min(src.len()) {
+            return Ok(None);
+        }
+        Ok(Some(pos))
     }
 
     /// Walks payload headers from the packet at `from` for the last object
@@ -1137,6 +1182,12 @@ impl AsfDemuxer {
                     ctx.diags.report("asf.bad-index", at);
                 }
                 return;
+            }
+            if g == guids::INDEX && size >= 34 && self.index.is_none() {
+                self.index = Some(ByteRange {
+                    offset: at + 24,
+                    len: (size - 24).min(u32::MAX as u64) as u32,
+                });
             }
             if g == guids::SIMPLE_INDEX && size >= 56 && self.simple_index.is_none() {
                 self.simple_index = Some(ByteRange {
@@ -2224,6 +2275,48 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].4, want);
         assert_eq!(got[1].4, want);
+    }
+
+    #[test]
+    fn index_object_gives_a_start_packet() {
+        let objs: Vec<[u8; 10]> = (0..12u8).map(|i| [i; 10]).collect();
+        let packets: Vec<Vec<u8>> = (0..12u32)
+            .map(|i| {
+                packet(&[Pl {
+                    stream: 1,
+                    key: true,
+                    obj: i as u8,
+                    off: 0,
+                    obj_size: 10,
+                    time: 1000 + i * 100,
+                    data: &objs[i as usize],
+                }])
+            })
+            .collect();
+        let mut f = file(&[stream_props(1, false)], &packets);
+        // Index Object (§6.2): 300 ms entries, one specifier, one block.
+        let mut ix = Vec::new();
+        ix.extend_from_slice(&300u32.to_le_bytes());
+        ix.extend_from_slice(&1u16.to_le_bytes());
+        ix.extend_from_slice(&1u32.to_le_bytes());
+        ix.extend_from_slice(&1u16.to_le_bytes());
+        ix.extend_from_slice(&3u16.to_le_bytes());
+        ix.extend_from_slice(&4u32.to_le_bytes());
+        ix.extend_from_slice(&0u64.to_le_bytes());
+        for k in 0..4u32 {
+            ix.extend_from_slice(&(k * 3 * PACKET as u32).to_le_bytes());
+        }
+        f.extend_from_slice(&obj(guids::INDEX, &ix));
+        let mut ctx = Context::default();
+        let mut src = SliceSource::new(&f);
+        let d = AsfDemuxer::open(&mut src, &mut ctx).unwrap();
+        let ixr = d.index.unwrap();
+        let p = d.index_object_packet(&mut src, ixr, 950).unwrap().unwrap();
+        assert_eq!(p, d.lay.data_start + 9 * PACKET as u64);
+        let mut scratch = std::vec![0u8; 256];
+        let mut dm = Demuxer::open(SliceSource::with_scratch(&f, &mut scratch), None).unwrap();
+        dm.seek(0, 950).unwrap();
+        assert_eq!(dm.next_packet().unwrap().unwrap().pts, Some(900));
     }
 
     #[test]
