@@ -1363,6 +1363,9 @@ impl AsfDemuxer {
             if pend.active && pend.received > 0 {
                 ctx.diags.report("asf.incomplete-object", data);
             }
+            if obj_size > ctx.limits.max_packet {
+                return Err(Error::limit(data, "ASF media object larger than Limits::max_packet"));
+            }
             *pend = Pending {
                 active: true,
                 size: obj_size,

@@ -37,6 +37,21 @@ enum Kind {
     Data = 3,
 }
 
+/// What a script data tag is, by its name (ffmpeg's `flv_read_metabody`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Script {
+    /// `onMetaData`: read at time 0, a subtitle packet otherwise.
+    MetaData,
+    /// `onCuePoint`, `|RtmpSampleAccess`: skipped at time 0, a subtitle
+    /// packet otherwise.
+    Header,
+    /// `onCaptionInfo`: a subtitle packet.
+    CaptionInfo,
+    /// Anything else (and `onTextData`/`onCaption`, whose text ffmpeg
+    /// extracts): a data packet.
+    Other,
+}
+
 /// One tag header (Annex E.4.1).
 #[derive(Debug, Clone, Copy)]
 struct TagHead {
@@ -491,24 +506,26 @@ impl FlvDemuxer {
         Ok(())
     }
 
-    /// Parses a script data tag (Annex E.4.4): the first AMF0 value names it.
-    /// Returns whether it is ffmpeg's "header metadata" kind (`onMetaData`,
-    /// `onCuePoint`, `|RtmpSampleAccess`), `Some(false)` for other names, and
-    /// `None` when the name is not a string.
-    fn script_name<S: Source>(src: &mut S, t: &TagHead) -> Result<Option<(bool, bool)>> {
+    /// Names a script data tag (Annex E.4.4) by its first AMF0 value, as
+    /// ffmpeg's `flv_read_metabody` sorts them.
+    fn script_name<S: Source>(src: &mut S, t: &TagHead) -> Result<Script> {
         let h: [u8; 3] = src.array(t.body)?;
         if h[0] != 2 {
-            return Ok(None);
+            return Ok(Script::Other);
         }
         let len = u16::from_be_bytes([h[1], h[2]]) as usize;
         if len > 64 || t.body + 3 + len as u64 > t.end() {
-            return Ok(None);
+            return Ok(Script::Other);
         }
         let mut name = [0u8; 64];
         let n = name.get_mut(..len).unwrap_or(&mut []);
         src.read_exact_at(t.body + 3, n)?;
-        let meta = n == b"onMetaData";
-        Ok(Some((meta || n == b"onCuePoint" || n == b"|RtmpSampleAccess", meta)))
+        Ok(match &*n {
+            b"onMetaData" => Script::MetaData,
+            b"onCuePoint" | b"|RtmpSampleAccess" => Script::Header,
+            b"onCaptionInfo" => Script::CaptionInfo,
+            _ => Script::Other,
+        })
     }
 
     /// Reads what ffmpeg reads from `onMetaData` (Annex E.5): the duration,
@@ -796,7 +813,7 @@ impl FormatDemuxer for FlvDemuxer {
             }
             match t.kind {
                 18 if t.size > 13 + 1 + 4 && t.dts == 0 => {
-                    if let Some((_, true)) = Self::script_name(src, &t)? {
+                    if Self::script_name(src, &t)? == Script::MetaData {
                         d.metadata(src, ctx, &t)?;
                     }
                 }
@@ -890,9 +907,9 @@ impl FormatDemuxer for FlvDemuxer {
                     }
                     let kind = if t.size > 13 + 1 + 4 {
                         match Self::script_name(src, &t)? {
-                            Some((true, _)) if t.dts == 0 => continue,
-                            Some((true, _)) => Kind::Subtitle,
-                            Some((false, _)) | None => Kind::Data,
+                            Script::MetaData | Script::Header if t.dts == 0 => continue,
+                            Script::MetaData | Script::Header | Script::CaptionInfo => Kind::Subtitle,
+                            Script::Other => Kind::Data,
                         }
                     } else {
                         Kind::Subtitle
@@ -910,6 +927,9 @@ impl FormatDemuxer for FlvDemuxer {
             let Some(track) = self.track(src, ctx, kind, &t)? else {
                 continue;
             };
+            if len > ctx.limits.max_packet {
+                return Err(Error::limit(data, "FLV tag larger than Limits::max_packet"));
+            }
             let mut len = len;
             if cut {
                 // ffmpeg delivers the bytes of the last tag before the cut;
