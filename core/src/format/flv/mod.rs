@@ -812,10 +812,8 @@ impl FormatDemuxer for FlvDemuxer {
                 break;
             }
             match t.kind {
-                18 if t.size > 13 + 1 + 4 && t.dts == 0 => {
-                    if Self::script_name(src, &t)? == Script::MetaData {
-                        d.metadata(src, ctx, &t)?;
-                    }
+                18 if t.size > 13 + 1 + 4 && t.dts == 0 && Self::script_name(src, &t)? == Script::MetaData => {
+                    d.metadata(src, ctx, &t)?;
                 }
                 8 | 9 => match d.content(src, &t)? {
                     Content::Config { kind, data, len } => d.config(src, ctx, kind, &t, data, len)?,
