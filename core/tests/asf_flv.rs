@@ -211,3 +211,51 @@ fn seeks_land_exactly() {
     }
     assert!(checked >= 12, "{checked} seeks checked");
 }
+
+/// Mutated samples (bytes flipped, runs zeroed or set to 0xFF, cuts) through
+/// both parsers in both modes: no panic, and each run ends quickly. The
+/// count per file is `ASF_FLV_MUTATIONS` (default 200).
+#[test]
+fn mutated_files_do_not_panic() {
+    let per_file: usize = std::env::var("ASF_FLV_MUTATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut runs = 0;
+    for fam in ["asf", "flv"] {
+        for f in family_files(fam) {
+            let orig = f.read();
+            if orig.len() > 1 << 20 {
+                continue;
+            }
+            for _ in 0..per_file {
+                let mut b = orig.clone();
+                for _ in 0..1 + next() % 8 {
+                    let at = (next() % b.len() as u64) as usize;
+                    let end = (at + 8).min(b.len());
+                    match next() % 4 {
+                        0 => b[at] ^= 1 << (next() % 8),
+                        1 => b[at] = next() as u8,
+                        2 => b[at..end].fill(0xFF),
+                        _ => b[at..end].fill(0),
+                    }
+                }
+                if next() % 4 == 0 {
+                    let cut = (next() % b.len() as u64) as usize;
+                    b.truncate(cut);
+                }
+                let start = Instant::now();
+                let _ = pull_slice(&b, f.ext().as_deref(), true);
+                let r = StdReader::new(std::io::Cursor::new(b.clone()), Some(7));
+                let _ = pull_reader_from(r, vec![0u8; 4096], f.ext().as_deref(), true);
+                assert!(start.elapsed() < Duration::from_secs(5), "{}: slow mutation", f.label());
+                runs += 1;
+            }
+        }
+    }
+    println!("{runs} mutated files");
+}
