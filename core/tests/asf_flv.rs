@@ -217,7 +217,10 @@ fn seeks_land_exactly() {
 /// count per file is `ASF_FLV_MUTATIONS` (default 200).
 #[test]
 fn mutated_files_do_not_panic() {
-    let per_file: usize = std::env::var("ASF_FLV_MUTATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let per_file: usize = std::env::var("ASF_FLV_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
     let mut seed = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = move || {
         seed ^= seed << 13;

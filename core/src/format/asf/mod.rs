@@ -1449,7 +1449,9 @@ impl AsfDemuxer {
             discard: false,
             truncated: p.truncated,
         };
-        let (dts, pos) = (p.dts, p.pos);
+        // The first fragment taken (a rejected payload may have opened the
+        // object).
+        let (dts, pos) = (p.dts, p.frags.first().map(|f| f.data).unwrap_or(p.pos));
         let size = done.size as usize;
         let spread = st
             .spread

@@ -109,6 +109,8 @@ pub struct FlvDemuxer {
     sum_tag_sizes: u64,
     /// The last tag was cut by the end of the input.
     cut: bool,
+    /// `open` has returned: no more tracks are added.
+    sealed: bool,
 }
 
 fn u24(b: &[u8]) -> u32 {
@@ -403,6 +405,11 @@ impl FlvDemuxer {
         if let Some(i) = self.tracks.get(kind as usize).copied().flatten() {
             return Ok(Some(i));
         }
+        if self.sealed {
+            // The track list is fixed once open returns.
+            ctx.diags.report("flv.late-stream", t.at);
+            return Ok(None);
+        }
         let mut track = Track {
             id: kind as u32,
             time_base: MS,
@@ -504,6 +511,23 @@ impl FlvDemuxer {
             ctx.diags.report("flv.previous-tag-size-mismatch", at);
         }
         Ok(())
+    }
+
+    /// The track a script data tag's packet goes to, or `None` when it
+    /// gives no packet (ffmpeg's rules: header metadata at time 0 is read,
+    /// not delivered).
+    fn script_kind<S: Source>(src: &mut S, t: &TagHead) -> Result<Option<Kind>> {
+        if t.size == 0 {
+            return Ok(None);
+        }
+        if t.size <= 13 + 1 + 4 {
+            return Ok(Some(Kind::Subtitle));
+        }
+        Ok(match Self::script_name(src, t)? {
+            Script::MetaData | Script::Header if t.dts == 0 => None,
+            Script::MetaData | Script::Header | Script::CaptionInfo => Some(Kind::Subtitle),
+            Script::Other => Some(Kind::Data),
+        })
     }
 
     /// Names a script data tag (Annex E.4.4) by its first AMF0 value, as
@@ -784,6 +808,7 @@ impl FormatDemuxer for FlvDemuxer {
             skip_to_key: false,
             sum_tag_sizes: 0,
             cut: false,
+            sealed: false,
         };
         // Find the streams as ffmpeg's probing does: walk the tags until the
         // audio and video the header announces have appeared (or the probe
@@ -814,6 +839,11 @@ impl FormatDemuxer for FlvDemuxer {
             match t.kind {
                 18 if t.size > 13 + 1 + 4 && t.dts == 0 && Self::script_name(src, &t)? == Script::MetaData => {
                     d.metadata(src, ctx, &t)?;
+                }
+                18 => {
+                    if let Some(kind) = Self::script_kind(src, &t)? {
+                        d.track(src, ctx, kind, &t)?;
+                    }
                 }
                 8 | 9 => match d.content(src, &t)? {
                     Content::Config { kind, data, len } => d.config(src, ctx, kind, &t, data, len)?,
@@ -846,6 +876,7 @@ impl FormatDemuxer for FlvDemuxer {
         if ctx.tracks.is_empty() {
             ctx.diags.report("flv.no-streams-found", first_tag);
         }
+        d.sealed = true;
         for t in ctx.tracks.iter_mut() {
             if let Some(us) = ctx.info.duration_us {
                 t.duration = Some(us / 1000);
@@ -900,17 +931,8 @@ impl FormatDemuxer for FlvDemuxer {
                     Content::Skip => continue,
                 },
                 18 => {
-                    if t.size == 0 {
+                    let Some(kind) = Self::script_kind(src, &t)? else {
                         continue;
-                    }
-                    let kind = if t.size > 13 + 1 + 4 {
-                        match Self::script_name(src, &t)? {
-                            Script::MetaData | Script::Header if t.dts == 0 => continue,
-                            Script::MetaData | Script::Header | Script::CaptionInfo => Kind::Subtitle,
-                            Script::Other => Kind::Data,
-                        }
-                    } else {
-                        Kind::Subtitle
                     };
                     (kind, t.body, t.size, t.dts, true)
                 }
