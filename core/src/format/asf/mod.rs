@@ -1389,10 +1389,10 @@ impl AsfDemuxer {
         if data.saturating_add(frag_size as u64) > file_len {
             let avail = file_len.saturating_sub(data).min(frag_size as u64) as u32;
             // ffmpeg returns the object cut short at the end of the input. We
-            // do so when the bytes before the cut are one piece of the input
-            // (an object whose first fragment is cut), so the short packet
-            // is a prefix of the whole one; a joined object is dropped.
-            if avail == 0 || frag_off != 0 || !pend.frags.is_empty() {
+            // do so when the object is whole in this payload, so the short
+            // packet is a prefix of the one the whole input gives; an object
+            // in several fragments is dropped.
+            if avail == 0 || frag_off != 0 || !pend.frags.is_empty() || frag_size != pend.size {
                 return Err(truncated(data));
             }
             ctx.diags.report("asf.truncated-object", data);
