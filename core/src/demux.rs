@@ -88,6 +88,12 @@ pub enum AnyDemuxer {
     /// Flash Video.
     #[cfg(feature = "flv")]
     Flv(crate::format::flv::FlvDemuxer),
+    /// MPEG-TS.
+    #[cfg(feature = "ts")]
+    Ts(crate::format::mpeg::ts::TsDemuxer),
+    /// MPEG-PS.
+    #[cfg(feature = "ps")]
+    Ps(crate::format::mpeg::ps::PsDemuxer),
 }
 
 macro_rules! dispatch {
@@ -101,6 +107,10 @@ macro_rules! dispatch {
             AnyDemuxer::Asf($d) => $e,
             #[cfg(feature = "flv")]
             AnyDemuxer::Flv($d) => $e,
+            #[cfg(feature = "ts")]
+            AnyDemuxer::Ts($d) => $e,
+            #[cfg(feature = "ps")]
+            AnyDemuxer::Ps($d) => $e,
         }
     };
 }
@@ -118,6 +128,10 @@ impl AnyDemuxer {
             FormatKind::Asf => Ok(AnyDemuxer::Asf(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "flv")]
             FormatKind::Flv => Ok(AnyDemuxer::Flv(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ts")]
+            FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ps")]
+            FormatKind::MpegPs => Ok(AnyDemuxer::Ps(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -21,6 +21,10 @@ pub enum FormatKind {
     Asf,
     /// Flash Video.
     Flv,
+    /// MPEG transport stream (188, 192 or 204-byte packets).
+    MpegTs,
+    /// MPEG program stream (PS, VOB, MPEG-1 system stream).
+    MpegPs,
 }
 
 impl FormatKind {
@@ -32,6 +36,8 @@ impl FormatKind {
             FormatKind::Wave64 => "w64",
             FormatKind::Asf => "asf",
             FormatKind::Flv => "flv",
+            FormatKind::MpegTs => "mpegts",
+            FormatKind::MpegPs => "mpeg",
         }
     }
 
@@ -44,12 +50,14 @@ impl FormatKind {
             FormatKind::Wave64 => "Wave64",
             FormatKind::Asf => "ASF (WMV/WMA)",
             FormatKind::Flv => "FLV",
+            FormatKind::MpegTs => "MPEG-TS",
+            FormatKind::MpegPs => "MPEG-PS",
         }
     }
 }
 
 /// How many leading bytes [`detect`] wants (it works with fewer).
-pub const DETECT_BYTES: usize = 64;
+pub const DETECT_BYTES: usize = 1024;
 
 /// The Wave64 `riff` GUID (the first 16 bytes of a Wave64 file).
 pub(crate) const W64_RIFF_GUID: [u8; 16] = [
@@ -92,6 +100,14 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
     // FLV (Adobe FLV spec v10.1 Annex E.2): "FLV", version 1, header size >= 9.
     if cfg!(feature = "flv") && at(0..3) == b"FLV" && at(3..4) == [1] && at(5..8) == [0, 0, 0] && at(8..9) >= &[9][..] {
         return Some(FormatKind::Flv);
+    }
+    #[cfg(feature = "ts")]
+    if crate::format::mpeg::ts::looks_like_ts(head) {
+        return Some(FormatKind::MpegTs);
+    }
+    #[cfg(feature = "ps")]
+    if crate::format::mpeg::ps::looks_like_ps(head) {
+        return Some(FormatKind::MpegPs);
     }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));

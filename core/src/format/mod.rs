@@ -6,5 +6,7 @@ pub mod asf;
 pub mod flv;
 #[cfg(feature = "mp4")]
 pub mod mp4;
+#[cfg(any(feature = "ts", feature = "ps"))]
+pub mod mpeg;
 #[cfg(feature = "riff")]
 pub mod riff;
