@@ -262,3 +262,28 @@ fn mutated_files_do_not_panic() {
     }
     println!("{runs} mutated files");
 }
+
+/// Seeks to extreme times (before the start, past the end, the ends of
+/// `i64`) neither panic nor lose the packets after them.
+#[test]
+fn extreme_seeks() {
+    for fam in ["asf", "flv"] {
+        for f in family_files(fam) {
+            let bytes = f.read();
+            let mut scratch = scratch_for(bytes.len());
+            let Ok(mut d) = Demuxer::open(SliceSource::with_scratch(&bytes, &mut scratch), None) else {
+                continue;
+            };
+            for track in 0..d.tracks().len() {
+                for ts in [i64::MIN, -1, 0, 1, 1 << 40, i64::MAX] {
+                    d.seek(track, ts).unwrap();
+                    for _ in 0..100_000 {
+                        if !matches!(d.next_packet(), Ok(Some(_))) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

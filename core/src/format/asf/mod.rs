@@ -823,7 +823,12 @@ impl AsfDemuxer {
                 if p >= self.lay.data_end || p >= src.len() || packets > 10_000_000 {
                     return Ok(best);
                 }
-                load_packet(src, &self.lay, &mut cur)?;
+                match load_packet(src, &self.lay, &mut cur) {
+                    Err(e) if e.is_truncation() => return Ok(best),
+                    r => {
+                        r?;
+                    }
+                }
                 if cur.next_packet <= p {
                     return Ok(best);
                 }
@@ -833,7 +838,11 @@ impl AsfDemuxer {
                 cur.in_packet = false;
                 continue;
             }
-            let Some(p) = read_payload(src, &mut cur)? else {
+            let p = match read_payload(src, &mut cur) {
+                Err(e) if e.is_truncation() => return Ok(best),
+                r => r?,
+            };
+            let Some(p) = p else {
                 cur.in_packet = false;
                 continue;
             };
@@ -856,11 +865,15 @@ impl AsfDemuxer {
                 if first > ts {
                     return Ok(best);
                 }
-                let k = if delta > 0 { (ts - first) / delta as i64 } else { 0 };
+                let k = if delta > 0 {
+                    ts.saturating_sub(first) / delta as i64
+                } else {
+                    0
+                };
                 let mut count = 0i64;
                 let mut at = p.data;
                 let end = p.data.saturating_add(p.frag_size as u64);
-                while at < end && count < 256 {
+                while at < end.min(src.len()) && count < 256 {
                     let b: [u8; 1] = src.array(at)?;
                     at = at.saturating_add(1 + b[0] as u64);
                     count += 1;

@@ -219,8 +219,9 @@ impl FlvDemuxer {
         }
         let mut best = None;
         for i in 0..k.count.min(1 << 20) as u64 {
-            let tb: [u8; 9] = src.array(k.times + i * 9)?;
-            let pb: [u8; 9] = src.array(k.positions + i * 9)?;
+            let (Ok(tb), Ok(pb)) = (src.array::<9>(k.times + i * 9), src.array::<9>(k.positions + i * 9)) else {
+                break;
+            };
             let time = f64::from_be_bytes([tb[1], tb[2], tb[3], tb[4], tb[5], tb[6], tb[7], tb[8]]);
             let pos = f64::from_be_bytes([pb[1], pb[2], pb[3], pb[4], pb[5], pb[6], pb[7], pb[8]]);
             if !(time.is_finite() && pos.is_finite()) || tb[0] != 0 || pb[0] != 0 || time * 1000.0 > ts as f64 {
