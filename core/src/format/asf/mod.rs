@@ -1950,7 +1950,10 @@ impl AsfDemuxer {
         if klen == 0 {
             return Ok(None);
         }
-        if S::joined(&*src, klen)?.starts_with(b"xmp") {
+        // ffmpeg takes AspectRatioX/Y as the sample aspect ratio, not as
+        // tags, and skips XMP unless asked.
+        let k = S::joined(&*src, klen)?;
+        if k.starts_with(b"xmp") || k == b"AspectRatioX" || k == b"AspectRatioY" {
             return Ok(None);
         }
         let bool_bytes = if kind == TagObject::Metadata { 2 } else { 4 };

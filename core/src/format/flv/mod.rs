@@ -111,6 +111,18 @@ pub struct FlvDemuxer {
     cut: bool,
     /// `open` has returned: no more tracks are added.
     sealed: bool,
+    /// Stream parameters `onMetaData` gives, applied to the tracks at the
+    /// end of `open` (the metadata comes before the tracks' first tags).
+    meta: MetaParams,
+}
+
+/// Picture size and data rates from `onMetaData` (Annex E.5).
+#[derive(Debug, Clone, Copy, Default)]
+struct MetaParams {
+    width: u32,
+    height: u32,
+    video_rate: u32,
+    audio_rate: u32,
 }
 
 fn u24(b: &[u8]) -> u32 {
@@ -590,29 +602,10 @@ impl FlvDemuxer {
                     b"duration" if v.is_finite() && v >= 0.0 => {
                         ctx.info.duration_us = Some((v * 1e6) as u64);
                     }
-                    b"width" | b"height" if (0.0..1e6).contains(&v) => {
-                        if let Some(i) = self.track_of(Kind::Video) {
-                            if let Some(tr) = ctx.tracks.get_mut(i) {
-                                if k == b"width" {
-                                    tr.width = v as u32;
-                                } else {
-                                    tr.height = v as u32;
-                                }
-                            }
-                        }
-                    }
-                    b"videodatarate" | b"audiodatarate" if (0.0..1e9).contains(&v) => {
-                        let kind = if k == b"videodatarate" {
-                            Kind::Video
-                        } else {
-                            Kind::Audio
-                        };
-                        if let Some(i) = self.track_of(kind) {
-                            if let Some(tr) = ctx.tracks.get_mut(i) {
-                                tr.bit_rate = (v * 1024.0) as u32;
-                            }
-                        }
-                    }
+                    b"width" if (0.0..1e6).contains(&v) => self.meta.width = v as u32,
+                    b"height" if (0.0..1e6).contains(&v) => self.meta.height = v as u32,
+                    b"videodatarate" if (0.0..4e6).contains(&v) => self.meta.video_rate = (v * 1024.0) as u32,
+                    b"audiodatarate" if (0.0..4e6).contains(&v) => self.meta.audio_rate = (v * 1024.0) as u32,
                     _ => {}
                 }
             }
@@ -810,6 +803,7 @@ impl FormatDemuxer for FlvDemuxer {
             sum_tag_sizes: 0,
             cut: false,
             sealed: false,
+            meta: MetaParams::default(),
         };
         // Find the streams as ffmpeg's probing does: walk the tags until the
         // audio and video the header announces have appeared (or the probe
@@ -878,6 +872,17 @@ impl FormatDemuxer for FlvDemuxer {
             ctx.diags.report("flv.no-streams-found", first_tag);
         }
         d.sealed = true;
+        let m = d.meta;
+        if let Some(t) = d.track_of(Kind::Video).and_then(|i| ctx.tracks.get_mut(i)) {
+            t.width = m.width;
+            t.height = m.height;
+            t.bit_rate = m.video_rate;
+        }
+        if let Some(t) = d.track_of(Kind::Audio).and_then(|i| ctx.tracks.get_mut(i)) {
+            if m.audio_rate > 0 {
+                t.bit_rate = m.audio_rate;
+            }
+        }
         for t in ctx.tracks.iter_mut() {
             if let Some(us) = ctx.info.duration_us {
                 t.duration = Some(us / 1000);
