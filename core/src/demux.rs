@@ -84,6 +84,12 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// ASF: WMV, WMA.
+    #[cfg(feature = "asf")]
+    Asf(crate::format::asf::AsfDemuxer),
+    /// Flash Video.
+    #[cfg(feature = "flv")]
+    Flv(crate::format::flv::FlvDemuxer),
     /// MPEG-TS.
     #[cfg(feature = "ts")]
     Ts(crate::format::mpeg::ts::TsDemuxer),
@@ -108,6 +114,10 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "asf")]
+            AnyDemuxer::Asf($d) => $e,
+            #[cfg(feature = "flv")]
+            AnyDemuxer::Flv($d) => $e,
             #[cfg(feature = "ts")]
             AnyDemuxer::Ts($d) => $e,
             #[cfg(feature = "ps")]
@@ -131,6 +141,10 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "asf")]
+            FormatKind::Asf => Ok(AnyDemuxer::Asf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "flv")]
+            FormatKind::Flv => Ok(AnyDemuxer::Flv(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ts")]
             FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ps")]

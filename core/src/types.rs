@@ -194,6 +194,17 @@ codecs! {
     AdpcmG722 => "adpcm_g722",
     AdpcmG726Le => "adpcm_g726le",
     AdpcmImaWs => "adpcm_ima_ws",
+    Gif => "gif",
+    Tiff => "tiff",
+    Webp => "webp",
+    WmaVoice => "wmavoice",
+    Vp6f => "vp6f",
+    Vp6a => "vp6a",
+    FlashSv => "flashsv",
+    FlashSv2 => "flashsv2",
+    AdpcmSwf => "adpcm_swf",
+    Nellymoser => "nellymoser",
+    Text => "text",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).

@@ -2,10 +2,14 @@
 
 #[cfg(feature = "aiff")]
 pub mod aiff;
+#[cfg(feature = "asf")]
+pub mod asf;
 #[cfg(feature = "avi")]
 pub mod avi;
 #[cfg(feature = "caf")]
 pub mod caf;
+#[cfg(feature = "flv")]
+pub mod flv;
 #[cfg(feature = "mp4")]
 pub mod mp4;
 #[cfg(any(feature = "ts", feature = "ps"))]
