@@ -80,6 +80,9 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// Matroska, WebM, MKA.
+    #[cfg(feature = "mkv")]
+    Matroska(crate::format::mkv::MkvDemuxer),
 }
 
 macro_rules! dispatch {
@@ -89,6 +92,8 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "mkv")]
+            AnyDemuxer::Matroska($d) => $e,
         }
     };
 }
@@ -102,6 +107,8 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "mkv")]
+            FormatKind::Matroska => Ok(AnyDemuxer::Matroska(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -17,6 +17,8 @@ pub enum FormatKind {
     Rf64,
     /// Sony Wave64.
     Wave64,
+    /// Matroska, WebM and MKA (EBML DocType `matroska` or `webm`).
+    Matroska,
 }
 
 impl FormatKind {
@@ -26,6 +28,7 @@ impl FormatKind {
             FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
+            FormatKind::Matroska => "matroska,webm",
         }
     }
 
@@ -36,6 +39,7 @@ impl FormatKind {
             FormatKind::Wav => "WAV",
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
+            FormatKind::Matroska => "Matroska / WebM",
         }
     }
 }
@@ -72,6 +76,10 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
         if at(0..16) == W64_RIFF_GUID && at(24..28) == b"wave" {
             return Some(FormatKind::Wave64);
         }
+    }
+    // RFC 8794 §11.2.1: every EBML document starts with the EBML Element ID.
+    if cfg!(feature = "mkv") && at(0..4) == [0x1A, 0x45, 0xDF, 0xA3] {
+        return Some(FormatKind::Matroska);
     }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));

@@ -180,6 +180,27 @@ codecs! {
     Pgs => "hdmv_pgs_subtitle",
     TimedId3 => "timed_id3",
     BinData => "bin_data",
+    Text => "text",
+    DvbSub => "dvb_subtitle",
+    HdmvTextSub => "hdmv_text_subtitle",
+    Wavpack => "wavpack",
+    Tta => "tta",
+    Ffv1 => "ffv1",
+    Dirac => "dirac",
+    MsMpeg4v3 => "msmpeg4v3",
+    Rv10 => "rv10",
+    Rv20 => "rv20",
+    Rv30 => "rv30",
+    Rv40 => "rv40",
+    Cook => "cook",
+    Ra144 => "ra_144",
+    Ra288 => "ra_288",
+    Atrac3 => "atrac3",
+    Sipr => "sipr",
+    Gif => "gif",
+    Bmp => "bmp",
+    Webp => "webp",
+    Tiff => "tiff",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).
@@ -236,6 +257,9 @@ pub struct Track {
     pub config: Option<ByteRange>,
     /// Whether the container marks this the default track of its kind.
     pub default: bool,
+    /// Whether the container marks this track forced (subtitles to show even
+    /// when subtitles are off: Matroska FlagForced).
+    pub forced: bool,
 }
 
 /// Flags of a packet.
