@@ -407,16 +407,19 @@ impl MkvDemuxer {
                 self.read_tracks(src, ctx, e)?;
             }
             ids::CUES if self.cues.is_none() => self.cues = Some(range),
-            ids::TAGS if !self.tags.contains(&range) => {
-                if self.tags.push(range).is_err() {
-                    ctx.diags.report("mkv.tags-capacity", e.start);
-                }
-            }
+            ids::TAGS => self.remember_tags(ctx, range, e.start),
             ids::CHAPTERS if self.chapters.is_none() => self.chapters = Some(range),
             ids::ATTACHMENTS if self.attachments.is_none() => self.attachments = Some(range),
             _ => {}
         }
         Ok(())
+    }
+
+    /// Remembers a Tags element's data range (once).
+    fn remember_tags(&mut self, ctx: &mut Context, range: (u64, u64), at: u64) {
+        if !self.tags.contains(&range) && self.tags.push(range).is_err() {
+            ctx.diags.report("mkv.tags-capacity", at);
+        }
     }
 
     /// SeekHead (RFC 9559 §5.1.1): remembers where the other Top-Level
