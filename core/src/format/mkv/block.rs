@@ -482,6 +482,7 @@ impl MkvDemuxer {
         let flags = PacketFlags {
             keyframe: e.keyframe,
             discard: false,
+            truncated: false,
         };
         let duration = (e.duration != 0).then_some(e.duration);
         if let super::Encoding::Strip(head) = &t.encoding {

@@ -251,7 +251,7 @@ impl FormatDemuxer for MkvDemuxer {
     }
 
     fn next_tag<'s, S: Source>(
-        &mut self,
+        &'s mut self,
         src: &'s mut S,
         ctx: &Context,
         cur: &mut TagCursor,

@@ -206,6 +206,7 @@ impl MkvDemuxer {
                 codec: c,
                 time_base: Rational::new(1, 90_000),
                 frames: Some(1),
+                attached_picture: true,
                 ..Track::default()
             };
             let state = TrackState {

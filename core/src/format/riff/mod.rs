@@ -352,7 +352,7 @@ impl FormatDemuxer for WavDemuxer {
             duration,
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,
