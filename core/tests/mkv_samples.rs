@@ -2,6 +2,7 @@
 //! packets (per stream: sizes and CRC32), read through both a slice and a
 //! reader source, which must give identical packets.
 #![cfg(feature = "mkv")]
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mediaslice::crc::crc32;
 use mediaslice::{Demuxer, ReaderSource, SliceSource, Source};

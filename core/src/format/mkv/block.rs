@@ -5,7 +5,7 @@ use super::{ids, Emit, MkvDemuxer, Skip, TrackState};
 use crate::demux::Context;
 use crate::error::{Error, Result};
 use crate::source::Source;
-use crate::types::{Packet, PacketFlags};
+use crate::types::{Codec, Packet, PacketFlags};
 
 /// Capacity of the lace table: the most frames one Block can hold. The lace
 /// count is stored in one byte as frames − 1 (RFC 9559 §10.4), so every
@@ -468,6 +468,31 @@ impl MkvDemuxer {
         })
     }
 
+    /// Borrows a packet already written to scratch (`len` bytes from 0): an
+    /// inflated zlib frame.
+    #[cfg(feature = "mkv-zlib")]
+    pub(super) fn emit_joined<'s, S: Source>(&self, src: &'s mut S, e: Emit, len: usize) -> Result<Packet<'s>> {
+        let t = self
+            .tracks
+            .get(e.track)
+            .ok_or(Error::malformed(e.offset, "no such track"))?;
+        let data = S::joined(src, len)?;
+        Ok(Packet {
+            track: e.track,
+            pts: e.pts,
+            dts: if t.reorders { None } else { e.pts },
+            duration: (e.duration != 0).then_some(e.duration),
+            flags: PacketFlags {
+                keyframe: e.keyframe,
+                discard: false,
+                truncated: false,
+            },
+            pos: Some(e.offset),
+            contiguous: false,
+            data,
+        })
+    }
+
     /// Borrows a decided packet: a slice of the input, or, for a
     /// header-stripped track, the stripped bytes and the frame joined in
     /// scratch.
@@ -490,6 +515,10 @@ impl MkvDemuxer {
             src.put(0, head)?;
             src.gather(e.offset, size, h)?;
             let data = S::joined(src, h + size)?;
+            let flags = PacketFlags {
+                keyframe: bitstream_key(t.codec, data).unwrap_or(flags.keyframe),
+                ..flags
+            };
             return Ok(Packet {
                 track: e.track,
                 pts,
@@ -502,6 +531,10 @@ impl MkvDemuxer {
             });
         }
         let data = src.bytes(e.offset, size)?;
+        let flags = PacketFlags {
+            keyframe: bitstream_key(t.codec, data).unwrap_or(flags.keyframe),
+            ..flags
+        };
         Ok(Packet {
             track: e.track,
             pts,
@@ -512,6 +545,39 @@ impl MkvDemuxer {
             contiguous: true,
             data,
         })
+    }
+}
+
+/// The keyframe flag a VP8 or VP9 frame header gives (VP8: RFC 6386 §9.1,
+/// frame tag bit 0 clear; VP9: bitstream spec §6.2, `frame_type` 0 in a
+/// shown frame), which is what ffprobe reports for these codecs in
+/// Matroska: its parsers replace the Block's flag. `None` for other codecs
+/// or a header too short to tell.
+fn bitstream_key(codec: Codec, data: &[u8]) -> Option<bool> {
+    match codec {
+        Codec::Vp8 => {
+            let b = *data.first()?;
+            // Profiles above 3 are not VP8; ffmpeg's parser then says nothing.
+            (data.len() >= 3 && (b >> 1) & 7 <= 3).then_some(b & 1 == 0)
+        }
+        Codec::Vp9 => {
+            let b = *data.first()?;
+            // frame_marker(2) profile_low(1) profile_high(1) [reserved(1)]
+            // show_existing_frame(1) frame_type(1), MSB first.
+            let profile = ((b >> 5) & 1) | (((b >> 4) & 1) << 1);
+            let mut bit = 3u32;
+            if profile == 3 {
+                if (b >> bit) & 1 == 1 {
+                    return None;
+                }
+                bit -= 1;
+            }
+            if (b >> bit) & 1 == 1 {
+                return Some(false);
+            }
+            Some((b >> (bit - 1)) & 1 == 0)
+        }
+        _ => None,
     }
 }
 

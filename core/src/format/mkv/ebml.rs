@@ -125,8 +125,9 @@ pub(crate) fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Resul
     let n = src.read_at(at, buf)?;
     let h = buf.get(..n).unwrap_or(&[]);
     // Too few bytes: the input ended (truncation) or the parent did (damage).
+    let eof = limit >= src.len();
     let short = || {
-        if n < avail || avail == 0 && limit > at {
+        if n < avail || eof {
             Error::truncated(at.saturating_add(n as u64), "input ends inside an EBML element header")
         } else {
             Error::malformed(at, "EBML element header runs past its parent")

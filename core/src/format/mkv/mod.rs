@@ -32,6 +32,8 @@ mod tags;
 #[cfg(test)]
 mod tests;
 mod tracks;
+#[cfg(feature = "mkv-zlib")]
+mod zlib;
 
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
@@ -64,6 +66,9 @@ enum Encoding {
     Plain,
     /// With these leading bytes removed from every frame (header stripping).
     Strip(heapless::Vec<u8, MAX_STRIPPED>),
+    /// Compressed with zlib (inflated into scratch, feature `mkv-zlib`).
+    #[cfg_attr(not(feature = "mkv-zlib"), allow(dead_code))]
+    Zlib,
     /// Compressed with zlib, bzlib or LZO, or encoded in a way not read:
     /// packets are skipped.
     Unsupported,
@@ -76,6 +81,7 @@ struct TrackState {
     number: u64,
     /// TrackUID, as Tags target it.
     uid: u64,
+    codec: crate::types::Codec,
     /// DefaultDuration in nanoseconds, 0 when absent.
     default_duration: u64,
     /// CodecDelay in track ticks, subtracted from every timestamp.
@@ -229,10 +235,23 @@ impl FormatDemuxer for MkvDemuxer {
                 self.pictures_done = true;
             }
             if let Some(e) = self.laces.take(&mut self.tracks) {
-                if self.keep(ctx, &e)? {
-                    return self.emit(src, e).map(Some);
+                if !self.keep(ctx, &e)? {
+                    continue;
                 }
-                continue;
+                #[cfg(feature = "mkv-zlib")]
+                if self.tracks.get(e.track).is_some_and(|t| t.encoding == Encoding::Zlib) {
+                    let max = (ctx.limits.max_packet as usize).min(src.scratch_len());
+                    match zlib::inflate(src, e.offset, e.size as usize, max) {
+                        Ok(n) => return self.emit_joined(src, e, n).map(Some),
+                        Err(err) if err.is_truncation() => return Err(err),
+                        Err(_) => {
+                            // ffmpeg drops a frame that does not inflate.
+                            ctx.diags.report("mkv.bad-zlib-frame", e.offset);
+                            continue;
+                        }
+                    }
+                }
+                return self.emit(src, e).map(Some);
             }
             if !self.step(src, ctx)? {
                 return Ok(None);

@@ -146,6 +146,7 @@ impl MkvDemuxer {
         let state = TrackState {
             number: e.number,
             uid: e.uid,
+            codec: c,
             default_duration: e.default_duration,
             codec_delay: delay,
             encoding: e.encoding,
@@ -212,6 +213,7 @@ impl MkvDemuxer {
             let state = TrackState {
                 number: 0,
                 uid: 0,
+                codec: c,
                 default_duration: 0,
                 codec_delay: 0,
                 encoding: Encoding::Plain,
@@ -359,6 +361,8 @@ fn read_encodings<S: Source>(src: &mut S, ctx: &mut Context, e: &Element, limit:
             continue;
         }
         out = match algo {
+            #[cfg(feature = "mkv-zlib")]
+            0 => Encoding::Zlib,
             3 => {
                 let mut v = heapless::Vec::<u8, MAX_STRIPPED>::new();
                 if let Some(s) = settings {
