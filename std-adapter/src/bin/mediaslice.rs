@@ -9,9 +9,11 @@ use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagVal
 use mediaslice_std::ffprobe::{self, FormatFacts, TagSet};
 use mediaslice_std::{FileReaderSource, FileSource, MmapSource, StdIo};
 use std::fmt;
+use std::io::IsTerminal;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// Exit code: success.
 const EXIT_OK: u8 = 0;
@@ -125,18 +127,30 @@ impl From<mediaslice::Error> for Failure {
 /// What a command produced: output was written; maybe reading stopped early.
 type Outcome = Result<Option<mediaslice::Error>, Failure>;
 
+/// An open demuxer over the chosen source (boxed: a reader source carries
+/// its block cache inline).
 enum Opened {
-    Mmap(Demuxer<MmapSource>),
-    Pread(Demuxer<FileSource>),
-    Reader(Demuxer<FileReaderSource>),
+    Mmap(Box<Demuxer<MmapSource>>),
+    Pread(Box<Demuxer<FileSource>>),
+    Reader(Box<Demuxer<FileReaderSource>>),
 }
 
+/// Runs `$body` with `$d: &mut Demuxer<_>` for whichever source is open.
 macro_rules! with_demuxer {
     ($opened:expr, $d:ident => $body:expr) => {
         match $opened {
-            Opened::Mmap(mut $d) => $body,
-            Opened::Pread(mut $d) => $body,
-            Opened::Reader(mut $d) => $body,
+            Opened::Mmap(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Pread(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Reader(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
         }
     };
 }
@@ -151,11 +165,11 @@ fn open(path: &Path, kind: SourceKind) -> Result<Opened, Failure> {
     match kind {
         SourceKind::Mmap => {
             let src = MmapSource::open(path).map_err(Failure::Open)?;
-            Ok(Opened::Mmap(Demuxer::open(src, ext)?))
+            Ok(Opened::Mmap(Box::new(Demuxer::open(src, ext)?)))
         }
         SourceKind::Pread => {
             let src = FileSource::open(path).map_err(Failure::Open)?;
-            Ok(Opened::Pread(Demuxer::open(src, ext)?))
+            Ok(Opened::Pread(Box::new(Demuxer::open(src, ext)?)))
         }
         SourceKind::Reader => {
             let file = std::fs::File::open(path).map_err(Failure::Open)?;
@@ -176,10 +190,59 @@ fn open(path: &Path, kind: SourceKind) -> Result<Opened, Failure> {
                     let (reader, mut scratch) = d.into_source().into_inner();
                     scratch.resize(n.min(max), 0);
                     let src = ReaderSource::new(reader, scratch)?;
-                    Ok(Opened::Reader(Demuxer::open(src, ext)?))
+                    Ok(Opened::Reader(Box::new(Demuxer::open(src, ext)?)))
                 }
-                _ => Ok(Opened::Reader(d)),
+                _ => Ok(Opened::Reader(Box::new(d))),
             }
+        }
+    }
+}
+
+/// A percentage on stderr while packets are pulled, when stderr is a
+/// terminal, stdout is not (the output goes to a file or a pipe) and the work
+/// takes a while; nothing otherwise.
+struct Progress {
+    size: u64,
+    enabled: bool,
+    shown: bool,
+    n: u32,
+    last: Instant,
+}
+
+impl Progress {
+    const EVERY: Duration = Duration::from_millis(250);
+
+    fn new(size: u64) -> Self {
+        Progress {
+            size,
+            enabled: io::stderr().is_terminal() && !io::stdout().is_terminal() && size > 0,
+            shown: false,
+            n: 0,
+            last: Instant::now(),
+        }
+    }
+
+    /// Notes a packet at byte `pos`; looks at the clock every 256 packets.
+    fn tick(&mut self, pos: Option<u64>) {
+        if !self.enabled {
+            return;
+        }
+        self.n = self.n.wrapping_add(1);
+        if self.n % 256 != 0 || self.last.elapsed() < Self::EVERY {
+            return;
+        }
+        self.last = Instant::now();
+        if let Some(pos) = pos {
+            let pct = pos.saturating_mul(100) / self.size;
+            eprint!("\rmediaslice: {pct:>3}% ");
+            self.shown = true;
+        }
+    }
+
+    fn done(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+            self.shown = false;
         }
     }
 }
@@ -234,6 +297,13 @@ fn opt_u64(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
 
+/// The table's flags: ffprobe's two (`K` keyframe, `D` discard) and `T`
+/// when the input ends inside the packet.
+fn table_flags(p: &mediaslice::Packet<'_>) -> String {
+    let t = if p.flags.truncated { "T" } else { "_" };
+    format!("{}{t}", ffprobe::flags(p))
+}
+
 /// `packets`: every packet, as a table or as ffprobe's JSON document. The
 /// packets are written one by one as they are pulled; nothing proportional
 /// to the file is held.
@@ -252,6 +322,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     }
     let mut stopped = None;
     let mut first = true;
+    let mut progress = Progress::new(d.source().len());
     loop {
         let p = match d.next_packet() {
             Ok(Some(p)) => p,
@@ -261,6 +332,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
                 break;
             }
         };
+        progress.tick(p.pos);
         let crc = crc32(p.data);
         if json {
             w.write_all(if first { b"\n    " } else { b",\n    " })?;
@@ -275,12 +347,13 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
                 opt_u64(p.duration),
                 p.data.len(),
                 opt_u64(p.pos),
-                ffprobe::flags(&p),
+                table_flags(&p),
                 crc
             )?;
         }
         first = false;
     }
+    progress.done();
     if json {
         w.write_all(if first { b"],\n" } else { b"\n  ],\n" })?;
         write_tail(w, d, &tags, filename)?;
@@ -295,9 +368,11 @@ fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
     let mut crc = Crc32::new();
     let (mut n, mut bytes) = (0u64, 0u64);
     let mut stopped = None;
+    let mut progress = Progress::new(d.source().len());
     loop {
         match d.next_packet() {
             Ok(Some(p)) => {
+                progress.tick(p.pos);
                 crc.update(p.data);
                 n += 1;
                 bytes += p.data.len() as u64;
@@ -309,6 +384,7 @@ fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
             }
         }
     }
+    progress.done();
     writeln!(
         w,
         "{{\"packets\": {n}, \"bytes\": {bytes}, \"crc32\": \"{:08x}\"}}",
@@ -523,14 +599,14 @@ fn run(cli: &Cli) -> u8 {
     let stdout = io::stdout();
     let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
     let outcome = with_demuxer!(opened, d => match &cli.cmd {
-        Cmd::Probe(a) => cmd_probe(&mut d, &mut w, a.json, &name),
+        Cmd::Probe(a) => cmd_probe(d, &mut w, a.json, &name),
         Cmd::Packets { file, summary: true } => {
             let _ = file;
-            cmd_summary(&mut d, &mut w)
+            cmd_summary(d, &mut w)
         }
-        Cmd::Packets { file, summary: false } => cmd_packets(&mut d, &mut w, file.json, &name),
-        Cmd::Tags(a) => cmd_tags(&mut d, &mut w, a.json),
-        Cmd::Io(a) => cmd_io(&mut d, &mut w, a.json, kind),
+        Cmd::Packets { file, summary: false } => cmd_packets(d, &mut w, file.json, &name),
+        Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
+        Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
     match outcome {

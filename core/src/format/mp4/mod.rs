@@ -35,6 +35,22 @@ use zerocopy::FromBytes;
 /// stored one sample per `stsz` entry (`mov.c`, chunk demuxing).
 const PCM_GROUP: u32 = 1024;
 
+/// Samples and bytes of the next packet of a chunk read as uncompressed
+/// audio, with `left` samples left in the chunk (ffmpeg `mov_build_index`).
+fn chunk_group(mode: ChunkMode, left: u32) -> (u32, u32) {
+    if mode.samples_per_frame >= 160 {
+        (mode.samples_per_frame.min(left), mode.bytes_per_frame)
+    } else if mode.samples_per_frame > 1 {
+        let s = (PCM_GROUP / mode.samples_per_frame * mode.samples_per_frame)
+            .min(left)
+            .max(1);
+        (s, (s / mode.samples_per_frame).saturating_mul(mode.bytes_per_frame))
+    } else {
+        let s = PCM_GROUP.min(left);
+        (s, s.saturating_mul(mode.frame_bytes.max(1)))
+    }
+}
+
 /// A table inside `stbl`: where its first entry is and how many there are.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Table {
@@ -179,6 +195,9 @@ pub struct Mp4Demuxer {
     /// (track index, offset, length).
     covers: heapless::Vec<(usize, u64, u32), 4>,
     next_cover: usize,
+    /// After a seek into fragments: (anchor track, anchor samples still to
+    /// skip, landing time in microseconds).
+    frag_skip: Option<(usize, u32, i64)>,
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -953,6 +972,8 @@ impl Mp4Demuxer {
             next_sync: u32::MAX,
             ..Cursor::default()
         };
+        t.edit_done = false;
+        t.key_after_edit = false;
         if t.stsc.count > 0 {
             t.cur.stsc_next_first = src.u32_be(t.stsc.off)?;
         }
@@ -1129,6 +1150,20 @@ impl Mp4Demuxer {
         Ok(n)
     }
 
+    /// Puts `t` where a read from the beginning starts: its first sample, or
+    /// the first sample kept by its edit list; and computes its first
+    /// pending sample.
+    fn restart<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<()> {
+        if let (Some((mt, _)), None) = (t.edit, t.chunk) {
+            if t.sample_count > 0 {
+                let n = Self::edit_start(src, ctx, t, mt)?;
+                Self::position(src, ctx, t, n)?;
+            }
+        }
+        t.pending = Self::next_sample(src, ctx, t)?;
+        Ok(())
+    }
+
     /// The last sync sample at or before sample `n` (0-based).
     fn sample_at_key_before<S: Source>(src: &mut S, t: &Mp4Track, n: u32) -> Result<u32> {
         let mut key = 0u32;
@@ -1151,18 +1186,7 @@ impl Mp4Demuxer {
         }
         if let Some(mode) = t.chunk {
             // Uncompressed audio: up to 1024 samples of the chunk at a time.
-            let left = t.cur.left_in_chunk;
-            let (samples, size) = if mode.samples_per_frame >= 160 {
-                (mode.samples_per_frame.min(left), mode.bytes_per_frame)
-            } else if mode.samples_per_frame > 1 {
-                let s = (PCM_GROUP / mode.samples_per_frame * mode.samples_per_frame)
-                    .min(left)
-                    .max(1);
-                (s, (s / mode.samples_per_frame).saturating_mul(mode.bytes_per_frame))
-            } else {
-                let s = PCM_GROUP.min(left);
-                (s, s.saturating_mul(mode.frame_bytes.max(1)))
-            };
+            let (samples, size) = chunk_group(mode, t.cur.left_in_chunk);
             let dts = t.cur.dts;
             let pos = t.cur.offset;
             Self::advance_stts(src, t, samples)?;
@@ -1532,11 +1556,19 @@ impl Mp4Demuxer {
                 }
                 let spc = t.cur.left_in_chunk;
                 if t.cur.sample.saturating_add(spc) > n {
-                    // Restart this chunk at its beginning.
-                    t.cur.next_chunk -= 1;
-                    t.cur.left_in_chunk = 0;
-                    t.cur.stsc_i = u32::MAX;
-                    t.cur.stsc_next_first = if t.stsc.count > 0 { src.u32_be(t.stsc.off)? } else { 0 };
+                    // Inside this chunk: skip whole packets before the one
+                    // holding `n`, on the grid a read from the start uses.
+                    let Some(mode) = t.chunk else { break };
+                    while t.cur.left_in_chunk > 0 {
+                        let (samples, size) = chunk_group(mode, t.cur.left_in_chunk);
+                        if t.cur.sample.saturating_add(samples) > n || samples == 0 {
+                            break;
+                        }
+                        Self::advance_stts(src, t, samples)?;
+                        t.cur.left_in_chunk -= samples;
+                        t.cur.sample += samples;
+                        t.cur.offset = t.cur.offset.saturating_add(size as u64);
+                    }
                     break;
                 }
                 t.cur.sample += spc;
@@ -1723,6 +1755,7 @@ impl FormatDemuxer for Mp4Demuxer {
             cut: None,
             covers: heapless::Vec::new(),
             next_cover: 0,
+            frag_skip: None,
         };
         let len = src.len();
         let mut at = 0u64;
@@ -1792,13 +1825,7 @@ impl FormatDemuxer for Mp4Demuxer {
         }
         for i in 0..d.tracks.len() {
             if let Some(t) = d.tracks.get_mut(i) {
-                if let (Some((mt, _)), None) = (t.edit, t.chunk) {
-                    if t.sample_count > 0 {
-                        let n = Self::edit_start(src, ctx, t, mt)?;
-                        Self::position(src, ctx, t, n)?;
-                    }
-                }
-                t.pending = Self::next_sample(src, ctx, t)?;
+                Self::restart(src, ctx, t)?;
             }
         }
         Ok(d)
@@ -1882,12 +1909,30 @@ impl Mp4Demuxer {
             }
             self.in_fragments = true;
         }
-        match self.next_fragment_sample(src, ctx)? {
-            Some((i, s)) => {
-                let t = self.tracks.get(i).ok_or(Error::malformed(0, "track"))?;
-                Self::packet(src, t, s, max).map(Some)
+        loop {
+            let fragments = self.frag.fragments;
+            let Some((i, s)) = self.next_fragment_sample(src, ctx)? else {
+                return Ok(None);
+            };
+            if let Some((anchor, left, landing_us)) = self.frag_skip {
+                // After a seek: skip the anchor's samples before its landing
+                // sample, and other tracks' samples that end before it.
+                if self.frag.fragments != fragments && fragments != 0 {
+                    self.frag_skip = None;
+                } else if i == anchor && left > 0 {
+                    self.frag_skip = Some((anchor, left - 1, landing_us));
+                    continue;
+                } else if i != anchor {
+                    let t = self.tracks.get(i).ok_or(Error::malformed(0, "track"))?;
+                    let end = s.dts.saturating_add(s.duration as i64).saturating_sub(t.shift);
+                    let end_us = rescale(end, Rational::new(1, t.timescale), Rational::new(1, 1_000_000));
+                    if end_us <= landing_us {
+                        continue;
+                    }
+                }
             }
-            None => Ok(None),
+            let t = self.tracks.get(i).ok_or(Error::malformed(0, "track"))?;
+            return Self::packet(src, t, s, max).map(Some);
         }
     }
 
@@ -1897,6 +1942,17 @@ impl Mp4Demuxer {
         };
         let base = Rational::new(1, anchor.timescale);
         let anchor_shift = anchor.shift;
+        if self.tracks.iter().any(|t| t.sample_count > 0) && ts <= anchor.start {
+            // At or before the start: every track restarts where a read from
+            // the beginning starts (including samples before an edit).
+            for t in self.tracks.iter_mut() {
+                Self::position(src, ctx, t, 0)?;
+                Self::restart(src, ctx, t)?;
+            }
+            self.in_fragments = false;
+            self.next_cover = 0;
+            return Ok(());
+        }
         if self.tracks.iter().any(|t| t.sample_count > 0) {
             // Seek the anchor track to its keyframe, then every other track to
             // the anchor's resulting time.
@@ -1970,6 +2026,46 @@ impl Mp4Demuxer {
         for t in self.tracks.iter_mut() {
             t.pending = None;
         }
+        // Within that fragment, find the anchor's landing sample: the last
+        // keyframe (video) or sample (audio) starting at or before the
+        // target. Headers only; the state is restored afterwards.
+        let saved = self.frag;
+        let saved_dts: heapless::Vec<i64, MAX_TRACKS> = self.tracks.iter().map(|t| t.next_dts).collect();
+        let ai = self.tracks.iter().position(|t| t.index == track).unwrap_or(0);
+        let audio = self.tracks.get(ai).map(|t| t.audio).unwrap_or(true);
+        let (mut seen, mut land, mut land_dts) = (0u32, 0u32, None);
+        let mut first_fragment = None;
+        while let Some((i, s)) = self.next_fragment_sample(src, ctx)? {
+            let frag_no = *first_fragment.get_or_insert(self.frag.fragments);
+            if self.frag.fragments != frag_no {
+                break;
+            }
+            if i == ai {
+                if s.dts <= raw && (audio || s.key) {
+                    land = seen;
+                    land_dts = Some(s.dts);
+                }
+                seen += 1;
+            }
+        }
+        self.frag = saved;
+        for (t, d) in self.tracks.iter_mut().zip(saved_dts) {
+            t.next_dts = d;
+        }
+        self.frag_skip = land_dts.map(|d| {
+            let us = self
+                .tracks
+                .get(ai)
+                .map(|t| {
+                    rescale(
+                        d.saturating_sub(t.shift),
+                        Rational::new(1, t.timescale),
+                        Rational::new(1, 1_000_000),
+                    )
+                })
+                .unwrap_or(0);
+            (ai, land, us)
+        });
         Ok(())
     }
 
