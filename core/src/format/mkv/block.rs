@@ -60,9 +60,38 @@ impl Laces {
             offset,
             size,
             pts,
+            dts: pts,
             duration,
             keyframe: (n == 0 && self.keyframe) || t.intra_only,
         })
+    }
+}
+
+impl TrackState {
+    /// The dts ffprobe reports for a packet of this track with `pts`
+    /// (libavformat's `compute_pkt_fields`): the pts itself when the codec
+    /// does not reorder; with a known reorder depth `d`, the smallest of
+    /// the last `d + 1` pts (none for the first `d` packets); else unknown.
+    fn dts_for(&mut self, pts: Option<i64>) -> Option<i64> {
+        if !self.reorders {
+            return pts;
+        }
+        let d = self.depth? as usize;
+        let pts = pts?;
+        let buf = self.pts_buffer.get_mut(..=d)?;
+        *buf.first_mut()? = pts;
+        for i in 0..d {
+            match (buf.get(i).copied(), buf.get(i + 1).copied()) {
+                (Some(a), Some(b)) if a > b => buf.swap(i, i + 1),
+                _ => break,
+            }
+        }
+        buf.first().copied().filter(|&v| v != i64::MIN)
+    }
+
+    /// Forgets the pts seen (after a seek).
+    pub(super) fn reset_dts(&mut self) {
+        self.pts_buffer = [i64::MIN; super::h264::MAX_REORDER + 1];
     }
 }
 
@@ -422,7 +451,7 @@ impl MkvDemuxer {
 
     /// Whether a decided packet is delivered: not when its track's encoding
     /// is unsupported, nor while a seek drops packets before its target.
-    pub(super) fn keep(&mut self, ctx: &mut Context, e: &Emit) -> Result<bool> {
+    pub(super) fn keep(&mut self, ctx: &mut Context, e: &mut Emit) -> Result<bool> {
         let Some(t) = self.tracks.get(e.track) else {
             return Ok(false);
         };
@@ -449,6 +478,9 @@ impl MkvDemuxer {
         if e.size > ctx.limits.max_packet {
             return Err(Error::limit(e.offset, "packet larger than Limits::max_packet"));
         }
+        if let Some(t) = self.tracks.get_mut(e.track) {
+            e.dts = t.dts_for(e.pts);
+        }
         Ok(true)
     }
 
@@ -463,6 +495,7 @@ impl MkvDemuxer {
             offset: p.offset,
             size: p.len,
             pts: None,
+            dts: None,
             duration: 0,
             keyframe: true,
         })
@@ -472,15 +505,11 @@ impl MkvDemuxer {
     /// inflated zlib frame.
     #[cfg(feature = "mkv-zlib")]
     pub(super) fn emit_joined<'s, S: Source>(&self, src: &'s mut S, e: Emit, len: usize) -> Result<Packet<'s>> {
-        let t = self
-            .tracks
-            .get(e.track)
-            .ok_or(Error::malformed(e.offset, "no such track"))?;
         let data = S::joined(src, len)?;
         Ok(Packet {
             track: e.track,
             pts: e.pts,
-            dts: if t.reorders { None } else { e.pts },
+            dts: e.dts,
             duration: (e.duration != 0).then_some(e.duration),
             flags: PacketFlags {
                 keyframe: e.keyframe,
@@ -503,7 +532,7 @@ impl MkvDemuxer {
             .ok_or(Error::malformed(e.offset, "no such track"))?;
         let size = e.size as usize;
         let pts = e.pts;
-        let dts = if t.reorders { None } else { pts };
+        let dts = e.dts;
         let flags = PacketFlags {
             keyframe: e.keyframe,
             discard: false,

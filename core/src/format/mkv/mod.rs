@@ -26,6 +26,7 @@
 mod block;
 mod codec;
 mod ebml;
+mod h264;
 mod ids;
 mod seek;
 mod tags;
@@ -92,8 +93,14 @@ struct TrackState {
     subtitle: bool,
     /// Every packet is a keyframe (ffmpeg's intra-only codecs).
     intra_only: bool,
-    /// dts is unknown (the codec may reorder pictures).
+    /// The codec may reorder pictures: dts is not the pts.
     reorders: bool,
+    /// For such a codec, the reorder depth from its headers (H.264 SPS),
+    /// with which dts is derived as ffmpeg does; `None`: dts unknown.
+    depth: Option<u8>,
+    /// The last pts seen, sorted (ffmpeg's `pts_buffer`), for that
+    /// derivation; `i64::MIN` for none.
+    pts_buffer: [i64; h264::MAX_REORDER + 1],
     /// End of the latest subtitle shown, for ffmpeg's overlap rule.
     end_ts: i64,
     /// For an attached picture (an Attachment of an image type), its data:
@@ -108,6 +115,7 @@ struct Emit {
     offset: u64,
     size: u32,
     pts: Option<i64>,
+    dts: Option<i64>,
     duration: u64,
     keyframe: bool,
 }
@@ -234,8 +242,8 @@ impl FormatDemuxer for MkvDemuxer {
                 }
                 self.pictures_done = true;
             }
-            if let Some(e) = self.laces.take(&mut self.tracks) {
-                if !self.keep(ctx, &e)? {
+            if let Some(mut e) = self.laces.take(&mut self.tracks) {
+                if !self.keep(ctx, &mut e)? {
                     continue;
                 }
                 #[cfg(feature = "mkv-zlib")]

@@ -26,6 +26,7 @@ impl MkvDemuxer {
         self.skip = None;
         for t in self.tracks.iter_mut() {
             t.end_ts = i64::MIN;
+            t.reset_dts();
         }
         // Cues and Cluster timestamps are in Segment ticks, before CodecDelay.
         let seg_ts = ts.saturating_add(delay);

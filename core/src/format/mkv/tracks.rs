@@ -140,6 +140,10 @@ impl MkvDemuxer {
             Rational::new(1, 1_000_000_000),
             tb,
         );
+        let depth = match (c, e.private) {
+            (Codec::H264, Some(p)) if id == b"V_MPEG4/ISO/AVC" => super::h264::reorder_depth(src, p),
+            _ => None,
+        };
         if e.encoding == Encoding::Unsupported {
             ctx.diags.report("mkv.compression-unsupported", at);
         }
@@ -154,6 +158,8 @@ impl MkvDemuxer {
             subtitle: kind == TrackKind::Subtitle,
             intra_only: codec::intra_only(c),
             reorders: codec::may_reorder(c),
+            depth,
+            pts_buffer: [i64::MIN; super::h264::MAX_REORDER + 1],
             end_ts: i64::MIN,
             picture: None,
         };
@@ -221,6 +227,8 @@ impl MkvDemuxer {
                 subtitle: false,
                 intra_only: true,
                 reorders: false,
+                depth: None,
+                pts_buffer: [i64::MIN; super::h264::MAX_REORDER + 1],
                 end_ts: i64::MIN,
                 picture: Some(data),
             };
