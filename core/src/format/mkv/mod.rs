@@ -143,6 +143,8 @@ pub struct MkvDemuxer {
     tags: heapless::Vec<(u64, u64), MAX_TAGS_ELEMENTS>,
     chapters: Option<(u64, u64)>,
     attachments: Option<(u64, u64)>,
+    /// The Attachments element runs past the end of the input.
+    attachments_cut: bool,
     title: Option<ByteRange>,
     muxing_app: Option<ByteRange>,
     writing_app: Option<ByteRange>,
@@ -198,6 +200,7 @@ impl FormatDemuxer for MkvDemuxer {
             tags: heapless::Vec::new(),
             chapters: None,
             attachments: None,
+            attachments_cut: false,
             title: None,
             muxing_app: None,
             writing_app: None,
@@ -436,7 +439,10 @@ impl MkvDemuxer {
             ids::CUES if self.cues.is_none() => self.cues = Some(range),
             ids::TAGS => self.remember_tags(ctx, range, e.start),
             ids::CHAPTERS if self.chapters.is_none() => self.chapters = Some(range),
-            ids::ATTACHMENTS if self.attachments.is_none() => self.attachments = Some(range),
+            ids::ATTACHMENTS if self.attachments.is_none() => {
+                self.attachments = Some(range);
+                self.attachments_cut = e.end().is_none_or(|end| end > src.len());
+            }
             _ => {}
         }
         Ok(())

@@ -672,3 +672,27 @@ fn zlib_frames_are_inflated_into_scratch() {
     let mut d = Demuxer::open(SliceSource::with_scratch(&f, &mut small), None).unwrap();
     assert_eq!(d.next_packet().unwrap().unwrap().data, b"opus");
 }
+
+#[test]
+fn cut_attachment_is_left_out() {
+    let cl = el(
+        ids::CLUSTER,
+        &cat(&[uint(ids::TIMESTAMP, 0), simple(2, 0, 0x80, b"audio")]),
+    );
+    let att = el(
+        ids::ATTACHMENTS,
+        &el(
+            ids::ATTACHED_FILE,
+            &cat(&[
+                el(ids::FILE_MEDIA_TYPE, b"image/jpeg"),
+                el(ids::FILE_DATA, &[0xFF; 100]),
+            ]),
+        ),
+    );
+    let f = file(false, &[att, cl.clone()]);
+    assert_eq!(Demuxer::open(SliceSource::new(&f), None).unwrap().tracks().len(), 3);
+    let cut = f.len() - cl.len() - 50;
+    let mut d = Demuxer::open(SliceSource::new(&f[..cut]), None).unwrap();
+    assert_eq!(d.tracks().len(), 2);
+    assert!(d.next_packet().map_or(true, |p| p.is_none()));
+}

@@ -178,6 +178,7 @@ impl MkvDemuxer {
             return Ok(());
         };
         let mut kids = Children { pos: start, end };
+        let cut_at = if self.attachments_cut { end } else { u64::MAX };
         loop {
             let file = match kids.next(src) {
                 Ok(Some(f)) => f,
@@ -193,18 +194,16 @@ impl MkvDemuxer {
             let mut mime = [0u8; 32];
             let mut mime_len = 0;
             let mut data = None;
-            let mut inner = Children::of(&file, end);
-            while let Some(c) = inner.next(src)? {
-                match c.id {
-                    ids::FILE_MEDIA_TYPE => mime_len = read_str(src, &c, &mut mime)?.len(),
-                    ids::FILE_DATA => data = range_of(&c),
-                    _ => {}
-                }
+            if read_file_entry(src, &file, end, &mut mime, &mut mime_len, &mut data).is_err() {
+                // A cut or damaged attachment: the file is still readable.
+                ctx.diags.report("mkv.bad-attachment", file.start);
+                break;
             }
             let Some(c) = codec::from_image_mime(mime.get(..mime_len).unwrap_or(&[])) else {
                 continue;
             };
-            let Some(data) = data.filter(|d| d.len > 0) else {
+            // A picture cut by the end of the input is left out.
+            let Some(data) = data.filter(|d| d.len > 0 && d.offset.saturating_add(d.len as u64) < cut_at) else {
                 continue;
             };
             let track = Track {
@@ -238,6 +237,26 @@ impl MkvDemuxer {
         }
         Ok(())
     }
+}
+
+/// An AttachedFile's media type and data range.
+fn read_file_entry<S: Source>(
+    src: &mut S,
+    file: &Element,
+    end: u64,
+    mime: &mut [u8; 32],
+    mime_len: &mut usize,
+    data: &mut Option<ByteRange>,
+) -> Result<()> {
+    let mut inner = Children::of(file, end);
+    while let Some(c) = inner.next(src)? {
+        match c.id {
+            ids::FILE_MEDIA_TYPE => *mime_len = read_str(src, &c, mime)?.len(),
+            ids::FILE_DATA => *data = range_of(&c),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Reads one TrackEntry's children (RFC 9559 §5.1.4.1), with the defaults
