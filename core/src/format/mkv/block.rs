@@ -460,7 +460,12 @@ impl MkvDemuxer {
         }
         if let Some(s) = self.skip {
             let Some(pts) = e.pts else { return Ok(false) };
-            if e.track == s.track {
+            if s.sparse {
+                if pts < s.from {
+                    return Ok(false);
+                }
+                self.skip = None;
+            } else if e.track == s.track {
                 let reached = if s.key {
                     e.keyframe && pts >= s.from
                 } else {
@@ -611,6 +616,11 @@ fn bitstream_key(codec: Codec, data: &[u8]) -> Option<bool> {
 }
 
 /// Starts a seek's packet dropping.
-pub(super) fn skip_from(track: usize, from: i64, key: bool) -> Skip {
-    Skip { track, from, key }
+pub(super) fn skip_from(track: usize, from: i64, key: bool, sparse: bool) -> Skip {
+    Skip {
+        track,
+        from,
+        key,
+        sparse,
+    }
 }

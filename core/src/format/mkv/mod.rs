@@ -128,6 +128,9 @@ struct Skip {
     from: i64,
     /// The target must start at a keyframe (video).
     key: bool,
+    /// The target track is sparse (subtitles, an attached picture): drop
+    /// packets of every track before `from`, then stop.
+    sparse: bool,
 }
 
 /// Demuxer state for Matroska, WebM and MKA.

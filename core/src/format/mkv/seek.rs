@@ -21,6 +21,7 @@ impl MkvDemuxer {
         let number = t.number;
         let delay = t.codec_delay;
         let video = ctx.tracks.get(track).is_some_and(|x| x.kind == TrackKind::Video) && !t.intra_only;
+        let sparse = t.subtitle || t.number == 0;
         self.laces.clear();
         self.pictures_done = true;
         self.skip = None;
@@ -54,7 +55,7 @@ impl MkvDemuxer {
         self.in_cluster = false;
         self.cluster_end = None;
         self.cluster_ts = None;
-        self.skip = Some(skip_from(track, from, video));
+        self.skip = Some(skip_from(track, from, video, sparse));
         Ok(())
     }
 

@@ -92,7 +92,7 @@ impl MkvDemuxer {
                             continue;
                         }
                     };
-                    let Some(r) = r.filter(|r| r.len > 0 && r.len as u64 <= max) else {
+                    let Some(r) = r.filter(|r| r.len > 0 && r.len as u64 <= max && fits(src, r.len as usize)) else {
                         continue;
                     };
                     let v = src.bytes(r.offset, r.len as usize)?;
@@ -113,7 +113,10 @@ impl MkvDemuxer {
                         self.tag_walk = TagWalk::default();
                         continue;
                     };
-                    let Some(r) = t.name.filter(|r| r.len > 0 && r.len as u64 <= max) else {
+                    let Some(r) = t
+                        .name
+                        .filter(|r| r.len > 0 && r.len as u64 <= max && fits(src, r.len as usize))
+                    else {
                         continue;
                     };
                     let v = src.bytes(r.offset, r.len as usize)?;
@@ -164,7 +167,7 @@ impl MkvDemuxer {
                     let Some(sp) = simple_tag_spans(src, &e, limit, max) else {
                         continue;
                     };
-                    if !key_is_text(src, &sp) {
+                    if !fits(src, sp.len) || !key_is_text(src, &sp) {
                         continue;
                     }
                     let b = src.bytes(sp.start, sp.len)?;
@@ -221,7 +224,9 @@ impl MkvDemuxer {
                             }));
                         }
                         ids::CHAP_STRING => {
-                            let Some(r) = super::range_of(&e).filter(|r| r.len as u64 <= max) else {
+                            let Some(r) =
+                                super::range_of(&e).filter(|r| r.len as u64 <= max && fits(src, r.len as usize))
+                            else {
                                 continue;
                             };
                             let v = src.bytes(r.offset, r.len as usize)?;
@@ -258,7 +263,7 @@ impl MkvDemuxer {
                     let Some(sp) = attachment_spans(src, &e, limit, max) else {
                         continue;
                     };
-                    if !key_is_text(src, &sp) {
+                    if !fits(src, sp.len) || !key_is_text(src, &sp) {
                         continue;
                     }
                     let b = src.bytes(sp.start, sp.len)?;
@@ -321,6 +326,13 @@ fn next_element<S: Source>(src: &mut S, cur: &mut TagCursor, limit: u64) -> Opti
             None
         }
     }
+}
+
+/// Whether `len` bytes can be borrowed from `src`: always from a slice; from
+/// a reader, when they fit its scratch. A tag that cannot be borrowed is
+/// skipped, not an error.
+fn fits<S: Source>(src: &S, len: usize) -> bool {
+    src.is_slice() || len <= src.scratch_len()
 }
 
 /// Whether a tag's key is UTF-8 of at most [`MAX_KEY`] bytes, read before

@@ -696,3 +696,95 @@ fn cut_attachment_is_left_out() {
     assert_eq!(d.tracks().len(), 2);
     assert!(d.next_packet().map_or(true, |p| p.is_none()));
 }
+
+#[test]
+fn seek_on_a_sparse_track_keeps_the_other_tracks() {
+    let sub = el(
+        ids::TRACKS,
+        &cat(&[
+            track(1, 0x11, "S_TEXT/UTF8", &[]),
+            track(2, 2, "A_OPUS", &[uint(ids::DEFAULT_DURATION, 20_000_000)]),
+        ]),
+    );
+    let mut clusters = Vec::new();
+    for i in 0..4u64 {
+        let mut parts = vec![uint(ids::TIMESTAMP, i * 100), simple(2, 0, 0x80, &[i as u8])];
+        if i == 0 {
+            parts.push(simple(1, 0, 0x80, b"hello"));
+        }
+        clusters.push(el(ids::CLUSTER, &cat(&parts)));
+    }
+    let f = cat(&[
+        header("matroska"),
+        el(ids::SEGMENT, &cat(&[info(), sub, cat(&clusters)])),
+    ]);
+    let mut d = Demuxer::open(SliceSource::new(&f), None).unwrap();
+    assert_eq!(d.tracks()[0].kind, TrackKind::Subtitle);
+    d.seek(0, 250).unwrap();
+    let p = d.next_packet().unwrap().unwrap();
+    assert_eq!((p.track, p.pts), (1, Some(300)));
+}
+
+/// An in-memory reader for `ReaderSource`.
+struct Cursor<'a>(&'a [u8], usize);
+
+impl embedded_io::ErrorType for Cursor<'_> {
+    type Error = core::convert::Infallible;
+}
+
+impl embedded_io::Read for Cursor<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let rest = self.0.get(self.1..).unwrap_or(&[]);
+        let n = rest.len().min(buf.len()).min(7);
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.1 += n;
+        Ok(n)
+    }
+}
+
+impl embedded_io::Seek for Cursor<'_> {
+    fn seek(&mut self, pos: embedded_io::SeekFrom) -> Result<u64, Self::Error> {
+        self.1 = match pos {
+            embedded_io::SeekFrom::Start(p) => p as usize,
+            embedded_io::SeekFrom::End(d) => (self.0.len() as i64 + d) as usize,
+            embedded_io::SeekFrom::Current(d) => (self.1 as i64 + d) as usize,
+        };
+        Ok(self.1 as u64)
+    }
+}
+
+#[test]
+fn reader_with_small_scratch_skips_big_tags() {
+    let big = vec![b'x'; 5000];
+    let tags = el(
+        ids::TAGS,
+        &el(
+            ids::TAG,
+            &cat(&[
+                el(
+                    ids::SIMPLE_TAG,
+                    &cat(&[el(ids::TAG_NAME, b"BIG"), el(ids::TAG_STRING, &big)]),
+                ),
+                el(
+                    ids::SIMPLE_TAG,
+                    &cat(&[el(ids::TAG_NAME, b"SMALL"), el(ids::TAG_STRING, b"y")]),
+                ),
+            ]),
+        ),
+    );
+    let cl = el(
+        ids::CLUSTER,
+        &cat(&[uint(ids::TIMESTAMP, 0), simple(2, 0, 0x80, b"audio")]),
+    );
+    let f = file(false, &[tags, cl]);
+    let src = crate::ReaderSource::<_, _, 4>::with_known_len(Cursor(&f, 0), [0u8; 256], f.len() as u64);
+    let mut d = Demuxer::open(src, None).unwrap();
+    let mut keys = Vec::new();
+    while let Some(t) = d.next_tag().unwrap() {
+        if let TagKey::Text(k) = t.key {
+            keys.push(std::string::String::from(k));
+        }
+    }
+    assert_eq!(keys, ["Title", "MuxingApp", "Name", "SMALL"]);
+    assert_eq!(d.next_packet().unwrap().unwrap().data, b"audio");
+}
