@@ -11,9 +11,9 @@
 //! laced frame is its own packet and a slice of the input. Clusters of
 //! unknown size (live recordings, RFC 8794 §6.2) end at the next Top-Level
 //! Element ID. Header stripping (ContentCompAlgo 3, RFC 9559 §5.1.4.1.31.6)
-//! is undone by joining the stripped bytes and the frame in scratch; zlib,
-//! bzlib and LZO compression are reported unsupported and their tracks'
-//! packets skipped.
+//! is undone by joining the stripped bytes and the frame in scratch; zlib
+//! frames are inflated into scratch (feature `mkv-zlib`); bzlib and LZO
+//! compression are reported unsupported and their tracks' packets skipped.
 //!
 //! Timestamps follow ffmpeg's reading so that they match ffprobe: a frame's
 //! pts is the Cluster Timestamp plus the Block's relative timestamp, minus
