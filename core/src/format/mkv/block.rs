@@ -89,6 +89,27 @@ impl TrackState {
         buf.first().copied().filter(|&v| v != i64::MIN)
     }
 
+    /// For Vorbis, a packet's duration (and, for a frame the container
+    /// leaves untimed, its pts) from the packet's mode (`first` is its first
+    /// byte), as ffprobe's Vorbis parser gives them.
+    fn vorbis_timing(&mut self, e: &mut Emit, first: u8, scale: u64) {
+        let Some(v) = self.vorbis.as_mut() else { return };
+        let samples = v.samples(first) as u128;
+        // Samples to ticks of TimestampScale ns, rounding down (ffmpeg's
+        // AV_ROUND_DOWN).
+        let den = v.rate as u128 * scale.max(1) as u128;
+        let ticks = (samples * 1_000_000_000)
+            .checked_div(den)
+            .unwrap_or(0)
+            .min(i64::MAX as u128) as u64;
+        e.pts = e.pts.or(self.next_ts);
+        e.dts = e.pts;
+        e.duration = ticks;
+        if let (Some(p), true) = (e.pts, ticks > 0) {
+            self.next_ts = Some(p.saturating_add(ticks as i64));
+        }
+    }
+
     /// Forgets the pts seen (after a seek).
     pub(super) fn reset_dts(&mut self) {
         self.pts_buffer = [i64::MIN; super::h264::MAX_REORDER + 1];
@@ -489,6 +510,26 @@ impl MkvDemuxer {
         Ok(true)
     }
 
+    /// Applies codec-level timing that needs the frame's first byte (Vorbis).
+    pub(super) fn codec_timing<S: Source>(&mut self, src: &mut S, e: &mut Emit) -> Result<()> {
+        let scale = self.scale;
+        let Some(t) = self.tracks.get_mut(e.track) else {
+            return Ok(());
+        };
+        if t.vorbis.is_none() || e.size == 0 {
+            return Ok(());
+        }
+        let first = match &t.encoding {
+            super::Encoding::Strip(h) if !h.is_empty() => h.first().copied().unwrap_or(0),
+            _ => {
+                let b: [u8; 1] = src.array(e.offset)?;
+                b[0]
+            }
+        };
+        t.vorbis_timing(e, first, scale);
+        Ok(())
+    }
+
     /// The next attached picture not yet delivered.
     pub(super) fn next_picture(&mut self) -> Option<Emit> {
         let i = self.tracks.iter().position(|t| t.picture.is_some())?;
@@ -536,14 +577,12 @@ impl MkvDemuxer {
             .get(e.track)
             .ok_or(Error::malformed(e.offset, "no such track"))?;
         let size = e.size as usize;
-        let pts = e.pts;
-        let dts = e.dts;
+        let (pts, dts, duration) = (e.pts, e.dts, (e.duration != 0).then_some(e.duration));
         let flags = PacketFlags {
             keyframe: e.keyframe,
             discard: false,
             truncated: false,
         };
-        let duration = (e.duration != 0).then_some(e.duration);
         if let super::Encoding::Strip(head) = &t.encoding {
             let h = head.len();
             src.put(0, head)?;

@@ -33,6 +33,7 @@ mod tags;
 #[cfg(test)]
 mod tests;
 mod tracks;
+mod vorbis;
 #[cfg(feature = "mkv-zlib")]
 mod zlib;
 
@@ -101,6 +102,11 @@ struct TrackState {
     /// The last pts seen, sorted (ffmpeg's `pts_buffer`), for that
     /// derivation; `i64::MIN` for none.
     pts_buffer: [i64; h264::MAX_REORDER + 1],
+    /// Vorbis window sizes and modes, to time packets as ffprobe does.
+    vorbis: Option<vorbis::Vorbis>,
+    /// For such a track, the end of the last packet (ffmpeg's `cur_dts`):
+    /// the pts of a packet the container leaves untimed.
+    next_ts: Option<i64>,
     /// End of the latest subtitle shown, for ffmpeg's overlap rule.
     end_ts: i64,
     /// For an attached picture (an Attachment of an image type), its data:
@@ -249,6 +255,7 @@ impl FormatDemuxer for MkvDemuxer {
                 self.pictures_done = true;
             }
             if let Some(mut e) = self.laces.take(&mut self.tracks) {
+                self.codec_timing(src, &mut e)?;
                 if !self.keep(ctx, &mut e)? {
                     continue;
                 }

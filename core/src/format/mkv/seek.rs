@@ -28,6 +28,10 @@ impl MkvDemuxer {
         for t in self.tracks.iter_mut() {
             t.end_ts = i64::MIN;
             t.reset_dts();
+            t.next_ts = None;
+            if let Some(v) = t.vorbis.as_mut() {
+                v.reset();
+            }
         }
         // Cues and Cluster timestamps are in Segment ticks, before CodecDelay.
         let seg_ts = ts.saturating_add(delay);

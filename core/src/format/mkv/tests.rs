@@ -788,3 +788,70 @@ fn reader_with_small_scratch_skips_big_tags() {
     assert_eq!(keys, ["Title", "MuxingApp", "Name", "SMALL"]);
     assert_eq!(d.next_packet().unwrap().unwrap().data, b"audio");
 }
+
+/// Vorbis I bit packing: LSB first.
+struct BitWriter(Vec<u8>, usize);
+
+impl BitWriter {
+    fn put(&mut self, v: u32, n: u32) {
+        for i in 0..n {
+            if self.1 % 8 == 0 {
+                self.0.push(0);
+            }
+            let last = self.0.last_mut().unwrap();
+            *last |= (((v >> i) & 1) as u8) << (self.1 % 8);
+            self.1 += 1;
+        }
+    }
+}
+
+#[test]
+fn xiph_laced_vorbis_is_timed_like_ffprobe() {
+    let mut id = vec![1u8];
+    id.extend_from_slice(b"vorbis");
+    id.extend_from_slice(&[0; 21]);
+    id.push(0xB8); // blocksizes 256 and 2048
+    id.push(1); // framing
+    let mut setup = vec![5u8];
+    setup.extend_from_slice(b"vorbis");
+    setup.extend_from_slice(&[0xA5; 24]); // codebooks, floors, ... (not read)
+    let mut w = BitWriter(Vec::new(), 0);
+    w.put(1, 6); // two modes
+    for long in [0, 1] {
+        w.put(long, 1);
+        w.put(0, 16);
+        w.put(0, 16);
+        w.put(0, 8);
+    }
+    w.put(1, 1); // framing
+    setup.extend_from_slice(&w.0);
+    let mut private = vec![2u8, id.len() as u8, 3];
+    private.extend_from_slice(&id);
+    private.extend_from_slice(&[3, b'x', b'y']);
+    private.extend_from_slice(&setup);
+    let tr = el(
+        ids::TRACKS,
+        &track(
+            1,
+            2,
+            "A_VORBIS",
+            &[
+                el(ids::CODEC_PRIVATE, &private),
+                el(ids::AUDIO, &el(ids::SAMPLING_FREQUENCY, &48000.0f64.to_be_bytes())),
+            ],
+        ),
+    );
+    // Three frames in a Xiph lace: short, long after short, long after long.
+    let mut lace = vec![2u8, 3, 3];
+    lace.extend_from_slice(&[0x00, 9, 9, 0x02, 9, 9, 0x06, 9, 9]);
+    let cl = el(
+        ids::CLUSTER,
+        &cat(&[uint(ids::TIMESTAMP, 0), simple(1, 0, 0x82, &lace)]),
+    );
+    let f = cat(&[header("matroska"), el(ids::SEGMENT, &cat(&[info(), tr, cl]))]);
+    let (got, err) = packets(&f);
+    assert!(err.is_none());
+    let timing: Vec<(Option<i64>, Option<u64>)> = got.iter().map(|p| (p.1, p.4)).collect();
+    // 128, 576 and 1024 samples at 48 kHz, in whole milliseconds rounded down.
+    assert_eq!(timing, [(Some(0), Some(2)), (Some(2), Some(12)), (Some(14), Some(21))]);
+}

@@ -39,9 +39,22 @@ impl MkvDemuxer {
     /// Tracks (RFC 9559 §5.1.4): every TrackEntry becomes a [`Track`].
     pub(super) fn read_tracks<S: Source>(&mut self, src: &mut S, ctx: &mut Context, e: &Element) -> Result<()> {
         let mut kids = Children::of(e, self.segment_end);
-        while let Some(c) = kids.next(src)? {
+        // A Tracks element cut by the end of the input (a truncated file with
+        // Tracks at the end): only the entries wholly present are used.
+        let cut = e.end().is_none_or(|end| end > src.len());
+        loop {
+            let c = match kids.next(src) {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(err) if cut && err.is_truncation() => break,
+                Err(err) => return Err(err),
+            };
             if c.id != ids::TRACK_ENTRY {
                 continue;
+            }
+            if cut && c.end_within(kids.end) >= kids.end {
+                ctx.diags.report("mkv.cut-track-entry", c.start);
+                break;
             }
             let entry = match read_entry(src, ctx, &c, kids.end) {
                 Ok(x) => x,
@@ -106,6 +119,11 @@ impl MkvDemuxer {
         } else {
             e.rate
         };
+        let sample_rate = if audio && rate.is_finite() && rate > 0.0 && rate < u32::MAX as f64 {
+            libm::round(rate) as u32
+        } else {
+            0
+        };
         let track = Track {
             id: u32::try_from(e.number).unwrap_or(u32::MAX),
             kind,
@@ -114,11 +132,7 @@ impl MkvDemuxer {
             time_base: tb,
             width: if audio { 0 } else { e.width.min(u32::MAX as u64) as u32 },
             height: if audio { 0 } else { e.height.min(u32::MAX as u64) as u32 },
-            sample_rate: if audio && rate.is_finite() && rate > 0.0 && rate < u32::MAX as f64 {
-                libm::round(rate) as u32
-            } else {
-                0
-            },
+            sample_rate,
             channels: if audio {
                 e.channels.min(u16::MAX as u64) as u16
             } else {
@@ -160,6 +174,11 @@ impl MkvDemuxer {
             reorders: codec::may_reorder(c),
             depth,
             pts_buffer: [i64::MIN; super::h264::MAX_REORDER + 1],
+            vorbis: match (c, e.private) {
+                (Codec::Vorbis, Some(p)) => super::vorbis::Vorbis::from_private(src, p, sample_rate),
+                _ => None,
+            },
+            next_ts: None,
             end_ts: i64::MIN,
             picture: None,
         };
@@ -228,6 +247,8 @@ impl MkvDemuxer {
                 reorders: false,
                 depth: None,
                 pts_buffer: [i64::MIN; super::h264::MAX_REORDER + 1],
+                vorbis: None,
+                next_ts: None,
                 end_ts: i64::MIN,
                 picture: Some(data),
             };
