@@ -855,3 +855,33 @@ fn xiph_laced_vorbis_is_timed_like_ffprobe() {
     // 128, 576 and 1024 samples at 48 kHz, in whole milliseconds rounded down.
     assert_eq!(timing, [(Some(0), Some(2)), (Some(2), Some(12)), (Some(14), Some(21))]);
 }
+
+/// An element with an 8-byte size, as libwebm and ffmpeg's live muxer write.
+fn el8(id: u64, body: &[u8]) -> Vec<u8> {
+    let mut v = id_bytes(id);
+    v.push(0x01);
+    v.extend_from_slice(&(body.len() as u64).to_be_bytes()[1..]);
+    v.extend_from_slice(body);
+    v
+}
+
+#[test]
+fn eight_byte_sizes_and_negative_ebml_lace_deltas() {
+    // EBML lacing: sizes 10, 7 (delta -3: 0xBF - 3 = 0xBC), last 5.
+    let mut lace = vec![2u8, 0x8A, 0xBC];
+    lace.extend_from_slice(&[1u8; 10]);
+    lace.extend_from_slice(&[2u8; 7]);
+    lace.extend_from_slice(&[3u8; 5]);
+    let mut block = vec![0x82, 0, 0, 0x86];
+    block.extend_from_slice(&lace);
+    let cl = el8(
+        ids::CLUSTER,
+        &cat(&[el8(ids::TIMESTAMP, &[7]), el8(ids::SIMPLE_BLOCK, &block)]),
+    );
+    let body = cat(&[el8(ids::INFO, &uint(ids::TIMESTAMP_SCALE, 1_000_000)), tracks(), cl]);
+    let f = cat(&[header("webm"), el8(ids::SEGMENT, &body)]);
+    let (got, err) = packets(&f);
+    assert!(err.is_none());
+    let v: Vec<(usize, Option<i64>)> = got.iter().map(|p| (p.2.len(), p.1)).collect();
+    assert_eq!(v, [(10, Some(7)), (7, Some(27)), (5, Some(47))]);
+}
