@@ -85,6 +85,21 @@ pub enum AnyDemuxer {
     /// Matroska, WebM, MKA.
     #[cfg(feature = "mkv")]
     Matroska(crate::format::mkv::MkvDemuxer),
+    /// MPEG-TS.
+    #[cfg(feature = "ts")]
+    Ts(crate::format::mpeg::ts::TsDemuxer),
+    /// MPEG-PS.
+    #[cfg(feature = "ps")]
+    Ps(crate::format::mpeg::ps::PsDemuxer),
+    /// AVI and OpenDML.
+    #[cfg(feature = "avi")]
+    Avi(crate::format::avi::AviDemuxer),
+    /// AIFF and AIFF-C.
+    #[cfg(feature = "aiff")]
+    Aiff(crate::format::aiff::AiffDemuxer),
+    /// Apple Core Audio Format.
+    #[cfg(feature = "caf")]
+    Caf(crate::format::caf::CafDemuxer),
 }
 
 macro_rules! dispatch {
@@ -96,6 +111,16 @@ macro_rules! dispatch {
             AnyDemuxer::Wav($d) => $e,
             #[cfg(feature = "mkv")]
             AnyDemuxer::Matroska($d) => $e,
+            #[cfg(feature = "ts")]
+            AnyDemuxer::Ts($d) => $e,
+            #[cfg(feature = "ps")]
+            AnyDemuxer::Ps($d) => $e,
+            #[cfg(feature = "avi")]
+            AnyDemuxer::Avi($d) => $e,
+            #[cfg(feature = "aiff")]
+            AnyDemuxer::Aiff($d) => $e,
+            #[cfg(feature = "caf")]
+            AnyDemuxer::Caf($d) => $e,
         }
     };
 }
@@ -111,6 +136,16 @@ impl AnyDemuxer {
             }
             #[cfg(feature = "mkv")]
             FormatKind::Matroska => Ok(AnyDemuxer::Matroska(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ts")]
+            FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ps")]
+            FormatKind::MpegPs => Ok(AnyDemuxer::Ps(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "avi")]
+            FormatKind::Avi => Ok(AnyDemuxer::Avi(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "aiff")]
+            FormatKind::Aiff => Ok(AnyDemuxer::Aiff(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "caf")]
+            FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

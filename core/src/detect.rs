@@ -19,6 +19,16 @@ pub enum FormatKind {
     Wave64,
     /// Matroska, WebM and MKA (EBML DocType `matroska` or `webm`).
     Matroska,
+    /// MPEG transport stream (188, 192 or 204-byte packets).
+    MpegTs,
+    /// MPEG program stream (PS, VOB, MPEG-1 system stream).
+    MpegPs,
+    /// AVI (RIFF `AVI `), including OpenDML.
+    Avi,
+    /// AIFF and AIFF-C.
+    Aiff,
+    /// Apple Core Audio Format.
+    Caf,
 }
 
 impl FormatKind {
@@ -29,6 +39,11 @@ impl FormatKind {
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
             FormatKind::Matroska => "matroska,webm",
+            FormatKind::MpegTs => "mpegts",
+            FormatKind::MpegPs => "mpeg",
+            FormatKind::Avi => "avi",
+            FormatKind::Aiff => "aiff",
+            FormatKind::Caf => "caf",
         }
     }
 
@@ -40,12 +55,17 @@ impl FormatKind {
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
             FormatKind::Matroska => "Matroska / WebM",
+            FormatKind::MpegTs => "MPEG-TS",
+            FormatKind::MpegPs => "MPEG-PS",
+            FormatKind::Avi => "AVI",
+            FormatKind::Aiff => "AIFF",
+            FormatKind::Caf => "CAF",
         }
     }
 }
 
 /// How many leading bytes [`detect`] wants (it works with fewer).
-pub const DETECT_BYTES: usize = 64;
+pub const DETECT_BYTES: usize = 1024;
 
 /// The Wave64 `riff` GUID (the first 16 bytes of a Wave64 file).
 pub(crate) const W64_RIFF_GUID: [u8; 16] = [
@@ -81,12 +101,30 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
     if cfg!(feature = "mkv") && at(0..4) == [0x1A, 0x45, 0xDF, 0xA3] {
         return Some(FormatKind::Matroska);
     }
+    if cfg!(feature = "avi") && at(0..4) == b"RIFF" && matches!(at(8..12), b"AVI " | b"AVIX" | b"AVI\x19") {
+        return Some(FormatKind::Avi);
+    }
+    if cfg!(feature = "aiff") && at(0..4) == b"FORM" && matches!(at(8..12), b"AIFF" | b"AIFC") {
+        return Some(FormatKind::Aiff);
+    }
+    if cfg!(feature = "caf") && at(0..4) == b"caff" && at(4..6) == [0, 1] {
+        return Some(FormatKind::Caf);
+    }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));
         // A plausible first box: size 0 (to end), 1 (64-bit) or at least a header.
         if size == 0 || size == 1 || size >= 8 {
             return Some(FormatKind::Mp4);
         }
+    }
+    // Formats found by a pattern rather than a magic number come last.
+    #[cfg(feature = "ts")]
+    if crate::format::mpeg::ts::looks_like_ts(head) {
+        return Some(FormatKind::MpegTs);
+    }
+    #[cfg(feature = "ps")]
+    if crate::format::mpeg::ps::looks_like_ps(head) {
+        return Some(FormatKind::MpegPs);
     }
     None
 }

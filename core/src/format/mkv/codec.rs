@@ -58,7 +58,7 @@ const PREFIXES: &[(&[u8], Codec)] = &[
     (b"V_MPEG4/ISO/AVC", Codec::H264),
     (b"V_MPEGH/ISO/HEVC", Codec::Hevc),
     (b"V_MPEGI/ISO/VVC", Codec::Vvc),
-    (b"V_MPEG4/MS/V3", Codec::MsMpeg4v3),
+    (b"V_MPEG4/MS/V3", Codec::Msmpeg4v3),
     (b"V_PRORES", Codec::ProRes),
     (b"V_REAL/RV10", Codec::Rv10),
     (b"V_REAL/RV20", Codec::Rv20),
@@ -127,7 +127,7 @@ pub(crate) fn from_fourcc(f: [u8; 4]) -> Codec {
         b"H264" | b"h264" | b"X264" | b"x264" | b"AVC1" | b"avc1" | b"DAVC" => Codec::H264,
         b"HEVC" | b"hevc" | b"H265" | b"hvc1" | b"hev1" => Codec::Hevc,
         b"XVID" | b"xvid" | b"DIVX" | b"divx" | b"DX50" | b"FMP4" | b"fmp4" | b"MP4V" | b"mp4v" => Codec::Mpeg4,
-        b"DIV3" | b"div3" | b"MP43" | b"mp43" => Codec::MsMpeg4v3,
+        b"DIV3" | b"div3" | b"MP43" | b"mp43" => Codec::Msmpeg4v3,
         b"MJPG" | b"mjpg" | b"jpeg" | b"AVRn" => Codec::Mjpeg,
         b"WMV1" => Codec::Wmv1,
         b"WMV2" => Codec::Wmv2,
@@ -167,7 +167,7 @@ pub(crate) fn kind_of(c: Codec) -> TrackKind {
         Unknown => TrackKind::Unknown,
         Subrip | Text | Ass | DvdSub | DvbSub | Pgs | HdmvTextSub | WebVtt | MovText | Eia608 => TrackKind::Subtitle,
         H264 | Hevc | Vvc | Av1 | Vp8 | Vp9 | Mpeg4 | Mpeg1Video | Mpeg2Video | H263 | Mjpeg | Png | ProRes
-        | Theora | Wmv1 | Wmv2 | Wmv3 | Vc1 | Flv1 | DvVideo | RawVideo | Ffv1 | Dirac | MsMpeg4v3 | Rv10 | Rv20
+        | Theora | Wmv1 | Wmv2 | Wmv3 | Vc1 | Flv1 | DvVideo | RawVideo | Ffv1 | Dirac | Msmpeg4v3 | Rv10 | Rv20
         | Rv30 | Rv40 | Gif | Bmp | Webp | Tiff => TrackKind::Video,
         TimedId3 | BinData => TrackKind::Data,
         _ => TrackKind::Audio,
