@@ -90,6 +90,9 @@ pub enum AnyDemuxer {
     /// Flash Video.
     #[cfg(feature = "flv")]
     Flv(crate::format::flv::FlvDemuxer),
+    /// Matroska, WebM, MKA.
+    #[cfg(feature = "mkv")]
+    Matroska(crate::format::mkv::MkvDemuxer),
     /// MPEG-TS.
     #[cfg(feature = "ts")]
     Ts(crate::format::mpeg::ts::TsDemuxer),
@@ -118,6 +121,8 @@ macro_rules! dispatch {
             AnyDemuxer::Asf($d) => $e,
             #[cfg(feature = "flv")]
             AnyDemuxer::Flv($d) => $e,
+            #[cfg(feature = "mkv")]
+            AnyDemuxer::Matroska($d) => $e,
             #[cfg(feature = "ts")]
             AnyDemuxer::Ts($d) => $e,
             #[cfg(feature = "ps")]
@@ -145,6 +150,8 @@ impl AnyDemuxer {
             FormatKind::Asf => Ok(AnyDemuxer::Asf(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "flv")]
             FormatKind::Flv => Ok(AnyDemuxer::Flv(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mkv")]
+            FormatKind::Matroska => Ok(AnyDemuxer::Matroska(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ts")]
             FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ps")]

@@ -21,6 +21,8 @@ pub enum FormatKind {
     Asf,
     /// Flash Video.
     Flv,
+    /// Matroska, WebM and MKA (EBML DocType `matroska` or `webm`).
+    Matroska,
     /// MPEG transport stream (188, 192 or 204-byte packets).
     MpegTs,
     /// MPEG program stream (PS, VOB, MPEG-1 system stream).
@@ -42,6 +44,7 @@ impl FormatKind {
             FormatKind::Wave64 => "w64",
             FormatKind::Asf => "asf",
             FormatKind::Flv => "flv",
+            FormatKind::Matroska => "matroska,webm",
             FormatKind::MpegTs => "mpegts",
             FormatKind::MpegPs => "mpeg",
             FormatKind::Avi => "avi",
@@ -59,6 +62,7 @@ impl FormatKind {
             FormatKind::Wave64 => "Wave64",
             FormatKind::Asf => "ASF (WMV/WMA)",
             FormatKind::Flv => "FLV",
+            FormatKind::Matroska => "Matroska / WebM",
             FormatKind::MpegTs => "MPEG-TS",
             FormatKind::MpegPs => "MPEG-PS",
             FormatKind::Avi => "AVI",
@@ -105,6 +109,10 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
         if at(0..16) == W64_RIFF_GUID && at(24..28) == b"wave" {
             return Some(FormatKind::Wave64);
         }
+    }
+    // RFC 8794 §11.2.1: every EBML document starts with the EBML Element ID.
+    if cfg!(feature = "mkv") && at(0..4) == [0x1A, 0x45, 0xDF, 0xA3] {
+        return Some(FormatKind::Matroska);
     }
     if cfg!(feature = "avi") && at(0..4) == b"RIFF" && matches!(at(8..12), b"AVI " | b"AVIX" | b"AVI\x19") {
         return Some(FormatKind::Avi);

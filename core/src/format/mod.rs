@@ -10,6 +10,8 @@ pub mod avi;
 pub mod caf;
 #[cfg(feature = "flv")]
 pub mod flv;
+#[cfg(feature = "mkv")]
+pub mod mkv;
 #[cfg(feature = "mp4")]
 pub mod mp4;
 #[cfg(any(feature = "ts", feature = "ps"))]
