@@ -24,6 +24,8 @@ declare -A FAMILIES=(
   # target  families [glob ...] (globs for ../shared/samples/fuzz)
   [mp4]="mp4 *.mp4 *.m4a *.m4b *.m4s *.mov *.3gp *.avif"
   [wav]="wav *.wav"
+  [asf]="asf *.asf *.wma *.wmv"
+  [flv]="flv *.flv"
 )
 # The detection and differential targets take every family.
 ALL_TARGETS=(any slice_vs_stream truncation)
