@@ -1011,7 +1011,7 @@ fn check_prefix(data: &[u8], cut: usize, full: &[PacketSum], got: &[&PacketSum],
             && p.dts == f.dts
             && p.pos == f.pos
             && p.flags.keyframe == f.flags.keyframe
-            && p.len < f.len;
+            && p.len <= f.len;
         let same_bytes = match (&f.bytes, p.pos) {
             (Some(b), _) => crc32(&b.0[..p.len]) == p.crc,
             (None, Some(pos)) if p.contiguous => {
