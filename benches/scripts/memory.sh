@@ -40,6 +40,15 @@ PHASES=$RES/phases.jsonl
 NOTES=$RES/notes.txt
 : >"$ROWS"; : >"$PHASES"; : >"$NOTES"
 
+# A file's name in the tables: family/name for the corpus, the name alone
+# for the large files.
+label() {
+	case $1 in
+	"$REPO"/corpus/files/*) echo "${1#"$REPO"/corpus/files/}" ;;
+	*) basename "$1" ;;
+	esac
+}
+
 # One fresh process: peak RSS (KiB, from the kernel's VmHWM via time -v's
 # "Maximum resident set size") and wall time.
 measure() { # KIND FILE SOURCE
@@ -49,7 +58,7 @@ measure() { # KIND FILE SOURCE
 	read -r rss wall <"$t" || { rss=0; wall=0; }
 	# time -v prints "Command exited with non-zero status N" first on failure.
 	if [[ $rc -ne 0 ]]; then read -r rss wall < <(tail -n1 "$t"); fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "${file#"$REPO"/corpus/files/}" "$(stat -c %s "$file")" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$(label "$file")" "$(stat -c %s "$file")" \
 		"$src" "$rss" "$wall" "$rc" "${out//$'\t'/ }" >>"$ROWS"
 }
 
@@ -57,7 +66,7 @@ phases() { # KIND FILE SOURCE
 	local kind=$1 file=$2 src=$3 out
 	out=$("$BIN" --source "$src" phases "$file" 2>/dev/null) || true
 	if [[ -n $out ]]; then
-		printf '{"kind": "%s", "name": "%s", "run": %s}\n' "$kind" "${file#"$REPO"/corpus/files/}" "$out" >>"$PHASES"
+		printf '{"kind": "%s", "name": "%s", "run": %s}\n' "$kind" "$(label "$file")" "$out" >>"$PHASES"
 	fi
 }
 
@@ -108,6 +117,9 @@ if ((SMALL_ONLY == 0)); then
 	big ts mpegts/h264_aac.ts big.ts "$SIZE_TS"
 fi
 
+mkdir -p "$(dirname "$OUT")"
+cp "$ROWS" /tmp/mediaslice-memory-rows.tsv
+cp "$PHASES" /tmp/mediaslice-memory-phases.jsonl
 COMMIT=$(git -C "$REPO" rev-parse --short HEAD)
 DIRTY=$(git -C "$REPO" status --porcelain -- core std-adapter | head -c1)
 CMD="benches/scripts/memory.sh${1:+ $1}"
@@ -121,6 +133,9 @@ notes = [l.rstrip("\n") for l in open(notes_p) if l.strip()]
 MIB = 1024
 TARGET = 8 * MIB
 def mib(k): return f"{int(k) / MIB:.1f}"
+def kb(n):
+    n = int(n)
+    return str(n) if n < 10_000 else f"{n / 1e3:.0f} k" if n < 10_000_000 else f"{n / 1e6:.0f} M"
 def size(b):
     b = int(b)
     return f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB" if b >= 2**20 else f"{b / 1024:.0f} KiB"
@@ -160,16 +175,16 @@ def phase_table(title, runs):
     L.extend([f"## {title}", "",
               "In process (`mediaslice phases FILE`, mmap source): before each phase the peak is reset",
               "(`5` to `/proc/self/clear_refs`) and the heap counter's peak too (a counting global",
-              "allocator in the binary), so each figure is that phase's own peak. *heap* is the peak",
-              "of live heap bytes in the phase (KiB); *allocs* the allocations made in it.", "",
-              "| file | open RSS / heap / allocs | tracks+tags | all packets | seek + 1000 packets |",
+              "allocator in the binary), so each figure is that phase's own peak. Each cell:",
+              "peak RSS · peak live heap (KiB) · allocations · bytes read / read calls in the phase.", "",
+              "| file | open | tracks + tags | all packets | seek to the middle + 1000 packets |",
               "|---|---:|---:|---:|---:|"])
     for p in runs:
         ph = {x["phase"]: x for x in p["run"]["phases"]}
         cells = []
         for k in ("open", "tracks", "packets", "seek"):
             x = ph.get(k)
-            cells.append("—" if not x else f"{mib(x['vm_hwm_kib'])} MiB / {x['heap_peak'] / 1024:.0f} / {x['allocs']}")
+            cells.append("—" if not x else f"{mib(x['vm_hwm_kib'])} MiB · {x['heap_peak'] / 1024:.0f} · {x['allocs']} · {kb(x['bytes_read'])} / {x['reads']}")
         L.append(f"| {p['name']} | " + " | ".join(cells) + " |")
     L.append("")
 phase_table("Per phase, large files", [p for p in phases if p["kind"] == "big"])

@@ -17,14 +17,17 @@ use ureq::{Agent, Body, BodyReader};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpConfig {
     /// Bytes per cache block; every request covers whole blocks (except
-    /// large payloads, which are asked for exactly). Default 16 KiB.
+    /// large payloads, which are asked for exactly). Default 4 KiB, so a
+    /// probe that looks at a few places asks for a few pages.
     pub block_size: usize,
-    /// Blocks in the cache (least recently used out). Default 64, so the
-    /// cache holds at most 1 MiB; a block's memory is allocated on first use.
+    /// Blocks in the cache (least recently used out). Default 128, so the
+    /// cache holds at most 512 KiB; a block's memory is allocated on first
+    /// use.
     pub blocks: usize,
     /// Most blocks one request fetches ahead while reading sequentially.
     /// Read-ahead starts at 0 and doubles (1, 2, 4, ...) with each miss that
-    /// continues the previous request, up to this. Default 16 (256 KiB).
+    /// continues the previous request, up to this (and at most half the
+    /// cache). Default 32 (128 KiB).
     pub max_read_ahead: usize,
     /// Most redirects followed per request (only to `http:` and `https:`).
     /// Default 5.
@@ -83,7 +86,7 @@ pub struct HttpStats {
 /// the network is close to what the parser asks for.
 ///
 /// * **Opening** sends one ranged `GET` for the first block; its
-///   `Content-Range` (`bytes 0-16383/LENGTH`) gives the length. A server that
+///   `Content-Range` (`bytes 0-4095/LENGTH`) gives the length. A server that
 ///   ignores `Range` and answers `200` gives it in `Content-Length`; if
 ///   neither says, one `HEAD` is tried, then the open fails. A `416` with
 ///   `bytes */0` is an empty resource.
@@ -125,7 +128,6 @@ pub struct HttpSource {
     scratch: Scratch,
 }
 
-#[derive(Debug)]
 struct Block {
     /// Block number (offset / block size), or `EMPTY`.
     no: u64,
@@ -133,6 +135,15 @@ struct Block {
     used: u64,
     /// Allocated on first use.
     data: Vec<u8>,
+}
+
+impl std::fmt::Debug for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block")
+            .field("no", &self.no)
+            .field("valid", &self.valid)
+            .finish_non_exhaustive()
+    }
 }
 
 const EMPTY: u64 = u64::MAX;
@@ -614,11 +625,11 @@ impl Conn {
 
 impl HttpSource {
     /// Default bytes per cache block.
-    pub const DEFAULT_BLOCK: usize = 16 * 1024;
+    pub const DEFAULT_BLOCK: usize = 4 * 1024;
     /// Default blocks in the cache.
-    pub const DEFAULT_BLOCKS: usize = 64;
+    pub const DEFAULT_BLOCKS: usize = 128;
     /// Default most blocks read ahead in one request.
-    pub const DEFAULT_READ_AHEAD: usize = 16;
+    pub const DEFAULT_READ_AHEAD: usize = 32;
     /// Extra body bytes allowed per open on top of twice the length, when
     /// [`HttpConfig::max_bytes`] is `None`.
     pub const DEFAULT_BYTES_SLACK: u64 = 64 << 20;

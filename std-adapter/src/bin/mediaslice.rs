@@ -770,8 +770,9 @@ impl Phase {
     }
 
     fn end(self, name: &str, io: mediaslice::IoStats) -> serde_json::Value {
-        let (hwm, rss) = measure::vm();
+        // The heap first: reading /proc allocates.
         let (now, peak, allocs) = measure::heap();
+        let (hwm, rss) = measure::vm();
         serde_json::json!({
             "phase": name,
             "vm_hwm_kib": hwm,
