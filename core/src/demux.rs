@@ -80,6 +80,12 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// Ogg.
+    #[cfg(feature = "ogg")]
+    Ogg(crate::format::ogg::OggDemuxer),
+    /// Native FLAC.
+    #[cfg(feature = "flac")]
+    Flac(crate::format::flac::FlacDemuxer),
 }
 
 macro_rules! dispatch {
@@ -89,6 +95,10 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "ogg")]
+            AnyDemuxer::Ogg($d) => $e,
+            #[cfg(feature = "flac")]
+            AnyDemuxer::Flac($d) => $e,
         }
     };
 }
@@ -102,6 +112,10 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "ogg")]
+            FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "flac")]
+            FormatKind::Flac => Ok(AnyDemuxer::Flac(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -17,6 +17,10 @@ pub enum FormatKind {
     Rf64,
     /// Sony Wave64.
     Wave64,
+    /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
+    Ogg,
+    /// Native FLAC (RFC 9639).
+    Flac,
 }
 
 impl FormatKind {
@@ -26,6 +30,8 @@ impl FormatKind {
             FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
+            FormatKind::Ogg => "ogg",
+            FormatKind::Flac => "flac",
         }
     }
 
@@ -36,6 +42,8 @@ impl FormatKind {
             FormatKind::Wav => "WAV",
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
+            FormatKind::Ogg => "Ogg",
+            FormatKind::Flac => "FLAC",
         }
     }
 }
@@ -53,6 +61,27 @@ fn is_mp4_box_type(t: &[u8]) -> bool {
         t,
         b"ftyp" | b"moov" | b"mdat" | b"free" | b"skip" | b"wide" | b"styp" | b"moof" | b"sidx" | b"pnot" | b"uuid"
     )
+}
+
+/// Whether the extension hint names native FLAC.
+fn is_flac_ext(ext: Option<&str>) -> bool {
+    ext.is_some_and(|e| e.eq_ignore_ascii_case("flac") || e.eq_ignore_ascii_case("fla"))
+}
+
+/// Native FLAC without `fLaC` (checked after every other format): a frame
+/// header with a valid CRC-8 (RFC 9639 §9.1) unless the extension names
+/// another format, or anything with a FLAC extension (the demuxer then looks
+/// for the first frame, as ffmpeg does).
+fn is_raw_flac(head: &[u8], ext: Option<&str>) -> bool {
+    if is_flac_ext(ext) {
+        return true;
+    }
+    #[cfg(feature = "flac")]
+    if ext.is_none() && crate::format::xiph::flac::FrameHeader::parse(head).is_some() {
+        return true;
+    }
+    let _ = head;
+    false
 }
 
 /// Detects the format from `head`, the first bytes of the input (ideally
@@ -73,12 +102,21 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
             return Some(FormatKind::Wave64);
         }
     }
+    if cfg!(feature = "ogg") && at(0..5) == b"OggS\0" {
+        return Some(FormatKind::Ogg);
+    }
+    if cfg!(feature = "flac") && (head.starts_with(b"fLaC") || (is_flac_ext(ext) && head.starts_with(b"ID3"))) {
+        return Some(FormatKind::Flac);
+    }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));
         // A plausible first box: size 0 (to end), 1 (64-bit) or at least a header.
         if size == 0 || size == 1 || size >= 8 {
             return Some(FormatKind::Mp4);
         }
+    }
+    if cfg!(feature = "flac") && is_raw_flac(head, ext) {
+        return Some(FormatKind::Flac);
     }
     None
 }
@@ -97,5 +135,9 @@ mod tests {
         assert_eq!(detect(b"RF64\xff\xff\xff\xffWAVEds64", None), Some(FormatKind::Rf64));
         assert_eq!(detect(b"hello world, not media", None), None);
         assert_eq!(detect(&[], None), None);
+        assert_eq!(detect(b"OggS\0\x02", None), Some(FormatKind::Ogg));
+        assert_eq!(detect(b"fLaC\0\0\0\x22", None), Some(FormatKind::Flac));
+        assert_eq!(detect(b"ID3\x04\0\0", Some("flac")), Some(FormatKind::Flac));
+        assert_eq!(detect(b"junk junk", Some("FLAC")), Some(FormatKind::Flac));
     }
 }

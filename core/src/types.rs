@@ -180,6 +180,10 @@ codecs! {
     Pgs => "hdmv_pgs_subtitle",
     TimedId3 => "timed_id3",
     BinData => "bin_data",
+    Gif => "gif",
+    Bmp => "bmp",
+    Tiff => "tiff",
+    Webp => "webp",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).

@@ -1,0 +1,2 @@
+//! Unit tests for the native FLAC demuxer, on files built in code.
+use super::*;

@@ -1,0 +1,1 @@
+//! Ogg (placeholder).
