@@ -182,7 +182,6 @@ codecs! {
     TimedId3 => "timed_id3",
     BinData => "bin_data",
     Gif => "gif",
-    Bmp => "bmp",
     Tiff => "tiff",
     Webp => "webp",
 }

@@ -63,6 +63,8 @@ struct FrameEnd {
     next: Option<FrameHeader>,
     /// Whether the frame's CRC-16 checked.
     crc_ok: bool,
+    /// Whether the input ends inside the next frame's header.
+    cut: bool,
 }
 
 /// Bytes of the input from `start`, grown on demand: borrowed from the input
@@ -135,12 +137,14 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
                     end: start + p as u64,
                     next: Some(nh),
                     crc_ok: false,
+                    cut: false,
                 });
             }
             return Ok(FrameEnd {
                 end: file_len,
                 next: None,
                 crc_ok: crc == 0,
+                cut: false,
             });
         }
         let mut i = scanned;
@@ -153,7 +157,7 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
             };
             crc = crc16(crc, rest.get(..k).unwrap_or(&[]));
             i += k;
-            if i >= min_next && w.get(i + 1).is_some_and(|&b| b & 0xFE == 0xF8) {
+            if i >= min_next && w.get(i + 1).is_none_or(|&b| b & 0xFE == 0xF8) {
                 let end = (i + MAX_FRAME_HEADER).min(wlen);
                 if let Some(nh) = w.get(i..end).and_then(FrameHeader::parse) {
                     let crc_ok = if cfg!(fuzzing) { h.is_followed_by(&nh) } else { crc == 0 };
@@ -162,11 +166,21 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
                             end: start + i as u64,
                             next: Some(nh),
                             crc_ok: true,
+                            cut: false,
                         });
                     }
                     if fallback.is_none() && h.may_precede(&nh) {
                         fallback = Some((i, nh));
                     }
+                } else if at_eof && end - i < MAX_FRAME_HEADER && crc == 0 && !cfg!(fuzzing) {
+                    // The frame checks up to a sync code whose header the
+                    // input cuts: the frame ends there, the next is cut.
+                    return Ok(FrameEnd {
+                        end: start + i as u64,
+                        next: None,
+                        crc_ok: true,
+                        cut: true,
+                    });
                 }
             }
             crc = crc16(crc, &[0xFF]);
@@ -179,6 +193,7 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
                         end: start + p as u64,
                         next: Some(nh),
                         crc_ok: false,
+                        cut: false,
                     });
                 }
             }
@@ -190,6 +205,7 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
                     end: start + p as u64,
                     next: Some(nh),
                     crc_ok: false,
+                    cut: false,
                 });
             }
             return Err(Error::limit(start, "FLAC frame longer than the packet limit"));
@@ -246,6 +262,8 @@ pub struct FlacDemuxer {
     next: Option<FrameHeader>,
     /// The first frame, when data precedes it.
     first: Option<(u64, FrameHeader)>,
+    /// The input ends inside the header at `pos`.
+    cut: bool,
     /// STREAMINFO, when present.
     info: Option<StreamInfo>,
     streaminfo_at: Option<u64>,
@@ -253,6 +271,8 @@ pub struct FlacDemuxer {
     rate: u32,
     /// End of the previous frame in time-base ticks.
     prev_end: Option<i64>,
+    /// Block size of the previous frame, 0 before the first.
+    prev_block: u32,
     pictures: heapless::Vec<(Picture, usize), MAX_PICTURES>,
     next_picture: usize,
     vorbis: Option<ByteRange>,
@@ -398,10 +418,12 @@ impl FormatDemuxer for FlacDemuxer {
             pos: 0,
             next: None,
             first: None,
+            cut: false,
             info: None,
             streaminfo_at: None,
             rate: 0,
             prev_end: Some(0),
+            prev_block: 0,
             pictures: heapless::Vec::new(),
             next_picture: 0,
             vorbis: None,
@@ -517,7 +539,7 @@ impl FormatDemuxer for FlacDemuxer {
                 duration: None,
                 flags: PacketFlags {
                     keyframe: true,
-                    discard: false,
+                    ..PacketFlags::default()
                 },
                 pos: Some(p.data.offset),
                 contiguous: true,
@@ -529,6 +551,10 @@ impl FormatDemuxer for FlacDemuxer {
             return Ok(None);
         }
         let start = self.pos;
+        if self.cut {
+            self.pos = file_len;
+            return Err(Error::truncated(start, "input ends inside a FLAC frame header"));
+        }
         let Some(h) = self.next else {
             // Data before the first frame: one packet, as ffmpeg's parser
             // delivers it, timed just before the first frame.
@@ -553,7 +579,7 @@ impl FormatDemuxer for FlacDemuxer {
                 duration: Some(dur),
                 flags: PacketFlags {
                     keyframe: true,
-                    discard: false,
+                    ..PacketFlags::default()
                 },
                 pos: Some(start),
                 contiguous: true,
@@ -566,10 +592,20 @@ impl FormatDemuxer for FlacDemuxer {
         }
         let rate = if h.sample_rate > 0 { h.sample_rate } else { self.rate };
         let duration = ticks(h.block_size, rate, self.rate);
-        let pts = self.frame_pts(&h, fe.next.is_some());
+        // A frame cut by the end of the input is timed as in the whole file:
+        // by its number, unless it is the last frame: STREAMINFO's sample
+        // count ends with it, or its block size differs from the previous
+        // frame's (only the last block of a fixed-size stream may).
+        let cut_short = fe.next.is_none() && !fe.crc_ok;
+        let total = self.info.map_or(0, |i| i.total_samples);
+        let last = (total > 0 && self.frame_start(&h).saturating_add(h.block_size as u64) >= total)
+            || (!h.variable && self.prev_block != 0 && self.prev_block != h.block_size);
+        self.prev_block = h.block_size;
+        let pts = self.frame_pts(&h, fe.next.is_some() || (cut_short && !last));
         self.prev_end = Some(pts.saturating_add(duration as i64));
         self.pos = fe.end;
         self.next = fe.next;
+        self.cut = fe.cut;
         let len = usize::try_from(fe.end - start).map_err(|_| Error::limit(start, "frame too long"))?;
         let data = if src.is_slice() {
             src.bytes(start, len)?
@@ -585,7 +621,9 @@ impl FormatDemuxer for FlacDemuxer {
             duration: Some(duration),
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                // The last frame, whose CRC-16 fails: most likely cut short.
+                truncated: cut_short,
+                ..PacketFlags::default()
             },
             pos: Some(start),
             contiguous: true,
@@ -666,6 +704,8 @@ impl FormatDemuxer for FlacDemuxer {
         }
         self.pos = at;
         self.next = Some(h);
+        self.cut = false;
+        self.prev_block = 0;
         self.prev_end = Some(self.frame_start(&h).min(i64::MAX as u64) as i64);
         Ok(())
     }
@@ -811,15 +851,6 @@ impl FormatDemuxer for FlacDemuxer {
                 _ => return Ok(None),
             }
         }
-    }
-
-    fn max_packet_size(&self) -> Option<usize> {
-        let frame = self.info.map_or(0, |i| i.max_frame_size);
-        if frame == 0 {
-            return None;
-        }
-        let pics = self.pictures.iter().map(|(p, _)| p.data.len).max().unwrap_or(0);
-        Some(frame.max(pics) as usize + MAX_FRAME_HEADER)
     }
 }
 

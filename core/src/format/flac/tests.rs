@@ -1,2 +1,1 @@
 //! Unit tests for the native FLAC demuxer, on files built in code.
-use super::*;
