@@ -1,0 +1,1 @@
+//! Unit tests for the Ogg demuxer, on streams built in code.
