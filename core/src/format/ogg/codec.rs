@@ -410,7 +410,7 @@ impl VorbisState {
             return VorbisFrame::Audio(0);
         }
         if b0 & 1 != 0 {
-            return if b0 == 1 || b0 == 3 {
+            return if b0 == 1 || b0 == 3 || b0 == 5 {
                 VorbisFrame::Header
             } else {
                 VorbisFrame::Bad
@@ -1079,7 +1079,8 @@ mod tests {
         assert_eq!(v.frame(0x02), VorbisFrame::Audio(576));
         assert_eq!(v.frame(0x00), VorbisFrame::Audio(576));
         assert_eq!(v.frame(0x03), VorbisFrame::Header);
-        assert_eq!(v.frame(0x05), VorbisFrame::Bad);
+        assert_eq!(v.frame(0x05), VorbisFrame::Header);
+        assert_eq!(v.frame(0x07), VorbisFrame::Bad);
     }
 
     #[test]

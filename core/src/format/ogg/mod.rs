@@ -258,10 +258,21 @@ struct SeekSkip {
     video: bool,
 }
 
+/// The page a seek resumes on: its packets of the sought stream are only
+/// timed (they end before the target), and the page's granule times the
+/// packet after them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Land {
+    stream: usize,
+    page: u64,
+    granule: u64,
+}
+
 /// The reading position and every stream's state: what a seek saves and
 /// restores.
 #[derive(Debug, Clone)]
 struct Run {
+    land: Option<Land>,
     streams: heapless::Vec<Stream, MAX_STREAMS>,
     cur: Option<Cur>,
     next_page: u64,
@@ -299,6 +310,20 @@ impl Run {
     /// Reads the next page into `cur`. Returns `false` at the end of the
     /// input.
     fn read_next_page<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<bool> {
+        if let Some(l) = self.land {
+            if self.cur.as_ref().is_some_and(|c| c.page.offset == l.page) {
+                // Leaving the landing page: if none of its packets set the
+                // next timestamp, its granule does.
+                if let Some(st) = self.streams.get_mut(l.stream) {
+                    if st.timing.lastpts == NOPTS {
+                        let (g, _) = st.state.granule_to_ts(l.granule);
+                        st.timing.lastpts = g;
+                        st.timing.lastdts = g;
+                    }
+                }
+                self.land = None;
+            }
+        }
         let at = self.next_page;
         let page = match find_page(src, at, ctx.limits.resync_bytes)? {
             Found::Page(p, skipped) => {
@@ -755,6 +780,11 @@ impl OggDemuxer {
                 st.cur_dts = Some(pts.saturating_add(duration as i64));
             }
         }
+        if let Some(l) = self.run.land {
+            if l.stream == ex.stream && self.run.cur.as_ref().is_some_and(|c| c.page.offset == l.page) {
+                return Ok(None);
+            }
+        }
         if let Some(skip) = self.run.skip {
             if skip.stream == ex.stream {
                 let before = if pts == NOPTS {
@@ -919,7 +949,7 @@ impl OggDemuxer {
             self.run.skip = skip;
             return;
         };
-        for (i, st) in self.run.streams.iter_mut().enumerate() {
+        for st in self.run.streams.iter_mut() {
             st.psize = 0;
             st.pieces.clear();
             st.overflow = false;
@@ -928,13 +958,12 @@ impl OggDemuxer {
             st.timing.lastpts = NOPTS;
             st.timing.lastdts = NOPTS;
             st.cur_dts = None;
-            if i == si {
-                // The packet after the page starts where the page ends.
-                let (g, _) = st.state.granule_to_ts(page.granule);
-                st.timing.lastpts = g;
-                st.timing.lastdts = g;
-            }
         }
+        self.run.land = Some(Land {
+            stream: si,
+            page: page.offset,
+            granule: page.granule,
+        });
         self.run.cur = None;
         self.run.pending = None;
         self.run.next_page = page.offset;
@@ -1004,6 +1033,7 @@ impl FormatDemuxer for OggDemuxer {
             next_page: 0,
             pending: None,
             skip: None,
+            land: None,
             done: false,
         };
         let mut d = OggDemuxer {
