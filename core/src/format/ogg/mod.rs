@@ -39,7 +39,7 @@ use page::{find_page, read_page, Found, Page, PageRead, FLAG_BOS, FLAG_CONTINUED
 pub const MAX_STREAMS: usize = 8;
 /// Pieces of a spanning packet remembered as its pages go by; a longer
 /// packet is found again by walking its pages when it completes.
-const MAX_PIECES: usize = 8;
+const MAX_PIECES: usize = 4;
 /// Bytes of a header packet read to parse it.
 const HEAD_BYTES: usize = 96;
 /// Bytes read from the end of a Vorbis setup header to find its modes.
@@ -232,9 +232,30 @@ struct Cur {
     segp: usize,
     /// Offset of the next segment's bytes.
     pos: u64,
-    /// First two bytes of each packet that ends at a lacing value and
-    /// started on this page.
-    starts: [[u8; 2]; 255],
+}
+
+/// For each lacing value of the current page that ends a packet started on
+/// that page, the packet's first two bytes (kept outside [`Run`] so that a
+/// seek's saved state stays small).
+type Starts = [[u8; 2]; 255];
+
+/// Reads the first two bytes of every packet that starts on `page`.
+fn fill_starts<S: Source>(src: &mut S, page: &Page, starts: &mut Starts) -> Result<()> {
+    let mut run_start = page.body;
+    let mut p = page.body;
+    for (i, &s) in page.lacing().iter().enumerate() {
+        p += s as u64;
+        if s < 255 {
+            if let Some(slot) = starts.get_mut(i) {
+                let mut b = [0u8; 2];
+                let avail = page.end().saturating_sub(run_start).min(2) as usize;
+                src.read_at(run_start, b.get_mut(..avail).unwrap_or(&mut []))?;
+                *slot = b;
+            }
+            run_start = p;
+        }
+    }
+    Ok(())
 }
 
 /// A complete packet, not yet delivered.
@@ -299,6 +320,7 @@ pub struct OggDemuxer {
     initial: Run,
     /// First page after the headers' pages (where data may begin).
     data_start: u64,
+    starts: Starts,
     tags: TagWalk,
 }
 
@@ -309,7 +331,7 @@ fn opt(ts: i64) -> Option<i64> {
 impl Run {
     /// Reads the next page into `cur`. Returns `false` at the end of the
     /// input.
-    fn read_next_page<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<bool> {
+    fn read_next_page<S: Source>(&mut self, src: &mut S, ctx: &mut Context, starts: &mut Starts) -> Result<bool> {
         if let Some(l) = self.land {
             if self.cur.as_ref().is_some_and(|c| c.page.offset == l.page) {
                 // Leaving the landing page: if none of its packets set the
@@ -380,29 +402,14 @@ impl Run {
             st.pieces.clear();
             st.overflow = false;
         }
-        let mut starts = [[0u8; 2]; 255];
         if !st.broken {
-            let mut run_start = page.body;
-            let mut p = page.body;
-            for (i, &s) in page.lacing().iter().enumerate() {
-                p += s as u64;
-                if s < 255 {
-                    if let Some(slot) = starts.get_mut(i) {
-                        let mut b = [0u8; 2];
-                        let avail = page.end().saturating_sub(run_start).min(2) as usize;
-                        src.read_at(run_start, b.get_mut(..avail).unwrap_or(&mut []))?;
-                        *slot = b;
-                    }
-                    run_start = p;
-                }
-            }
+            fill_starts(src, &page, starts)?;
         }
         self.cur = Some(Cur {
             page,
             stream: idx,
             segp,
             pos,
-            starts,
         });
         Ok(true)
     }
@@ -458,14 +465,14 @@ impl Run {
     }
 
     /// The next complete packet of any stream, in page order.
-    fn extract<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Extracted>> {
+    fn extract<S: Source>(&mut self, src: &mut S, ctx: &mut Context, starts: &mut Starts) -> Result<Option<Extracted>> {
         loop {
             let exhausted = match &self.cur {
                 Some(c) => c.segp >= c.page.nsegs as usize,
                 None => true,
             };
             if exhausted {
-                if !self.read_next_page(src, ctx)? {
+                if !self.read_next_page(src, ctx, starts)? {
                     if self.streams.iter().any(|s| s.psize > 0 && !s.broken) {
                         ctx.diags.report("ogg.incomplete-packet", self.next_page);
                     }
@@ -723,7 +730,7 @@ impl OggDemuxer {
             page_flags: st.flags,
             lacing: cur.page.lacing(),
             segp: cur.segp,
-            starts: &cur.starts,
+            starts: &self.starts,
         };
         let t = st.state.packet(&mut st.timing, &view);
         if t.drop {
@@ -938,7 +945,14 @@ impl OggDemuxer {
     /// Positions reading at page `page` (or at the start after the headers
     /// when `None`), dropping the packets of stream `si` before the landing
     /// packet.
-    fn resume_at(&mut self, page: Option<Page>, si: usize, target: i64, video: bool) {
+    fn resume_at<S: Source>(
+        &mut self,
+        src: &mut S,
+        page: Option<Page>,
+        si: usize,
+        target: i64,
+        video: bool,
+    ) -> Result<()> {
         let skip = Some(SeekSkip {
             stream: si,
             target,
@@ -947,7 +961,10 @@ impl OggDemuxer {
         let Some(page) = page else {
             self.run = self.initial.clone();
             self.run.skip = skip;
-            return;
+            if let Some(cur) = &self.run.cur {
+                fill_starts(src, &cur.page, &mut self.starts)?;
+            }
+            return Ok(());
         };
         for st in self.run.streams.iter_mut() {
             st.psize = 0;
@@ -969,6 +986,7 @@ impl OggDemuxer {
         self.run.next_page = page.offset;
         self.run.skip = skip;
         self.run.done = false;
+        Ok(())
     }
 
     /// Seeks stream `track` to `ts` (in its time base): audio lands on the
@@ -980,7 +998,7 @@ impl OggDemuxer {
         let video = ctx.tracks.get(track).is_some_and(|t| t.kind == TrackKind::Video);
         let page = self.last_page_before(src, si, ts)?;
         if !video {
-            self.resume_at(page, si, ts, false);
+            self.resume_at(src, page, si, ts, false)?;
             return Ok(());
         }
         // Video: the keyframe the page's granule names (RFC: the high bits
@@ -994,12 +1012,14 @@ impl OggDemuxer {
                 key = k.saturating_sub(1).max(0);
             }
         }
-        self.resume_at(page, si, i64::MIN, false);
+        self.resume_at(src, page, si, i64::MIN, false)?;
         self.run.skip = None;
         let mut walked = 0u32;
         while walked < ctx.limits.max_fragments {
             walked += 1;
-            let Some(ex) = self.run.extract(src, ctx)? else { break };
+            let Some(ex) = self.run.extract(src, ctx, &mut self.starts)? else {
+                break;
+            };
             if ex.stream != si {
                 continue;
             }
@@ -1015,7 +1035,7 @@ impl OggDemuxer {
             }
         }
         let page = self.last_page_before(src, si, key)?;
-        self.resume_at(page, si, key, true);
+        self.resume_at(src, page, si, key, true)?;
         Ok(())
     }
 }
@@ -1040,6 +1060,7 @@ impl FormatDemuxer for OggDemuxer {
             initial: run.clone(),
             run,
             data_start: 0,
+            starts: [[0; 2]; 255],
             tags: TagWalk::default(),
         };
         // Headers, up to the first data packet of any stream.
@@ -1050,7 +1071,7 @@ impl FormatDemuxer for OggDemuxer {
                 ctx.diags.report("ogg.too-many-headers", d.run.next_page);
                 break;
             }
-            let ex = match d.run.extract(src, ctx) {
+            let ex = match d.run.extract(src, ctx, &mut d.starts) {
                 Ok(Some(ex)) => ex,
                 Ok(None) => break,
                 Err(e) if e.is_truncation() && !ctx.tracks.is_empty() => {
@@ -1092,7 +1113,7 @@ impl FormatDemuxer for OggDemuxer {
         loop {
             let ex = match self.run.pending.take() {
                 Some(ex) => ex,
-                None => match self.run.extract(src, ctx) {
+                None => match self.run.extract(src, ctx, &mut self.starts) {
                     Ok(Some(ex)) => ex,
                     Ok(None) => {
                         self.run.done = true;
