@@ -98,8 +98,8 @@ impl Walker {
             let p = match read_page(src, at, false)? {
                 PageRead::Page(p) => p,
                 PageRead::Cut => return Err(page::cut_error(at)),
-                PageRead::Bad => match find_page(src, at, resync)? {
-                    Found::Page(p, _) => p,
+                PageRead::Bad | PageRead::BadCrc => match find_page(src, at, resync)? {
+                    Found::Page(p, _, _) => p,
                     Found::Cut(c) => return Err(page::cut_error(c)),
                     Found::End | Found::Lost => {
                         return Err(Error::malformed(at, "Ogg packet continues beyond the last page"))
@@ -348,8 +348,10 @@ impl Run {
         }
         let at = self.next_page;
         let page = match find_page(src, at, ctx.limits.resync_bytes)? {
-            Found::Page(p, skipped) => {
-                if skipped > 0 {
+            Found::Page(p, skipped, bad_crc) => {
+                if bad_crc {
+                    ctx.diags.report("ogg.crc-mismatch", at);
+                } else if skipped > 0 {
                     ctx.diags.report("ogg.resync", at);
                 }
                 p
@@ -676,7 +678,7 @@ impl OggDemuxer {
                 break;
             }
             let p = match find_page(src, at, MAX_PAGE)? {
-                Found::Page(p, _) => p,
+                Found::Page(p, _, _) => p,
                 _ => break,
             };
             at = p.end();
@@ -894,7 +896,7 @@ impl OggDemuxer {
         let mut at = from;
         while at < until {
             let p = match find_page(src, at, until - at)? {
-                Found::Page(p, _) => p,
+                Found::Page(p, _, _) => p,
                 _ => return Ok(None),
             };
             if p.offset >= until {

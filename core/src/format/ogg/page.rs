@@ -65,6 +65,8 @@ impl Page {
 pub enum PageRead {
     /// A page (its CRC checked when asked).
     Page(Page),
+    /// A page header whose CRC-32 does not match the page.
+    BadCrc,
     /// No valid page starts here.
     Bad,
     /// A page header starts here but the input ends before the page does.
@@ -117,7 +119,7 @@ pub fn read_page<S: Source>(src: &mut S, at: u64, check: bool) -> Result<PageRea
         crc = crc32_ogg(crc, page.lacing());
         crc = body_crc(src, crc, body, body_len)?;
         if crc != stored {
-            return Ok(PageRead::Bad);
+            return Ok(PageRead::BadCrc);
         }
     }
     Ok(PageRead::Page(page))
@@ -145,8 +147,9 @@ fn body_crc<S: Source>(src: &mut S, mut crc: u32, body: u64, len: u32) -> Result
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Found {
-    /// A valid page, and how many bytes of garbage were skipped before it.
-    Page(Page, u64),
+    /// A valid page, how many bytes were skipped before it, and whether a
+    /// page with a wrong CRC was among them.
+    Page(Page, u64, bool),
     /// The input ends (possibly after garbage) with no further page.
     End,
     /// A page starts but the input ends inside it.
@@ -165,12 +168,14 @@ pub fn find_page<S: Source>(src: &mut S, from: u64, limit: u64) -> Result<Found>
     let mut at = from;
     let stop = from.saturating_add(limit).min(len);
     let mut buf = [0u8; 512];
+    let mut bad_crc = false;
     loop {
         if at >= len {
             return Ok(Found::End);
         }
         match read_page(src, at, true)? {
-            PageRead::Page(p) => return Ok(Found::Page(p, at - from)),
+            PageRead::Page(p) => return Ok(Found::Page(p, at - from, bad_crc)),
+            PageRead::BadCrc => bad_crc = true,
             PageRead::Cut if at + (HEADER_LEN as u64) >= len || looks_cut(src, at)? => return Ok(Found::Cut(at)),
             _ => {}
         }
@@ -250,7 +255,7 @@ mod tests {
         bad[len - 1] ^= 1;
         let mut src = SliceSource::new(&bad[..len]);
         if !cfg!(fuzzing) {
-            assert_eq!(read_page(&mut src, 0, true).unwrap(), PageRead::Bad);
+            assert_eq!(read_page(&mut src, 0, true).unwrap(), PageRead::BadCrc);
         }
         let mut src = SliceSource::new(&p[..len - 1]);
         assert_eq!(read_page(&mut src, 0, true).unwrap(), PageRead::Cut);
@@ -264,7 +269,7 @@ mod tests {
         f[10..10 + 29].copy_from_slice(&p[..29]);
         let mut src = SliceSource::new(&f[..39]);
         match find_page(&mut src, 0, 1000).unwrap() {
-            Found::Page(pg, skipped) => assert_eq!((pg.offset, skipped), (10, 10)),
+            Found::Page(pg, skipped, crc) => assert_eq!((pg.offset, skipped, crc), (10, 10, false)),
             other => panic!("{other:?}"),
         }
         let mut src = SliceSource::new(&f[..9]);
