@@ -60,7 +60,10 @@ fn frames() -> Vec<Vec<u8>> {
     ]
 }
 
-fn pull(bytes: &[u8], ext: Option<&str>) -> (Vec<(usize, Option<i64>, Option<u64>, bool)>, Option<crate::Error>) {
+/// Size, pts, duration and the truncated flag of a packet.
+type Got = (usize, Option<i64>, Option<u64>, bool);
+
+fn pull(bytes: &[u8], ext: Option<&str>) -> (Vec<Got>, Option<crate::Error>) {
     let mut d = Demuxer::open(SliceSource::new(bytes), ext).unwrap();
     let mut v = Vec::new();
     loop {
