@@ -669,25 +669,47 @@ impl OggDemuxer {
     /// Finds the last granule of each stream in the last page-size of the
     /// input (what ffmpeg reads for durations).
     fn scan_durations<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<()> {
+        // Windows of 8 KiB from the end backwards, up to the last page-size
+        // of the input (ffmpeg reads that much at once), until every track
+        // has a granule: usually one window.
+        const WINDOW: u64 = 8 << 10;
         let len = src.len();
-        let mut at = len.saturating_sub(MAX_PAGE).max(self.data_start);
-        let mut guard = 0u32;
-        loop {
-            guard += 1;
-            if guard > 10_000 {
+        let floor = len.saturating_sub(MAX_PAGE).max(self.data_start);
+        let mut hi = len;
+        while hi > floor {
+            let lo = hi.saturating_sub(WINDOW).max(floor);
+            let mut at = lo;
+            let mut found: heapless::Vec<(u32, u64), MAX_STREAMS> = heapless::Vec::new();
+            while at < hi {
+                let p = match find_page(src, at, hi - at)? {
+                    Found::Page(p, _, _) if p.offset < hi => p,
+                    _ => break,
+                };
+                at = p.end();
+                if p.granule == NO_GRANULE || p.granule == 0 {
+                    continue;
+                }
+                match found.iter_mut().find(|(s, _)| *s == p.serial) {
+                    Some(e) => e.1 = p.granule,
+                    None => {
+                        let _ = found.push((p.serial, p.granule));
+                    }
+                }
+            }
+            for (serial, g) in found {
+                if let Some(st) = self.run.streams.iter_mut().find(|s| s.serial == serial) {
+                    st.last_granule = st.last_granule.or(Some(g));
+                }
+            }
+            let all = self
+                .run
+                .streams
+                .iter()
+                .all(|s| s.track.is_none() || s.last_granule.is_some());
+            if all {
                 break;
             }
-            let p = match find_page(src, at, MAX_PAGE)? {
-                Found::Page(p, _, _) => p,
-                _ => break,
-            };
-            at = p.end();
-            if p.granule == NO_GRANULE || p.granule == 0 {
-                continue;
-            }
-            if let Some(st) = self.run.streams.iter_mut().find(|s| s.serial == p.serial) {
-                st.last_granule = Some(p.granule);
-            }
+            hi = lo;
         }
         let mut longest = 0i64;
         for st in &self.run.streams {
