@@ -1,9 +1,17 @@
 //! One module per format family.
 
+#[cfg(feature = "aiff")]
+pub mod aiff;
+#[cfg(feature = "avi")]
+pub mod avi;
+#[cfg(feature = "caf")]
+pub mod caf;
 #[cfg(feature = "flac")]
 pub mod flac;
 #[cfg(feature = "mp4")]
 pub mod mp4;
+#[cfg(any(feature = "ts", feature = "ps"))]
+pub mod mpeg;
 #[cfg(feature = "ogg")]
 pub mod ogg;
 #[cfg(feature = "riff")]

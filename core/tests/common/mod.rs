@@ -23,12 +23,12 @@ use std::path::{Path, PathBuf};
 
 /// The format families these tests cover (folder names under the samples
 /// and the corpus). Append yours when your format lands.
-pub const FAMILIES: &[&str] = &["wav", "mp4", "ogg", "flac"];
+pub const FAMILIES: &[&str] = &["wav", "mp4", "mpegts", "mpegps", "avi", "aiff", "caf", "ogg", "flac"];
 
 /// Families whose packetisation is the reader's choice (PCM in WAV/AIFF):
 /// for a truncated file the last packet delivered may be a shorter prefix of
 /// the corresponding full packet wherever the cut falls.
-pub const STREAM_EXACT_FAMILIES: &[&str] = &["wav"];
+pub const STREAM_EXACT_FAMILIES: &[&str] = &["wav", "mpegts", "mpegps", "aiff"];
 
 /// Where a test file comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

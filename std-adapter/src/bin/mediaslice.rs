@@ -9,9 +9,11 @@ use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagVal
 use mediaslice_std::ffprobe::{self, FormatFacts, TagSet};
 use mediaslice_std::{FileReaderSource, FileSource, MmapSource, StdIo};
 use std::fmt;
+use std::io::IsTerminal;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// Exit code: success.
 const EXIT_OK: u8 = 0;
@@ -196,6 +198,55 @@ fn open(path: &Path, kind: SourceKind) -> Result<Opened, Failure> {
     }
 }
 
+/// A percentage on stderr while packets are pulled, when stderr is a
+/// terminal, stdout is not (the output goes to a file or a pipe) and the work
+/// takes a while; nothing otherwise.
+struct Progress {
+    size: u64,
+    enabled: bool,
+    shown: bool,
+    n: u32,
+    last: Instant,
+}
+
+impl Progress {
+    const EVERY: Duration = Duration::from_millis(250);
+
+    fn new(size: u64) -> Self {
+        Progress {
+            size,
+            enabled: io::stderr().is_terminal() && !io::stdout().is_terminal() && size > 0,
+            shown: false,
+            n: 0,
+            last: Instant::now(),
+        }
+    }
+
+    /// Notes a packet at byte `pos`; looks at the clock every 256 packets.
+    fn tick(&mut self, pos: Option<u64>) {
+        if !self.enabled {
+            return;
+        }
+        self.n = self.n.wrapping_add(1);
+        if self.n % 256 != 0 || self.last.elapsed() < Self::EVERY {
+            return;
+        }
+        self.last = Instant::now();
+        if let Some(pos) = pos {
+            let pct = pos.saturating_mul(100) / self.size;
+            eprint!("\rmediaslice: {pct:>3}% ");
+            self.shown = true;
+        }
+    }
+
+    fn done(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+            self.shown = false;
+        }
+    }
+}
+
 /// Copies every tag out of the demuxer. A tag error ends the walk and is
 /// returned beside what was read.
 fn collect_tags<S: Source>(d: &mut Demuxer<S>) -> (TagSet, Option<mediaslice::Error>) {
@@ -246,6 +297,13 @@ fn opt_u64(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
 
+/// The table's flags: ffprobe's two (`K` keyframe, `D` discard) and `T`
+/// when the input ends inside the packet.
+fn table_flags(p: &mediaslice::Packet<'_>) -> String {
+    let t = if p.flags.truncated { "T" } else { "_" };
+    format!("{}{t}", ffprobe::flags(p))
+}
+
 /// `packets`: every packet, as a table or as ffprobe's JSON document. The
 /// packets are written one by one as they are pulled; nothing proportional
 /// to the file is held.
@@ -264,6 +322,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     }
     let mut stopped = None;
     let mut first = true;
+    let mut progress = Progress::new(d.source().len());
     loop {
         let p = match d.next_packet() {
             Ok(Some(p)) => p,
@@ -273,6 +332,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
                 break;
             }
         };
+        progress.tick(p.pos);
         let crc = crc32(p.data);
         if json {
             w.write_all(if first { b"\n    " } else { b",\n    " })?;
@@ -287,12 +347,13 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
                 opt_u64(p.duration),
                 p.data.len(),
                 opt_u64(p.pos),
-                ffprobe::flags(&p),
+                table_flags(&p),
                 crc
             )?;
         }
         first = false;
     }
+    progress.done();
     if json {
         w.write_all(if first { b"],\n" } else { b"\n  ],\n" })?;
         write_tail(w, d, &tags, filename)?;
@@ -307,9 +368,11 @@ fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
     let mut crc = Crc32::new();
     let (mut n, mut bytes) = (0u64, 0u64);
     let mut stopped = None;
+    let mut progress = Progress::new(d.source().len());
     loop {
         match d.next_packet() {
             Ok(Some(p)) => {
+                progress.tick(p.pos);
                 crc.update(p.data);
                 n += 1;
                 bytes += p.data.len() as u64;
@@ -321,6 +384,7 @@ fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
             }
         }
     }
+    progress.done();
     writeln!(
         w,
         "{{\"packets\": {n}, \"bytes\": {bytes}, \"crc32\": \"{:08x}\"}}",
