@@ -316,8 +316,6 @@ struct TagWalk {
 #[derive(Debug, Clone)]
 pub struct OggDemuxer {
     run: Run,
-    /// The state right after the headers, for a seek to the start.
-    initial: Run,
     /// First page after the headers' pages (where data may begin).
     data_start: u64,
     starts: Starts,
@@ -329,6 +327,18 @@ fn opt(ts: i64) -> Option<i64> {
 }
 
 impl Run {
+    fn new() -> Self {
+        Run {
+            streams: heapless::Vec::new(),
+            cur: None,
+            next_page: 0,
+            pending: None,
+            skip: None,
+            land: None,
+            done: false,
+        }
+    }
+
     /// Reads the next page into `cur`. Returns `false` at the end of the
     /// input.
     fn read_next_page<S: Source>(&mut self, src: &mut S, ctx: &mut Context, starts: &mut Starts) -> Result<bool> {
@@ -580,6 +590,35 @@ fn packet_head<S: Source>(src: &mut S, ctx: &Context, serial: u32, ex: &Extracte
 }
 
 impl OggDemuxer {
+    /// Reads from the start up to the first data packet of any stream, as
+    /// ffmpeg's header phase does; leaves that packet pending. Run again
+    /// (for a seek to the start) it finds the tracks it made the first time.
+    fn read_headers<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<()> {
+        let mut packets = 0u32;
+        loop {
+            packets += 1;
+            if packets > ctx.limits.max_top_level {
+                ctx.diags.report("ogg.too-many-headers", self.run.next_page);
+                return Ok(());
+            }
+            let ex = match self.run.extract(src, ctx, &mut self.starts) {
+                Ok(Some(ex)) => ex,
+                Ok(None) => return Ok(()),
+                Err(e) if e.is_truncation() && !ctx.tracks.is_empty() => {
+                    ctx.diags.report("ogg.truncated-headers", e.offset());
+                    self.run.done = true;
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            let headers_done = self.run.streams.get(ex.stream).is_none_or(|s| s.headers_done);
+            if headers_done || !self.take_header(src, ctx, &ex)? {
+                self.run.pending = Some(ex);
+                return Ok(());
+            }
+        }
+    }
+
     /// Handles a packet of a stream whose headers are pending. Returns
     /// whether it was a header (consumed).
     fn take_header<S: Source>(&mut self, src: &mut S, ctx: &mut Context, ex: &Extracted) -> Result<bool> {
@@ -656,7 +695,10 @@ impl OggDemuxer {
                 None => {
                     let mut t = info.track(st.serial);
                     t.config = config;
-                    st.track = ctx.add_track(t, ex.loc.start);
+                    // Headers read again after a seek to the start find
+                    // their track.
+                    let known = ctx.tracks.iter().position(|k| k.id == t.id && k.codec == t.codec);
+                    st.track = known.or_else(|| ctx.add_track(t, ex.loc.start));
                     if st.track.is_none() {
                         st.broken = true;
                     }
@@ -972,6 +1014,7 @@ impl OggDemuxer {
     fn resume_at<S: Source>(
         &mut self,
         src: &mut S,
+        ctx: &mut Context,
         page: Option<Page>,
         si: usize,
         target: i64,
@@ -983,11 +1026,9 @@ impl OggDemuxer {
             video,
         });
         let Some(page) = page else {
-            self.run = self.initial.clone();
+            self.run = Run::new();
+            self.read_headers(src, ctx)?;
             self.run.skip = skip;
-            if let Some(cur) = &self.run.cur {
-                fill_starts(src, &cur.page, &mut self.starts)?;
-            }
             return Ok(());
         };
         for st in self.run.streams.iter_mut() {
@@ -1022,7 +1063,7 @@ impl OggDemuxer {
         let video = ctx.tracks.get(track).is_some_and(|t| t.kind == TrackKind::Video);
         let page = self.last_page_before(src, si, ts)?;
         if !video {
-            self.resume_at(src, page, si, ts, false)?;
+            self.resume_at(src, ctx, page, si, ts, false)?;
             return Ok(());
         }
         // Video: the keyframe the page's granule names (RFC: the high bits
@@ -1036,7 +1077,7 @@ impl OggDemuxer {
                 key = k.saturating_sub(1).max(0);
             }
         }
-        self.resume_at(src, page, si, i64::MIN, false)?;
+        self.resume_at(src, ctx, page, si, i64::MIN, false)?;
         self.run.skip = None;
         let mut walked = 0u32;
         while walked < ctx.limits.max_fragments {
@@ -1059,7 +1100,7 @@ impl OggDemuxer {
             }
         }
         let page = self.last_page_before(src, si, key)?;
-        self.resume_at(src, page, si, key, true)?;
+        self.resume_at(src, ctx, page, si, key, true)?;
         Ok(())
     }
 }
@@ -1071,50 +1112,13 @@ impl FormatDemuxer for OggDemuxer {
         if &head != b"OggS\0" {
             return Err(Error::malformed(0, "not an Ogg page (RFC 3533 §6)"));
         }
-        let run = Run {
-            streams: heapless::Vec::new(),
-            cur: None,
-            next_page: 0,
-            pending: None,
-            skip: None,
-            land: None,
-            done: false,
-        };
         let mut d = OggDemuxer {
-            initial: run.clone(),
-            run,
+            run: Run::new(),
             data_start: 0,
             starts: [[0; 2]; 255],
             tags: TagWalk::default(),
         };
-        // Headers, up to the first data packet of any stream.
-        let mut packets = 0u32;
-        loop {
-            packets += 1;
-            if packets > ctx.limits.max_top_level {
-                ctx.diags.report("ogg.too-many-headers", d.run.next_page);
-                break;
-            }
-            let ex = match d.run.extract(src, ctx, &mut d.starts) {
-                Ok(Some(ex)) => ex,
-                Ok(None) => break,
-                Err(e) if e.is_truncation() && !ctx.tracks.is_empty() => {
-                    ctx.diags.report("ogg.truncated-headers", e.offset());
-                    d.run.done = true;
-                    break;
-                }
-                Err(e) => return Err(e),
-            };
-            let headers_done = d.run.streams.get(ex.stream).is_none_or(|s| s.headers_done);
-            if headers_done {
-                d.run.pending = Some(ex);
-                break;
-            }
-            if !d.take_header(src, ctx, &ex)? {
-                d.run.pending = Some(ex);
-                break;
-            }
-        }
+        d.read_headers(src, ctx)?;
         if ctx.tracks.is_empty() {
             return Err(Error::unsupported(0, "no Ogg stream of a supported codec"));
         }
@@ -1126,7 +1130,6 @@ impl FormatDemuxer for OggDemuxer {
         d.data_start = d.run.cur.as_ref().map_or(d.run.next_page, |c| c.page.offset);
         d.scan_durations(src, ctx)?;
         ctx.info.start_us = Some(0);
-        d.initial = d.run.clone();
         Ok(d)
     }
 
