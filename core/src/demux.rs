@@ -11,6 +11,7 @@ use crate::types::{Packet, Track};
 
 /// Facts about the whole input that a format demuxer finds while opening.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct FormatInfo {
     /// Duration of the whole presentation in microseconds, when known.
     pub duration_us: Option<u64>,
@@ -23,6 +24,7 @@ pub struct FormatInfo {
 /// State shared by a format demuxer and the driver: limits, diagnostics,
 /// tracks and format facts.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Context {
     /// The limits in force.
     pub limits: Limits,
