@@ -187,6 +187,8 @@ fn kind_for(family: &str) -> Option<FormatKind> {
     match family {
         "mp4" => Some(FormatKind::Mp4),
         "wav" => Some(FormatKind::Wav),
+        "ogg" => Some(FormatKind::Ogg),
+        "flac" => Some(FormatKind::Flac),
         _ => None,
     }
 }

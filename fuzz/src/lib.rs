@@ -30,7 +30,14 @@ use mediaslice::{
 /// Every format kind compiled into the library, in a fixed order: the
 /// differential targets pick forced kinds from it by index. A new format adds
 /// its kinds here (behind its feature if it has one).
-pub const KINDS: &[FormatKind] = &[FormatKind::Mp4, FormatKind::Wav, FormatKind::Rf64, FormatKind::Wave64];
+pub const KINDS: &[FormatKind] = &[
+    FormatKind::Mp4,
+    FormatKind::Wav,
+    FormatKind::Rf64,
+    FormatKind::Wave64,
+    FormatKind::Ogg,
+    FormatKind::Flac,
+];
 
 /// How many bytes at the end of a differential target's input configure the
 /// reader (see [`StreamConfig::from_trailer`]).

@@ -319,6 +319,8 @@ pub struct OggDemuxer {
     /// First page after the headers' pages (where data may begin).
     data_start: u64,
     starts: Starts,
+    /// The open is done: the track list is fixed.
+    opened: bool,
     tags: TagWalk,
 }
 
@@ -435,7 +437,9 @@ impl Run {
             page.body,
             magic.get_mut(..(page.body_len as usize).min(8)).unwrap_or(&mut []),
         )?;
-        let codec = if page.flags & FLAG_BOS != 0 {
+        // ffmpeg identifies a stream by the start of its first page's body,
+        // beginning of stream or not.
+        let codec = if page.flags & FLAG_CONTINUED == 0 {
             OggCodec::identify(magic.get(..n).unwrap_or(&[]))
         } else {
             OggCodec::Unknown
@@ -466,8 +470,6 @@ impl Run {
                 },
                 page.offset,
             );
-        } else if data_seen {
-            ctx.diags.report("ogg.late-stream", page.offset);
         }
         if self.streams.push(Stream::new(page.serial, codec)).is_err() {
             ctx.diags.report("ogg.stream-capacity", page.offset);
@@ -696,9 +698,18 @@ impl OggDemuxer {
                     let mut t = info.track(st.serial);
                     t.config = config;
                     // Headers read again after a seek to the start find
-                    // their track.
+                    // their track; after the open no track is added (the
+                    // track list is fixed then), as ffmpeg gives up on
+                    // streams that begin after data.
                     let known = ctx.tracks.iter().position(|k| k.id == t.id && k.codec == t.codec);
-                    st.track = known.or_else(|| ctx.add_track(t, ex.loc.start));
+                    st.track = match known {
+                        Some(k) => Some(k),
+                        None if self.opened => {
+                            ctx.diags.report("ogg.late-stream", ex.loc.start);
+                            None
+                        }
+                        None => ctx.add_track(t, ex.loc.start),
+                    };
                     if st.track.is_none() {
                         st.broken = true;
                     }
@@ -1116,6 +1127,7 @@ impl FormatDemuxer for OggDemuxer {
             run: Run::new(),
             data_start: 0,
             starts: [[0; 2]; 255],
+            opened: false,
             tags: TagWalk::default(),
         };
         d.read_headers(src, ctx)?;
@@ -1130,6 +1142,7 @@ impl FormatDemuxer for OggDemuxer {
         d.data_start = d.run.cur.as_ref().map_or(d.run.next_page, |c| c.page.offset);
         d.scan_durations(src, ctx)?;
         ctx.info.start_us = Some(0);
+        d.opened = true;
         Ok(d)
     }
 
