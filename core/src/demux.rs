@@ -96,6 +96,15 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// ASF: WMV, WMA.
+    #[cfg(feature = "asf")]
+    Asf(crate::format::asf::AsfDemuxer),
+    /// Flash Video.
+    #[cfg(feature = "flv")]
+    Flv(crate::format::flv::FlvDemuxer),
+    /// Matroska, WebM, MKA.
+    #[cfg(feature = "mkv")]
+    Matroska(crate::format::mkv::MkvDemuxer),
     /// MPEG-TS.
     #[cfg(feature = "ts")]
     Ts(crate::format::mpeg::ts::TsDemuxer),
@@ -126,6 +135,12 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "asf")]
+            AnyDemuxer::Asf($d) => $e,
+            #[cfg(feature = "flv")]
+            AnyDemuxer::Flv($d) => $e,
+            #[cfg(feature = "mkv")]
+            AnyDemuxer::Matroska($d) => $e,
             #[cfg(feature = "ts")]
             AnyDemuxer::Ts($d) => $e,
             #[cfg(feature = "ps")]
@@ -153,6 +168,12 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "asf")]
+            FormatKind::Asf => Ok(AnyDemuxer::Asf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "flv")]
+            FormatKind::Flv => Ok(AnyDemuxer::Flv(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mkv")]
+            FormatKind::Matroska => Ok(AnyDemuxer::Matroska(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ts")]
             FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ps")]

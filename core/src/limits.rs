@@ -41,6 +41,12 @@ impl Default for Limits {
     }
 }
 
-/// Most tracks a demuxer keeps. Tracks beyond it are skipped with the
-/// diagnostic `track-capacity`.
+/// Most tracks a demuxer keeps: 16, or 4 with the `few-tracks` feature
+/// (firmware that reads files of a known shape: it cuts the demuxer state by
+/// about two thirds). Tracks beyond it are skipped with the diagnostic
+/// `track-capacity`.
+#[cfg(not(feature = "few-tracks"))]
 pub const MAX_TRACKS: usize = 16;
+/// Most tracks a demuxer keeps (`few-tracks` feature).
+#[cfg(feature = "few-tracks")]
+pub const MAX_TRACKS: usize = 4;

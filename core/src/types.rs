@@ -178,6 +178,24 @@ codecs! {
     Pgs => "hdmv_pgs_subtitle",
     TimedId3 => "timed_id3",
     BinData => "bin_data",
+    Text => "text",
+    DvbSub => "dvb_subtitle",
+    HdmvTextSub => "hdmv_text_subtitle",
+    Wavpack => "wavpack",
+    Tta => "tta",
+    Dirac => "dirac",
+    Rv10 => "rv10",
+    Rv20 => "rv20",
+    Rv30 => "rv30",
+    Rv40 => "rv40",
+    Cook => "cook",
+    Ra144 => "ra_144",
+    Ra288 => "ra_288",
+    Atrac3 => "atrac3",
+    Sipr => "sipr",
+    Gif => "gif",
+    Webp => "webp",
+    Tiff => "tiff",
     Msmpeg4v1 => "msmpeg4v1",
     Msmpeg4v2 => "msmpeg4v2",
     Msmpeg4v3 => "msmpeg4v3",
@@ -194,9 +212,13 @@ codecs! {
     AdpcmG722 => "adpcm_g722",
     AdpcmG726Le => "adpcm_g726le",
     AdpcmImaWs => "adpcm_ima_ws",
-    Gif => "gif",
-    Tiff => "tiff",
-    Webp => "webp",
+    WmaVoice => "wmavoice",
+    Vp6f => "vp6f",
+    Vp6a => "vp6a",
+    FlashSv => "flashsv",
+    FlashSv2 => "flashsv2",
+    AdpcmSwf => "adpcm_swf",
+    Nellymoser => "nellymoser",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).
@@ -254,6 +276,9 @@ pub struct Track {
     pub config: Option<ByteRange>,
     /// Whether the container marks this the default track of its kind.
     pub default: bool,
+    /// Whether the container marks this track forced (subtitles to show even
+    /// when subtitles are off: Matroska FlagForced).
+    pub forced: bool,
     /// The track is a picture attached to the file (cover art) that
     /// ffprobe shows as a one-packet video stream.
     pub attached_picture: bool,

@@ -187,6 +187,14 @@ fn kind_for(family: &str) -> Option<FormatKind> {
     match family {
         "mp4" => Some(FormatKind::Mp4),
         "wav" => Some(FormatKind::Wav),
+        "asf" => Some(FormatKind::Asf),
+        "flv" => Some(FormatKind::Flv),
+        "matroska" => Some(FormatKind::Matroska),
+        "mpegts" => Some(FormatKind::MpegTs),
+        "mpegps" => Some(FormatKind::MpegPs),
+        "avi" => Some(FormatKind::Avi),
+        "aiff" => Some(FormatKind::Aiff),
+        "caf" => Some(FormatKind::Caf),
         "ogg" => Some(FormatKind::Ogg),
         "flac" => Some(FormatKind::Flac),
         _ => None,
@@ -652,14 +660,7 @@ fn worst_cases() -> Vec<(&'static str, Option<FormatKind>, Vec<u8>)> {
 /// Synthetic cases whose core fix is not applied yet (case, patch): their
 /// failures are printed, not counted; a listed case that passes fails the
 /// test, so the list is emptied as fixes land.
-const PENDING_SYNTHETIC: &[(&str, &str)] = &[
-    ("stsz of 2^32 one-byte video samples", "fuzz-fixes/4.patch"),
-    ("trun of 2^32 samples without fields", "fuzz-fixes/3.patch"),
-    ("wav data size 0xFFFFFFFF", "fuzz-fixes/1.patch"),
-    ("rf64 ds64 data size 2^64", "fuzz-fixes/1.patch"),
-    ("two-track movie", "fuzz-fixes/2.patch"),
-    ("wav with LIST/INFO", "fuzz-fixes/1.patch"),
-];
+const PENDING_SYNTHETIC: &[(&str, &str)] = &[];
 
 #[test]
 fn synthetic_worst_cases_end_quickly() {

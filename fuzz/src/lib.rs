@@ -35,6 +35,14 @@ pub const KINDS: &[FormatKind] = &[
     FormatKind::Wav,
     FormatKind::Rf64,
     FormatKind::Wave64,
+    FormatKind::Asf,
+    FormatKind::Flv,
+    FormatKind::Matroska,
+    FormatKind::MpegTs,
+    FormatKind::MpegPs,
+    FormatKind::Avi,
+    FormatKind::Aiff,
+    FormatKind::Caf,
     FormatKind::Ogg,
     FormatKind::Flac,
 ];
@@ -830,9 +838,22 @@ pub fn compare_logs(slice: &Log, stream: &Log, io_may_fail: bool) {
 const TRUNCATION_KEEP: usize = 32 << 20;
 
 /// Kinds whose packetisation is the reader's choice (fixed-size reads of a
-/// PCM data chunk): a prefix may end with a shorter last packet without
-/// `flags.truncated` (as `STREAM_EXACT_FAMILIES` in core/tests/common).
-pub const STREAM_EXACT: &[FormatKind] = &[FormatKind::Wav, FormatKind::Rf64, FormatKind::Wave64];
+/// PCM data chunk, PES units cut by the end): a prefix may end with a shorter
+/// last packet without `flags.truncated` (as `STREAM_EXACT_FAMILIES` in
+/// core/tests/common).
+pub const STREAM_EXACT: &[FormatKind] = &[
+    FormatKind::Wav,
+    FormatKind::Rf64,
+    FormatKind::Wave64,
+    FormatKind::MpegTs,
+    FormatKind::MpegPs,
+    FormatKind::Aiff,
+];
+
+/// Kinds that interleave units of several streams, so a cut may leave a
+/// partial last packet in each stream: their prefixes are compared stream by
+/// stream (each stream's packets a prefix of its packets in the whole input).
+pub const PER_TRACK_PREFIX: &[FormatKind] = &[FormatKind::MpegTs, FormatKind::MpegPs];
 
 /// Diagnostics that mark a prefix as a known truncation exception (listed in
 /// core/tests/truncation_exceptions.tsv with the files that show them): the
@@ -925,7 +946,16 @@ pub fn run_truncation(data: &[u8]) {
         }
         let (got, _) = part.first_pass();
         let want = reference(&whole, &part);
-        check_prefix(data, cut, &want, &got, capped, exact);
+        if PER_TRACK_PREFIX.contains(&kind) {
+            let ntracks = part.tracks().map_or(0, |t| t.len());
+            for t in 0..ntracks {
+                let w: Vec<PacketSum> = want.iter().filter(|p| p.track == t).cloned().collect();
+                let g: Vec<&PacketSum> = got.iter().copied().filter(|p| p.track == t).collect();
+                check_prefix(data, cut, &w, &g, capped, exact);
+            }
+        } else {
+            check_prefix(data, cut, &want, &got, capped, exact);
+        }
     }
 }
 

@@ -2,12 +2,18 @@
 
 #[cfg(feature = "aiff")]
 pub mod aiff;
+#[cfg(feature = "asf")]
+pub mod asf;
 #[cfg(feature = "avi")]
 pub mod avi;
 #[cfg(feature = "caf")]
 pub mod caf;
 #[cfg(feature = "flac")]
 pub mod flac;
+#[cfg(feature = "flv")]
+pub mod flv;
+#[cfg(feature = "mkv")]
+pub mod mkv;
 #[cfg(feature = "mp4")]
 pub mod mp4;
 #[cfg(any(feature = "ts", feature = "ps"))]

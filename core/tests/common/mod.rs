@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 
 /// The format families these tests cover (folder names under the samples
 /// and the corpus). Append yours when your format lands.
-pub const FAMILIES: &[&str] = &["wav", "mp4", "mpegts", "mpegps", "avi", "aiff", "caf", "ogg", "flac"];
+pub const FAMILIES: &[&str] = &[
+    "wav", "mp4", "mpegts", "mpegps", "avi", "aiff", "caf", "asf", "flv", "matroska", "ogg", "flac",
+];
 
 /// Families whose packetisation is the reader's choice (PCM in WAV/AIFF):
 /// for a truncated file the last packet delivered may be a shorter prefix of

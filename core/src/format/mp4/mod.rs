@@ -1594,8 +1594,11 @@ impl Mp4Demuxer {
                     // samples: skip the whole ones in one step (a chunk may
                     // claim 2^32 samples, 4 million packets).
                     let (group, group_size) = chunk_group(mode, u32::MAX);
-                    if group > 0 {
-                        let k = ((n - t.cur.sample) / group).min(t.cur.left_in_chunk / group);
+                    if let (Some(a), Some(b)) = (
+                        (n - t.cur.sample).checked_div(group),
+                        t.cur.left_in_chunk.checked_div(group),
+                    ) {
+                        let k = a.min(b);
                         if k > 1 {
                             let skip = (k - 1) * group;
                             Self::advance_stts(src, t, skip)?;

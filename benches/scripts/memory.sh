@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Peak resident memory (VmHWM) and wall time of `mediaslice packets --summary`
+# (every packet, CRC-32 over all payloads), one fresh process per file and
+# source, plus per-phase peaks in process (`mediaslice phases`: open, tracks
+# and tags, all packets, seek), for:
+#
+#   * every small file of corpus/files/ (sources mmap and pread);
+#   * the large files of corpus/big.sh, made one at a time under $BIG_DIR
+#     (default /tmp/mediaslice-big) with the same ffmpeg loop as big.sh,
+#     measured (sources mmap, pread, reader), and deleted before the next:
+#     mp4 with the moov at the end (4.5 GiB), Matroska (4.5 GiB, only if this
+#     build reads Matroska), OpenDML AVI (4.5 GiB), RF64 (4.5 GiB), MPEG-TS
+#     (2.2 GB). A file is skipped, with a note, when the disk is short.
+#
+#   benches/scripts/memory.sh              # everything; writes docs/bench/memory.md
+#   benches/scripts/memory.sh --small      # the corpus only (seconds)
+#   BIG=mp4,rf64 benches/scripts/memory.sh # some of the large files
+#
+# Needs: a release build (cargo build --release -p mediaslice-std; set
+# CARGO_TARGET_DIR if it is elsewhere), /usr/bin/time (apt-get install time),
+# ffmpeg for the large files, python3 to write the tables.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=${MEDIASLICE:-${CARGO_TARGET_DIR:-$REPO/target}/release/mediaslice}
+BIG_DIR=${BIG_DIR:-/tmp/mediaslice-big}
+OUT=${OUT:-$REPO/docs/bench/memory.md}
+FFMPEG=${FFMPEG:-ffmpeg}
+BIG=${BIG:-mp4,mkv,avi,rf64,ts}
+SMALL_ONLY=0
+[[ ${1:-} == --small ]] && SMALL_ONLY=1
+
+[[ -x $BIN ]] || { echo "memory.sh: no binary at $BIN (cargo build --release -p mediaslice-std)" >&2; exit 1; }
+[[ -x /usr/bin/time ]] || { echo "memory.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+
+RES=$(mktemp -d /tmp/mediaslice-memory.XXXXXX)
+trap 'rm -rf "$RES"' EXIT
+ROWS=$RES/rows.tsv      # kind file size source rss_kib wall_s exit summary
+PHASES=$RES/phases.jsonl
+NOTES=$RES/notes.txt
+: >"$ROWS"; : >"$PHASES"; : >"$NOTES"
+
+# One fresh process: peak RSS (KiB, from the kernel's VmHWM via time -v's
+# "Maximum resident set size") and wall time.
+measure() { # KIND FILE SOURCE
+	local kind=$1 file=$2 src=$3 t out rc=0
+	t=$RES/time.txt
+	out=$(/usr/bin/time -f '%M %e' -o "$t" "$BIN" --source "$src" packets --summary "$file" 2>/dev/null) || rc=$?
+	read -r rss wall <"$t" || { rss=0; wall=0; }
+	# time -v prints "Command exited with non-zero status N" first on failure.
+	if [[ $rc -ne 0 ]]; then read -r rss wall < <(tail -n1 "$t"); fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "${file#"$REPO"/corpus/files/}" "$(stat -c %s "$file")" \
+		"$src" "$rss" "$wall" "$rc" "${out//$'\t'/ }" >>"$ROWS"
+}
+
+phases() { # KIND FILE SOURCE
+	local kind=$1 file=$2 src=$3 out
+	out=$("$BIN" --source "$src" phases "$file" 2>/dev/null) || true
+	if [[ -n $out ]]; then
+		printf '{"kind": "%s", "name": "%s", "run": %s}\n' "$kind" "${file#"$REPO"/corpus/files/}" "$out" >>"$PHASES"
+	fi
+}
+
+echo "== small corpus files ($BIN)" >&2
+for f in "$REPO"/corpus/files/*/*; do
+	[[ -f $f ]] || continue
+	measure small "$f" mmap
+	measure small "$f" pread
+	phases small "$f" mmap
+done
+
+# The large files: the loop of corpus/big.sh, one at a time.
+GIB=$((1024 * 1024 * 1024))
+SIZE_4_5G=$((GIB * 9 / 2))
+SIZE_TS=2200000000
+big() { # KEY SRC OUTNAME SIZE [ffmpeg output options]
+	local key=$1 rel=$2 name=$3 src=$REPO/corpus/files/$2 out=$BIG_DIR/$3 size=$4 avail
+	shift 4
+	[[ ,$BIG, == *,$key,* ]] || return 0
+	if ! "$BIN" probe "$src" >/dev/null 2>&1; then
+		echo "$name: skipped: this build does not read corpus/files/$rel (no demuxer for the format yet)" >>"$NOTES"
+		return 0
+	fi
+	mkdir -p "$BIG_DIR"
+	avail=$(($(df -Pk "$BIG_DIR" | awk 'NR==2 {print $4}') * 1024))
+	if ((avail < size + GIB)); then
+		echo "$name: skipped: $BIG_DIR has $((avail / GIB)) GiB free, needs $(((size + GIB) / GIB)) GiB" >>"$NOTES"
+		return 0
+	fi
+	echo "== $out <- $src (-fs $size)" >&2
+	local t0=$SECONDS
+	"$FFMPEG" -nostdin -hide_banner -loglevel error -y -stream_loop -1 -i "$src" -map 0 -c copy \
+		-fs "$size" -fflags +bitexact "$@" "$out"
+	echo "$name: made in $((SECONDS - t0)) s with \`ffmpeg -stream_loop -1 -i corpus/files/$rel -map 0 -c copy -fs $size${*:+ $*}\`" >>"$NOTES"
+	for s in mmap pread reader; do
+		echo "   $s" >&2
+		measure big "$out" "$s"
+	done
+	phases big "$out" mmap
+	rm -f "$out"
+}
+
+if ((SMALL_ONLY == 0)); then
+	big mp4 mp4/h264_aac.mp4 big_moov_end.mp4 "$SIZE_4_5G"
+	big mkv matroska/h264_aac.mkv big.mkv "$SIZE_4_5G"
+	big avi avi/mpeg4_mp3.avi big_opendml.avi "$SIZE_4_5G"
+	big rf64 wav/pcm_s16le.wav big_rf64.wav "$SIZE_4_5G" -rf64 always
+	big ts mpegts/h264_aac.ts big.ts "$SIZE_TS"
+fi
+
+COMMIT=$(git -C "$REPO" rev-parse --short HEAD)
+DIRTY=$(git -C "$REPO" status --porcelain -- core std-adapter | head -c1)
+CMD="benches/scripts/memory.sh${1:+ $1}"
+[[ $BIG != mp4,mkv,avi,rf64,ts ]] && CMD="BIG=$BIG $CMD"
+python3 - "$ROWS" "$PHASES" "$NOTES" "$OUT" "$CMD" "$COMMIT${DIRTY:+ (+ uncommitted changes)}" "$SMALL_ONLY" <<'EOF'
+import datetime, json, statistics, sys
+rows_p, phases_p, notes_p, out, cmd, commit, small_only = sys.argv[1:]
+rows = [l.rstrip("\n").split("\t") for l in open(rows_p) if l.strip()]
+phases = [json.loads(l) for l in open(phases_p) if l.strip()]
+notes = [l.rstrip("\n") for l in open(notes_p) if l.strip()]
+MIB = 1024
+TARGET = 8 * MIB
+def mib(k): return f"{int(k) / MIB:.1f}"
+def size(b):
+    b = int(b)
+    return f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB" if b >= 2**20 else f"{b / 1024:.0f} KiB"
+L = []
+now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+L += ["# Peak memory: `mediaslice packets --summary`", "",
+      "Peak resident memory (the kernel's VmHWM, as `/usr/bin/time` reports it) and wall time of a",
+      "fresh `mediaslice --source S packets --summary FILE` process per file: every packet is read and",
+      "a CRC-32 taken over all payloads. Target: **at most 8 MiB** on every file. Produced by",
+      "`benches/scripts/memory.sh`; do not edit the tables by hand.", "",
+      f"* Command: `{cmd}`", f"* Date: {now}; commit {commit}",
+      "* Machine: 2 cores, 24 GiB RAM; the large files are in the page cache when measured (they were",
+      "  just written), so wall time is CPU time, not disk time.", ""]
+big = [r for r in rows if r[0] == "big"]
+small = [r for r in rows if r[0] == "small"]
+over = [r for r in rows if int(r[4] or 0) > TARGET and r[6] == "0"]
+L += ["## Summary", ""]
+for kind, rs in (("small corpus files", small), ("large files", big)):
+    for src in ("mmap", "pread", "reader"):
+        v = [int(r[4]) for r in rs if r[3] == src]
+        if v:
+            L.append(f"* {kind}, `{src}`: {len(v)} runs, peak RSS median {mib(statistics.median(v))} MiB, max {mib(max(v))} MiB")
+L.append(f"* Runs over 8 MiB: {len(over)}" + ("" if not over else ": " + ", ".join(f"{r[1]} ({r[3]}, {mib(r[4])} MiB)" for r in over)))
+L.append("")
+if big or small_only == "0":
+    L += ["## Large files (made by the loop of `corpus/big.sh`, deleted after each run)", ""]
+    if big:
+        L += ["| file | size | source | peak RSS (MiB) | wall (s) | exit | summary |", "|---|---:|---|---:|---:|---:|---|"]
+        for r in big:
+            L.append(f"| {r[1]} | {size(r[2])} | {r[3]} | {mib(r[4])} | {r[5]} | {r[6]} | `{r[7]}` |")
+        L.append("")
+    if notes:
+        L += ["Notes:", ""] + [f"* {n}" for n in notes] + [""]
+def phase_table(title, runs):
+    if not runs:
+        return
+    L.extend([f"## {title}", "",
+              "In process (`mediaslice phases FILE`, mmap source): before each phase the peak is reset",
+              "(`5` to `/proc/self/clear_refs`) and the heap counter's peak too (a counting global",
+              "allocator in the binary), so each figure is that phase's own peak. *heap* is the peak",
+              "of live heap bytes in the phase (KiB); *allocs* the allocations made in it.", "",
+              "| file | open RSS / heap / allocs | tracks+tags | all packets | seek + 1000 packets |",
+              "|---|---:|---:|---:|---:|"])
+    for p in runs:
+        ph = {x["phase"]: x for x in p["run"]["phases"]}
+        cells = []
+        for k in ("open", "tracks", "packets", "seek"):
+            x = ph.get(k)
+            cells.append("—" if not x else f"{mib(x['vm_hwm_kib'])} MiB / {x['heap_peak'] / 1024:.0f} / {x['allocs']}")
+        L.append(f"| {p['name']} | " + " | ".join(cells) + " |")
+    L.append("")
+phase_table("Per phase, large files", [p for p in phases if p["kind"] == "big"])
+L += ["## Small corpus files", "", "| file | size | mmap: peak RSS (MiB) / wall (s) | pread | exit |", "|---|---:|---:|---:|---:|"]
+by = {}
+for r in small:
+    by.setdefault(r[1], {})[r[3]] = r
+for name, d in sorted(by.items()):
+    m, p = d.get("mmap"), d.get("pread")
+    L.append(f"| {name} | {size((m or p)[2])} | {mib(m[4])} / {m[5]} | {mib(p[4])} / {p[5]} | {m[6]} |")
+L.append("")
+phase_table("Per phase, small corpus files", [p for p in phases if p["kind"] == "small"])
+open(out, "w").write("\n".join(L))
+print(f"memory.sh: wrote {out}", file=sys.stderr)
+EOF

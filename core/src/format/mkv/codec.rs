@@ -1,0 +1,217 @@
+//! CodecID strings (RFC 9559 §5.1.4.1.21 and the Matroska codec registry,
+//! <https://www.matroska.org/technical/codec_specs.html>) mapped to the codec
+//! names ffmpeg uses.
+
+use crate::types::{Codec, TrackKind};
+
+/// CodecID prefixes in the order ffmpeg's `ff_mkv_codec_tags` tries them: a
+/// track's CodecID matches the first entry it starts with (so
+/// `A_AAC/MPEG4/LC` is AAC).
+const PREFIXES: &[(&[u8], Codec)] = &[
+    (b"A_AAC", Codec::Aac),
+    (b"A_AC3", Codec::Ac3),
+    (b"A_ALAC", Codec::Alac),
+    (b"A_DTS", Codec::Dts),
+    (b"A_EAC3", Codec::Eac3),
+    (b"A_FLAC", Codec::Flac),
+    (b"A_MLP", Codec::Mlp),
+    (b"A_MPEG/L2", Codec::Mp2),
+    (b"A_MPEG/L1", Codec::Mp1),
+    (b"A_MPEG/L3", Codec::Mp3),
+    (b"A_OPUS", Codec::Opus),
+    (b"A_PCM/FLOAT/IEEE", Codec::PcmF32Le),
+    (b"A_PCM/INT/BIG", Codec::PcmS16Be),
+    (b"A_PCM/INT/LIT", Codec::PcmS16Le),
+    (b"A_REAL/14_4", Codec::Ra144),
+    (b"A_REAL/28_8", Codec::Ra288),
+    (b"A_REAL/ATRC", Codec::Atrac3),
+    (b"A_REAL/COOK", Codec::Cook),
+    (b"A_REAL/SIPR", Codec::Sipr),
+    (b"A_TRUEHD", Codec::TrueHd),
+    (b"A_TTA1", Codec::Tta),
+    (b"A_VORBIS", Codec::Vorbis),
+    (b"A_WAVPACK4", Codec::Wavpack),
+    (b"D_WEBVTT/SUBTITLES", Codec::WebVtt),
+    (b"D_WEBVTT/CAPTIONS", Codec::WebVtt),
+    (b"D_WEBVTT/DESCRIPTIONS", Codec::WebVtt),
+    (b"D_WEBVTT/METADATA", Codec::WebVtt),
+    (b"S_TEXT/UTF8", Codec::Subrip),
+    (b"S_TEXT/ASCII", Codec::Text),
+    (b"S_TEXT/ASS", Codec::Ass),
+    (b"S_TEXT/SSA", Codec::Ass),
+    (b"S_ASS", Codec::Ass),
+    (b"S_SSA", Codec::Ass),
+    (b"S_VOBSUB", Codec::DvdSub),
+    (b"S_DVBSUB", Codec::DvbSub),
+    (b"S_HDMV/PGS", Codec::Pgs),
+    (b"S_HDMV/TEXTST", Codec::HdmvTextSub),
+    (b"S_TEXT/WEBVTT", Codec::WebVtt),
+    (b"V_AV1", Codec::Av1),
+    (b"V_DIRAC", Codec::Dirac),
+    (b"V_FFV1", Codec::Ffv1),
+    (b"V_MJPEG", Codec::Mjpeg),
+    (b"V_MPEG1", Codec::Mpeg1Video),
+    (b"V_MPEG2", Codec::Mpeg2Video),
+    (b"V_MPEG4/ISO/ASP", Codec::Mpeg4),
+    (b"V_MPEG4/ISO/AP", Codec::Mpeg4),
+    (b"V_MPEG4/ISO/SP", Codec::Mpeg4),
+    (b"V_MPEG4/ISO/AVC", Codec::H264),
+    (b"V_MPEGH/ISO/HEVC", Codec::Hevc),
+    (b"V_MPEGI/ISO/VVC", Codec::Vvc),
+    (b"V_MPEG4/MS/V3", Codec::Msmpeg4v3),
+    (b"V_PRORES", Codec::ProRes),
+    (b"V_REAL/RV10", Codec::Rv10),
+    (b"V_REAL/RV20", Codec::Rv20),
+    (b"V_REAL/RV30", Codec::Rv30),
+    (b"V_REAL/RV40", Codec::Rv40),
+    (b"V_THEORA", Codec::Theora),
+    (b"V_UNCOMPRESSED", Codec::RawVideo),
+    (b"V_VP8", Codec::Vp8),
+    (b"V_VP9", Codec::Vp9),
+];
+
+/// The codec for CodecID `id`, with the PCM sample size applied
+/// (`bit_depth` from the Audio element) as ffmpeg does. `Unknown` when the
+/// CodecID is not in the table (`A_MS/ACM` and `V_MS/VFW/FOURCC` are
+/// resolved from CodecPrivate by [`from_wave_format`] and [`from_fourcc`]).
+pub(crate) fn from_codec_id(id: &[u8], bit_depth: u64) -> Codec {
+    let c = PREFIXES
+        .iter()
+        .find(|(p, _)| id.starts_with(p))
+        .map(|&(_, c)| c)
+        .unwrap_or(Codec::Unknown);
+    match (c, bit_depth) {
+        (Codec::PcmS16Le, 8) => Codec::PcmU8,
+        (Codec::PcmS16Le, 24) => Codec::PcmS24Le,
+        (Codec::PcmS16Le, 32) => Codec::PcmS32Le,
+        (Codec::PcmS16Be, 8) => Codec::PcmS8,
+        (Codec::PcmS16Be, 24) => Codec::PcmS24Be,
+        (Codec::PcmS16Be, 32) => Codec::PcmS32Be,
+        (Codec::PcmF32Le, 64) => Codec::PcmF64Le,
+        _ => c,
+    }
+}
+
+/// The codec of a WAVEFORMATEX format tag (`A_MS/ACM` CodecPrivate), after
+/// the RIFF registry as ffmpeg's `riff.c` maps it.
+pub(crate) fn from_wave_format(tag: u16, bits: u16) -> Codec {
+    match (tag, bits) {
+        (0x0001, 8) => Codec::PcmU8,
+        (0x0001, 24) => Codec::PcmS24Le,
+        (0x0001, 32) => Codec::PcmS32Le,
+        (0x0001, _) => Codec::PcmS16Le,
+        (0x0003, 64) => Codec::PcmF64Le,
+        (0x0003, _) => Codec::PcmF32Le,
+        (0x0002, _) => Codec::AdpcmMs,
+        (0x0006, _) => Codec::PcmAlaw,
+        (0x0007, _) => Codec::PcmMulaw,
+        (0x0011, _) => Codec::AdpcmImaWav,
+        (0x0050, _) => Codec::Mp2,
+        (0x0055, _) => Codec::Mp3,
+        (0x00FF | 0x1600 | 0x706D, _) => Codec::Aac,
+        (0x0160, _) => Codec::Wmav1,
+        (0x0161, _) => Codec::Wmav2,
+        (0x0162, _) => Codec::WmaPro,
+        (0x0163, _) => Codec::WmaLossless,
+        (0x2000, _) => Codec::Ac3,
+        (0x2001, _) => Codec::Dts,
+        (0xF1AC, _) => Codec::Flac,
+        _ => Codec::Unknown,
+    }
+}
+
+/// The codec of a BITMAPINFOHEADER compression FourCC (`V_MS/VFW/FOURCC`) or
+/// a QuickTime sample entry type (`V_QUICKTIME`), for the common ones.
+pub(crate) fn from_fourcc(f: [u8; 4]) -> Codec {
+    match &f {
+        b"H264" | b"h264" | b"X264" | b"x264" | b"AVC1" | b"avc1" | b"DAVC" => Codec::H264,
+        b"HEVC" | b"hevc" | b"H265" | b"hvc1" | b"hev1" => Codec::Hevc,
+        b"XVID" | b"xvid" | b"DIVX" | b"divx" | b"DX50" | b"FMP4" | b"fmp4" | b"MP4V" | b"mp4v" => Codec::Mpeg4,
+        b"DIV3" | b"div3" | b"MP43" | b"mp43" => Codec::Msmpeg4v3,
+        b"MJPG" | b"mjpg" | b"jpeg" | b"AVRn" => Codec::Mjpeg,
+        b"WMV1" => Codec::Wmv1,
+        b"WMV2" => Codec::Wmv2,
+        b"WMV3" => Codec::Wmv3,
+        b"WVC1" | b"wvc1" => Codec::Vc1,
+        b"VP80" => Codec::Vp8,
+        b"VP90" => Codec::Vp9,
+        b"AV01" | b"av01" => Codec::Av1,
+        b"mpg1" | b"MPG1" => Codec::Mpeg1Video,
+        b"mpg2" | b"MPG2" | b"MPEG" => Codec::Mpeg2Video,
+        b"FFV1" => Codec::Ffv1,
+        b"apch" | b"apcn" | b"apcs" | b"apco" | b"ap4h" | b"ap4x" => Codec::ProRes,
+        b"png " | b"MPNG" => Codec::Png,
+        b"dvsd" | b"dvhd" | b"dvsl" | b"dv25" | b"dv50" => Codec::DvVideo,
+        _ => Codec::Unknown,
+    }
+}
+
+/// The attached-picture codec for an attachment's media type, as ffmpeg's
+/// `ff_mkv_image_mime_tags` has them; `None` for files that are not pictures.
+pub(crate) fn from_image_mime(mime: &[u8]) -> Option<Codec> {
+    Some(match mime {
+        b"image/gif" => Codec::Gif,
+        b"image/jpeg" => Codec::Mjpeg,
+        b"image/png" => Codec::Png,
+        b"image/tiff" => Codec::Tiff,
+        b"image/bmp" => Codec::Bmp,
+        b"image/webp" => Codec::Webp,
+        _ => return None,
+    })
+}
+
+/// The kind a codec implies, for tracks whose TrackType is missing or odd.
+pub(crate) fn kind_of(c: Codec) -> TrackKind {
+    use Codec::*;
+    match c {
+        Unknown => TrackKind::Unknown,
+        Subrip | Text | Ass | DvdSub | DvbSub | Pgs | HdmvTextSub | WebVtt | MovText | Eia608 => TrackKind::Subtitle,
+        H264 | Hevc | Vvc | Av1 | Vp8 | Vp9 | Mpeg4 | Mpeg1Video | Mpeg2Video | H263 | Mjpeg | Png | ProRes
+        | Theora | Wmv1 | Wmv2 | Wmv3 | Vc1 | Flv1 | DvVideo | RawVideo | Ffv1 | Dirac | Msmpeg4v3 | Rv10 | Rv20
+        | Rv30 | Rv40 | Gif | Bmp | Webp | Tiff => TrackKind::Video,
+        TimedId3 | BinData => TrackKind::Data,
+        _ => TrackKind::Audio,
+    }
+}
+
+/// Whether every packet of the codec is a keyframe in ffmpeg's view (its
+/// codec descriptor has `AV_CODEC_PROP_INTRA_ONLY`), so that ffprobe flags
+/// every packet `K` whatever the block says.
+pub(crate) fn intra_only(c: Codec) -> bool {
+    use Codec::*;
+    match c {
+        TrueHd | Mlp | Unknown => false,
+        Mjpeg | Png | ProRes | RawVideo | DvVideo | Ffv1 | Gif | Bmp | Webp | Tiff => true,
+        _ => kind_of(c) == TrackKind::Audio,
+    }
+}
+
+/// Whether the codec may reorder pictures, so that decoding order differs
+/// from presentation order and a Matroska timestamp (a presentation time,
+/// RFC 9559 §11.1) says nothing of the decoding time.
+pub(crate) fn may_reorder(c: Codec) -> bool {
+    use Codec::*;
+    matches!(
+        c,
+        H264 | Hevc | Vvc | Mpeg4 | Mpeg1Video | Mpeg2Video | Vc1 | Wmv3 | Dirac | Rv30 | Rv40
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_and_pcm() {
+        assert_eq!(from_codec_id(b"A_AAC/MPEG4/LC/SBR", 0), Codec::Aac);
+        assert_eq!(from_codec_id(b"V_MPEG4/ISO/AVC", 0), Codec::H264);
+        assert_eq!(from_codec_id(b"A_PCM/INT/LIT", 24), Codec::PcmS24Le);
+        assert_eq!(from_codec_id(b"A_PCM/INT/LIT", 8), Codec::PcmU8);
+        assert_eq!(from_codec_id(b"A_PCM/FLOAT/IEEE", 64), Codec::PcmF64Le);
+        assert_eq!(from_codec_id(b"S_TEXT/ASS", 0), Codec::Ass);
+        assert_eq!(from_codec_id(b"X_UNKNOWN", 0), Codec::Unknown);
+        assert!(intra_only(Codec::Opus));
+        assert!(!intra_only(Codec::TrueHd));
+        assert!(!intra_only(Codec::Vp9));
+    }
+}

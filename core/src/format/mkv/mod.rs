@@ -1,0 +1,540 @@
+//! Matroska, WebM and MKA (RFC 9559 Matroska, RFC 8794 EBML).
+//!
+//! Opening reads the EBML header (RFC 8794 §11.2), finds the Segment
+//! (RFC 9559 §5.1), walks its Top-Level Elements up to the first Cluster
+//! (SeekHead, Info, Tracks, Cues, Tags, Chapters, Attachments) and then the
+//! SeekHead targets that lie beyond it (RFC 9559 §16). Clusters are not read
+//! while opening.
+//!
+//! Packets are read Cluster by Cluster (RFC 9559 §10): SimpleBlock and
+//! BlockGroup/Block, with Xiph, EBML and fixed-size lacing (§10.4). Each
+//! laced frame is its own packet and a slice of the input. Clusters of
+//! unknown size (live recordings, RFC 8794 §6.2) end at the next Top-Level
+//! Element ID. Header stripping (ContentCompAlgo 3, RFC 9559 §5.1.4.1.31.6)
+//! is undone by joining the stripped bytes and the frame in scratch; zlib
+//! frames are inflated into scratch (feature `mkv-zlib`); bzlib and LZO
+//! compression are reported unsupported and their tracks' packets skipped.
+//!
+//! Timestamps follow ffmpeg's reading so that they match ffprobe: a frame's
+//! pts is the Cluster Timestamp plus the Block's relative timestamp, minus
+//! the track's CodecDelay, in TimestampScale units; later frames of a lace
+//! are spaced by the Block's duration split evenly over the frames.
+//!
+//! Seeking walks Cues in place (§5.1.5); without Cues it scans Clusters
+//! forward, bounded by `Limits::max_fragments` elements.
+
+mod block;
+mod codec;
+mod ebml;
+mod h264;
+mod ids;
+mod seek;
+mod tags;
+#[cfg(test)]
+mod tests;
+mod tracks;
+mod vorbis;
+#[cfg(feature = "mkv-zlib")]
+mod zlib;
+
+use crate::demux::{Context, FormatDemuxer};
+use crate::error::{Error, Result};
+use crate::limits::MAX_TRACKS;
+use crate::source::Source;
+use crate::tags::{Tag, TagCursor};
+use crate::types::{ByteRange, Packet, Rational};
+use ebml::{read_element, read_float, read_str, read_uint, Children, Element};
+
+pub use block::MAX_LACES;
+
+/// Most SeekHead entries followed while opening (RFC 9559 §5.1.1). More are
+/// ignored with `mkv.seek-capacity`.
+pub const MAX_SEEK_ENTRIES: usize = 32;
+/// Most Tags elements remembered (RFC 9559 §5.1.8). More are ignored with
+/// `mkv.tags-capacity`.
+pub const MAX_TAGS_ELEMENTS: usize = 8;
+/// Most stripped header bytes kept per track (ContentCompSettings of header
+/// stripping, RFC 9559 §5.1.4.1.31.7). A track stripping more is reported
+/// unsupported with `mkv.strip-too-long`.
+pub const MAX_STRIPPED: usize = 64;
+
+/// ffmpeg's default TimestampScale (RFC 9559 §5.1.2.1: 1 000 000 ns).
+const DEFAULT_SCALE: u64 = 1_000_000;
+
+/// How a track's frames are stored (RFC 9559 §5.1.4.1.31).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Encoding {
+    /// As they are.
+    Plain,
+    /// With these leading bytes removed from every frame (header stripping).
+    Strip(heapless::Vec<u8, MAX_STRIPPED>),
+    /// Compressed with zlib (inflated into scratch, feature `mkv-zlib`).
+    #[cfg_attr(not(feature = "mkv-zlib"), allow(dead_code))]
+    Zlib,
+    /// Compressed with zlib, bzlib or LZO, or encoded in a way not read:
+    /// packets are skipped.
+    Unsupported,
+}
+
+/// Per-track state beside the public [`Track`] (same index).
+#[derive(Debug, Clone)]
+struct TrackState {
+    /// TrackNumber, as Blocks refer to the track.
+    number: u64,
+    /// TrackUID, as Tags target it.
+    uid: u64,
+    codec: crate::types::Codec,
+    /// DefaultDuration in nanoseconds, 0 when absent.
+    default_duration: u64,
+    /// CodecDelay in track ticks, subtracted from every timestamp.
+    codec_delay: i64,
+    encoding: Encoding,
+    /// The track's Name, reported as its `title` tag.
+    name: Option<ByteRange>,
+    subtitle: bool,
+    /// Every packet is a keyframe (ffmpeg's intra-only codecs).
+    intra_only: bool,
+    /// The codec may reorder pictures: dts is not the pts.
+    reorders: bool,
+    /// For such a codec, the reorder depth from its headers (H.264 SPS),
+    /// with which dts is derived as ffmpeg does; `None`: dts unknown.
+    depth: Option<u8>,
+    /// The last pts seen, sorted (ffmpeg's `pts_buffer`), for that
+    /// derivation; `i64::MIN` for none.
+    pts_buffer: [i64; h264::MAX_REORDER + 1],
+    /// Vorbis window sizes and modes, to time packets as ffprobe does.
+    vorbis: Option<vorbis::Vorbis>,
+    /// For such a track, the end of the last packet (ffmpeg's `cur_dts`):
+    /// the pts of a packet the container leaves untimed.
+    next_ts: Option<i64>,
+    /// End of the latest subtitle shown, for ffmpeg's overlap rule.
+    end_ts: i64,
+    /// For an attached picture (an Attachment of an image type), its data:
+    /// the one packet of the track.
+    picture: Option<ByteRange>,
+}
+
+/// A packet decided but not yet borrowed.
+#[derive(Debug, Clone, Copy)]
+struct Emit {
+    track: usize,
+    offset: u64,
+    size: u32,
+    pts: Option<i64>,
+    dts: Option<i64>,
+    duration: u64,
+    keyframe: bool,
+}
+
+/// A seek in progress: packets are dropped until the target track's packet.
+#[derive(Debug, Clone, Copy)]
+struct Skip {
+    track: usize,
+    /// Drop packets before this time.
+    from: i64,
+    /// The target must start at a keyframe (video).
+    key: bool,
+    /// The target track is sparse (subtitles, an attached picture): drop
+    /// packets of every track before `from`, then stop.
+    sparse: bool,
+}
+
+/// Demuxer state for Matroska, WebM and MKA.
+#[derive(Debug, Clone)]
+pub struct MkvDemuxer {
+    segment_start: u64,
+    segment_end: u64,
+    /// TimestampScale in nanoseconds per tick.
+    scale: u64,
+    first_cluster: u64,
+    tracks: heapless::Vec<TrackState, MAX_TRACKS>,
+    cues: Option<(u64, u64)>,
+    tags: heapless::Vec<(u64, u64), MAX_TAGS_ELEMENTS>,
+    chapters: Option<(u64, u64)>,
+    attachments: Option<(u64, u64)>,
+    /// The Attachments element runs past the end of the input.
+    attachments_cut: bool,
+    title: Option<ByteRange>,
+    muxing_app: Option<ByteRange>,
+    writing_app: Option<ByteRange>,
+    /// Info Duration, in TimestampScale units.
+    duration: Option<f64>,
+    // Reading position.
+    pos: u64,
+    in_cluster: bool,
+    cluster_end: Option<u64>,
+    cluster_ts: Option<u64>,
+    laces: block::Laces,
+    /// Attached pictures already delivered (they come first, as in ffprobe).
+    pictures_done: bool,
+    skip: Option<Skip>,
+    tag_walk: tags::TagWalk,
+}
+
+/// State gathered while walking the Segment's Top-Level Elements.
+struct Walk {
+    seeks: heapless::Vec<(u64, u64), MAX_SEEK_ENTRIES>,
+    visited: heapless::Vec<u64, MAX_SEEK_ENTRIES>,
+    have_info: bool,
+    have_tracks: bool,
+}
+
+impl FormatDemuxer for MkvDemuxer {
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+        let len = src.len();
+        let head = read_element(src, 0, len)?;
+        if head.id != ids::EBML {
+            return Err(Error::malformed(0, "no EBML header (RFC 8794 §11.2)"));
+        }
+        check_ebml_header(src, ctx, &head, len)?;
+        let segment = find_segment(src, ctx, head.end_within(len), len)?;
+        let segment_end = match segment.end() {
+            Some(e) if e <= len => e,
+            Some(_) => {
+                ctx.diags.report("mkv.segment-beyond-eof", segment.start);
+                len
+            }
+            None => {
+                ctx.diags.report("mkv.unknown-size-segment", segment.start);
+                len
+            }
+        };
+        let mut d = MkvDemuxer {
+            segment_start: segment.data,
+            segment_end,
+            scale: DEFAULT_SCALE,
+            first_cluster: segment_end,
+            tracks: heapless::Vec::new(),
+            cues: None,
+            tags: heapless::Vec::new(),
+            chapters: None,
+            attachments: None,
+            attachments_cut: false,
+            title: None,
+            muxing_app: None,
+            writing_app: None,
+            duration: None,
+            pos: segment_end,
+            in_cluster: false,
+            cluster_end: None,
+            cluster_ts: None,
+            laces: block::Laces::default(),
+            pictures_done: false,
+            skip: None,
+            tag_walk: tags::TagWalk::default(),
+        };
+        let mut walk = Walk {
+            seeks: heapless::Vec::new(),
+            visited: heapless::Vec::new(),
+            have_info: false,
+            have_tracks: false,
+        };
+        d.walk_top_level(src, ctx, &mut walk)?;
+        d.follow_seek_head(src, ctx, &mut walk)?;
+        if !walk.have_tracks {
+            return Err(Error::malformed(segment.data, "no Tracks element (RFC 9559 §5.1.4)"));
+        }
+        d.add_pictures(src, ctx)?;
+        d.pos = d.first_cluster;
+        if let Some(dur) = d.duration {
+            let us = dur * d.scale as f64 / 1000.0;
+            if us.is_finite() && us >= 0.0 && us < u64::MAX as f64 {
+                ctx.info.duration_us = Some(us as u64);
+            }
+        }
+        Ok(d)
+    }
+
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        let mut steps = 0u32;
+        loop {
+            if !self.pictures_done {
+                if let Some(e) = self.next_picture() {
+                    return self.emit(src, e).map(Some);
+                }
+                self.pictures_done = true;
+            }
+            if let Some(mut e) = self.laces.take(&mut self.tracks) {
+                self.codec_timing(src, &mut e)?;
+                if !self.keep(ctx, &mut e)? {
+                    continue;
+                }
+                #[cfg(feature = "mkv-zlib")]
+                if self.tracks.get(e.track).is_some_and(|t| t.encoding == Encoding::Zlib) {
+                    let max = (ctx.limits.max_packet as usize).min(src.scratch_len());
+                    match zlib::inflate(src, e.offset, e.size as usize, max) {
+                        Ok(n) => return self.emit_joined(src, e, n).map(Some),
+                        Err(err) if err.is_truncation() => return Err(err),
+                        Err(_) => {
+                            // ffmpeg drops a frame that does not inflate.
+                            ctx.diags.report("mkv.bad-zlib-frame", e.offset);
+                            continue;
+                        }
+                    }
+                }
+                return self.emit(src, e).map(Some);
+            }
+            if !self.step(src, ctx)? {
+                return Ok(None);
+            }
+            // Each step moves forward by at least one element header; this
+            // bound only guards against a logic error.
+            steps = steps.saturating_add(1);
+            if steps == u32::MAX {
+                return Err(Error::malformed(self.pos, "no progress"));
+            }
+        }
+    }
+
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
+        self.seek_to(src, ctx, track, ts)
+    }
+
+    fn next_tag<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        self.tag(src, ctx, cur)
+    }
+}
+
+/// Reads the EBML header's children (RFC 8794 §11.2): the DocType must be
+/// `matroska` or `webm` (anything else is reported and read as Matroska,
+/// as ffmpeg does), and IDs and sizes must fit in 8 bytes.
+fn check_ebml_header<S: Source>(src: &mut S, ctx: &mut Context, head: &Element, len: u64) -> Result<()> {
+    let mut kids = Children::of(head, len);
+    let mut doctype_ok = false;
+    while let Some(e) = kids.next(src)? {
+        let limit = match e.id {
+            ids::DOC_TYPE => {
+                let mut b = [0u8; 16];
+                let t = read_str(src, &e, &mut b)?;
+                doctype_ok = t == b"matroska" || t == b"webm";
+                continue;
+            }
+            ids::EBML_MAX_ID_LENGTH | ids::EBML_MAX_SIZE_LENGTH => 8,
+            ids::EBML_READ_VERSION => 1,
+            _ => continue,
+        };
+        if read_uint(src, &e)? <= limit {
+            continue;
+        }
+        if e.id == ids::EBML_READ_VERSION {
+            ctx.diags.report("mkv.ebml-read-version", e.start);
+        } else {
+            return Err(Error::unsupported(e.start, "EBML IDs or sizes longer than 8 bytes"));
+        }
+    }
+    if !doctype_ok {
+        ctx.diags.report("mkv.unknown-doctype", head.start);
+    }
+    Ok(())
+}
+
+/// Finds the Segment after the EBML header, skipping Void and other
+/// elements (bounded by `Limits::max_top_level`).
+fn find_segment<S: Source>(src: &mut S, ctx: &mut Context, mut at: u64, len: u64) -> Result<Element> {
+    for _ in 0..ctx.limits.max_top_level {
+        if at >= len {
+            break;
+        }
+        let e = read_element(src, at, len)?;
+        if e.id == ids::SEGMENT {
+            return Ok(e);
+        }
+        match e.end() {
+            Some(end) if end > at => at = end,
+            _ => break,
+        }
+    }
+    Err(Error::malformed(at, "no Segment element (RFC 9559 §5.1)"))
+}
+
+/// `scale` nanoseconds as a time base, reduced.
+fn time_base(scale: u64) -> Rational {
+    let (mut a, mut b) = (scale, 1_000_000_000u64);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    let g = a.max(1);
+    let (num, den) = (scale / g, 1_000_000_000 / g);
+    Rational::new(u32::try_from(num).unwrap_or(u32::MAX), den as u32)
+}
+
+impl MkvDemuxer {
+    /// The Segment's Top-Level Elements from its start to the first Cluster.
+    fn walk_top_level<S: Source>(&mut self, src: &mut S, ctx: &mut Context, walk: &mut Walk) -> Result<()> {
+        let mut at = self.segment_start;
+        let mut count = 0u32;
+        while at < self.segment_end {
+            count += 1;
+            if count > ctx.limits.max_top_level {
+                ctx.diags.report("mkv.too-many-elements", at);
+                break;
+            }
+            let e = match read_element(src, at, self.segment_end) {
+                Ok(e) => e,
+                Err(err) if err.is_truncation() => break,
+                Err(_) => {
+                    ctx.diags.report("mkv.bad-element", at);
+                    break;
+                }
+            };
+            if e.id == ids::CLUSTER {
+                self.first_cluster = at;
+                return Ok(());
+            }
+            self.visit(src, ctx, &e, walk)?;
+            let _ = walk.visited.push(at);
+            match e.end() {
+                Some(end) if end > at => at = end,
+                _ => {
+                    ctx.diags.report("mkv.unknown-size-element", at);
+                    break;
+                }
+            }
+        }
+        self.first_cluster = at.min(self.segment_end);
+        Ok(())
+    }
+
+    /// Visits the SeekHead targets not met before the first Cluster (Cues,
+    /// Tags, Chapters, Attachments written at the end; further SeekHeads).
+    fn follow_seek_head<S: Source>(&mut self, src: &mut S, ctx: &mut Context, walk: &mut Walk) -> Result<()> {
+        let mut i = 0;
+        while let Some(&(id, at)) = walk.seeks.get(i) {
+            i += 1;
+            if walk.visited.contains(&at) {
+                continue;
+            }
+            if at >= self.segment_end {
+                ctx.diags.report("mkv.seek-beyond-eof", at);
+                continue;
+            }
+            match read_element(src, at, self.segment_end) {
+                Ok(e) if e.id == id => {
+                    if walk.visited.push(at).is_err() {
+                        ctx.diags.report("mkv.seek-capacity", at);
+                        break;
+                    }
+                    self.visit(src, ctx, &e, walk)?;
+                }
+                _ => ctx.diags.report("mkv.bad-seek-entry", at),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads or remembers one Top-Level Element.
+    fn visit<S: Source>(&mut self, src: &mut S, ctx: &mut Context, e: &Element, walk: &mut Walk) -> Result<()> {
+        let range = (e.data, e.end_within(self.segment_end));
+        match e.id {
+            ids::SEEK_HEAD => {
+                if let Err(err) = self.read_seek_head(src, ctx, e, walk) {
+                    if !err.is_truncation() {
+                        ctx.diags.report("mkv.bad-seek-head", e.start);
+                    }
+                }
+            }
+            ids::INFO if !walk.have_info => {
+                walk.have_info = true;
+                self.read_info(src, ctx, e)?;
+            }
+            ids::TRACKS if !walk.have_tracks => {
+                walk.have_tracks = true;
+                self.read_tracks(src, ctx, e)?;
+            }
+            ids::CUES if self.cues.is_none() => self.cues = Some(range),
+            ids::TAGS => self.remember_tags(ctx, range, e.start),
+            ids::CHAPTERS if self.chapters.is_none() => self.chapters = Some(range),
+            ids::ATTACHMENTS if self.attachments.is_none() => {
+                self.attachments = Some(range);
+                self.attachments_cut = e.end().is_none_or(|end| end > src.len());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Remembers a Tags element's data range (once).
+    fn remember_tags(&mut self, ctx: &mut Context, range: (u64, u64), at: u64) {
+        if !self.tags.contains(&range) && self.tags.push(range).is_err() {
+            ctx.diags.report("mkv.tags-capacity", at);
+        }
+    }
+
+    /// SeekHead (RFC 9559 §5.1.1): remembers where the other Top-Level
+    /// Elements are.
+    fn read_seek_head<S: Source>(
+        &mut self,
+        src: &mut S,
+        ctx: &mut Context,
+        e: &Element,
+        walk: &mut Walk,
+    ) -> Result<()> {
+        let mut kids = Children::of(e, self.segment_end);
+        while let Some(seek) = kids.next(src)? {
+            if seek.id != ids::SEEK {
+                continue;
+            }
+            let (mut id, mut pos) = (None, None);
+            let mut inner = Children::of(&seek, kids.end);
+            while let Some(c) = inner.next(src)? {
+                match c.id {
+                    ids::SEEK_ID if c.size.unwrap_or(0) <= 8 => {
+                        let mut b = [0u8; 8];
+                        let n = c.size.unwrap_or(0) as usize;
+                        let buf = b.get_mut(..n).unwrap_or(&mut []);
+                        src.read_exact_at(c.data, buf)?;
+                        id = Some(buf.iter().fold(0u64, |v, &x| (v << 8) | x as u64));
+                    }
+                    ids::SEEK_POSITION => pos = Some(read_uint(src, &c)?),
+                    _ => {}
+                }
+            }
+            let (Some(id), Some(pos)) = (id, pos) else { continue };
+            if !matches!(
+                id,
+                ids::SEEK_HEAD | ids::INFO | ids::TRACKS | ids::CUES | ids::TAGS | ids::CHAPTERS | ids::ATTACHMENTS
+            ) {
+                continue;
+            }
+            let at = self.segment_start.saturating_add(pos);
+            if !walk.seeks.contains(&(id, at)) && walk.seeks.push((id, at)).is_err() {
+                ctx.diags.report("mkv.seek-capacity", seek.start);
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Info (RFC 9559 §5.1.2): TimestampScale and the strings reported as
+    /// tags. Duration is read again at the end of `open`.
+    fn read_info<S: Source>(&mut self, src: &mut S, ctx: &mut Context, e: &Element) -> Result<()> {
+        let mut kids = Children::of(e, self.segment_end);
+        while let Some(c) = kids.next(src)? {
+            match c.id {
+                ids::TIMESTAMP_SCALE => match read_uint(src, &c)? {
+                    0 => ctx.diags.report("mkv.zero-timestamp-scale", c.start),
+                    s => self.scale = s,
+                },
+                ids::DURATION => self.duration = Some(read_float(src, &c)?),
+                ids::TITLE => self.title = range_of(&c),
+                ids::MUXING_APP => self.muxing_app = range_of(&c),
+                ids::WRITING_APP => self.writing_app = range_of(&c),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The data of a string or binary element as a range.
+fn range_of(e: &Element) -> Option<ByteRange> {
+    Some(ByteRange {
+        offset: e.data,
+        len: u32::try_from(e.size?).ok()?,
+    })
+}
