@@ -26,6 +26,8 @@ declare -A FAMILIES=(
   [wav]="wav *.wav"
   [asf]="asf *.asf *.wma *.wmv"
   [flv]="flv *.flv"
+  [ogg]="ogg *.ogg *.oga *.ogv *.opus *.spx media__continued_packet_over_two_pages media__four_packets_with_empty_page media__zero_sized_packets_at_end_of_stream"
+  [flac]="flac *.flac"
 )
 # The detection and differential targets take every family.
 ALL_TARGETS=(any slice_vs_stream truncation)

@@ -72,6 +72,18 @@ pub(crate) trait FormatDemuxer: Sized {
     fn max_packet_size(&self) -> Option<usize> {
         None
     }
+    /// Header packet `index` of `track` for codecs whose configuration is
+    /// several packets (Vorbis, Theora in Ogg), or `None`.
+    fn header_packet<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        track: usize,
+        index: usize,
+    ) -> Result<Option<&'s [u8]>> {
+        let _ = (src, ctx, track, index);
+        Ok(None)
+    }
 }
 
 /// One variant per format demuxer compiled in: dispatch with no `Box<dyn>`.
@@ -108,6 +120,12 @@ pub enum AnyDemuxer {
     /// Apple Core Audio Format.
     #[cfg(feature = "caf")]
     Caf(crate::format::caf::CafDemuxer),
+    /// Ogg.
+    #[cfg(feature = "ogg")]
+    Ogg(crate::format::ogg::OggDemuxer),
+    /// Native FLAC.
+    #[cfg(feature = "flac")]
+    Flac(crate::format::flac::FlacDemuxer),
 }
 
 macro_rules! dispatch {
@@ -133,6 +151,10 @@ macro_rules! dispatch {
             AnyDemuxer::Aiff($d) => $e,
             #[cfg(feature = "caf")]
             AnyDemuxer::Caf($d) => $e,
+            #[cfg(feature = "ogg")]
+            AnyDemuxer::Ogg($d) => $e,
+            #[cfg(feature = "flac")]
+            AnyDemuxer::Flac($d) => $e,
         }
     };
 }
@@ -162,6 +184,10 @@ impl AnyDemuxer {
             FormatKind::Aiff => Ok(AnyDemuxer::Aiff(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "caf")]
             FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ogg")]
+            FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "flac")]
+            FormatKind::Flac => Ok(AnyDemuxer::Flac(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,
@@ -337,5 +363,22 @@ impl<S: Source> Demuxer<S> {
             Some(r) => self.src.bytes(r.offset, r.len as usize),
             None => Ok(&[]),
         }
+    }
+
+    /// Header packet `index` (0, 1, 2, ...) of `track` where the codec keeps
+    /// its configuration in several packets that the container does not
+    /// deliver as packets: Vorbis and Theora in Ogg (identification,
+    /// comment, setup), Opus and Speex in Ogg (head, tags), FLAC in Ogg
+    /// (mapping header with STREAMINFO, then metadata blocks). `None` when
+    /// there is no such packet. A header packet that spans Ogg pages is
+    /// joined in the source's scratch.
+    ///
+    /// Errors: `InvalidArgument` for a track index out of range; a read
+    /// error; `ScratchTooSmall` when a spanning packet does not fit.
+    pub fn header_packet(&mut self, track: usize, index: usize) -> Result<Option<&[u8]>> {
+        if track >= self.ctx.tracks.len() {
+            return Err(Error::new(ErrorKind::InvalidArgument, 0, "no such track"));
+        }
+        dispatch!(&mut self.inner, d => d.header_packet(&mut self.src, &self.ctx, track, index))
     }
 }

@@ -33,6 +33,10 @@ pub enum FormatKind {
     Aiff,
     /// Apple Core Audio Format.
     Caf,
+    /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
+    Ogg,
+    /// Native FLAC (RFC 9639).
+    Flac,
 }
 
 impl FormatKind {
@@ -50,6 +54,8 @@ impl FormatKind {
             FormatKind::Avi => "avi",
             FormatKind::Aiff => "aiff",
             FormatKind::Caf => "caf",
+            FormatKind::Ogg => "ogg",
+            FormatKind::Flac => "flac",
         }
     }
 
@@ -68,6 +74,8 @@ impl FormatKind {
             FormatKind::Avi => "AVI",
             FormatKind::Aiff => "AIFF",
             FormatKind::Caf => "CAF",
+            FormatKind::Ogg => "Ogg",
+            FormatKind::Flac => "FLAC",
         }
     }
 }
@@ -90,6 +98,27 @@ fn is_mp4_box_type(t: &[u8]) -> bool {
         t,
         b"ftyp" | b"moov" | b"mdat" | b"free" | b"skip" | b"wide" | b"styp" | b"moof" | b"sidx" | b"pnot" | b"uuid"
     )
+}
+
+/// Whether the extension hint names native FLAC.
+fn is_flac_ext(ext: Option<&str>) -> bool {
+    ext.is_some_and(|e| e.eq_ignore_ascii_case("flac") || e.eq_ignore_ascii_case("fla"))
+}
+
+/// Native FLAC without `fLaC` (checked after every other format): a frame
+/// header with a valid CRC-8 (RFC 9639 §9.1) unless the extension names
+/// another format, or anything with a FLAC extension (the demuxer then looks
+/// for the first frame, as ffmpeg does).
+fn is_raw_flac(head: &[u8], ext: Option<&str>) -> bool {
+    if is_flac_ext(ext) {
+        return true;
+    }
+    #[cfg(feature = "flac")]
+    if ext.is_none() && crate::format::xiph::flac::FrameHeader::parse(head).is_some() {
+        return true;
+    }
+    let _ = head;
+    false
 }
 
 /// Detects the format from `head`, the first bytes of the input (ideally
@@ -130,6 +159,12 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
     if cfg!(feature = "caf") && at(0..4) == b"caff" && at(4..6) == [0, 1] {
         return Some(FormatKind::Caf);
     }
+    if cfg!(feature = "ogg") && at(0..5) == b"OggS\0" {
+        return Some(FormatKind::Ogg);
+    }
+    if cfg!(feature = "flac") && (head.starts_with(b"fLaC") || (is_flac_ext(ext) && head.starts_with(b"ID3"))) {
+        return Some(FormatKind::Flac);
+    }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));
         // A plausible first box: size 0 (to end), 1 (64-bit) or at least a header.
@@ -145,6 +180,9 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
     #[cfg(feature = "ps")]
     if crate::format::mpeg::ps::looks_like_ps(head) {
         return Some(FormatKind::MpegPs);
+    }
+    if cfg!(feature = "flac") && is_raw_flac(head, ext) {
+        return Some(FormatKind::Flac);
     }
     None
 }
@@ -165,6 +203,14 @@ mod tests {
         assert_eq!(detect(b"RF64\xff\xff\xff\xffWAVEds64", None), Some(FormatKind::Rf64));
         assert_eq!(detect(b"hello world, not media", None), None);
         assert_eq!(detect(&[], None), None);
+        if cfg!(feature = "ogg") {
+            assert_eq!(detect(b"OggS\0\x02", None), Some(FormatKind::Ogg));
+        }
+        if cfg!(feature = "flac") {
+            assert_eq!(detect(b"fLaC\0\0\0\x22", None), Some(FormatKind::Flac));
+            assert_eq!(detect(b"ID3\x04\0\0", Some("flac")), Some(FormatKind::Flac));
+            assert_eq!(detect(b"junk junk", Some("FLAC")), Some(FormatKind::Flac));
+        }
     }
 
     #[test]

@@ -195,6 +195,8 @@ fn kind_for(family: &str) -> Option<FormatKind> {
         "avi" => Some(FormatKind::Avi),
         "aiff" => Some(FormatKind::Aiff),
         "caf" => Some(FormatKind::Caf),
+        "ogg" => Some(FormatKind::Ogg),
+        "flac" => Some(FormatKind::Flac),
         _ => None,
     }
 }

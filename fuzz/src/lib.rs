@@ -43,6 +43,8 @@ pub const KINDS: &[FormatKind] = &[
     FormatKind::Avi,
     FormatKind::Aiff,
     FormatKind::Caf,
+    FormatKind::Ogg,
+    FormatKind::Flac,
 ];
 
 /// How many bytes at the end of a differential target's input configure the

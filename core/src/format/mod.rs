@@ -8,6 +8,8 @@ pub mod asf;
 pub mod avi;
 #[cfg(feature = "caf")]
 pub mod caf;
+#[cfg(feature = "flac")]
+pub mod flac;
 #[cfg(feature = "flv")]
 pub mod flv;
 #[cfg(feature = "mkv")]
@@ -16,5 +18,9 @@ pub mod mkv;
 pub mod mp4;
 #[cfg(any(feature = "ts", feature = "ps"))]
 pub mod mpeg;
+#[cfg(feature = "ogg")]
+pub mod ogg;
 #[cfg(feature = "riff")]
 pub mod riff;
+#[cfg(any(feature = "ogg", feature = "flac"))]
+pub mod xiph;

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 /// The format families these tests cover (folder names under the samples
 /// and the corpus). Append yours when your format lands.
 pub const FAMILIES: &[&str] = &[
-    "wav", "mp4", "mpegts", "mpegps", "avi", "aiff", "caf", "asf", "flv", "matroska",
+    "wav", "mp4", "mpegts", "mpegps", "avi", "aiff", "caf", "asf", "flv", "matroska", "ogg", "flac",
 ];
 
 /// Families whose packetisation is the reader's choice (PCM in WAV/AIFF):
