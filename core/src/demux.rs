@@ -1,7 +1,7 @@
 //! The demuxer: detection, dispatch over the format demuxers, and the pull
 //! loop.
 
-use crate::detect::{detect, FormatKind, DETECT_BYTES};
+use crate::detect::{detect_source, FormatKind};
 use crate::diag::Diagnostics;
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::{Limits, MAX_TRACKS};
@@ -80,6 +80,9 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// MPEG audio elementary stream.
+    #[cfg(feature = "mp3")]
+    Mp3(crate::format::es::mp3::Mp3Demuxer),
 }
 
 macro_rules! dispatch {
@@ -89,6 +92,8 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "mp3")]
+            AnyDemuxer::Mp3($d) => $e,
         }
     };
 }
@@ -102,6 +107,8 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "mp3")]
+            FormatKind::Mp3 => Ok(AnyDemuxer::Mp3(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,
@@ -147,9 +154,7 @@ impl<S: Source> Demuxer<S> {
 
     /// Like [`Demuxer::open`] with explicit limits.
     pub fn open_with(mut src: S, ext: Option<&str>, limits: Limits) -> Result<Self> {
-        let mut head = [0u8; DETECT_BYTES];
-        let n = src.read_at(0, &mut head)?;
-        let kind = detect(head.get(..n).unwrap_or(&[]), ext).ok_or(Error::new(
+        let kind = detect_source(&mut src, ext, &limits)?.ok_or(Error::new(
             ErrorKind::UnknownFormat,
             0,
             "no supported format recognised",

@@ -17,6 +17,28 @@ pub enum FormatKind {
     Rf64,
     /// Sony Wave64.
     Wave64,
+    /// MPEG audio elementary stream (MP1, MP2, MP3) with ID3 tags.
+    Mp3,
+    /// AAC in ADTS frames.
+    Aac,
+    /// AC-3 (ATSC A/52) elementary stream.
+    Ac3,
+    /// E-AC-3 (ATSC A/52 Annex E) elementary stream.
+    Eac3,
+    /// AMR-NB or AMR-WB storage format (RFC 4867 §5).
+    Amr,
+    /// H.264 Annex B byte stream.
+    H264,
+    /// H.265 Annex B byte stream.
+    Hevc,
+    /// IVF (VP8, VP9, AV1 frames with a 32-byte header).
+    Ivf,
+    /// AV1 low-overhead bitstream (OBU) or Annex B length-delimited stream.
+    Obu,
+    /// DV (IEC 61834 / SMPTE 314M DIF stream).
+    Dv,
+    /// MPEG-1/2 video elementary stream.
+    MpegVideo,
 }
 
 impl FormatKind {
@@ -26,6 +48,17 @@ impl FormatKind {
             FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
+            FormatKind::Mp3 => "mp3",
+            FormatKind::Aac => "aac",
+            FormatKind::Ac3 => "ac3",
+            FormatKind::Eac3 => "eac3",
+            FormatKind::Amr => "amr",
+            FormatKind::H264 => "h264",
+            FormatKind::Hevc => "hevc",
+            FormatKind::Ivf => "ivf",
+            FormatKind::Obu => "obu",
+            FormatKind::Dv => "dv",
+            FormatKind::MpegVideo => "mpegvideo",
         }
     }
 
@@ -36,6 +69,17 @@ impl FormatKind {
             FormatKind::Wav => "WAV",
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
+            FormatKind::Mp3 => "MPEG audio",
+            FormatKind::Aac => "AAC (ADTS)",
+            FormatKind::Ac3 => "AC-3",
+            FormatKind::Eac3 => "E-AC-3",
+            FormatKind::Amr => "AMR",
+            FormatKind::H264 => "H.264 (Annex B)",
+            FormatKind::Hevc => "H.265 (Annex B)",
+            FormatKind::Ivf => "IVF",
+            FormatKind::Obu => "AV1 (OBU)",
+            FormatKind::Dv => "DV",
+            FormatKind::MpegVideo => "MPEG-1/2 video",
         }
     }
 }
@@ -53,6 +97,24 @@ fn is_mp4_box_type(t: &[u8]) -> bool {
         t,
         b"ftyp" | b"moov" | b"mdat" | b"free" | b"skip" | b"wide" | b"styp" | b"moof" | b"sidx" | b"pnot" | b"uuid"
     )
+}
+
+/// Detects the format of a whole input: [`detect`] on its first bytes, then,
+/// when that finds nothing, the bounded elementary-stream probes (which skip
+/// ID3v2 tags and look for runs of valid frames; see `format::es`).
+///
+/// Errors: a read error of the source.
+pub fn detect_source<S: crate::source::Source>(
+    src: &mut S,
+    ext: Option<&str>,
+    limits: &crate::limits::Limits,
+) -> crate::error::Result<Option<FormatKind>> {
+    let mut head = [0u8; DETECT_BYTES];
+    let n = src.read_at(0, &mut head)?;
+    if let Some(k) = detect(head.get(..n).unwrap_or(&[]), ext) {
+        return Ok(Some(k));
+    }
+    crate::format::es::probe(src, limits)
 }
 
 /// Detects the format from `head`, the first bytes of the input (ideally

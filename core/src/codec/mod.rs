@@ -1,0 +1,12 @@
+//! Frame scanners for codec bitstreams: allocation-free functions that find
+//! and measure frames and access units in a byte range. The elementary-stream
+//! demuxers (`format::es`) and the MPEG-TS/PS readers (to split PES payloads)
+//! share them.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`bits`] | MSB-first bit reader, Exp-Golomb, RBSP without emulation prevention |
+//! | [`mpa`] | MPEG audio frame header, Xing/Info/LAME/VBRI |
+
+pub mod bits;
+pub mod mpa;

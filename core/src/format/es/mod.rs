@@ -1,0 +1,115 @@
+//! Elementary streams: one demuxer per format, each behind its own Cargo
+//! feature and [`FormatKind`](crate::FormatKind), over the frame scanners in
+//! [`crate::codec`].
+//!
+//! | module | format | feature |
+//! |---|---|---|
+//! | [`mp3`] | MPEG audio layers I–III with ID3v2/ID3v1/APE/Lyrics3 | `mp3` |
+//!
+//! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
+//! packets match ffprobe's: see `docs/formats/<format>.md` for each.
+//!
+//! Shared here: a bounded forward scanner over a [`Source`], the guard that
+//! keeps the elementary-stream probes off files that start with another
+//! container's signature, and the probe itself ([`probe`]).
+
+#[cfg(any(feature = "mp3", feature = "aac"))]
+pub mod id3;
+#[cfg(feature = "mp3")]
+pub mod mp3;
+
+use crate::detect::FormatKind;
+use crate::error::Result;
+use crate::limits::Limits;
+use crate::source::Source;
+
+/// Bytes a scan reads at a time.
+pub(crate) const SCAN_CHUNK: usize = 512;
+/// Largest pattern a scan predicate may look at.
+pub(crate) const SCAN_NEED_MAX: usize = 16;
+
+/// Finds the first offset `p` in `from..limit` (and with `p + need` within
+/// the input) where `pred` accepts the bytes from `p` on (at least `need` of
+/// them). Reads the input in [`SCAN_CHUNK`] pieces; bounded by `limit`.
+pub(crate) fn scan<S: Source>(
+    src: &mut S,
+    from: u64,
+    limit: u64,
+    need: usize,
+    mut pred: impl FnMut(&[u8]) -> bool,
+) -> Result<Option<u64>> {
+    let need = need.clamp(1, SCAN_NEED_MAX);
+    let mut buf = [0u8; SCAN_CHUNK + SCAN_NEED_MAX];
+    let limit = limit.min(src.len().saturating_sub(need as u64 - 1));
+    let mut at = from;
+    while at < limit {
+        let want = ((limit - at) as usize).min(SCAN_CHUNK) + need - 1;
+        let n = src.read_at(at, buf.get_mut(..want).unwrap_or(&mut []))?;
+        if n < need {
+            return Ok(None);
+        }
+        let positions = n + 1 - need;
+        for i in 0..positions {
+            if pred(buf.get(i..n).unwrap_or(&[])) {
+                return Ok(Some(at + i as u64));
+            }
+        }
+        at += positions as u64;
+    }
+    Ok(None)
+}
+
+/// Whether `head` starts with the signature of a container this module does
+/// not read; the elementary-stream probes then stay away, since such files
+/// carry audio frames (MP4, AVI, Matroska, MPEG-PS ...) that would fool them.
+pub(crate) fn foreign_magic(head: &[u8]) -> bool {
+    let at = |r: core::ops::Range<usize>| head.get(r).unwrap_or(&[]);
+    let b4 = at(0..4);
+    matches!(
+        b4,
+        b"RIFF"
+            | b"RF64"
+            | b"BW64"
+            | b"FORM"
+            | b"OggS"
+            | b"fLaC"
+            | b"caff"
+            | b"\x1A\x45\xDF\xA3"
+            | b"\x30\x26\xB2\x75"
+            | b"\x00\x00\x01\xBA"
+            | b"MThd"
+            | b"wvpk"
+            | b"MAC "
+            | b"TTA1"
+            | b"\x89PNG"
+            | b"GIF8"
+            | b"%PDF"
+    ) || at(0..3) == b"FLV"
+        || matches!(
+            at(4..8),
+            b"ftyp" | b"moov" | b"mdat" | b"free" | b"skip" | b"wide" | b"styp" | b"moof" | b"sidx" | b"pnot"
+        )
+        || (head.first() == Some(&0x47) && head.get(188) == Some(&0x47))
+        || (head.get(4) == Some(&0x47) && head.get(196) == Some(&0x47))
+}
+
+/// Bytes of the head the probe checks for foreign signatures.
+pub(crate) const PROBE_HEAD: usize = 200;
+
+/// Probes the input for an elementary stream when the magic-byte detection
+/// found nothing: skips leading ID3v2 tags, then asks each compiled-in
+/// format for a run of valid frames. Bounded by `limits.probe_bytes`.
+pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKind>> {
+    let mut head = [0u8; PROBE_HEAD];
+    let n = src.read_at(0, &mut head)?;
+    let head = head.get(..n).unwrap_or(&[]);
+    if foreign_magic(head) {
+        return Ok(None);
+    }
+    let _ = limits;
+    #[cfg(feature = "mp3")]
+    if mp3::probe(src, limits)? {
+        return Ok(Some(FormatKind::Mp3));
+    }
+    Ok(None)
+}
