@@ -124,7 +124,14 @@ gen mp4 h263_aac.3gp enc:h263 enc:aac mux:3gp -- \
 gen mp4 mpeg4_aac.3gp enc:mpeg4 enc:aac mux:3gp -- \
 	"${LAVFI[@]}" "$(vsrc 176x144 1 15)" "${LAVFI[@]}" "$(mono 16000 1)" \
 	-c:v mpeg4 -g 12 -c:a aac -b:a 32k
-skip "mp4/*.3gp (AMR)" "no AMR-NB/WB encoder in this ffmpeg (only the native amrnb/amrwb decoders; Debian builds without libopencore-amr/libvo-amrwbenc); AMR samples come from ../shared/samples/amr"
+# AMR: Debian's ffmpeg has only the native amrnb/amrwb decoders (no
+# libopencore-amrnb / libvo-amrwbenc), so these two are normally skipped;
+# ../shared/samples/amr holds real AMR files.
+gen mp4 h263_amrnb.3gp enc:libopencore_amrnb enc:h263 mux:3gp -- \
+	"${LAVFI[@]}" "$(vsrc 176x144 1 15)" "${LAVFI[@]}" "$(mono 8000 1)" \
+	-c:v h263 -g 12 -c:a libopencore_amrnb -b:a 12.2k
+gen amr amrnb.amr enc:libopencore_amrnb mux:amr -- \
+	"${LAVFI[@]}" "$(mono 8000 1)" -c:a libopencore_amrnb -b:a 12.2k
 
 # ---------------------------------------------------------------- WAV / RF64 / Wave64
 gen wav pcm_s16le.wav -- "${LAVFI[@]}" "$(stereo 44100 1)" -c:a pcm_s16le

@@ -57,9 +57,11 @@ pub(crate) trait FormatDemuxer: Sized {
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>>;
     /// Positions the demuxer so that `track` restarts at or before `ts`.
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()>;
-    /// The next tag, or `None` when all were given.
+    /// The next tag, or `None` when all were given. The tag may borrow the
+    /// demuxer's own state as well as the source (for keys kept apart from
+    /// their values, such as QuickTime `keys`).
     fn next_tag<'s, S: Source>(
-        &mut self,
+        &'s mut self,
         src: &'s mut S,
         ctx: &Context,
         cur: &mut TagCursor,

@@ -1,0 +1,228 @@
+//! Raw ISO BMFF layouts: box headers and the fixed parts of full boxes
+//! (ISO/IEC 14496-12), as unaligned big-endian zerocopy structs.
+
+use crate::error::{Error, Result};
+use crate::source::Source;
+use zerocopy::big_endian::{I16, U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+/// A four-character code as a big-endian `u32`.
+pub type FourCc = [u8; 4];
+
+/// A parsed box header (ISO/IEC 14496-12 §4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoxHeader {
+    /// The box type.
+    pub kind: FourCc,
+    /// Offset of the box's first byte.
+    pub start: u64,
+    /// Offset of the payload (after size, type and any 64-bit size or
+    /// `uuid` user type).
+    pub body: u64,
+    /// Offset one past the box's last byte (clamped to `limit`).
+    pub end: u64,
+    /// Whether the box claimed more bytes than its parent or the file has.
+    pub clamped: bool,
+}
+
+impl BoxHeader {
+    /// Payload length.
+    pub fn body_len(&self) -> u64 {
+        self.end.saturating_sub(self.body)
+    }
+}
+
+/// Reads the box header at `at`, where the parent ends at `limit`.
+///
+/// A size of 0 means "to the end of the parent" (§4.2); 1 means a 64-bit
+/// size follows. A size that runs past `limit` is clamped and flagged.
+///
+/// Errors: `Truncated` when fewer than 8 bytes remain; `Malformed` for a
+/// size smaller than the header.
+pub fn read_box_header<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<BoxHeader> {
+    if at.saturating_add(8) > limit {
+        return Err(Error::truncated(
+            at,
+            "box header runs past its parent (ISO/IEC 14496-12 §4.2)",
+        ));
+    }
+    let h: [u8; 8] = src.array(at)?;
+    let size32 = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    let kind = [h[4], h[5], h[6], h[7]];
+    let (size, mut header) = match size32 {
+        0 => (limit - at, 8u64),
+        1 => {
+            let big = src.u64_be(at + 8)?;
+            (big, 16)
+        }
+        n => (n as u64, 8),
+    };
+    if &kind == b"uuid" {
+        header += 16;
+    }
+    if size < header {
+        return Err(Error::malformed(
+            at,
+            "box size smaller than its header (ISO/IEC 14496-12 §4.2)",
+        ));
+    }
+    let claimed_end = at.saturating_add(size);
+    let end = claimed_end.min(limit);
+    Ok(BoxHeader {
+        kind,
+        start: at,
+        body: at + header,
+        end,
+        clamped: claimed_end > limit,
+    })
+}
+
+/// `mvhd` version 0 fields up to the duration (§8.2.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct MvhdV0 {
+    /// Version and flags.
+    pub version_flags: U32,
+    /// Creation time.
+    pub creation: U32,
+    /// Modification time.
+    pub modification: U32,
+    /// Movie timescale.
+    pub timescale: U32,
+    /// Movie duration.
+    pub duration: U32,
+}
+
+/// `mvhd` version 1 fields up to the duration (§8.2.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct MvhdV1 {
+    /// Version and flags.
+    pub version_flags: U32,
+    /// Creation time.
+    pub creation: U64,
+    /// Modification time.
+    pub modification: U64,
+    /// Movie timescale.
+    pub timescale: U32,
+    /// Movie duration.
+    pub duration: U64,
+}
+
+/// `mdhd` version 0 (§8.4.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct MdhdV0 {
+    /// Version and flags.
+    pub version_flags: U32,
+    /// Creation time.
+    pub creation: U32,
+    /// Modification time.
+    pub modification: U32,
+    /// Media timescale.
+    pub timescale: U32,
+    /// Media duration.
+    pub duration: U32,
+    /// Packed ISO 639-2/T language.
+    pub language: U16,
+}
+
+/// `mdhd` version 1 (§8.4.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct MdhdV1 {
+    /// Version and flags.
+    pub version_flags: U32,
+    /// Creation time.
+    pub creation: U64,
+    /// Modification time.
+    pub modification: U64,
+    /// Media timescale.
+    pub timescale: U32,
+    /// Media duration.
+    pub duration: U64,
+    /// Packed ISO 639-2/T language.
+    pub language: U16,
+}
+
+/// The common start of a `VisualSampleEntry` after the 8-byte box header
+/// (§12.1.3).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct VisualSampleEntry {
+    /// Reserved.
+    pub reserved: [u8; 6],
+    /// Data reference index.
+    pub data_reference_index: U16,
+    /// Pre-defined and reserved.
+    pub pre_defined: [u8; 16],
+    /// Width in pixels.
+    pub width: U16,
+    /// Height in pixels.
+    pub height: U16,
+    /// Resolutions, reserved, frame count, compressor name, depth,
+    /// pre-defined.
+    pub rest: [u8; 50],
+}
+
+/// The common start of an `AudioSampleEntry` (§12.2.3) with the QuickTime
+/// sound description version in the first reserved field.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct AudioSampleEntry {
+    /// Reserved.
+    pub reserved: [u8; 6],
+    /// Data reference index.
+    pub data_reference_index: U16,
+    /// QuickTime sound description version (0, 1 or 2).
+    pub version: U16,
+    /// Revision and vendor.
+    pub revision_vendor: [u8; 6],
+    /// Channel count.
+    pub channels: U16,
+    /// Sample size in bits.
+    pub sample_size: U16,
+    /// Compression id (QuickTime).
+    pub compression_id: I16,
+    /// Packet size (QuickTime).
+    pub packet_size: U16,
+    /// Sample rate, 16.16 fixed point.
+    pub sample_rate: U32,
+}
+
+/// The `tfhd` flags (§8.8.7).
+pub mod tfhd_flags {
+    /// base-data-offset-present.
+    pub const BASE_DATA_OFFSET: u32 = 0x1;
+    /// sample-description-index-present.
+    pub const DESCRIPTION_INDEX: u32 = 0x2;
+    /// default-sample-duration-present.
+    pub const DEFAULT_DURATION: u32 = 0x8;
+    /// default-sample-size-present.
+    pub const DEFAULT_SIZE: u32 = 0x10;
+    /// default-sample-flags-present.
+    pub const DEFAULT_FLAGS: u32 = 0x20;
+    /// default-base-is-moof.
+    pub const DEFAULT_BASE_IS_MOOF: u32 = 0x20000;
+}
+
+/// The `trun` flags (§8.8.8).
+pub mod trun_flags {
+    /// data-offset-present.
+    pub const DATA_OFFSET: u32 = 0x1;
+    /// first-sample-flags-present.
+    pub const FIRST_FLAGS: u32 = 0x4;
+    /// sample-duration-present.
+    pub const DURATION: u32 = 0x100;
+    /// sample-size-present.
+    pub const SIZE: u32 = 0x200;
+    /// sample-flags-present.
+    pub const FLAGS: u32 = 0x400;
+    /// sample-composition-time-offsets-present.
+    pub const CTS: u32 = 0x800;
+}
+
+/// sample_is_non_sync_sample in sample flags (§8.8.3.1).
+pub const SAMPLE_NON_SYNC: u32 = 0x0001_0000;
+/// sample_depends_on == 1 (depends on others) in sample flags (§8.8.3.1).
+pub const SAMPLE_DEPENDS_YES: u32 = 0x0100_0000;
