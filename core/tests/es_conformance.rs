@@ -7,6 +7,8 @@
 //!
 //! Run with `--nocapture` to see the per-family table and the misses.
 
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use mediaslice::crc::crc32;
 use mediaslice::{Demuxer, ReaderSource, SliceSource, TrackKind};
 use std::collections::BTreeMap;
@@ -47,19 +49,15 @@ impl embedded_io::Seek for Cursor<'_> {
 }
 
 type Streams = Vec<(TrackKind, Vec<(usize, u32)>)>;
+type Flat = Vec<(usize, i64, usize)>;
 
-fn demux<S: mediaslice::Source>(src: S) -> Option<(Streams, Vec<(usize, i64, usize)>)> {
+fn demux<S: mediaslice::Source>(src: S) -> Option<(Streams, Flat)> {
     let mut d = Demuxer::open(src, None).ok()?;
     let mut out: Streams = d.tracks().iter().map(|t| (t.kind, Vec::new())).collect();
     let mut all = Vec::new();
-    loop {
-        match d.next_packet() {
-            Ok(Some(p)) => {
-                out[p.track].1.push((p.data.len(), crc32(p.data)));
-                all.push((p.track, p.pts.unwrap_or(i64::MIN), p.data.len()));
-            }
-            Ok(None) | Err(_) => break,
-        }
+    while let Ok(Some(p)) = d.next_packet() {
+        out[p.track].1.push((p.data.len(), crc32(p.data)));
+        all.push((p.track, p.pts.unwrap_or(i64::MIN), p.data.len()));
     }
     Some((out, all))
 }
