@@ -85,6 +85,12 @@ pub enum AnyDemuxer {
     /// MPEG audio elementary stream.
     #[cfg(feature = "mp3")]
     Mp3(crate::format::es::mp3::Mp3Demuxer),
+    /// AAC in ADTS frames.
+    #[cfg(feature = "aac")]
+    Adts(crate::format::es::adts::AdtsDemuxer),
+    /// AC-3 and E-AC-3.
+    #[cfg(feature = "ac3")]
+    Ac3(crate::format::es::ac3::Ac3Demuxer),
 }
 
 macro_rules! dispatch {
@@ -96,6 +102,10 @@ macro_rules! dispatch {
             AnyDemuxer::Wav($d) => $e,
             #[cfg(feature = "mp3")]
             AnyDemuxer::Mp3($d) => $e,
+            #[cfg(feature = "aac")]
+            AnyDemuxer::Adts($d) => $e,
+            #[cfg(feature = "ac3")]
+            AnyDemuxer::Ac3($d) => $e,
         }
     };
 }
@@ -111,6 +121,10 @@ impl AnyDemuxer {
             }
             #[cfg(feature = "mp3")]
             FormatKind::Mp3 => Ok(AnyDemuxer::Mp3(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "aac")]
+            FormatKind::Aac => Ok(AnyDemuxer::Adts(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ac3")]
+            FormatKind::Ac3 | FormatKind::Eac3 => Ok(AnyDemuxer::Ac3(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

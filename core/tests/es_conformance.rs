@@ -16,7 +16,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// (folder, lowest acceptable share of exact files in percent).
-const FAMILIES: &[(&str, f64)] = &[("mp3", 95.0)];
+const FAMILIES: &[(&str, f64)] = &[("mp3", 95.0), ("adts", 95.0), ("ac3", 95.0)];
 
 struct Cursor<'a> {
     data: &'a [u8],

@@ -7,6 +7,10 @@
 //! |---|---|
 //! | [`bits`] | MSB-first bit reader, Exp-Golomb, RBSP without emulation prevention |
 //! | [`mpa`] | MPEG audio frame header, Xing/Info/LAME/VBRI |
+//! | [`adts`] | ADTS header (AAC) |
+//! | [`ac3`] | AC-3 / E-AC-3 sync frame header, CRC-16 |
 
+pub mod ac3;
+pub mod adts;
 pub mod bits;
 pub mod mpa;

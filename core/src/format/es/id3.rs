@@ -7,9 +7,11 @@
 //! (128 bytes, `TAG`); APEv2 tag footer (32 bytes, `APETAGEX`); Lyrics3 v2.00
 //! (`LYRICSBEGIN` … size(6) `LYRICS200`).
 
+use crate::demux::Context;
 use crate::error::Result;
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagKey, TagScope, TagValue};
+use crate::types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 /// Size of an ID3v2 header (and footer).
 pub const ID3V2_HEADER: u64 = 10;
@@ -216,14 +218,12 @@ impl FrameWalk {
         }))
     }
 
-    /// The next text or comment frame as a tag, skipping others. `max` is
-    /// the largest value returned.
-    pub fn next<'s, S: Source>(&mut self, src: &'s mut S, max: u32) -> Result<Option<Tag<'s>>> {
+    /// The next frame of any kind: its id (3 or 4 bytes), body offset and
+    /// size, and whether its body is stored plainly (not compressed,
+    /// encrypted, unsynchronised, nor with a data length indicator).
+    pub fn next_frame<S: Source>(&mut self, src: &mut S) -> Result<Option<RawFrame>> {
         let hlen: u64 = if self.major == 2 { 6 } else { 10 };
-        let mut found: Option<(u64, u64, [u8; 4], usize)> = None;
-        let mut steps = 0u32;
-        while found.is_none() && self.at.saturating_add(hlen) <= self.end && steps < 4096 {
-            steps += 1;
+        if self.at.saturating_add(hlen) <= self.end {
             let h: [u8; 10] = {
                 let mut b = [0u8; 10];
                 src.read_at(self.at, b.get_mut(..hlen as usize).unwrap_or(&mut []))?;
@@ -232,7 +232,7 @@ impl FrameWalk {
             if h[0] == 0 {
                 // Padding.
                 self.at = self.end;
-                break;
+                return Ok(None);
             }
             let (id, idlen, size, flags) = match self.major {
                 2 => (
@@ -263,10 +263,14 @@ impl FrameWalk {
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
             {
                 self.at = self.end;
-                break;
+                return Ok(None);
             }
             let body = self.at + hlen;
             self.at = body.saturating_add(size);
+            if self.at > self.end {
+                self.at = self.end;
+                return Ok(None);
+            }
             // Compressed, encrypted or unsynchronised frames, and frames
             // with a data length indicator, are not read in place.
             let plain = match self.major {
@@ -274,14 +278,35 @@ impl FrameWalk {
                 4 => flags & 0x000F == 0,
                 _ => true,
             };
-            let texty = id[0] == b'T' && id[1] != b'X';
-            if plain && texty && size >= 2 && size <= max as u64 && self.at <= self.end {
-                found = Some((body, size, id, idlen));
+            return Ok(Some(RawFrame {
+                id,
+                id_len: idlen as u8,
+                body,
+                size,
+                plain,
+            }));
+        }
+        Ok(None)
+    }
+
+    /// The next text frame as a tag, skipping others. `max` is the largest
+    /// value returned.
+    pub fn next<'s, S: Source>(&mut self, src: &'s mut S, max: u32) -> Result<Option<Tag<'s>>> {
+        let mut found = None;
+        while let Some(f) = self.next_frame(src)? {
+            let texty = f.id[0] == b'T' && f.id[1] != b'X';
+            if f.plain && texty && f.size >= 2 && f.size <= max as u64 {
+                found = Some(f);
+                break;
             }
         }
-        let Some((body, size, id, idlen)) = found else {
+        let Some(RawFrame {
+            id, id_len, body, size, ..
+        }) = found
+        else {
             return Ok(None);
         };
+        let idlen = id_len as usize;
         let b = src.bytes(body, size as usize)?;
         let (enc, text) = b.split_first().map(|(e, t)| (*e, t)).unwrap_or((0, &[]));
         let value = match enc {
@@ -295,6 +320,143 @@ impl FrameWalk {
             name,
             value,
         }))
+    }
+}
+
+/// One ID3v2 frame's place in the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawFrame {
+    /// Frame id (the fourth byte is 0 for ID3v2.2's 3-byte ids).
+    pub id: [u8; 4],
+    /// Length of the id: 3 or 4.
+    pub id_len: u8,
+    /// Offset of the frame body.
+    pub body: u64,
+    /// Size of the frame body.
+    pub size: u64,
+    /// Whether the body is stored as is.
+    pub plain: bool,
+}
+
+/// Most attached pictures exposed as video tracks.
+pub const MAX_PICTURES: usize = 4;
+
+/// Attached pictures (`APIC`, ID3v2.2 `PIC`) of a tag, exposed as one-packet
+/// video tracks as ffmpeg does (disposition `attached_pic`).
+#[derive(Debug, Clone, Default)]
+pub struct Pictures {
+    items: heapless::Vec<(ByteRange, Codec, usize), MAX_PICTURES>,
+    next: usize,
+}
+
+fn image_codec(mime: &[u8]) -> Codec {
+    let eq = |a: &[u8]| mime.eq_ignore_ascii_case(a);
+    if eq(b"image/jpeg") || eq(b"image/jpg") || eq(b"JPG") {
+        Codec::Mjpeg
+    } else if eq(b"image/png") || eq(b"PNG") {
+        Codec::Png
+    } else {
+        Codec::Unknown
+    }
+}
+
+impl Pictures {
+    /// Finds the pictures of `tag` whose image type ffmpeg knows (JPEG,
+    /// PNG) and adds a video track for each.
+    pub fn find<S: Source>(src: &mut S, tag: &Id3v2, ctx: &mut Context) -> Result<Self> {
+        let mut out = Pictures::default();
+        let Some(mut walk) = FrameWalk::new(src, tag)? else {
+            return Ok(out);
+        };
+        while let Some(f) = walk.next_frame(src)? {
+            let apic = &f.id == b"APIC" || (f.id_len == 3 && &f.id[..3] == b"PIC");
+            if !apic || !f.plain || f.size < 4 || out.items.is_full() {
+                continue;
+            }
+            // encoding(1), MIME (NUL-terminated; 3 bytes in 2.2), type(1),
+            // description (NUL-terminated, two NULs for UTF-16), data.
+            let mut h = [0u8; 256];
+            let n = src.read_at(f.body, h.get_mut(..(f.size.min(256) as usize)).unwrap_or(&mut []))?;
+            let h = h.get(..n).unwrap_or(&[]);
+            let enc = h.first().copied().unwrap_or(0);
+            let (mime, after_mime) = if f.id_len == 3 {
+                (h.get(1..4).unwrap_or(&[]), 4usize)
+            } else {
+                let Some(z) = h.iter().skip(1).position(|&c| c == 0) else {
+                    continue;
+                };
+                (h.get(1..1 + z).unwrap_or(&[]), 2 + z)
+            };
+            let codec = image_codec(mime);
+            if codec == Codec::Unknown {
+                continue;
+            }
+            let desc = after_mime + 1;
+            let rest = h.get(desc..).unwrap_or(&[]);
+            let dlen = if enc == 1 || enc == 2 {
+                let Some(z) = rest.chunks(2).position(|c| c == [0, 0]) else {
+                    continue;
+                };
+                z * 2 + 2
+            } else {
+                let Some(z) = rest.iter().position(|&c| c == 0) else {
+                    continue;
+                };
+                z + 1
+            };
+            let data = (desc + dlen) as u64;
+            if data >= f.size {
+                continue;
+            }
+            let range = ByteRange {
+                offset: f.body + data,
+                len: (f.size - data).min(u32::MAX as u64) as u32,
+            };
+            let track = Track {
+                id: ctx.tracks.len() as u32,
+                kind: TrackKind::Video,
+                codec,
+                time_base: Rational::new(1, 90_000),
+                frames: Some(1),
+                ..Track::default()
+            };
+            if let Some(i) = ctx.add_track(track, f.body) {
+                let _ = out.items.push((range, codec, i));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The next picture packet, or `None` when all were given.
+    pub fn next_packet<'s, S: Source>(&mut self, src: &'s mut S) -> Result<Option<Packet<'s>>> {
+        let Some(&(r, _, track)) = self.items.get(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        let data = src.bytes(r.offset, r.len as usize)?;
+        Ok(Some(Packet {
+            track,
+            pts: None,
+            dts: None,
+            duration: None,
+            flags: PacketFlags {
+                keyframe: true,
+                discard: false,
+            },
+            pos: Some(r.offset),
+            contiguous: true,
+            data,
+        }))
+    }
+
+    /// Whether a picture packet is still to come.
+    pub fn pending(&self) -> bool {
+        self.next < self.items.len()
+    }
+
+    /// Starts the picture packets again (after a seek to the start).
+    pub fn rewind(&mut self) {
+        self.next = 0;
     }
 }
 

@@ -5,6 +5,8 @@
 //! | module | format | feature |
 //! |---|---|---|
 //! | [`mp3`] | MPEG audio layers I–III with ID3v2/ID3v1/APE/Lyrics3 | `mp3` |
+//! | [`adts`] | AAC in ADTS frames | `aac` |
+//! | [`ac3`] | AC-3 and E-AC-3 | `ac3` |
 //!
 //! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
@@ -13,6 +15,10 @@
 //! keeps the elementary-stream probes off files that start with another
 //! container's signature, and the probe itself ([`probe`]).
 
+#[cfg(feature = "ac3")]
+pub mod ac3;
+#[cfg(feature = "aac")]
+pub mod adts;
 #[cfg(any(feature = "mp3", feature = "aac"))]
 pub mod id3;
 #[cfg(feature = "mp3")]
@@ -110,6 +116,14 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKin
     #[cfg(feature = "mp3")]
     if mp3::probe(src, limits)? {
         return Ok(Some(FormatKind::Mp3));
+    }
+    #[cfg(feature = "aac")]
+    if adts::probe(src, limits)? {
+        return Ok(Some(FormatKind::Aac));
+    }
+    #[cfg(feature = "ac3")]
+    if let Some(e) = ac3::probe(src, limits)? {
+        return Ok(Some(if e { FormatKind::Eac3 } else { FormatKind::Ac3 }));
     }
     Ok(None)
 }

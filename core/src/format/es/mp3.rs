@@ -62,6 +62,7 @@ pub struct Mp3Demuxer {
     id3v1: Option<u64>,
     gapless: Option<Gapless>,
     walk: Option<FrameWalk>,
+    pictures: id3::Pictures,
 }
 
 fn header_at<S: Source>(src: &mut S, at: u64) -> Result<Option<MpaHeader>> {
@@ -247,6 +248,10 @@ impl FormatDemuxer for Mp3Demuxer {
             ..Track::default()
         };
         ctx.add_track(track, start);
+        let pictures = match first_id3v2 {
+            Some(t) => id3::Pictures::find(src, &t, ctx)?,
+            None => id3::Pictures::default(),
+        };
         let tb = Rational::new(1, TIME_BASE_HZ);
         ctx.info.duration_us = duration.map(|d| tb.to_micros(d as i64).max(0) as u64);
         ctx.info.bit_rate = (bit_rate > 0).then_some(bit_rate as u64);
@@ -267,10 +272,14 @@ impl FormatDemuxer for Mp3Demuxer {
             id3v1: trailer.id3v1,
             gapless,
             walk: None,
+            pictures,
         })
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        if self.pictures.pending() {
+            return self.pictures.next_packet(src);
+        }
         if self.pos >= self.end {
             return Ok(None);
         }
