@@ -91,6 +91,12 @@ pub enum AnyDemuxer {
     /// AC-3 and E-AC-3.
     #[cfg(feature = "ac3")]
     Ac3(crate::format::es::ac3::Ac3Demuxer),
+    /// H.264 Annex B.
+    #[cfg(feature = "h264")]
+    H264(crate::format::es::annexb::H264Demuxer),
+    /// H.265 Annex B.
+    #[cfg(feature = "hevc")]
+    Hevc(crate::format::es::annexb::HevcDemuxer),
 }
 
 macro_rules! dispatch {
@@ -106,6 +112,10 @@ macro_rules! dispatch {
             AnyDemuxer::Adts($d) => $e,
             #[cfg(feature = "ac3")]
             AnyDemuxer::Ac3($d) => $e,
+            #[cfg(feature = "h264")]
+            AnyDemuxer::H264($d) => $e,
+            #[cfg(feature = "hevc")]
+            AnyDemuxer::Hevc($d) => $e,
         }
     };
 }
@@ -125,6 +135,10 @@ impl AnyDemuxer {
             FormatKind::Aac => Ok(AnyDemuxer::Adts(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ac3")]
             FormatKind::Ac3 | FormatKind::Eac3 => Ok(AnyDemuxer::Ac3(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "h264")]
+            FormatKind::H264 => Ok(AnyDemuxer::H264(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "hevc")]
+            FormatKind::Hevc => Ok(AnyDemuxer::Hevc(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

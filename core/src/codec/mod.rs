@@ -9,8 +9,14 @@
 //! | [`mpa`] | MPEG audio frame header, Xing/Info/LAME/VBRI |
 //! | [`adts`] | ADTS header (AAC) |
 //! | [`ac3`] | AC-3 / E-AC-3 sync frame header, CRC-16 |
+//! | [`annexb`] | Annex B start codes and NAL units |
+//! | [`h264`] | H.264 SPS, access-unit splitter |
+//! | [`hevc`] | H.265 SPS, access-unit splitter |
 
 pub mod ac3;
 pub mod adts;
+pub mod annexb;
 pub mod bits;
+pub mod h264;
+pub mod hevc;
 pub mod mpa;

@@ -7,6 +7,7 @@
 //! | [`mp3`] | MPEG audio layers I–III with ID3v2/ID3v1/APE/Lyrics3 | `mp3` |
 //! | [`adts`] | AAC in ADTS frames | `aac` |
 //! | [`ac3`] | AC-3 and E-AC-3 | `ac3` |
+//! | [`annexb`] | H.264 and H.265 Annex B byte streams | `h264`, `hevc` |
 //!
 //! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
@@ -19,6 +20,8 @@
 pub mod ac3;
 #[cfg(feature = "aac")]
 pub mod adts;
+#[cfg(any(feature = "h264", feature = "hevc"))]
+pub mod annexb;
 #[cfg(any(feature = "mp3", feature = "aac"))]
 pub mod id3;
 #[cfg(feature = "mp3")]
@@ -113,6 +116,14 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKin
         return Ok(None);
     }
     let _ = limits;
+    #[cfg(feature = "h264")]
+    if annexb::probe(src, limits, annexb::AnnexBCodec::H264)? {
+        return Ok(Some(FormatKind::H264));
+    }
+    #[cfg(feature = "hevc")]
+    if annexb::probe(src, limits, annexb::AnnexBCodec::Hevc)? {
+        return Ok(Some(FormatKind::Hevc));
+    }
     #[cfg(feature = "mp3")]
     if mp3::probe(src, limits)? {
         return Ok(Some(FormatKind::Mp3));
