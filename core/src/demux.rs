@@ -97,6 +97,18 @@ pub enum AnyDemuxer {
     /// H.265 Annex B.
     #[cfg(feature = "hevc")]
     Hevc(crate::format::es::annexb::HevcDemuxer),
+    /// IVF.
+    #[cfg(feature = "ivf")]
+    Ivf(crate::format::es::ivf::IvfDemuxer),
+    /// AMR storage format.
+    #[cfg(feature = "amr")]
+    Amr(crate::format::es::amr::AmrDemuxer),
+    /// AV1 low-overhead OBU stream.
+    #[cfg(feature = "obu")]
+    Obu(crate::format::es::obu::ObuDemuxer),
+    /// MPEG-1/2 video elementary stream.
+    #[cfg(feature = "mpegvideo")]
+    MpegVideo(crate::format::es::mpegvideo::MpegVideoDemuxer),
 }
 
 macro_rules! dispatch {
@@ -116,6 +128,14 @@ macro_rules! dispatch {
             AnyDemuxer::H264($d) => $e,
             #[cfg(feature = "hevc")]
             AnyDemuxer::Hevc($d) => $e,
+            #[cfg(feature = "ivf")]
+            AnyDemuxer::Ivf($d) => $e,
+            #[cfg(feature = "amr")]
+            AnyDemuxer::Amr($d) => $e,
+            #[cfg(feature = "obu")]
+            AnyDemuxer::Obu($d) => $e,
+            #[cfg(feature = "mpegvideo")]
+            AnyDemuxer::MpegVideo($d) => $e,
         }
     };
 }
@@ -139,6 +159,14 @@ impl AnyDemuxer {
             FormatKind::H264 => Ok(AnyDemuxer::H264(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "hevc")]
             FormatKind::Hevc => Ok(AnyDemuxer::Hevc(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ivf")]
+            FormatKind::Ivf => Ok(AnyDemuxer::Ivf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "amr")]
+            FormatKind::Amr => Ok(AnyDemuxer::Amr(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "obu")]
+            FormatKind::Obu => Ok(AnyDemuxer::Obu(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mpegvideo")]
+            FormatKind::MpegVideo => Ok(AnyDemuxer::MpegVideo(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -135,6 +135,12 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
             return Some(FormatKind::Wave64);
         }
     }
+    if cfg!(feature = "ivf") && at(0..4) == b"DKIF" && at(4..6) == [0, 0] {
+        return Some(FormatKind::Ivf);
+    }
+    if cfg!(feature = "amr") && (head.starts_with(b"#!AMR\n") || head.starts_with(b"#!AMR-WB\n")) {
+        return Some(FormatKind::Amr);
+    }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));
         // A plausible first box: size 0 (to end), 1 (64-bit) or at least a header.

@@ -22,6 +22,11 @@ const FAMILIES: &[(&str, f64)] = &[
     ("ac3", 95.0),
     ("h264", 95.0),
     ("h265", 95.0),
+    ("ivf", 95.0),
+    ("amr", 95.0),
+    ("av1obu", 0.0),
+    ("mpegvideo", 95.0),
+    ("dv", 0.0),
 ];
 
 struct Cursor<'a> {

@@ -12,11 +12,15 @@
 //! | [`annexb`] | Annex B start codes and NAL units |
 //! | [`h264`] | H.264 SPS, access-unit splitter |
 //! | [`hevc`] | H.265 SPS, access-unit splitter |
+//! | [`av1`] | AV1 leb128, OBU header, sequence header, frame type |
+//! | [`mpegvideo`] | MPEG-1/2 video sequence header, frame splitter |
 
 pub mod ac3;
 pub mod adts;
 pub mod annexb;
+pub mod av1;
 pub mod bits;
 pub mod h264;
 pub mod hevc;
 pub mod mpa;
+pub mod mpegvideo;

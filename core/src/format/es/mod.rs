@@ -8,6 +8,10 @@
 //! | [`adts`] | AAC in ADTS frames | `aac` |
 //! | [`ac3`] | AC-3 and E-AC-3 | `ac3` |
 //! | [`annexb`] | H.264 and H.265 Annex B byte streams | `h264`, `hevc` |
+//! | [`amr`] | AMR-NB / AMR-WB storage format | `amr` |
+//! | [`ivf`] | IVF (VP8, VP9, AV1) | `ivf` |
+//! | [`obu`] | AV1 low-overhead OBU stream | `obu` |
+//! | [`mpegvideo`] | MPEG-1/2 video | `mpegvideo` |
 //!
 //! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
@@ -20,12 +24,20 @@
 pub mod ac3;
 #[cfg(feature = "aac")]
 pub mod adts;
+#[cfg(feature = "amr")]
+pub mod amr;
 #[cfg(any(feature = "h264", feature = "hevc"))]
 pub mod annexb;
 #[cfg(any(feature = "mp3", feature = "aac"))]
 pub mod id3;
+#[cfg(any(feature = "ivf", feature = "obu"))]
+pub mod ivf;
 #[cfg(feature = "mp3")]
 pub mod mp3;
+#[cfg(feature = "mpegvideo")]
+pub mod mpegvideo;
+#[cfg(feature = "obu")]
+pub mod obu;
 
 use crate::detect::FormatKind;
 use crate::error::Result;
@@ -116,6 +128,14 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKin
         return Ok(None);
     }
     let _ = limits;
+    #[cfg(feature = "obu")]
+    if obu::probe(src, limits)? {
+        return Ok(Some(FormatKind::Obu));
+    }
+    #[cfg(feature = "mpegvideo")]
+    if mpegvideo::probe(src, limits)? {
+        return Ok(Some(FormatKind::MpegVideo));
+    }
     #[cfg(feature = "h264")]
     if annexb::probe(src, limits, annexb::AnnexBCodec::H264)? {
         return Ok(Some(FormatKind::H264));

@@ -1,0 +1,153 @@
+//! MPEG-1 and MPEG-2 video elementary streams (`.m1v`, `.m2v`, `.mpv`).
+//!
+//! References: ISO/IEC 11172-2 §2.4.2 and ISO/IEC 13818-2 §6.2; see
+//! [`crate::codec::mpegvideo`].
+//!
+//! Packets are frames (or field pairs) as ffmpeg's `mpegvideo` parser
+//! splits them: a frame runs to the first non-slice start code after its
+//! slices. Like ffprobe on raw streams, packets carry no timestamps; each
+//! lasts one frame at the sequence header's frame rate in a 1/1 200 000 time
+//! base. Keyframes: frames with an I picture.
+
+use super::scan;
+use crate::codec::mpegvideo::{FrameSplitter, SequenceHeader};
+use crate::demux::{Context, FormatDemuxer};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::source::Source;
+use crate::tags::{Tag, TagCursor};
+use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+
+/// ffmpeg's time base for raw video streams.
+pub const TIME_BASE_HZ: u32 = 1_200_000;
+const CHUNK: usize = 4096;
+
+/// Demuxer state for an MPEG video elementary stream.
+#[derive(Debug, Clone)]
+pub struct MpegVideoDemuxer {
+    pos: u64,
+    end: u64,
+    frame_duration: u64,
+}
+
+/// Whether the input starts with an MPEG video sequence header (after at
+/// most a few zero bytes) that parses, followed within the first 64 KiB by
+/// a picture start code and a slice.
+pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
+    let mut h = [0u8; 16];
+    let n = src.read_at(0, &mut h)?;
+    let h = h.get(..n).unwrap_or(&[]);
+    let Some(sc) = h.windows(4).position(|w| w == [0, 0, 1, 0xB3]) else {
+        return Ok(false);
+    };
+    if h.iter().take(sc).any(|&b| b != 0) || SequenceHeader::parse(h.get(sc + 4..).unwrap_or(&[])).is_none() {
+        return Ok(false);
+    }
+    let limit = (64u64 << 10).min(limits.probe_bytes);
+    let Some(pic) = scan(src, 0, limit, 4, |b| b.starts_with(&[0, 0, 1, 0]))? else {
+        return Ok(false);
+    };
+    Ok(scan(src, pic, limit, 4, |b| {
+        b.starts_with(&[0, 0, 1]) && b.get(3).is_some_and(|&x| (1..=0xAF).contains(&x))
+    })?
+    .is_some())
+}
+
+impl FormatDemuxer for MpegVideoDemuxer {
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+        let end = src.len();
+        let sc = scan(src, 0, 4096, 4, |b| b.starts_with(&[0, 0, 1, 0xB3]))?.ok_or(Error::malformed(
+            0,
+            "no MPEG video sequence header (ISO/IEC 13818-2 §6.2.2.1)",
+        ))?;
+        let b: [u8; 8] = src.array(sc + 4)?;
+        let seq = SequenceHeader::parse(&b).ok_or(Error::malformed(sc + 4, "MPEG video sequence header"))?;
+        // MPEG-2 when a sequence extension follows the sequence header.
+        let mut after = [0u8; 128];
+        let n = src.read_at(sc + 12, &mut after)?;
+        let mpeg2 = after
+            .get(..n)
+            .unwrap_or(&[])
+            .windows(5)
+            .any(|w| w.get(..4) == Some(&[0, 0, 1, 0xB5]) && w.get(4).is_some_and(|x| x >> 4 == 1));
+        let (num, den) = seq.frame_rate;
+        let frame_duration = (TIME_BASE_HZ as u64 * den as u64 / num.max(1) as u64).max(1);
+        let track = Track {
+            id: 0,
+            kind: TrackKind::Video,
+            codec: if mpeg2 { Codec::Mpeg2Video } else { Codec::Mpeg1Video },
+            time_base: Rational::new(1, TIME_BASE_HZ),
+            width: seq.width,
+            height: seq.height,
+            bit_rate: seq.bit_rate.saturating_mul(400),
+            ..Track::default()
+        };
+        ctx.add_track(track, sc);
+        Ok(MpegVideoDemuxer {
+            pos: 0,
+            end,
+            frame_duration,
+        })
+    }
+
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        if self.pos >= self.end {
+            return Ok(None);
+        }
+        let at = self.pos;
+        let mut sp = FrameSplitter::default();
+        let mut buf = [0u8; CHUNK];
+        let mut off = at;
+        let stop = at.saturating_add(ctx.limits.max_packet as u64).min(self.end);
+        let mut boundary = None;
+        while off < stop {
+            let want = ((stop - off) as usize).min(CHUNK);
+            let n = src.read_at(off, buf.get_mut(..want).unwrap_or(&mut []))?;
+            if n == 0 {
+                break;
+            }
+            if let Some(b) = sp.feed(buf.get(..n).unwrap_or(&[]), off).filter(|&b| b > at) {
+                boundary = Some(b);
+                break;
+            }
+            off += n as u64;
+        }
+        let next = match boundary {
+            Some(b) => b,
+            None if off >= self.end => self.end,
+            None => {
+                self.pos = self.end;
+                return Err(Error::limit(at, "MPEG video frame larger than limits.max_packet"));
+            }
+        };
+        self.pos = next;
+        let data = src.bytes(at, (next - at) as usize)?;
+        Ok(Some(Packet {
+            track: 0,
+            pts: None,
+            dts: None,
+            duration: Some(self.frame_duration),
+            flags: PacketFlags {
+                keyframe: sp.intra,
+                discard: false,
+            },
+            pos: Some(at),
+            contiguous: true,
+            data,
+        }))
+    }
+
+    fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, _ts: i64) -> Result<()> {
+        self.pos = 0;
+        Ok(())
+    }
+
+    fn next_tag<'s, S: Source>(
+        &mut self,
+        _src: &'s mut S,
+        _ctx: &Context,
+        _cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        Ok(None)
+    }
+}
