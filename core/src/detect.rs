@@ -33,8 +33,10 @@ pub enum FormatKind {
     Hevc,
     /// IVF (VP8, VP9, AV1 frames with a 32-byte header).
     Ivf,
-    /// AV1 low-overhead bitstream (OBU) or Annex B length-delimited stream.
+    /// AV1 low-overhead bitstream format (OBUs with size fields).
     Obu,
+    /// AV1 Annex B length-delimited bitstream (AV1 spec Annex B).
+    Av1AnnexB,
     /// DV (IEC 61834 / SMPTE 314M DIF stream).
     Dv,
     /// MPEG-1/2 video elementary stream.
@@ -57,6 +59,7 @@ impl FormatKind {
             FormatKind::Hevc => "hevc",
             FormatKind::Ivf => "ivf",
             FormatKind::Obu => "obu",
+            FormatKind::Av1AnnexB => "av1",
             FormatKind::Dv => "dv",
             FormatKind::MpegVideo => "mpegvideo",
         }
@@ -78,6 +81,7 @@ impl FormatKind {
             FormatKind::Hevc => "H.265 (Annex B)",
             FormatKind::Ivf => "IVF",
             FormatKind::Obu => "AV1 (OBU)",
+            FormatKind::Av1AnnexB => "AV1 (Annex B)",
             FormatKind::Dv => "DV",
             FormatKind::MpegVideo => "MPEG-1/2 video",
         }

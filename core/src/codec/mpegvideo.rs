@@ -18,8 +18,9 @@ pub const SEQUENCE_END: u32 = 0x1B7;
 /// `group_start_code`.
 pub const GOP: u32 = 0x1B8;
 
-/// Frame rates by `frame_rate_code` (ISO/IEC 13818-2 Table 6-4).
-pub const FRAME_RATES: [(u32, u32); 9] = [
+/// Frame rates by `frame_rate_code` (ISO/IEC 13818-2 Table 6-4), with the
+/// codes 9–13 that Xing and libmpeg3 wrote and ffmpeg accepts.
+pub const FRAME_RATES: [(u32, u32); 14] = [
     (0, 1),
     (24000, 1001),
     (24, 1),
@@ -29,6 +30,11 @@ pub const FRAME_RATES: [(u32, u32); 9] = [
     (50, 1),
     (60000, 1001),
     (60, 1),
+    (15, 1),
+    (5, 1),
+    (10, 1),
+    (12, 1),
+    (15, 1),
 ];
 
 /// What a sequence header says.
