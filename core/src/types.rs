@@ -117,6 +117,7 @@ codecs! {
     H263 => "h263",
     Mjpeg => "mjpeg",
     Png => "png",
+    Bmp => "bmp",
     ProRes => "prores",
     Theora => "theora",
     Wmv1 => "wmv1",
@@ -236,6 +237,9 @@ pub struct Track {
     pub config: Option<ByteRange>,
     /// Whether the container marks this the default track of its kind.
     pub default: bool,
+    /// The track is a picture attached to the file (cover art) that
+    /// ffprobe shows as a one-packet video stream.
+    pub attached_picture: bool,
 }
 
 /// Flags of a packet.
@@ -247,6 +251,10 @@ pub struct PacketFlags {
     /// The container says the packet is to be decoded but not shown (for
     /// example, before an edit list's start).
     pub discard: bool,
+    /// The input ends inside this packet: `data` holds only the bytes before
+    /// the cut (ffprobe reports such a packet too). The next call reports the
+    /// truncation.
+    pub truncated: bool,
 }
 
 /// One packet: a borrow of the input (slice mode) or of scratch (reader mode),

@@ -1,1 +1,30 @@
-//! std sources for mediaslice.
+//! std sources for mediaslice, and the pieces of the `mediaslice` command-line
+//! tool that are worth reusing.
+//!
+//! * [`MmapSource`]: a read-only memory map of a file. Packets borrow the map
+//!   (zero copy), exactly as with [`mediaslice::SliceSource`]; the operating
+//!   system pages the file in on demand, so files of any size (over 4 GiB
+//!   included) open with little resident memory. A zero-length file, which
+//!   cannot be mapped, is served as an empty slice.
+//! * [`FileSource`]: positioned reads (`pread`) on a [`std::fs::File`], with a
+//!   small fixed cache of blocks for header and table reads and an owned
+//!   scratch buffer for packet payloads. Its [`mediaslice::IoStats`] count the
+//!   real system calls, so `mediaslice io` reports what a probe costs.
+//! * [`StdIo`]: wraps any [`std::io::Read`] + [`std::io::Seek`] as an
+//!   [`embedded_io`] reader, for [`mediaslice::ReaderSource`].
+//! * [`ffprobe`]: ffprobe-compatible spellings (FourCC strings, times,
+//!   codec tags) used by the JSON output.
+
+pub mod ffprobe;
+mod file;
+mod mmap;
+mod scratch;
+mod stdio;
+
+pub use file::FileSource;
+pub use mmap::MmapSource;
+pub use stdio::StdIo;
+
+/// A [`mediaslice::ReaderSource`] over a [`std::fs::File`] with an owned
+/// scratch buffer.
+pub type FileReaderSource = mediaslice::ReaderSource<StdIo<std::fs::File>, Vec<u8>>;

@@ -1,1 +1,641 @@
-fn main() {}
+//! `mediaslice`: probe media files, list their packets and tags, and count
+//! the I/O a probe costs, with ffprobe's JSON field names.
+//!
+//! See `docs/cli.md` for the commands, the JSON fields and the exit codes.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use mediaslice::crc::{crc32, Crc32};
+use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
+use mediaslice_std::ffprobe::{self, FormatFacts, TagSet};
+use mediaslice_std::{FileReaderSource, FileSource, MmapSource, StdIo};
+use std::fmt;
+use std::io::IsTerminal;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Exit code: success.
+const EXIT_OK: u8 = 0;
+/// Exit code: the file could not be read (missing, unreadable, unsupported,
+/// damaged headers), or reading stopped at damage after some output.
+const EXIT_FAILED: u8 = 1;
+/// Exit code: the input is truncated; everything before the cut was printed.
+const EXIT_TRUNCATED: u8 = 2;
+/// Exit code: the command line was not understood.
+const EXIT_USAGE: u8 = 64;
+
+/// Scratch given to `--source reader` before the demuxer can say how large
+/// its packets are.
+const READER_SCRATCH: usize = 16 << 20;
+/// Most tags read from one file (a guard; demuxers bound their own walks).
+const MAX_TAGS: usize = 100_000;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mediaslice",
+    version,
+    about = "Zero-copy media demuxer: probe, packets, tags and I/O counts"
+)]
+struct Cli {
+    /// How to read the file: `mmap` (memory map, zero copy; the default),
+    /// `pread` (positioned reads, counted; the default of `io`), `reader`
+    /// (mediaslice's streaming ReaderSource over the file).
+    #[arg(long, global = true, value_enum)]
+    source: Option<SourceKind>,
+    /// Shorthand for `--source reader`.
+    #[arg(long, global = true, conflicts_with = "source")]
+    reader: bool,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SourceKind {
+    /// Memory-mapped file; packets borrow the map.
+    Mmap,
+    /// Positioned reads with a small block cache.
+    Pread,
+    /// `mediaslice::ReaderSource` over the file, with scratch.
+    Reader,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Format and streams.
+    Probe(FileArgs),
+    /// Every packet (ffprobe's `-show_packets -show_streams -show_format` with `--json`).
+    Packets {
+        #[command(flatten)]
+        file: FileArgs,
+        /// Print only one JSON object: packet count, bytes and CRC-32 of all payloads.
+        #[arg(long)]
+        summary: bool,
+    },
+    /// The tags: key, common name, value and scope.
+    Tags(FileArgs),
+    /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
+    Io(FileArgs),
+}
+
+#[derive(Args, Debug)]
+struct FileArgs {
+    /// The media file.
+    file: PathBuf,
+    /// JSON output with ffprobe's field names.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Why a run stopped.
+enum Failure {
+    /// Opening or mapping the file.
+    Open(io::Error),
+    /// The demuxer.
+    Demux(mediaslice::Error),
+    /// Writing the output.
+    Write(io::Error),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Open(e) | Failure::Write(e) => write!(f, "{e}"),
+            Failure::Demux(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Write(e)
+    }
+}
+
+impl From<serde_json::Error> for Failure {
+    fn from(e: serde_json::Error) -> Self {
+        Failure::Write(e.into())
+    }
+}
+
+impl From<mediaslice::Error> for Failure {
+    fn from(e: mediaslice::Error) -> Self {
+        Failure::Demux(e)
+    }
+}
+
+/// What a command produced: output was written; maybe reading stopped early.
+type Outcome = Result<Option<mediaslice::Error>, Failure>;
+
+/// An open demuxer over the chosen source (boxed: a reader source carries
+/// its block cache inline).
+enum Opened {
+    Mmap(Box<Demuxer<MmapSource>>),
+    Pread(Box<Demuxer<FileSource>>),
+    Reader(Box<Demuxer<FileReaderSource>>),
+}
+
+/// Runs `$body` with `$d: &mut Demuxer<_>` for whichever source is open.
+macro_rules! with_demuxer {
+    ($opened:expr, $d:ident => $body:expr) => {
+        match $opened {
+            Opened::Mmap(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Pread(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Reader(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+        }
+    };
+}
+
+fn ext_hint(path: &Path) -> Option<String> {
+    path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
+}
+
+fn open(path: &Path, kind: SourceKind) -> Result<Opened, Failure> {
+    let ext = ext_hint(path);
+    let ext = ext.as_deref();
+    match kind {
+        SourceKind::Mmap => {
+            let src = MmapSource::open(path).map_err(Failure::Open)?;
+            Ok(Opened::Mmap(Box::new(Demuxer::open(src, ext)?)))
+        }
+        SourceKind::Pread => {
+            let src = FileSource::open(path).map_err(Failure::Open)?;
+            Ok(Opened::Pread(Box::new(Demuxer::open(src, ext)?)))
+        }
+        SourceKind::Reader => {
+            let file = std::fs::File::open(path).map_err(Failure::Open)?;
+            if !file.metadata().map_err(Failure::Open)?.is_file() {
+                return Err(Failure::Open(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file",
+                )));
+            }
+            // The scratch is allocated once, before the first packet: 16 MiB,
+            // or the demuxer's own bound when it states a larger one (then
+            // the headers are read again with the larger scratch).
+            let src = ReaderSource::new(StdIo(file), vec![0u8; READER_SCRATCH])?;
+            let d = Demuxer::open(src, ext)?;
+            let max = Limits::default().max_packet as usize;
+            match d.max_packet_size() {
+                Some(n) if n > READER_SCRATCH => {
+                    let (reader, mut scratch) = d.into_source().into_inner();
+                    scratch.resize(n.min(max), 0);
+                    let src = ReaderSource::new(reader, scratch)?;
+                    Ok(Opened::Reader(Box::new(Demuxer::open(src, ext)?)))
+                }
+                _ => Ok(Opened::Reader(Box::new(d))),
+            }
+        }
+    }
+}
+
+/// A percentage on stderr while packets are pulled, when stderr is a
+/// terminal, stdout is not (the output goes to a file or a pipe) and the work
+/// takes a while; nothing otherwise.
+struct Progress {
+    size: u64,
+    enabled: bool,
+    shown: bool,
+    n: u32,
+    last: Instant,
+}
+
+impl Progress {
+    const EVERY: Duration = Duration::from_millis(250);
+
+    fn new(size: u64) -> Self {
+        Progress {
+            size,
+            enabled: io::stderr().is_terminal() && !io::stdout().is_terminal() && size > 0,
+            shown: false,
+            n: 0,
+            last: Instant::now(),
+        }
+    }
+
+    /// Notes a packet at byte `pos`; looks at the clock every 256 packets.
+    fn tick(&mut self, pos: Option<u64>) {
+        if !self.enabled {
+            return;
+        }
+        self.n = self.n.wrapping_add(1);
+        if self.n % 256 != 0 || self.last.elapsed() < Self::EVERY {
+            return;
+        }
+        self.last = Instant::now();
+        if let Some(pos) = pos {
+            let pct = pos.saturating_mul(100) / self.size;
+            eprint!("\rmediaslice: {pct:>3}% ");
+            self.shown = true;
+        }
+    }
+
+    fn done(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+            self.shown = false;
+        }
+    }
+}
+
+/// Copies every tag out of the demuxer. A tag error ends the walk and is
+/// returned beside what was read.
+fn collect_tags<S: Source>(d: &mut Demuxer<S>) -> (TagSet, Option<mediaslice::Error>) {
+    let mut set = TagSet::default();
+    d.rewind_tags();
+    for _ in 0..MAX_TAGS {
+        match d.next_tag() {
+            Ok(Some(t)) => set.add(&t),
+            Ok(None) => return (set, None),
+            Err(e) => return (set, Some(e)),
+        }
+    }
+    (set, None)
+}
+
+fn facts<'a, S: Source>(d: &Demuxer<S>, filename: &'a str) -> FormatFacts<'a> {
+    let info = d.info();
+    FormatFacts {
+        filename,
+        kind: d.format(),
+        nb_streams: d.tracks().len(),
+        size: d.source().len(),
+        duration_us: info.duration_us,
+        start_us: info.start_us,
+        bit_rate: info.bit_rate,
+    }
+}
+
+fn write_tail<S: Source, W: Write>(w: &mut W, d: &Demuxer<S>, tags: &TagSet, filename: &str) -> io::Result<()> {
+    let streams: Vec<serde_json::Value> = d
+        .tracks()
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ffprobe::stream_json(i, t, tags))
+        .collect();
+    w.write_all(b"  \"streams\": ")?;
+    serde_json::to_writer_pretty(&mut *w, &streams)?;
+    w.write_all(b",\n  \"format\": ")?;
+    serde_json::to_writer_pretty(&mut *w, &ffprobe::format_json(&facts(d, filename), tags))?;
+    Ok(())
+}
+
+fn opt_i64(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+fn opt_u64(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+/// The table's flags: ffprobe's two (`K` keyframe, `D` discard) and `T`
+/// when the input ends inside the packet.
+fn table_flags(p: &mediaslice::Packet<'_>) -> String {
+    let t = if p.flags.truncated { "T" } else { "_" };
+    format!("{}{t}", ffprobe::flags(p))
+}
+
+/// `packets`: every packet, as a table or as ffprobe's JSON document. The
+/// packets are written one by one as they are pulled; nothing proportional
+/// to the file is held.
+fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, filename: &str) -> Outcome {
+    // Copied once so a packet (which borrows the demuxer) can be described.
+    let tracks = d.tracks().to_vec();
+    let tags = if json { collect_tags(d).0 } else { TagSet::default() };
+    if json {
+        w.write_all(b"{\n  \"packets\": [")?;
+    } else {
+        writeln!(
+            w,
+            "{:>6} {:>12} {:>12} {:>10} {:>9} {:>12} {:5} crc32",
+            "stream", "pts", "dts", "duration", "size", "pos", "flags"
+        )?;
+    }
+    let mut stopped = None;
+    let mut first = true;
+    let mut progress = Progress::new(d.source().len());
+    loop {
+        let p = match d.next_packet() {
+            Ok(Some(p)) => p,
+            Ok(None) => break,
+            Err(e) => {
+                stopped = Some(e);
+                break;
+            }
+        };
+        progress.tick(p.pos);
+        let crc = crc32(p.data);
+        if json {
+            w.write_all(if first { b"\n    " } else { b",\n    " })?;
+            ffprobe::write_packet(w, &p, tracks.get(p.track), crc)?;
+        } else {
+            writeln!(
+                w,
+                "{:>6} {:>12} {:>12} {:>10} {:>9} {:>12} {:5} {:08x}",
+                p.track,
+                opt_i64(p.pts),
+                opt_i64(p.dts),
+                opt_u64(p.duration),
+                p.data.len(),
+                opt_u64(p.pos),
+                table_flags(&p),
+                crc
+            )?;
+        }
+        first = false;
+    }
+    progress.done();
+    if json {
+        w.write_all(if first { b"],\n" } else { b"\n  ],\n" })?;
+        write_tail(w, d, &tags, filename)?;
+        w.write_all(b"\n}\n")?;
+    }
+    Ok(stopped)
+}
+
+/// `packets --summary`: count, bytes and the CRC-32 of all payloads in
+/// delivery order.
+fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
+    let mut crc = Crc32::new();
+    let (mut n, mut bytes) = (0u64, 0u64);
+    let mut stopped = None;
+    let mut progress = Progress::new(d.source().len());
+    loop {
+        match d.next_packet() {
+            Ok(Some(p)) => {
+                progress.tick(p.pos);
+                crc.update(p.data);
+                n += 1;
+                bytes += p.data.len() as u64;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                stopped = Some(e);
+                break;
+            }
+        }
+    }
+    progress.done();
+    writeln!(
+        w,
+        "{{\"packets\": {n}, \"bytes\": {bytes}, \"crc32\": \"{:08x}\"}}",
+        crc.finish()
+    )?;
+    Ok(stopped)
+}
+
+/// `probe`: format, streams, tags and diagnostics.
+fn cmd_probe<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, filename: &str) -> Outcome {
+    let (tags, tag_err) = collect_tags(d);
+    if json {
+        w.write_all(b"{\n")?;
+        write_tail(w, d, &tags, filename)?;
+        let diags: Vec<serde_json::Value> = d
+            .diagnostics()
+            .iter()
+            .map(|(g, n)| serde_json::json!({"code": g.code, "offset": g.offset, "count": n}))
+            .collect();
+        if !diags.is_empty() {
+            w.write_all(b",\n  \"diagnostics\": ")?;
+            serde_json::to_writer_pretty(&mut *w, &diags)?;
+        }
+        w.write_all(b"\n}\n")?;
+        return Ok(tag_err);
+    }
+    let f = facts(d, filename);
+    writeln!(w, "file:       {filename}")?;
+    writeln!(w, "format:     {} ({})", f.kind.ffmpeg_name(), f.kind.name())?;
+    writeln!(w, "size:       {} bytes", f.size)?;
+    if let Some(us) = f.duration_us {
+        writeln!(w, "duration:   {:.6} s", us as f64 / 1e6)?;
+    }
+    if let Some(us) = f.start_us {
+        writeln!(w, "start:      {:.6} s", us as f64 / 1e6)?;
+    }
+    if let Some(b) = f.bit_rate {
+        writeln!(w, "bit rate:   {b} b/s")?;
+    }
+    writeln!(w, "streams:    {}", f.nb_streams)?;
+    for (i, t) in d.tracks().iter().enumerate() {
+        let tag = ffprobe::ffmpeg_codec_tag(t.codec_tag);
+        write!(
+            w,
+            "  #{i} {}: {} ({} / 0x{tag:04x})",
+            t.kind.ffmpeg_name(),
+            t.codec.ffmpeg_name(),
+            ffprobe::fourcc_string(tag)
+        )?;
+        match t.kind {
+            mediaslice::TrackKind::Video => write!(w, ", {}x{}", t.width, t.height)?,
+            mediaslice::TrackKind::Audio => write!(
+                w,
+                ", {} Hz, {} ch, {} bits",
+                t.sample_rate, t.channels, t.bits_per_sample
+            )?,
+            _ => {}
+        }
+        write!(w, ", time base {}/{}", t.time_base.num, t.time_base.den)?;
+        if let Some(dur) = t.duration {
+            let secs = ffprobe::seconds(i64::try_from(dur).unwrap_or(i64::MAX), t.time_base);
+            write!(w, ", duration {secs:.6} s ({dur} ticks)")?;
+        }
+        if let Some(n) = t.frames {
+            write!(w, ", {n} frames")?;
+        }
+        if t.bit_rate > 0 {
+            write!(w, ", {} b/s", t.bit_rate)?;
+        }
+        if !t.language.is_empty() {
+            write!(w, ", language {}", t.language)?;
+        }
+        if t.default {
+            write!(w, ", default")?;
+        }
+        writeln!(w)?;
+        if let Some(st) = tags.streams.get(i) {
+            for (k, v) in st {
+                writeln!(w, "      {k}: {v}")?;
+            }
+        }
+    }
+    if !tags.format.is_empty() {
+        writeln!(w, "tags:")?;
+        for (k, v) in &tags.format {
+            writeln!(w, "  {k}: {v}")?;
+        }
+    }
+    let mut first = true;
+    for (g, n) in d.diagnostics().iter() {
+        if first {
+            writeln!(w, "diagnostics:")?;
+            first = false;
+        }
+        writeln!(w, "  {} at byte {} (x{n})", g.code, g.offset)?;
+    }
+    if d.diagnostics().dropped() > 0 {
+        writeln!(w, "  ... and {} more", d.diagnostics().dropped())?;
+    }
+    Ok(tag_err)
+}
+
+fn scope_text(s: TagScope) -> String {
+    match s {
+        TagScope::Format => "format".to_owned(),
+        TagScope::Track(i) => format!("stream {i}"),
+    }
+}
+
+/// `tags`: every tag the demuxer gives, with its key as stored, its common
+/// name and its scope.
+fn cmd_tags<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool) -> Outcome {
+    if json {
+        let (tags, err) = collect_tags(d);
+        let streams: Vec<serde_json::Value> = d
+            .tracks()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| serde_json::json!({"index": i, "tags": tags.stream_json(i, t)}))
+            .collect();
+        let doc = serde_json::json!({
+            "format": {"tags": tags.format_json()},
+            "streams": streams,
+        });
+        serde_json::to_writer_pretty(&mut *w, &doc)?;
+        w.write_all(b"\n")?;
+        return Ok(err);
+    }
+    writeln!(w, "{:<10} {:<24} {:<20} value", "scope", "key", "name")?;
+    for (i, t) in d.tracks().iter().enumerate() {
+        if !t.language.is_empty() {
+            writeln!(
+                w,
+                "{:<10} {:<24} {:<20} {}",
+                format!("stream {i}"),
+                "-",
+                "language",
+                t.language
+            )?;
+        }
+    }
+    d.rewind_tags();
+    for _ in 0..MAX_TAGS {
+        let t = match d.next_tag() {
+            Ok(Some(t)) => t,
+            Ok(None) => return Ok(None),
+            Err(e) => return Ok(Some(e)),
+        };
+        let value = match t.value {
+            TagValue::Text(s) => s.to_owned(),
+            TagValue::Int(i) => i.to_string(),
+            TagValue::Bytes(b) => format!("<{} bytes>", b.len()),
+        };
+        let key = match t.key {
+            TagKey::Text(_) => ffprobe::key_text(&t.key),
+            TagKey::FourCc(_) => format!("'{}'", ffprobe::key_text(&t.key)),
+        };
+        writeln!(
+            w,
+            "{:<10} {:<24} {:<20} {}",
+            scope_text(t.scope),
+            key,
+            t.name.unwrap_or("-"),
+            value.escape_debug()
+        )?;
+    }
+    Ok(None)
+}
+
+/// `io`: what a probe (open, tracks, duration, every tag) read, counted by
+/// the source itself.
+fn cmd_io<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, kind: SourceKind) -> Outcome {
+    let (_, tag_err) = collect_tags(d);
+    let _ = (d.tracks().len(), d.info().duration_us);
+    let s = d.source().stats();
+    if json {
+        writeln!(w, "{{\"bytes_read\": {}, \"reads\": {}}}", s.bytes_read, s.reads)?;
+    } else {
+        let what = match kind {
+            SourceKind::Mmap => "mmap (accesses, not system calls)",
+            SourceKind::Pread => "pread (system calls)",
+            SourceKind::Reader => "reader (read calls)",
+        };
+        writeln!(w, "source:     {what}")?;
+        writeln!(w, "file size:  {}", d.source().len())?;
+        writeln!(w, "bytes read: {}", s.bytes_read)?;
+        writeln!(w, "reads:      {}", s.reads)?;
+        writeln!(w, "seeks:      {}", s.seeks)?;
+    }
+    Ok(tag_err)
+}
+
+fn run(cli: &Cli) -> u8 {
+    let (args, default_kind) = match &cli.cmd {
+        Cmd::Io(a) => (a, SourceKind::Pread),
+        Cmd::Probe(a) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } => (a, SourceKind::Mmap),
+    };
+    let kind = if cli.reader {
+        SourceKind::Reader
+    } else {
+        cli.source.unwrap_or(default_kind)
+    };
+    let name = args.file.to_string_lossy().into_owned();
+    let fail = |e: &dyn fmt::Display| eprintln!("mediaslice: {name}: {e}");
+    let opened = match open(&args.file, kind) {
+        Ok(o) => o,
+        Err(e) => {
+            fail(&e);
+            return EXIT_FAILED;
+        }
+    };
+    let stdout = io::stdout();
+    let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let outcome = with_demuxer!(opened, d => match &cli.cmd {
+        Cmd::Probe(a) => cmd_probe(d, &mut w, a.json, &name),
+        Cmd::Packets { file, summary: true } => {
+            let _ = file;
+            cmd_summary(d, &mut w)
+        }
+        Cmd::Packets { file, summary: false } => cmd_packets(d, &mut w, file.json, &name),
+        Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
+        Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
+    });
+    let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
+    match outcome {
+        Ok(None) => EXIT_OK,
+        Ok(Some(e)) => {
+            fail(&e);
+            if e.is_truncation() {
+                EXIT_TRUNCATED
+            } else {
+                EXIT_FAILED
+            }
+        }
+        // A reader that closed the pipe (`| head`) wanted no more.
+        Err(Failure::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => {
+            fail(&e);
+            EXIT_FAILED
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    ExitCode::from(run(&cli))
+}

@@ -35,6 +35,22 @@ use zerocopy::FromBytes;
 /// stored one sample per `stsz` entry (`mov.c`, chunk demuxing).
 const PCM_GROUP: u32 = 1024;
 
+/// Samples and bytes of the next packet of a chunk read as uncompressed
+/// audio, with `left` samples left in the chunk (ffmpeg `mov_build_index`).
+fn chunk_group(mode: ChunkMode, left: u32) -> (u32, u32) {
+    if mode.samples_per_frame >= 160 {
+        (mode.samples_per_frame.min(left), mode.bytes_per_frame)
+    } else if mode.samples_per_frame > 1 {
+        let s = (PCM_GROUP / mode.samples_per_frame * mode.samples_per_frame)
+            .min(left)
+            .max(1);
+        (s, (s / mode.samples_per_frame).saturating_mul(mode.bytes_per_frame))
+    } else {
+        let s = PCM_GROUP.min(left);
+        (s, s.saturating_mul(mode.frame_bytes.max(1)))
+    }
+}
+
 /// A table inside `stbl`: where its first entry is and how many there are.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Table {
@@ -107,6 +123,15 @@ struct Mp4Track {
     shift: i64,
     /// Presentation time where the edit starts, after the shift.
     start: i64,
+    /// The edit's media time and its end in raw composition time (ffmpeg
+    /// `mov_fix_index`): samples are read from the keyframe before the start
+    /// and up to the first keyframe past the end.
+    edit: Option<(i64, i64)>,
+    /// A keyframe past the edit's end was seen (B-frames after it may still
+    /// belong to the edit).
+    key_after_edit: bool,
+    /// The edit's end was reached: no more samples from the tables.
+    edit_done: bool,
     chunk: Option<ChunkMode>,
     trex_duration: u32,
     trex_size: u32,
@@ -164,6 +189,15 @@ pub struct Mp4Demuxer {
     tag_boxes: TagBoxes,
     key_buf: heapless::String<64>,
     max_sample: u32,
+    /// Set after a packet cut by the end of the input.
+    cut: Option<u64>,
+    /// Cover art in `ilst`/`covr`, delivered first as attached pictures:
+    /// (track index, offset, length).
+    covers: heapless::Vec<(usize, u64, u32), 4>,
+    next_cover: usize,
+    /// After a seek into fragments: (anchor track, anchor samples still to
+    /// skip, landing time in microseconds).
+    frag_skip: Option<(usize, u32, i64)>,
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -232,6 +266,7 @@ fn codec_for(fourcc: &[u8; 4], bits: u16) -> (Codec, TrackKind) {
         b"ima4" => (C::AdpcmImaQt, A),
         b"lpcm" | b"ipcm" | b"fpcm" => (C::Unknown, A),
         b"tx3g" | b"text" => (C::MovText, T),
+        b"mp4s" => (C::Unknown, T),
         b"c608" => (C::Eia608, T),
         b"wvtt" => (C::WebVtt, T),
         _ => (C::Unknown, TrackKind::Unknown),
@@ -268,6 +303,7 @@ fn codec_for_oti(oti: u8) -> Option<Codec> {
         0xAD => Codec::Opus,
         0xDD => Codec::Vorbis,
         0xE1 => Codec::Qcelp,
+        0xE0 => Codec::DvdSub,
         _ => return None,
     })
 }
@@ -359,12 +395,12 @@ fn parse_stsd<S: Source>(src: &mut S, ctx: &mut Context, h: &BoxHeader, t: &mut 
     let mut children = e.body;
     match t.kind {
         TrackKind::Video => {
-            let b: [u8; 70] = src.array(e.body)?;
+            let b: [u8; 78] = src.array(e.body)?;
             if let Ok(v) = VisualSampleEntry::read_from_bytes(&b[..]) {
                 t.width = v.width.get() as u32;
                 t.height = v.height.get() as u32;
             }
-            children = e.body + 70;
+            children = e.body + 78;
         }
         TrackKind::Audio => {
             let b: [u8; 28] = src.array(e.body)?;
@@ -400,9 +436,13 @@ fn parse_stsd<S: Source>(src: &mut S, ctx: &mut Context, h: &BoxHeader, t: &mut 
                 }
             }
         }
-        _ => {}
+        _ => children = e.body + 8,
     }
-    let (codec, kind) = codec_for(&fourcc, t.bits_per_sample);
+    let (codec, kind) = if t.kind == TrackKind::Audio && &fourcc == b"raw " {
+        (Codec::PcmU8, TrackKind::Audio)
+    } else {
+        codec_for(&fourcc, t.bits_per_sample)
+    };
     if t.codec == Codec::Unknown {
         t.codec = codec;
     }
@@ -437,6 +477,25 @@ fn parse_stsd<S: Source>(src: &mut S, ctx: &mut Context, h: &BoxHeader, t: &mut 
                 });
             }
             b"esds" => parse_esds(src, c.body, c.end, t)?,
+            b"sinf" => {
+                // Protected sample entry (ISO/IEC 14496-12 §8.12): the
+                // original format is in `frma`.
+                let mut w = c.body;
+                let mut g = 0;
+                while w.saturating_add(8) <= c.end && g < 16 {
+                    g += 1;
+                    let Ok(x) = read_box_header(src, w, c.end) else { break };
+                    if &x.kind == b"frma" {
+                        fourcc = src.array(x.body)?;
+                        t.codec_tag = u32::from_be_bytes(fourcc);
+                        let (codec, _) = codec_for(&fourcc, t.bits_per_sample);
+                        if codec != Codec::Unknown {
+                            t.codec = codec;
+                        }
+                    }
+                    w = x.end;
+                }
+            }
             b"wave" => {
                 // QuickTime: wave holds frma, esds, enda.
                 let mut w = c.body;
@@ -554,6 +613,7 @@ impl Mp4Demuxer {
     fn parse_moov<S: Source>(&mut self, src: &mut S, ctx: &mut Context, moov: &BoxHeader) -> Result<()> {
         let mut movie_timescale = 0u32;
         let mut movie_duration = 0u64;
+        let mut mvex = None;
         let mut at = moov.body;
         let mut guard = 0u32;
         while at.saturating_add(8) <= moov.end {
@@ -594,9 +654,24 @@ impl Mp4Demuxer {
                 }
                 b"mvex" => {
                     self.fragmented = true;
-                    self.parse_mvex(src, &h)?;
+                    mvex = Some(h);
                 }
-                b"udta" => self.tag_boxes.udta = Some((h.body, h.end)),
+                b"udta" => {
+                    self.tag_boxes.udta = Some((h.body, h.end));
+                    let mut u = h.body;
+                    let mut g = 0;
+                    while u.saturating_add(8) <= h.end && g < 256 {
+                        g += 1;
+                        let Ok(c) = read_box_header(src, u, h.end) else { break };
+                        if &c.kind == b"meta" {
+                            self.parse_meta(src, &c)?;
+                        }
+                        if c.end <= u {
+                            break;
+                        }
+                        u = c.end;
+                    }
+                }
                 b"meta" => self.parse_meta(src, &h)?,
                 _ => {}
             }
@@ -604,6 +679,10 @@ impl Mp4Demuxer {
                 break;
             }
             at = h.end;
+        }
+        // `trex` may come before the tracks it describes.
+        if let Some(h) = mvex {
+            self.parse_mvex(src, &h)?;
         }
         if movie_timescale > 0 && movie_duration > 0 {
             let us = Rational::new(1, movie_timescale).to_micros(movie_duration.min(i64::MAX as u64) as i64);
@@ -672,6 +751,7 @@ impl Mp4Demuxer {
         // Edit list: (segment duration in movie timescale, media time).
         let mut empty_movie = 0u64;
         let mut media_time: Option<i64> = None;
+        let mut edit_dur_movie = 0u64;
         let mut edits = 0u32;
         // Walk trak → (tkhd, edts/elst, mdia → (mdhd, hdlr, minf → stbl)).
         let mut stack: heapless::Vec<(u64, u64), 8> = heapless::Vec::new();
@@ -719,6 +799,7 @@ impl Mp4Demuxer {
                             }
                         } else if media_time.is_none() {
                             media_time = Some(mt);
+                            edit_dur_movie = dur;
                         }
                     }
                 }
@@ -744,13 +825,18 @@ impl Mp4Demuxer {
                 }
                 b"hdlr" => {
                     let k: [u8; 4] = src.array(h.body + 8)?;
-                    t.kind = match &k {
+                    // QuickTime puts a second (data) handler in minf: keep
+                    // the media handler's kind.
+                    let kind = match &k {
                         b"vide" => TrackKind::Video,
                         b"soun" => TrackKind::Audio,
-                        b"sbtl" | b"subt" | b"text" | b"clcp" => TrackKind::Subtitle,
+                        b"sbtl" | b"subt" | b"text" | b"clcp" | b"subp" => TrackKind::Subtitle,
                         b"tmcd" | b"meta" | b"hint" => TrackKind::Data,
                         _ => TrackKind::Unknown,
                     };
+                    if t.kind == TrackKind::Unknown {
+                        t.kind = kind;
+                    }
                 }
                 b"stsd" => stsd = Some(h),
                 b"stts" => {
@@ -849,6 +935,19 @@ impl Mp4Demuxer {
             let mt = media_time.unwrap_or(0);
             m.shift = mt.saturating_sub(empty);
             m.start = empty;
+            if media_time.is_some() {
+                let dur = edit_dur_movie;
+                let end = if dur == 0 || movie_ts == 0 {
+                    i64::MAX
+                } else {
+                    mt.saturating_add(rescale(
+                        dur.min(i64::MAX as u64) as i64,
+                        Rational::new(1, movie_ts),
+                        t.time_base,
+                    ))
+                };
+                m.edit = Some((mt, end));
+            }
             if edits > 2 || (edits == 2 && empty_movie == 0) {
                 ctx.diags.report("mp4.complex-edit-list", trak.start);
             }
@@ -873,6 +972,8 @@ impl Mp4Demuxer {
             next_sync: u32::MAX,
             ..Cursor::default()
         };
+        t.edit_done = false;
+        t.key_after_edit = false;
         if t.stsc.count > 0 {
             t.cur.stsc_next_first = src.u32_be(t.stsc.off)?;
         }
@@ -991,7 +1092,92 @@ impl Mp4Demuxer {
     }
 
     /// Computes the next sample of `t` from its tables.
+    /// Computes the next sample of `t`, ending the track after the first
+    /// keyframe past its edit (ffmpeg `mov_fix_index`; with composition
+    /// offsets a second keyframe is waited for, since B-frames after the
+    /// first may still fall inside the edit).
     fn next_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
+        if t.edit_done {
+            return Ok(None);
+        }
+        let Some(s) = Self::table_sample(src, ctx, t)? else {
+            return Ok(None);
+        };
+        if let Some((_, end)) = t.edit {
+            let cts = s.dts.saturating_add(s.cts);
+            if cts.saturating_add(s.duration as i64) >= end && (s.key || t.audio) {
+                if t.ctts.count > 0 && !t.audio && !t.key_after_edit {
+                    t.key_after_edit = true;
+                } else {
+                    t.edit_done = true;
+                }
+            }
+        }
+        Ok(Some(s))
+    }
+
+    /// The first sample ffmpeg keeps for an edit starting at media time
+    /// `mt`: the last keyframe whose decode time, and then presentation time,
+    /// is at or before it (audio searches a second earlier for decoder
+    /// priming).
+    fn edit_start<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track, mt: i64) -> Result<u32> {
+        let search = if t.audio {
+            mt.saturating_sub(t.timescale as i64).max(0)
+        } else {
+            mt
+        };
+        let mut n = Self::sample_at(src, t, search, true)?;
+        if t.ctts.count > 0 && t.has_stss {
+            // Step back over keyframes shown after the search time.
+            let mut guard = 0;
+            loop {
+                guard += 1;
+                Self::position(src, ctx, t, n)?;
+                let Some(sm) = Self::table_sample(src, ctx, t)? else {
+                    break;
+                };
+                if sm.dts.saturating_add(sm.cts) <= search || n == 0 || guard > 64 {
+                    break;
+                }
+                let prev = n - 1;
+                let key = Self::sample_at_key_before(src, t, prev)?;
+                if key >= n {
+                    break;
+                }
+                n = key;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Puts `t` where a read from the beginning starts: its first sample, or
+    /// the first sample kept by its edit list; and computes its first
+    /// pending sample.
+    fn restart<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<()> {
+        if let (Some((mt, _)), None) = (t.edit, t.chunk) {
+            if t.sample_count > 0 {
+                let n = Self::edit_start(src, ctx, t, mt)?;
+                Self::position(src, ctx, t, n)?;
+            }
+        }
+        t.pending = Self::next_sample(src, ctx, t)?;
+        Ok(())
+    }
+
+    /// The last sync sample at or before sample `n` (0-based).
+    fn sample_at_key_before<S: Source>(src: &mut S, t: &Mp4Track, n: u32) -> Result<u32> {
+        let mut key = 0u32;
+        for i in 0..t.stss.count {
+            let s = src.u32_be(t.stss.off + i as u64 * 4)?;
+            if s == 0 || s - 1 > n {
+                break;
+            }
+            key = s - 1;
+        }
+        Ok(key)
+    }
+
+    fn table_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
         if t.cur.sample >= t.sample_count && t.chunk.is_none() {
             return Ok(None);
         }
@@ -1000,18 +1186,7 @@ impl Mp4Demuxer {
         }
         if let Some(mode) = t.chunk {
             // Uncompressed audio: up to 1024 samples of the chunk at a time.
-            let left = t.cur.left_in_chunk;
-            let (samples, size) = if mode.samples_per_frame >= 160 {
-                (mode.samples_per_frame.min(left), mode.bytes_per_frame)
-            } else if mode.samples_per_frame > 1 {
-                let s = (PCM_GROUP / mode.samples_per_frame * mode.samples_per_frame)
-                    .min(left)
-                    .max(1);
-                (s, (s / mode.samples_per_frame).saturating_mul(mode.bytes_per_frame))
-            } else {
-                let s = PCM_GROUP.min(left);
-                (s, s.saturating_mul(mode.frame_bytes.max(1)))
-            };
+            let (samples, size) = chunk_group(mode, t.cur.left_in_chunk);
             let dts = t.cur.dts;
             let pos = t.cur.offset;
             Self::advance_stts(src, t, samples)?;
@@ -1063,7 +1238,10 @@ impl Mp4Demuxer {
         if s.size > limits_max {
             return Err(Error::limit(s.pos, "sample larger than Limits::max_packet"));
         }
-        let data = src.bytes(s.pos, s.size as usize)?;
+        let avail = src.len().saturating_sub(s.pos);
+        let truncated = (s.size as u64) > avail && avail > 0;
+        let len = if truncated { avail as usize } else { s.size as usize };
+        let data = src.bytes(s.pos, len)?;
         let dts = s.dts.saturating_sub(t.shift);
         let pts = s.dts.saturating_add(s.cts).saturating_sub(t.shift);
         let discard = if t.audio {
@@ -1079,6 +1257,7 @@ impl Mp4Demuxer {
             flags: PacketFlags {
                 keyframe: s.key,
                 discard,
+                truncated,
             },
             pos: Some(s.pos),
             contiguous: true,
@@ -1377,11 +1556,19 @@ impl Mp4Demuxer {
                 }
                 let spc = t.cur.left_in_chunk;
                 if t.cur.sample.saturating_add(spc) > n {
-                    // Restart this chunk at its beginning.
-                    t.cur.next_chunk -= 1;
-                    t.cur.left_in_chunk = 0;
-                    t.cur.stsc_i = u32::MAX;
-                    t.cur.stsc_next_first = if t.stsc.count > 0 { src.u32_be(t.stsc.off)? } else { 0 };
+                    // Inside this chunk: skip whole packets before the one
+                    // holding `n`, on the grid a read from the start uses.
+                    let Some(mode) = t.chunk else { break };
+                    while t.cur.left_in_chunk > 0 {
+                        let (samples, size) = chunk_group(mode, t.cur.left_in_chunk);
+                        if t.cur.sample.saturating_add(samples) > n || samples == 0 {
+                            break;
+                        }
+                        Self::advance_stts(src, t, samples)?;
+                        t.cur.left_in_chunk -= samples;
+                        t.cur.sample += samples;
+                        t.cur.offset = t.cur.offset.saturating_add(size as u64);
+                    }
                     break;
                 }
                 t.cur.sample += spc;
@@ -1502,6 +1689,59 @@ impl Mp4Demuxer {
     }
 }
 
+impl Mp4Demuxer {
+    /// Finds `covr` images in `ilst` and adds an attached-picture track for
+    /// each, as ffmpeg does (`mov_read_covr`).
+    fn find_covers<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<()> {
+        let Some((mut at, end)) = self.tag_boxes.ilst else {
+            return Ok(());
+        };
+        let mut guard = 0;
+        while at.saturating_add(8) <= end && guard < 1024 {
+            guard += 1;
+            let Ok(item) = read_box_header(src, at, end) else { break };
+            if &item.kind == b"covr" {
+                let mut d = item.body;
+                while d.saturating_add(16) <= item.end && !self.covers.is_full() {
+                    let Ok(data) = read_box_header(src, d, item.end) else {
+                        break;
+                    };
+                    if &data.kind == b"data" && data.body_len() > 8 {
+                        let ty = src.u32_be(data.body)? & 0xFF_FFFF;
+                        let codec = match ty {
+                            14 => Codec::Png,
+                            27 => Codec::Bmp,
+                            _ => Codec::Mjpeg,
+                        };
+                        let len = (data.body_len() - 8).min(u32::MAX as u64) as u32;
+                        let t = Track {
+                            id: 0,
+                            kind: TrackKind::Video,
+                            codec,
+                            time_base: Rational::new(1, 90_000),
+                            frames: Some(1),
+                            attached_picture: true,
+                            ..Track::default()
+                        };
+                        if let Some(i) = ctx.add_track(t, data.start) {
+                            let _ = self.covers.push((i, data.body + 8, len));
+                        }
+                    }
+                    if data.end <= d {
+                        break;
+                    }
+                    d = data.end;
+                }
+            }
+            if item.end <= at {
+                break;
+            }
+            at = item.end;
+        }
+        Ok(())
+    }
+}
+
 impl FormatDemuxer for Mp4Demuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let mut d = Mp4Demuxer {
@@ -1512,6 +1752,10 @@ impl FormatDemuxer for Mp4Demuxer {
             tag_boxes: TagBoxes::default(),
             key_buf: heapless::String::new(),
             max_sample: 0,
+            cut: None,
+            covers: heapless::Vec::new(),
+            next_cover: 0,
+            frag_skip: None,
         };
         let len = src.len();
         let mut at = 0u64;
@@ -1568,6 +1812,7 @@ impl FormatDemuxer for Mp4Demuxer {
         if !moov_seen {
             return Err(Error::malformed(at, "no moov box (ISO/IEC 14496-12 §8.2.1)"));
         }
+        d.find_covers(src, ctx)?;
         d.frag.top = first_moof.unwrap_or(0);
         if first_moof.is_some() {
             d.fragmented = true;
@@ -1580,7 +1825,7 @@ impl FormatDemuxer for Mp4Demuxer {
         }
         for i in 0..d.tracks.len() {
             if let Some(t) = d.tracks.get_mut(i) {
-                t.pending = Self::next_sample(src, ctx, t)?;
+                Self::restart(src, ctx, t)?;
             }
         }
         Ok(d)
@@ -1588,6 +1833,66 @@ impl FormatDemuxer for Mp4Demuxer {
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         let max = ctx.limits.max_packet;
+        if let Some(at) = self.cut {
+            return Err(Error::truncated(at, "the input ends inside a sample"));
+        }
+        let p = self.next_packet_inner(src, ctx, max)?;
+        if let Some(p) = &p {
+            if p.flags.truncated {
+                self.cut = Some(src_len_hint(p));
+            }
+        }
+        Ok(p)
+    }
+
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
+        self.cut = None;
+        self.seek_inner(src, ctx, track, ts)
+    }
+
+    fn next_tag<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        tags::next_tag(&self.tag_boxes, &mut self.key_buf, src, ctx, cur)
+    }
+
+    fn max_packet_size(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// Where a truncated packet's bytes end.
+fn src_len_hint(p: &Packet<'_>) -> u64 {
+    p.pos.unwrap_or(0).saturating_add(p.data.len() as u64)
+}
+
+impl Mp4Demuxer {
+    fn next_packet_inner<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &mut Context,
+        max: u32,
+    ) -> Result<Option<Packet<'s>>> {
+        if let Some(&(track, offset, len)) = self.covers.get(self.next_cover) {
+            self.next_cover += 1;
+            let data = src.bytes(offset, len as usize)?;
+            return Ok(Some(Packet {
+                track,
+                pts: None,
+                dts: None,
+                duration: None,
+                flags: PacketFlags {
+                    keyframe: true,
+                    ..PacketFlags::default()
+                },
+                pos: Some(offset),
+                contiguous: true,
+                data,
+            }));
+        }
         if !self.in_fragments {
             if let Some(i) = self.pick() {
                 let t = self.tracks.get_mut(i).ok_or(Error::malformed(0, "track"))?;
@@ -1604,21 +1909,50 @@ impl FormatDemuxer for Mp4Demuxer {
             }
             self.in_fragments = true;
         }
-        match self.next_fragment_sample(src, ctx)? {
-            Some((i, s)) => {
-                let t = self.tracks.get(i).ok_or(Error::malformed(0, "track"))?;
-                Self::packet(src, t, s, max).map(Some)
+        loop {
+            let fragments = self.frag.fragments;
+            let Some((i, s)) = self.next_fragment_sample(src, ctx)? else {
+                return Ok(None);
+            };
+            if let Some((anchor, left, landing_us)) = self.frag_skip {
+                // After a seek: skip the anchor's samples before its landing
+                // sample, and other tracks' samples that end before it.
+                if self.frag.fragments != fragments && fragments != 0 {
+                    self.frag_skip = None;
+                } else if i == anchor && left > 0 {
+                    self.frag_skip = Some((anchor, left - 1, landing_us));
+                    continue;
+                } else if i != anchor {
+                    let t = self.tracks.get(i).ok_or(Error::malformed(0, "track"))?;
+                    let end = s.dts.saturating_add(s.duration as i64).saturating_sub(t.shift);
+                    let end_us = rescale(end, Rational::new(1, t.timescale), Rational::new(1, 1_000_000));
+                    if end_us <= landing_us {
+                        continue;
+                    }
+                }
             }
-            None => Ok(None),
+            let t = self.tracks.get(i).ok_or(Error::malformed(0, "track"))?;
+            return Self::packet(src, t, s, max).map(Some);
         }
     }
 
-    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
+    fn seek_inner<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
         let Some(anchor) = self.tracks.iter().find(|t| t.index == track) else {
             return Err(Error::new(crate::error::ErrorKind::InvalidArgument, 0, "no such track"));
         };
         let base = Rational::new(1, anchor.timescale);
         let anchor_shift = anchor.shift;
+        if self.tracks.iter().any(|t| t.sample_count > 0) && ts <= anchor.start {
+            // At or before the start: every track restarts where a read from
+            // the beginning starts (including samples before an edit).
+            for t in self.tracks.iter_mut() {
+                Self::position(src, ctx, t, 0)?;
+                Self::restart(src, ctx, t)?;
+            }
+            self.in_fragments = false;
+            self.next_cover = 0;
+            return Ok(());
+        }
         if self.tracks.iter().any(|t| t.sample_count > 0) {
             // Seek the anchor track to its keyframe, then every other track to
             // the anchor's resulting time.
@@ -1692,24 +2026,49 @@ impl FormatDemuxer for Mp4Demuxer {
         for t in self.tracks.iter_mut() {
             t.pending = None;
         }
+        // Within that fragment, find the anchor's landing sample: the last
+        // keyframe (video) or sample (audio) starting at or before the
+        // target. Headers only; the state is restored afterwards.
+        let saved = self.frag;
+        let saved_dts: heapless::Vec<i64, MAX_TRACKS> = self.tracks.iter().map(|t| t.next_dts).collect();
+        let ai = self.tracks.iter().position(|t| t.index == track).unwrap_or(0);
+        let audio = self.tracks.get(ai).map(|t| t.audio).unwrap_or(true);
+        let (mut seen, mut land, mut land_dts) = (0u32, 0u32, None);
+        let mut first_fragment = None;
+        while let Some((i, s)) = self.next_fragment_sample(src, ctx)? {
+            let frag_no = *first_fragment.get_or_insert(self.frag.fragments);
+            if self.frag.fragments != frag_no {
+                break;
+            }
+            if i == ai {
+                if s.dts <= raw && (audio || s.key) {
+                    land = seen;
+                    land_dts = Some(s.dts);
+                }
+                seen += 1;
+            }
+        }
+        self.frag = saved;
+        for (t, d) in self.tracks.iter_mut().zip(saved_dts) {
+            t.next_dts = d;
+        }
+        self.frag_skip = land_dts.map(|d| {
+            let us = self
+                .tracks
+                .get(ai)
+                .map(|t| {
+                    rescale(
+                        d.saturating_sub(t.shift),
+                        Rational::new(1, t.timescale),
+                        Rational::new(1, 1_000_000),
+                    )
+                })
+                .unwrap_or(0);
+            (ai, land, us)
+        });
         Ok(())
     }
 
-    fn next_tag<'s, S: Source>(
-        &'s mut self,
-        src: &'s mut S,
-        ctx: &Context,
-        cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        tags::next_tag(&self.tag_boxes, &mut self.key_buf, src, ctx, cur)
-    }
-
-    fn max_packet_size(&self) -> Option<usize> {
-        None
-    }
-}
-
-impl Mp4Demuxer {
     /// The first `moof` after the movie box.
     fn first_moof<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<u64> {
         let len = src.len();

@@ -352,7 +352,7 @@ impl FormatDemuxer for WavDemuxer {
             duration,
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,
@@ -363,8 +363,10 @@ impl FormatDemuxer for WavDemuxer {
     fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
         let ts = ts.max(0) as u64;
         let ba = self.block_align.max(1) as u64;
+        // Land on the packet holding the target, on the same grid of
+        // packets as a read from the start.
         let offset = if self.frames_per_block > 0 {
-            ts / self.frames_per_block as u64 * ba
+            ts / self.frames_per_block as u64 * ba / self.packet_size * self.packet_size
         } else {
             0
         };

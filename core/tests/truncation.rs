@@ -1,0 +1,206 @@
+//! Truncated inputs: every sample and corpus file of the covered families (up
+//! to [`MAX_FILE`] bytes) is cut at several points — eight evenly spaced,
+//! inside the first and the last packet, inside the header before the first
+//! packet, and inside an index after the last one — and the prefix is opened
+//! (an open error is fine) and pulled until the end or an error.
+//!
+//! The packets delivered must be a prefix of the full file's packets. The
+//! last one may be shorter than its full counterpart (the bytes before the
+//! cut, same position, timing and flags) when the cut falls inside it and the
+//! packet says so (`flags.truncated`), or anywhere for families whose
+//! packetisation is the reader's choice (`common::STREAM_EXACT_FAMILIES`). The reader mode must give the same
+//! packets as the slice mode on every prefix.
+//!
+//! Files listed in `core/tests/truncation_exceptions.tsv` (family, file,
+//! reason) are known to fail: their failures are printed, not counted. A
+//! listed file that passes every cut, or that does not exist, fails the test
+//! so the list stays honest.
+
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use mediaslice::{Rational, Track, TrackKind};
+use std::io::Cursor;
+
+/// Largest file cut (keeps the test fast).
+const MAX_FILE: usize = 2 << 20;
+
+fn cut_points(len: usize, full: &Pulled) -> Vec<usize> {
+    let mut cuts: Vec<usize> = (1..=8).map(|k| len * k / 9).collect();
+    let positioned: Vec<(u64, usize)> = full.packets.iter().filter_map(|p| Some((p.pos?, p.size))).collect();
+    if let (Some(&(first, fsize)), Some(&(last, lsize))) = (positioned.first(), positioned.last()) {
+        let (first, last) = (first as usize, last as usize);
+        cuts.push(first + fsize / 2);
+        cuts.push(last + lsize / 2);
+        cuts.push(first / 2);
+        cuts.push(first.saturating_sub(1));
+        let end = positioned.iter().map(|&(p, s)| p as usize + s).max().unwrap_or(len);
+        if end + 1 < len {
+            cuts.push((end + len) / 2);
+        }
+    }
+    cuts.push(7);
+    cuts.retain(|&c| c > 0 && c < len);
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts
+}
+
+/// What identifies a track across a file and its prefixes (a cut may change
+/// what the headers say about a track's length, but not these).
+fn track_key(t: &Track) -> (u32, TrackKind, Rational) {
+    (t.id, t.kind, t.time_base)
+}
+
+/// The full file's packets as the prefix should see them: all of them when
+/// the prefix has the same tracks; when it has fewer (a demuxer that salvages
+/// the tracks of a cut index, reporting a diagnostic), the packets of the
+/// tracks it kept, renumbered. Tracks are matched by id, kind and time base.
+/// A prefix track with no counterpart gets no reference packets, so any
+/// packet it gives fails the check.
+fn reference(full: &Pulled, got: &Pulled) -> Vec<Pkt> {
+    let mut map: Vec<Option<usize>> = vec![None; full.tracks.len()];
+    for (gi, t) in got.tracks.iter().enumerate() {
+        if let Some(fi) =
+            (0..full.tracks.len()).find(|&fi| map[fi].is_none() && track_key(&full.tracks[fi]) == track_key(t))
+        {
+            map[fi] = Some(gi);
+        }
+    }
+    full.packets
+        .iter()
+        .filter_map(|p| {
+            let gi = (*map.get(p.track)?)?;
+            Some(Pkt { track: gi, ..*p })
+        })
+        .collect()
+}
+
+/// Checks that `got` is a prefix of `full` for the input cut at `cut`.
+fn check_prefix(fam: &str, bytes: &[u8], full: &Pulled, got: &Pulled, cut: usize) -> Result<(), String> {
+    if got.open_err.is_some() {
+        return Ok(());
+    }
+    let want = reference(full, got);
+    if got.packets.len() > want.len() {
+        return Err(format!(
+            "{} packets from the prefix, {} from the whole file",
+            got.packets.len(),
+            want.len()
+        ));
+    }
+    let n = got.packets.len();
+    for (i, (g, w)) in got.packets.iter().zip(&want).enumerate() {
+        if g == w {
+            continue;
+        }
+        if i + 1 != n {
+            return Err(format!("packet {i} differs: {g:?} vs {w:?}"));
+        }
+        // The last packet may be the bytes of its full counterpart before the cut.
+        let inside = w.pos.is_some_and(|p| (p as usize) < cut && cut < p as usize + w.size);
+        // In a packet-exact family the demuxer says so (`flags.truncated`).
+        let allowed = (inside && g.truncated) || STREAM_EXACT_FAMILIES.contains(&fam);
+        let same_head = g.track == w.track
+            && g.pts == w.pts
+            && g.dts == w.dts
+            && g.keyframe == w.keyframe
+            && g.pos == w.pos
+            && g.size < w.size;
+        let same_bytes = g.contiguous
+            && g.pos
+                .and_then(|p| bytes.get(p as usize..p as usize + g.size))
+                .is_some_and(|d| mediaslice::crc::crc32(d) == g.crc);
+        if !(allowed && same_head && same_bytes) {
+            return Err(format!(
+                "last packet {i} is not a prefix of the full one: {g:?} vs {w:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn truncated_files_give_a_prefix_of_the_packets() {
+    let mut failures = Vec::new();
+    let exceptions = exceptions_in("truncation_exceptions.tsv");
+    let (mut files_cut, mut prefixes) = (0usize, 0usize);
+    for &fam in FAMILIES {
+        let files = family_files(fam);
+        if files.is_empty() || !family_built(&files) {
+            println!("{fam}: skipped: family not built");
+            continue;
+        }
+        for f in &files {
+            let bytes = f.read();
+            if bytes.len() > MAX_FILE {
+                continue;
+            }
+            let ext = f.ext();
+            let ext = ext.as_deref();
+            let full = pull_slice(&bytes, ext, false);
+            if full.open_err.is_some() {
+                continue;
+            }
+            files_cut += 1;
+            let mut file_failures = Vec::new();
+            for cut in cut_points(bytes.len(), &full) {
+                let prefix = &bytes[..cut];
+                let got = pull_slice(prefix, ext, false);
+                prefixes += 1;
+                if let Err(e) = check_prefix(fam, &bytes, &full, &got, cut) {
+                    file_failures.push(format!("{} cut at {cut}: {e}", f.label()));
+                    continue;
+                }
+                let streamed = pull_reader_from(
+                    StdReader::new(Cursor::new(prefix), None),
+                    scratch_for(prefix.len()),
+                    ext,
+                    false,
+                );
+                let kind = |p: &Pulled| (p.open_err.map(|e| e.kind()), p.end_err.map(|e| e.kind()));
+                if streamed.packets != got.packets || kind(&streamed) != kind(&got) {
+                    file_failures.push(format!(
+                        "{} cut at {cut}: reader gives {} packets ({:?}), slice {} ({:?})",
+                        f.label(),
+                        streamed.packets.len(),
+                        kind(&streamed),
+                        got.packets.len(),
+                        kind(&got)
+                    ));
+                }
+            }
+            match exceptions.iter().find(|(fa, n, _)| fa == fam && *n == f.name) {
+                Some((_, _, reason)) if file_failures.is_empty() => failures.push(format!(
+                    "{}: listed in core/tests/truncation_exceptions.tsv ({reason}) but passes every cut now; \
+                     remove the line",
+                    f.label()
+                )),
+                Some((_, _, reason)) => {
+                    for e in &file_failures {
+                        println!("EXCEPTION ({reason}) {e}");
+                    }
+                }
+                None => failures.extend(file_failures),
+            }
+        }
+    }
+    if samples_dir().is_some() {
+        for (fam, name, _) in &exceptions {
+            if FAMILIES.contains(&fam.as_str()) && !family_files(fam).iter().any(|f| &f.name == name) {
+                failures.push(format!(
+                    "core/tests/truncation_exceptions.tsv: {fam}/{name} is not a file of the family"
+                ));
+            }
+        }
+    }
+    println!("{files_cut} files, {prefixes} prefixes");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,209 @@
+//! [`MmapSource`]: a memory-mapped file as a zero-copy source.
+
+use crate::scratch::Scratch;
+use mediaslice::{Error, ErrorKind, IoStats, Limits, Result, Source};
+use memmap2::Mmap;
+use std::fs::File;
+use std::path::Path;
+
+/// A read-only memory map of a file, served like a
+/// [`mediaslice::SliceSource`]: [`Source::bytes`] borrows the map with no
+/// copy, and packet positions name ranges of [`MmapSource::data`].
+///
+/// Resident memory stays bounded for any file size: the map only reserves
+/// address space and the kernel pages in (and may drop again) the parts that
+/// are touched. A zero-length file cannot be mapped and is served as an empty
+/// slice (every format then fails to open with a clean error).
+///
+/// Packets that a container splits (Ogg, MPEG-TS) are joined in an owned
+/// scratch buffer that grows on demand up to [`Limits::max_packet`] bytes
+/// (change it with [`MmapSource::set_scratch_limit`]).
+///
+/// The stats count accesses, as for a slice: `reads` is the number of
+/// `read_at`/`bytes`/`gather` calls and `bytes_read` the bytes they covered,
+/// not page faults. Use [`crate::FileSource`] to count real reads.
+#[derive(Debug)]
+pub struct MmapSource {
+    map: Option<Mmap>,
+    scratch: Scratch,
+    stats: IoStats,
+}
+
+fn to_usize(offset: u64) -> Result<usize> {
+    usize::try_from(offset)
+        .map_err(|_| Error::new(ErrorKind::OffsetOverflow, offset, "offset beyond the address space"))
+}
+
+/// `data[offset..offset + len]`, or the error a slice source gives.
+fn range(data: &[u8], offset: u64, len: usize) -> Result<&[u8]> {
+    let start = to_usize(offset)?;
+    let end = start.checked_add(len).ok_or(Error::new(
+        ErrorKind::OffsetOverflow,
+        offset,
+        "range beyond the address space",
+    ))?;
+    data.get(start..end).ok_or(Error::truncated(
+        data.len() as u64,
+        "input ends before the requested range",
+    ))
+}
+
+impl MmapSource {
+    /// Maps the file at `path` read-only.
+    ///
+    /// Errors: the file cannot be opened, is not a regular file, or cannot be
+    /// mapped.
+    pub fn open(path: impl AsRef<Path>) -> std::io::Result<Self> {
+        Self::from_file(&File::open(path)?)
+    }
+
+    /// Maps an open file read-only. The file may be closed afterwards.
+    ///
+    /// Errors: the file is not a regular file, or cannot be mapped.
+    pub fn from_file(file: &File) -> std::io::Result<Self> {
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        let map = if meta.len() == 0 {
+            None
+        } else {
+            // SAFETY: the map is read-only and private to this source. As with
+            // any file mapping, another process truncating the file while it
+            // is mapped makes later accesses fault (SIGBUS); that is the
+            // documented limit of memory-mapped input, and why `FileSource`
+            // exists.
+            Some(unsafe { Mmap::map(file)? })
+        };
+        Ok(MmapSource {
+            map,
+            scratch: Scratch::new(Limits::default().max_packet as usize),
+            stats: IoStats::default(),
+        })
+    }
+
+    /// The whole file as a slice (empty for a zero-length file).
+    pub fn data(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// Sets the most bytes the join scratch may grow to.
+    pub fn set_scratch_limit(&mut self, bytes: usize) {
+        self.scratch.set_cap(bytes);
+    }
+
+    /// Bytes of scratch allocated so far.
+    pub fn scratch_allocated(&self) -> usize {
+        self.scratch.allocated()
+    }
+}
+
+impl Source for MmapSource {
+    fn len(&self) -> u64 {
+        self.data().len() as u64
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let data = self.map.as_deref().unwrap_or(&[]);
+        let avail = match usize::try_from(offset) {
+            Ok(s) => data.get(s..).unwrap_or(&[]),
+            Err(_) => &[],
+        };
+        let n = avail.len().min(buf.len());
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), avail.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        self.stats.reads += 1;
+        self.stats.bytes_read += n as u64;
+        Ok(n)
+    }
+
+    fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
+        let r = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
+        self.stats.reads += 1;
+        self.stats.bytes_read += len as u64;
+        Ok(r)
+    }
+
+    fn scratch_len(&self) -> usize {
+        self.scratch.cap()
+    }
+
+    fn gather(&mut self, offset: u64, len: usize, at: usize) -> Result<()> {
+        let src = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
+        self.scratch.range_mut(offset, at, len)?.copy_from_slice(src);
+        self.stats.reads += 1;
+        self.stats.bytes_read += len as u64;
+        Ok(())
+    }
+
+    fn put(&mut self, at: usize, data: &[u8]) -> Result<()> {
+        self.scratch.put(at, data)
+    }
+
+    fn joined(&self, len: usize) -> Result<&[u8]> {
+        self.scratch.joined(len)
+    }
+
+    fn is_slice(&self) -> bool {
+        true
+    }
+
+    fn stats(&self) -> IoStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("mediaslice-std-{}-{name}", std::process::id()));
+        std::fs::File::create(&p).unwrap().write_all(bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn serves_like_a_slice() {
+        let p = temp("mmap", b"0123456789");
+        let mut s = MmapSource::open(&p).unwrap();
+        assert_eq!(s.len(), 10);
+        assert_eq!(s.bytes(2, 3).unwrap(), b"234");
+        let mut b = [0u8; 4];
+        assert_eq!(s.read_at(8, &mut b).unwrap(), 2);
+        assert_eq!(&b[..2], b"89");
+        assert_eq!(s.read_at(u64::MAX, &mut b).unwrap(), 0);
+        assert!(s.bytes(8, 3).unwrap_err().is_truncation());
+        assert!(s.bytes(u64::MAX, 3).is_err());
+        s.gather(0, 2, 0).unwrap();
+        s.gather(5, 2, 2).unwrap();
+        s.put(4, b"!").unwrap();
+        assert_eq!(s.joined(5).unwrap(), b"0156!");
+        assert!(s.is_slice());
+        assert_eq!(s.stats().reads, 5);
+        std::fs::remove_file(p).unwrap();
+    }
+
+    #[test]
+    fn empty_file_is_an_empty_slice() {
+        let p = temp("empty", b"");
+        let mut s = MmapSource::open(&p).unwrap();
+        assert_eq!(s.len(), 0);
+        assert!(s.data().is_empty());
+        let mut b = [0u8; 4];
+        assert_eq!(s.read_at(0, &mut b).unwrap(), 0);
+        assert!(s.bytes(0, 1).is_err());
+        assert!(mediaslice::Demuxer::open(s, None).is_err());
+        std::fs::remove_file(p).unwrap();
+    }
+
+    #[test]
+    fn directory_is_refused() {
+        assert!(MmapSource::open(std::env::temp_dir()).is_err());
+    }
+}

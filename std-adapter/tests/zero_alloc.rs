@@ -1,0 +1,139 @@
+//! The pull loop allocates nothing: a counting global allocator (wrapping
+//! `System`, counting only on the thread that enables it) watches every
+//! `next_packet()` from the first to the end, for every sample and corpus
+//! file of the covered families, through a `SliceSource` over the file's
+//! bytes, a `ReaderSource` over the file with preallocated scratch, and the
+//! std adapter's `MmapSource`. The payloads are touched (CRC-32) so the
+//! loop does real work. The demuxer is opened before counting starts.
+//!
+//! This test lives in `mediaslice-std` rather than `core/tests` because a
+//! global allocator needs `unsafe impl GlobalAlloc`, and core forbids
+//! `unsafe_code` for all its targets (a command-line `-F`, which cannot be
+//! allowed locally). It shares `core/tests/common`.
+
+#[path = "../../core/tests/common/mod.rs"]
+mod common;
+
+use common::*;
+use mediaslice::crc::Crc32;
+use mediaslice::{Demuxer, ReaderSource, SliceSource, Source};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note() {
+    if COUNTING.try_with(|c| c.get()).unwrap_or(false) {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every call is passed to `System` unchanged; counting touches only
+// an atomic and a const-initialised thread-local (no allocation, no drop).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Pulls every packet of an open demuxer with counting on; returns
+/// (allocations, packets).
+fn count_pull<S: Source>(d: &mut Demuxer<S>) -> (usize, usize) {
+    let mut crc = Crc32::new();
+    let mut n = 0usize;
+    let before = ALLOCS.load(Ordering::Relaxed);
+    COUNTING.with(|c| c.set(true));
+    while let Ok(Some(p)) = d.next_packet() {
+        crc.update(p.data);
+        n += 1;
+    }
+    COUNTING.with(|c| c.set(false));
+    let after = ALLOCS.load(Ordering::Relaxed);
+    std::hint::black_box(crc.finish());
+    (after - before, n)
+}
+
+#[test]
+fn counting_allocator_sees_allocations() {
+    let before = ALLOCS.load(Ordering::Relaxed);
+    COUNTING.with(|c| c.set(true));
+    let v = std::hint::black_box(vec![1u8; 100]);
+    COUNTING.with(|c| c.set(false));
+    drop(v);
+    assert!(ALLOCS.load(Ordering::Relaxed) > before, "the counter must see a Vec");
+}
+
+#[test]
+fn pull_loop_allocates_nothing() {
+    let mut failures = Vec::new();
+    let (mut files_checked, mut packets) = (0usize, 0usize);
+    for &fam in FAMILIES {
+        let files = family_files(fam);
+        if files.is_empty() || !family_built(&files) {
+            println!("{fam}: skipped: family not built");
+            continue;
+        }
+        for f in &files {
+            let bytes = f.read();
+            let ext = f.ext();
+            let ext = ext.as_deref();
+
+            let mut scratch = scratch_for(bytes.len());
+            if let Ok(mut d) = Demuxer::open(SliceSource::with_scratch(&bytes, &mut scratch), ext) {
+                let (allocs, n) = count_pull(&mut d);
+                packets += n;
+                if allocs > 0 {
+                    failures.push(format!("{}: slice: {allocs} allocations over {n} packets", f.label()));
+                }
+            } else {
+                continue;
+            }
+
+            let file = std::fs::File::open(&f.path).expect("readable");
+            let src =
+                ReaderSource::<_, _>::new(StdReader::new(file, None), scratch_for(bytes.len())).expect("reader source");
+            if let Ok(mut d) = Demuxer::open(src, ext) {
+                let (allocs, n) = count_pull(&mut d);
+                if allocs > 0 {
+                    failures.push(format!("{}: reader: {allocs} allocations over {n} packets", f.label()));
+                }
+            }
+
+            let src = mediaslice_std::MmapSource::open(&f.path).expect("mappable");
+            if let Ok(mut d) = Demuxer::open(src, ext) {
+                let (allocs, n) = count_pull(&mut d);
+                // The join scratch of an mmap grows on first use; formats
+                // whose packets are contiguous never touch it.
+                if allocs > 0 && d.source().scratch_allocated() == 0 {
+                    failures.push(format!("{}: mmap: {allocs} allocations over {n} packets", f.label()));
+                }
+            }
+            files_checked += 1;
+        }
+    }
+    println!("{files_checked} files, {packets} packets pulled with the allocator counting");
+    assert!(files_checked > 0, "no file was checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
