@@ -106,6 +106,9 @@ pub enum AnyDemuxer {
     /// AV1 low-overhead OBU stream.
     #[cfg(feature = "obu")]
     Obu(crate::format::es::obu::ObuDemuxer),
+    /// AV1 Annex B stream.
+    #[cfg(feature = "obu")]
+    Av1AnnexB(crate::format::es::obu::Av1AnnexBDemuxer),
     /// MPEG-1/2 video elementary stream.
     #[cfg(feature = "mpegvideo")]
     MpegVideo(crate::format::es::mpegvideo::MpegVideoDemuxer),
@@ -136,6 +139,8 @@ macro_rules! dispatch {
             AnyDemuxer::Obu($d) => $e,
             #[cfg(feature = "mpegvideo")]
             AnyDemuxer::MpegVideo($d) => $e,
+            #[cfg(feature = "obu")]
+            AnyDemuxer::Av1AnnexB($d) => $e,
         }
     };
 }
@@ -165,6 +170,8 @@ impl AnyDemuxer {
             FormatKind::Amr => Ok(AnyDemuxer::Amr(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "obu")]
             FormatKind::Obu => Ok(AnyDemuxer::Obu(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "obu")]
+            FormatKind::Av1AnnexB => Ok(AnyDemuxer::Av1AnnexB(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "mpegvideo")]
             FormatKind::MpegVideo => Ok(AnyDemuxer::MpegVideo(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]

@@ -158,7 +158,8 @@ fn check(file: &Path, expected: &Path) -> Option<(bool, String)> {
         per.entry(si).or_default().push((size, h));
     }
     let data = std::fs::read(file).ok()?;
-    let got = demux(SliceSource::new(&data));
+    let mut sscratch = vec![0u8; 8 << 20];
+    let got = demux(SliceSource::with_scratch(&data, &mut sscratch));
     let mut scratch = vec![0u8; 8 << 20];
     let got_r = demux(ReaderSource::<_, _, 8>::new(Cursor { data: &data, pos: 0 }, &mut scratch[..]).ok()?);
     if got.as_ref().map(|g| &g.1) != got_r.as_ref().map(|g| &g.1) {

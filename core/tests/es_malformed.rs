@@ -70,7 +70,8 @@ fn run<S: Source>(src: S) -> Got {
 }
 
 fn both(data: &[u8]) -> Got {
-    let a = run(SliceSource::new(data));
+    let mut sscratch = vec![0u8; 4 << 20];
+    let a = run(SliceSource::with_scratch(data, &mut sscratch));
     let mut scratch = vec![0u8; 4 << 20];
     let b = run(ReaderSource::<_, _, 8>::new(Cursor { data, pos: 0 }, &mut scratch[..]).unwrap());
     assert_eq!(a, b, "slice and reader packets differ");

@@ -81,6 +81,9 @@ pub struct FrameSplitter {
     found: u8,
     /// Whether an I picture (`picture_coding_type` 1) was seen.
     pub intra: bool,
+    /// `picture_coding_type` of the first picture (1 I, 2 P, 3 B), 0 before
+    /// one is seen.
+    pub picture_type: u8,
     /// Whether the MPEG-2 sequence extension was seen.
     pub mpeg2: bool,
     pic_byte: u8,
@@ -92,6 +95,7 @@ impl Default for FrameSplitter {
             state: u32::MAX,
             found: 0,
             intra: false,
+            picture_type: 0,
             mpeg2: false,
             pic_byte: 0,
         }
@@ -108,8 +112,12 @@ impl FrameSplitter {
                 // picture_coding_type: bits 3..5 of the second byte after
                 // the picture start code (10-bit temporal_reference first).
                 self.pic_byte -= 1;
-                if self.pic_byte == 0 && (b >> 3) & 7 == 1 {
+                let t = (b >> 3) & 7;
+                if self.pic_byte == 0 && t == 1 {
                     self.intra = true;
+                }
+                if self.pic_byte == 0 && self.picture_type == 0 {
+                    self.picture_type = t;
                 }
             }
             if self.found & 1 == 1 {

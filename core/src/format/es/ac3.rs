@@ -142,6 +142,7 @@ impl FormatDemuxer for Ac3Demuxer {
         }
         let at = self.pos;
         let mut samples = 0u64;
+        let mut cut = false;
         let stop = match self.next_header(src, at, &ctx.limits)? {
             None => {
                 if at.saturating_add(ctx.limits.resync_bytes) < self.end {
@@ -170,6 +171,7 @@ impl FormatDemuxer for Ac3Demuxer {
                 loop {
                     guard += 1;
                     if frame_end >= self.end {
+                        cut = frame_end > self.end;
                         break self.end;
                     }
                     if guard > 64 {
@@ -202,7 +204,8 @@ impl FormatDemuxer for Ac3Demuxer {
             duration: Some(dur),
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                truncated: cut,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,

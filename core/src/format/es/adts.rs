@@ -212,7 +212,8 @@ impl FormatDemuxer for AdtsDemuxer {
             None => 0,
         };
         let stop = (at + frame_len).min(self.end);
-        if stop < at + frame_len {
+        let cut = stop < at + frame_len;
+        if cut {
             ctx.diags.report("adts.truncated-frame", at);
         }
         self.pos = stop;
@@ -226,7 +227,8 @@ impl FormatDemuxer for AdtsDemuxer {
             duration: Some(dur),
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                truncated: cut,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,

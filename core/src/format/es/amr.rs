@@ -80,7 +80,8 @@ impl FormatDemuxer for AmrDemuxer {
         }
         let at = self.pos;
         let toc: [u8; 1] = src.array(at)?;
-        let len = self.frame_len(toc[0]).min(end - at);
+        let full = self.frame_len(toc[0]);
+        let len = full.min(end - at);
         self.pos = at + len;
         let dur: u64 = if self.wb { 320 } else { 160 };
         let pts = self.pts;
@@ -93,7 +94,8 @@ impl FormatDemuxer for AmrDemuxer {
             duration: Some(dur),
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                truncated: len < full,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,

@@ -283,7 +283,7 @@ impl FormatDemuxer for AnnexBDemuxer {
             duration: Some(self.frame_duration),
             flags: PacketFlags {
                 keyframe: key,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,

@@ -441,7 +441,7 @@ impl Pictures {
             duration: None,
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(r.offset),
             contiguous: true,

@@ -189,7 +189,7 @@ impl FormatDemuxer for IvfDemuxer {
             duration,
             flags: PacketFlags {
                 keyframe: key,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(body),
             contiguous: true,

@@ -132,6 +132,10 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKin
     if obu::probe(src, limits)? {
         return Ok(Some(FormatKind::Obu));
     }
+    #[cfg(feature = "obu")]
+    if obu::probe_annexb(src, limits)? {
+        return Ok(Some(FormatKind::Av1AnnexB));
+    }
     #[cfg(feature = "mpegvideo")]
     if mpegvideo::probe(src, limits)? {
         return Ok(Some(FormatKind::MpegVideo));

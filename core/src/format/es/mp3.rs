@@ -284,11 +284,13 @@ impl FormatDemuxer for Mp3Demuxer {
             return Ok(None);
         }
         let at = self.pos;
+        let mut cut = false;
         let (stop, dur) = match self.next_header(src, at, &ctx.limits)? {
             Some((p, h)) => {
                 let tick = (TIME_BASE_HZ / h.sample_rate.max(1)) as u64;
                 let d = h.samples as u64 * tick;
                 self.last_duration = d;
+                cut = p + h.frame_len as u64 > self.end;
                 ((p + h.frame_len as u64).min(self.end), d)
             }
             None => {
@@ -299,16 +301,20 @@ impl FormatDemuxer for Mp3Demuxer {
                     self.pos = self.end;
                     return Ok(None);
                 }
-                // ffmpeg's parser flushes the rest, except a trailing tag.
+                // ffmpeg's parser flushes the rest, except a trailing ID3v1 or
+                // APEv2 tag. A tag cut short (only in a cut file) is dropped
+                // too, so that a cut file gives a prefix of the packets.
                 let mut head = [0u8; 8];
                 let n = src.read_at(at, &mut head)?;
                 let h = head.get(..n).unwrap_or(&[]);
-                if (rest >= id3::ID3V1_LEN && h.starts_with(b"TAG"))
-                    || (rest >= id3::APE_FOOTER && h.starts_with(b"APETAGEX"))
-                {
+                let tag = |t: &[u8]| h.starts_with(t) || (rest < t.len() as u64 && t.starts_with(h));
+                if tag(b"TAG") || tag(b"APETAGEX") {
                     self.pos = self.end;
                     return Ok(None);
                 }
+                // Fewer than four bytes left that start a header: a frame cut
+                // right after its sync.
+                cut = rest < 4 && h.first() == Some(&0xFF);
                 (self.end, self.last_duration)
             }
         };
@@ -317,7 +323,7 @@ impl FormatDemuxer for Mp3Demuxer {
             self.pos = self.end;
             return Err(Error::limit(at, "MPEG audio packet larger than limits.max_packet"));
         }
-        if stop > at + 4 && stop == self.end && self.end - at < dur && at != self.data_start {
+        if cut {
             // A frame cut by the end of input is still given, as ffmpeg does.
             ctx.diags.report("mp3.truncated-frame", at);
         }
@@ -332,7 +338,8 @@ impl FormatDemuxer for Mp3Demuxer {
             duration: Some(dur),
             flags: PacketFlags {
                 keyframe: true,
-                discard: false,
+                truncated: cut,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,

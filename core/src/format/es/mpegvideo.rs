@@ -28,6 +28,10 @@ pub struct MpegVideoDemuxer {
     pos: u64,
     end: u64,
     frame_duration: u64,
+    index: u64,
+    mpeg2: bool,
+    /// ffmpeg's `has_b_frames`: 1 for MPEG-1, `!low_delay` for MPEG-2.
+    delayed: bool,
 }
 
 /// Whether the input starts with an MPEG video sequence header (after at
@@ -65,11 +69,14 @@ impl FormatDemuxer for MpegVideoDemuxer {
         // MPEG-2 when a sequence extension follows the sequence header.
         let mut after = [0u8; 128];
         let n = src.read_at(sc + 12, &mut after)?;
-        let mpeg2 = after
+        let ext = after
             .get(..n)
             .unwrap_or(&[])
-            .windows(5)
-            .any(|w| w.get(..4) == Some(&[0, 0, 1, 0xB5]) && w.get(4).is_some_and(|x| x >> 4 == 1));
+            .windows(10)
+            .find(|w| w.get(..4) == Some(&[0, 0, 1, 0xB5]) && w.get(4).is_some_and(|x| x >> 4 == 1));
+        let mpeg2 = ext.is_some();
+        // low_delay: the first bit of the sequence extension's sixth byte.
+        let low_delay = ext.and_then(|w| w.get(9)).is_some_and(|x| x >> 7 == 1);
         let (num, den) = seq.frame_rate;
         let frame_duration = (TIME_BASE_HZ as u64 * den as u64 / num.max(1) as u64).max(1);
         let track = Track {
@@ -87,6 +94,9 @@ impl FormatDemuxer for MpegVideoDemuxer {
             pos: 0,
             end,
             frame_duration,
+            index: 0,
+            mpeg2,
+            delayed: !low_delay,
         })
     }
 
@@ -121,15 +131,25 @@ impl FormatDemuxer for MpegVideoDemuxer {
             }
         };
         self.pos = next;
+        // ffmpeg's timestamps for raw video with a decoding delay: dts counts
+        // frames; a B picture shows at its dts; I and P pictures get no pts
+        // (but the first MPEG-1 frame shows at 0).
+        let dts = (self.index * self.frame_duration) as i64;
+        let pts = if !self.delayed || sp.picture_type == 3 || (self.index == 0 && !self.mpeg2) {
+            Some(dts)
+        } else {
+            None
+        };
+        self.index += 1;
         let data = src.bytes(at, (next - at) as usize)?;
         Ok(Some(Packet {
             track: 0,
-            pts: None,
-            dts: None,
+            pts,
+            dts: Some(dts),
             duration: Some(self.frame_duration),
             flags: PacketFlags {
                 keyframe: sp.intra,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,
@@ -139,6 +159,7 @@ impl FormatDemuxer for MpegVideoDemuxer {
 
     fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, _ts: i64) -> Result<()> {
         self.pos = 0;
+        self.index = 0;
         Ok(())
     }
 

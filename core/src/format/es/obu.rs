@@ -8,7 +8,7 @@
 //! header is a key frame (§5.9.2).
 
 use super::ivf::av1_unit;
-use crate::codec::av1::{obu, ObuHeader, SequenceHeader};
+use crate::codec::av1::{leb128, obu, write_leb128, ObuHeader, SequenceHeader};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -167,7 +167,7 @@ impl FormatDemuxer for ObuDemuxer {
             duration: Some(self.frame_duration),
             flags: PacketFlags {
                 keyframe: key,
-                discard: false,
+                ..PacketFlags::default()
             },
             pos: Some(at),
             contiguous: true,
@@ -190,4 +190,296 @@ impl FormatDemuxer for ObuDemuxer {
     ) -> Result<Option<Tag<'s>>> {
         Ok(None)
     }
+}
+
+/// Walks the OBUs of one Annex B temporal unit's content (frame units of
+/// length-prefixed OBUs, AV1 spec Annex B.2): finds a sequence header and
+/// whether the first frame header is a key frame.
+fn annexb_unit_key(data: &[u8], seq: &mut Option<SequenceHeader>) -> bool {
+    let mut at = 0usize;
+    let mut steps = 0;
+    while at < data.len() && steps < 4096 {
+        steps += 1;
+        let Some((fu, n)) = data.get(at..).and_then(leb128) else {
+            return false;
+        };
+        let fu_end = (at + n).saturating_add(fu as usize).min(data.len());
+        at += n;
+        while at < fu_end && steps < 4096 {
+            steps += 1;
+            let Some((len, n)) = data.get(at..).and_then(leb128) else {
+                return false;
+            };
+            let obu_start = at + n;
+            let obu_end = obu_start.saturating_add(len as usize).min(fu_end);
+            at = obu_end;
+            let Some(obu) = data.get(obu_start..obu_end) else {
+                return false;
+            };
+            let Some(h) = ObuHeader::parse(obu) else { return false };
+            let payload = obu.get(h.header_len..).unwrap_or(&[]);
+            match h.obu_type {
+                obu::SEQUENCE_HEADER => {
+                    if let Some(s) = SequenceHeader::parse(payload) {
+                        *seq = Some(s);
+                    }
+                }
+                obu::FRAME | obu::FRAME_HEADER => {
+                    let s = seq.unwrap_or_default();
+                    return crate::codec::av1::is_key_frame(payload, &s).unwrap_or(false);
+                }
+                _ => {}
+            }
+        }
+        at = fu_end;
+    }
+    false
+}
+
+/// Reads the `leb128()` at `at` (up to 8 bytes): value and length.
+fn leb_at<S: Source>(src: &mut S, at: u64) -> Result<Option<(u64, usize)>> {
+    let mut b = [0u8; 8];
+    let n = src.read_at(at, &mut b)?;
+    Ok(leb128(b.get(..n).unwrap_or(&[])))
+}
+
+/// Checks the Annex B temporal unit at `at`: its frame units and OBU
+/// lengths nest exactly and its first OBU is a temporal delimiter. Returns
+/// the offset after it and whether it holds a sequence header.
+fn annexb_unit_ok<S: Source>(src: &mut S, at: u64) -> Result<Option<(u64, bool)>> {
+    let Some((tu, n)) = leb_at(src, at)? else {
+        return Ok(None);
+    };
+    let start = at + n as u64;
+    let end = start + tu;
+    if tu == 0 || end > src.len() {
+        return Ok(None);
+    }
+    let mut p = start;
+    let mut first = true;
+    let mut seq = false;
+    let mut guard = 0;
+    while p < end {
+        guard += 1;
+        let Some((fu, n)) = leb_at(src, p)? else {
+            return Ok(None);
+        };
+        let fu_end = p + n as u64 + fu;
+        if fu == 0 || fu_end > end || guard > 64 {
+            return Ok(None);
+        }
+        p += n as u64;
+        while p < fu_end {
+            guard += 1;
+            let Some((len, n)) = leb_at(src, p)? else {
+                return Ok(None);
+            };
+            let o = p + n as u64;
+            if len == 0 || o + len > fu_end || guard > 256 {
+                return Ok(None);
+            }
+            let mut hb = [0u8; 10];
+            let k = src.read_at(o, &mut hb)?;
+            let Some(h) = ObuHeader::parse(hb.get(..k).unwrap_or(&[])) else {
+                return Ok(None);
+            };
+            if first && h.obu_type != obu::TEMPORAL_DELIMITER {
+                return Ok(None);
+            }
+            if h.obu_type == 0 || (9..=14).contains(&h.obu_type) {
+                return Ok(None);
+            }
+            seq |= h.obu_type == obu::SEQUENCE_HEADER;
+            first = false;
+            p = o + len;
+        }
+    }
+    Ok((p == end).then_some((end, seq)))
+}
+
+/// Whether the input is an AV1 Annex B stream: its first temporal units
+/// nest exactly (temporal unit, frame unit and OBU lengths), start with a
+/// temporal delimiter, and the first holds a sequence header.
+pub fn probe_annexb<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
+    let Some((mut at, seq)) = annexb_unit_ok(src, 0)? else {
+        return Ok(false);
+    };
+    if !seq {
+        return Ok(false);
+    }
+    let mut units = 1;
+    while units < 3 && at < src.len() && at < limits.probe_bytes {
+        match annexb_unit_ok(src, at)? {
+            Some((next, _)) => at = next,
+            None => return Ok(false),
+        }
+        units += 1;
+    }
+    Ok(true)
+}
+
+/// Demuxer state for an AV1 Annex B stream (ffmpeg's `av1` demuxer).
+///
+/// Each packet is one temporal unit rewritten as low-overhead OBUs, as
+/// ffmpeg gives it: the OBUs are joined in the caller's scratch, each with
+/// a size field (so this format needs scratch as large as a temporal unit,
+/// also in slice mode). ffmpeg re-serialises headers through its CBS layer;
+/// where a stream stores headers with padding, its bytes differ from ours:
+/// see `docs/formats/obu.md`.
+#[derive(Debug, Clone)]
+pub struct Av1AnnexBDemuxer {
+    pos: u64,
+    end: u64,
+    frame_duration: u64,
+    pts: i64,
+    seq: Option<SequenceHeader>,
+}
+
+impl FormatDemuxer for Av1AnnexBDemuxer {
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+        let end = src.len();
+        let (tu, n) = leb_at(src, 0)?.ok_or(Error::malformed(0, "temporal_unit_size (AV1 Annex B.2)"))?;
+        let len = tu.min(end.saturating_sub(n as u64)).min(1 << 20) as usize;
+        let mut seq = None;
+        {
+            let data = src.bytes(n as u64, len)?;
+            annexb_unit_key(data, &mut seq);
+        }
+        let s = seq.unwrap_or_default();
+        let frame_duration = match s.timing {
+            Some((units, scale)) => (TIME_BASE_HZ as u64 * units as u64 / scale as u64).max(1),
+            None => (TIME_BASE_HZ / 25) as u64,
+        };
+        let track = Track {
+            id: 0,
+            kind: TrackKind::Video,
+            codec: Codec::Av1,
+            time_base: Rational::new(1, TIME_BASE_HZ),
+            width: s.width,
+            height: s.height,
+            ..Track::default()
+        };
+        ctx.add_track(track, 0);
+        Ok(Av1AnnexBDemuxer {
+            pos: 0,
+            end,
+            frame_duration,
+            pts: 0,
+            seq: None,
+        })
+    }
+
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        if self.pos >= self.end {
+            return Ok(None);
+        }
+        let at = self.pos;
+        let Some((tu, n)) = leb_at(src, at)? else {
+            self.pos = self.end;
+            return Err(Error::malformed(at, "temporal_unit_size (AV1 Annex B.2)"));
+        };
+        let body = at + n as u64;
+        if tu > ctx.limits.max_packet as u64 {
+            self.pos = self.end;
+            return Err(Error::limit(at, "temporal unit larger than limits.max_packet"));
+        }
+        if body + tu > self.end {
+            self.pos = self.end;
+            return Err(Error::truncated(self.end, "temporal unit cut by the end of input"));
+        }
+        self.pos = body + tu;
+        let pts = self.pts;
+        self.pts += self.frame_duration as i64;
+        let w = convert_unit(src, body, body + tu)?;
+        let mut seq = self.seq;
+        let shared: &'s S = src;
+        let data = shared.joined(w)?;
+        let key = super::ivf::av1_unit(data, &mut seq);
+        self.seq = seq;
+        Ok(Some(Packet {
+            track: 0,
+            pts: Some(pts),
+            dts: Some(pts),
+            duration: Some(self.frame_duration),
+            flags: PacketFlags {
+                keyframe: key,
+                ..PacketFlags::default()
+            },
+            pos: Some(body),
+            contiguous: false,
+            data,
+        }))
+    }
+
+    fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, _ts: i64) -> Result<()> {
+        self.pos = 0;
+        self.pts = 0;
+        Ok(())
+    }
+
+    fn next_tag<'s, S: Source>(
+        &mut self,
+        _src: &'s mut S,
+        _ctx: &Context,
+        _cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        Ok(None)
+    }
+}
+
+/// Rewrites the Annex B temporal unit content in `start..end` as
+/// low-overhead OBUs (each header with `obu_has_size_field` set and a
+/// minimal `leb128` size, AV1 §5.3) into scratch, as ffmpeg does; returns
+/// the bytes written.
+fn convert_unit<S: Source>(src: &mut S, start: u64, end: u64) -> Result<usize> {
+    let mut w = 0usize;
+    let mut p = start;
+    let mut guard = 0u32;
+    while p < end {
+        let (fu, n) = leb_at(src, p)?.ok_or(Error::malformed(p, "frame_unit_size (AV1 Annex B.2)"))?;
+        let fu_end = (p + n as u64).saturating_add(fu).min(end);
+        p += n as u64;
+        while p < fu_end {
+            guard += 1;
+            if guard > MAX_OBUS {
+                return Err(Error::limit(p, "too many OBUs in a temporal unit"));
+            }
+            let (len, n) = leb_at(src, p)?.ok_or(Error::malformed(p, "obu_length (AV1 Annex B.2)"))?;
+            let o = p + n as u64;
+            let o_end = o.saturating_add(len);
+            if o_end > fu_end || len == 0 {
+                return Err(Error::malformed(p, "obu_length beyond its frame unit"));
+            }
+            let mut hb = [0u8; 10];
+            let k = src.read_at(o, hb.get_mut(..(len.min(10) as usize)).unwrap_or(&mut []))?;
+            let h = ObuHeader::parse(hb.get(..k).unwrap_or(&[])).ok_or(Error::malformed(o, "OBU header"))?;
+            let base = 1 + h.extension as usize;
+            let (pay, pay_len) = match h.size {
+                Some(s) => (
+                    o + h.header_len as u64,
+                    s.min(o_end.saturating_sub(o + h.header_len as u64)),
+                ),
+                None => (o + base as u64, len.saturating_sub(base as u64)),
+            };
+            let mut head = [0u8; 10];
+            if let (Some(d), Some(s)) = (head.get_mut(..base), hb.get(..base)) {
+                d.copy_from_slice(s);
+            }
+            if let Some(first) = head.first_mut() {
+                *first |= 0x02;
+            }
+            let mut leb = [0u8; 8];
+            let m = write_leb128(pay_len, &mut leb);
+            if let (Some(d), Some(s)) = (head.get_mut(base..base + m), leb.get(..m)) {
+                d.copy_from_slice(s);
+            }
+            src.put(w, head.get(..base + m).unwrap_or(&[]))?;
+            w += base + m;
+            src.gather(pay, pay_len as usize, w)?;
+            w += pay_len as usize;
+            p = o_end;
+        }
+        p = fu_end;
+    }
+    Ok(w)
 }
