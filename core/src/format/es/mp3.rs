@@ -284,7 +284,7 @@ impl FormatDemuxer for Mp3Demuxer {
             return Ok(None);
         }
         let at = self.pos;
-        let mut cut = false;
+        let cut;
         let (stop, dur) = match self.next_header(src, at, &ctx.limits)? {
             Some((p, h)) => {
                 let tick = (TIME_BASE_HZ / h.sample_rate.max(1)) as u64;
