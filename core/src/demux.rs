@@ -109,6 +109,9 @@ pub enum AnyDemuxer {
     /// AV1 Annex B stream.
     #[cfg(feature = "obu")]
     Av1AnnexB(crate::format::es::obu::Av1AnnexBDemuxer),
+    /// DV.
+    #[cfg(feature = "dv")]
+    Dv(crate::format::es::dv::DvDemuxer),
     /// MPEG-1/2 video elementary stream.
     #[cfg(feature = "mpegvideo")]
     MpegVideo(crate::format::es::mpegvideo::MpegVideoDemuxer),
@@ -141,6 +144,8 @@ macro_rules! dispatch {
             AnyDemuxer::MpegVideo($d) => $e,
             #[cfg(feature = "obu")]
             AnyDemuxer::Av1AnnexB($d) => $e,
+            #[cfg(feature = "dv")]
+            AnyDemuxer::Dv($d) => $e,
         }
     };
 }
@@ -170,6 +175,8 @@ impl AnyDemuxer {
             FormatKind::Amr => Ok(AnyDemuxer::Amr(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "obu")]
             FormatKind::Obu => Ok(AnyDemuxer::Obu(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "dv")]
+            FormatKind::Dv => Ok(AnyDemuxer::Dv(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "obu")]
             FormatKind::Av1AnnexB => Ok(AnyDemuxer::Av1AnnexB(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "mpegvideo")]

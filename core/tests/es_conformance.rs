@@ -24,9 +24,9 @@ const FAMILIES: &[(&str, f64)] = &[
     ("h265", 95.0),
     ("ivf", 95.0),
     ("amr", 95.0),
-    ("av1obu", 0.0),
+    ("av1obu", 50.0),
     ("mpegvideo", 95.0),
-    ("dv", 0.0),
+    ("dv", 95.0),
 ];
 
 struct Cursor<'a> {

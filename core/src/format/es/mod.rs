@@ -12,6 +12,7 @@
 //! | [`ivf`] | IVF (VP8, VP9, AV1) | `ivf` |
 //! | [`obu`] | AV1 low-overhead OBU stream | `obu` |
 //! | [`mpegvideo`] | MPEG-1/2 video | `mpegvideo` |
+//! | [`dv`] | DV (DIF) with PCM audio | `dv` |
 //!
 //! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
@@ -28,6 +29,8 @@ pub mod adts;
 pub mod amr;
 #[cfg(any(feature = "h264", feature = "hevc"))]
 pub mod annexb;
+#[cfg(feature = "dv")]
+pub mod dv;
 #[cfg(any(feature = "mp3", feature = "aac"))]
 pub mod id3;
 #[cfg(any(feature = "ivf", feature = "obu"))]
@@ -128,6 +131,10 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKin
         return Ok(None);
     }
     let _ = limits;
+    #[cfg(feature = "dv")]
+    if dv::probe(src)? {
+        return Ok(Some(FormatKind::Dv));
+    }
     #[cfg(feature = "obu")]
     if obu::probe(src, limits)? {
         return Ok(Some(FormatKind::Obu));
