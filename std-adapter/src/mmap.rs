@@ -2,7 +2,7 @@
 
 use crate::scratch::Scratch;
 use mediaslice::{Error, ErrorKind, IoStats, Limits, Result, Source};
-use memmap2::Mmap;
+use memmap2::{Mmap, UncheckedAdvice};
 use std::fs::File;
 use std::path::Path;
 
@@ -11,8 +11,12 @@ use std::path::Path;
 /// copy, and packet positions name ranges of [`MmapSource::data`].
 ///
 /// Resident memory stays bounded for any file size: the map only reserves
-/// address space and the kernel pages in (and may drop again) the parts that
-/// are touched. A zero-length file cannot be mapped and is served as an empty
+/// address space, the kernel pages in the parts that are touched, and after
+/// every [`MmapSource::DEFAULT_RESIDENT`] bytes served (see
+/// [`MmapSource::set_resident_limit`]) the source tells the kernel it no
+/// longer needs the pages (`madvise(MADV_DONTNEED)`), so a pass over a 4 GiB
+/// file does not leave 4 GiB resident. Pages needed again are read back from
+/// the file. A zero-length file cannot be mapped and is served as an empty
 /// slice (every format then fails to open with a clean error).
 ///
 /// Packets that a container splits (Ogg, MPEG-TS) are joined in an owned
@@ -27,6 +31,9 @@ pub struct MmapSource {
     map: Option<Mmap>,
     scratch: Scratch,
     stats: IoStats,
+    /// Bytes served since the pages were last released.
+    served: u64,
+    resident_limit: u64,
 }
 
 fn to_usize(offset: u64) -> Result<usize> {
@@ -82,7 +89,37 @@ impl MmapSource {
             map,
             scratch: Scratch::new(Limits::default().max_packet as usize),
             stats: IoStats::default(),
+            served: 0,
+            resident_limit: Self::DEFAULT_RESIDENT,
         })
+    }
+
+    /// Bytes served between two releases of the map's resident pages.
+    pub const DEFAULT_RESIDENT: u64 = 16 << 20;
+
+    /// Sets how many bytes may be served before the map's resident pages are
+    /// released; 0 never releases them.
+    pub fn set_resident_limit(&mut self, bytes: u64) {
+        self.resident_limit = bytes;
+    }
+
+    /// Counts `len` bytes about to be served; past the limit, releases the
+    /// resident pages first. Called only from `&mut self` methods, before
+    /// the new borrow is made, so no borrow of the map is alive.
+    fn serve(&mut self, len: usize) {
+        self.served = self.served.saturating_add(len as u64);
+        if self.resident_limit == 0 || self.served < self.resident_limit {
+            return;
+        }
+        self.served = len as u64;
+        if let Some(map) = &self.map {
+            // SAFETY: the map is read-only and file-backed (`Mmap`, never
+            // written), so dropping its pages loses nothing: the next access
+            // reads them from the file again. No borrow of the map outlives
+            // the `&mut self` call that gets here. A failure only means the
+            // pages stay resident.
+            let _ = unsafe { map.unchecked_advise(UncheckedAdvice::DontNeed) };
+        }
     }
 
     /// The whole file as a slice (empty for a zero-length file).
@@ -107,6 +144,7 @@ impl Source for MmapSource {
     }
 
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.serve(buf.len());
         let data = self.map.as_deref().unwrap_or(&[]);
         let avail = match usize::try_from(offset) {
             Ok(s) => data.get(s..).unwrap_or(&[]),
@@ -122,6 +160,7 @@ impl Source for MmapSource {
     }
 
     fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
+        self.serve(len);
         let r = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
         self.stats.reads += 1;
         self.stats.bytes_read += len as u64;
@@ -133,6 +172,7 @@ impl Source for MmapSource {
     }
 
     fn gather(&mut self, offset: u64, len: usize, at: usize) -> Result<()> {
+        self.serve(len);
         let src = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
         self.scratch.range_mut(offset, at, len)?.copy_from_slice(src);
         self.stats.reads += 1;
@@ -186,6 +226,28 @@ mod tests {
         assert_eq!(s.joined(5).unwrap(), b"0156!");
         assert!(s.is_slice());
         assert_eq!(s.stats().reads, 5);
+        std::fs::remove_file(p).unwrap();
+    }
+
+    #[test]
+    fn released_pages_read_back_the_same() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i * 13) as u8).collect();
+        let p = temp("mmap-release", &data);
+        let mut s = MmapSource::open(&p).unwrap();
+        s.set_resident_limit(10_000);
+        let mut crc = 0u32;
+        for pass in 0..2 {
+            let mut c = mediaslice::crc::Crc32::new();
+            for off in (0..300_000u64).step_by(4096) {
+                let n = 4096.min(300_000 - off as usize);
+                c.update(s.bytes(off, n).unwrap());
+            }
+            if pass == 1 {
+                assert_eq!(c.finish(), crc);
+            }
+            crc = c.finish();
+        }
+        assert_eq!(crc, mediaslice::crc::crc32(&data));
         std::fs::remove_file(p).unwrap();
     }
 

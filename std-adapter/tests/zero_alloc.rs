@@ -6,6 +6,9 @@
 //! std adapter's `MmapSource`. The payloads are touched (CRC-32) so the
 //! loop does real work. The demuxer is opened before counting starts.
 //!
+//! The counter is per thread: other tests running at the same time do not
+//! disturb it.
+//!
 //! This test lives in `mediaslice-std` rather than `core/tests` because a
 //! global allocator needs `unsafe impl GlobalAlloc`, and core forbids
 //! `unsafe_code` for all its targets (a command-line `-F`, which cannot be
@@ -19,24 +22,28 @@ use mediaslice::crc::Crc32;
 use mediaslice::{Demuxer, ReaderSource, SliceSource, Source};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Counting;
 
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
 thread_local! {
+    /// Whether this thread counts, and its count: per thread, so tests
+    /// running beside each other do not see each other's allocations.
     static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
 }
 
 fn note() {
     if COUNTING.try_with(|c| c.get()).unwrap_or(false) {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
     }
 }
 
+fn allocs() -> usize {
+    ALLOCS.with(|n| n.get())
+}
+
 // SAFETY: every call is passed to `System` unchanged; counting touches only
-// an atomic and a const-initialised thread-local (no allocation, no drop).
+// const-initialised thread-locals (no allocation, no destructor).
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note();
@@ -63,26 +70,26 @@ static GLOBAL: Counting = Counting;
 fn count_pull<S: Source>(d: &mut Demuxer<S>) -> (usize, usize) {
     let mut crc = Crc32::new();
     let mut n = 0usize;
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     COUNTING.with(|c| c.set(true));
     while let Ok(Some(p)) = d.next_packet() {
         crc.update(p.data);
         n += 1;
     }
     COUNTING.with(|c| c.set(false));
-    let after = ALLOCS.load(Ordering::Relaxed);
+    let after = allocs();
     std::hint::black_box(crc.finish());
     (after - before, n)
 }
 
 #[test]
 fn counting_allocator_sees_allocations() {
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     COUNTING.with(|c| c.set(true));
     let v = std::hint::black_box(vec![1u8; 100]);
     COUNTING.with(|c| c.set(false));
     drop(v);
-    assert!(ALLOCS.load(Ordering::Relaxed) > before, "the counter must see a Vec");
+    assert!(allocs() > before, "the counter must see a Vec");
 }
 
 #[test]
