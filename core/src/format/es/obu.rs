@@ -427,6 +427,22 @@ impl FormatDemuxer for Av1AnnexBDemuxer {
     }
 }
 
+/// The length of `len` bytes at `at` without their trailing zero bytes.
+fn last_nonzero<S: Source>(src: &mut S, at: u64, len: u64) -> Result<u64> {
+    let mut end = len;
+    let mut buf = [0u8; 64];
+    while end > 0 {
+        let n = end.min(64);
+        let chunk = buf.get_mut(..n as usize).unwrap_or(&mut []);
+        src.read_exact_at(at + end - n, chunk)?;
+        match chunk.iter().rposition(|&b| b != 0) {
+            Some(i) => return Ok(end - n + i as u64 + 1),
+            None => end -= n,
+        }
+    }
+    Ok(0)
+}
+
 /// Rewrites the Annex B temporal unit content in `start..end` as
 /// low-overhead OBUs (each header with `obu_has_size_field` set and a
 /// minimal `leb128` size, AV1 §5.3) into scratch, as ffmpeg does; returns
@@ -454,13 +470,31 @@ fn convert_unit<S: Source>(src: &mut S, start: u64, end: u64) -> Result<usize> {
             let k = src.read_at(o, hb.get_mut(..(len.min(10) as usize)).unwrap_or(&mut []))?;
             let h = ObuHeader::parse(hb.get(..k).unwrap_or(&[])).ok_or(Error::malformed(o, "OBU header"))?;
             let base = 1 + h.extension as usize;
-            let (pay, pay_len) = match h.size {
+            let (mut pay, mut pay_len) = match h.size {
                 Some(s) => (
                     o + h.header_len as u64,
                     s.min(o_end.saturating_sub(o + h.header_len as u64)),
                 ),
                 None => (o + base as u64, len.saturating_sub(base as u64)),
             };
+            // ffmpeg's CBS re-serialises the OBUs it parses: trailing zero
+            // bytes after the trailing bits are dropped, and a metadata
+            // type is rewritten as a minimal leb128.
+            let mut meta = [0u8; 8];
+            let mut meta_len = 0usize;
+            if matches!(
+                h.obu_type,
+                obu::SEQUENCE_HEADER | obu::FRAME_HEADER | obu::METADATA | obu::REDUNDANT_FRAME_HEADER | obu::PADDING
+            ) {
+                pay_len = last_nonzero(src, pay, pay_len)?;
+                if h.obu_type == obu::METADATA {
+                    if let Some((v, k)) = leb_at(src, pay)?.filter(|&(_, k)| k as u64 <= pay_len) {
+                        meta_len = write_leb128(v, &mut meta);
+                        pay += k as u64;
+                        pay_len -= k as u64;
+                    }
+                }
+            }
             let mut head = [0u8; 10];
             if let (Some(d), Some(s)) = (head.get_mut(..base), hb.get(..base)) {
                 d.copy_from_slice(s);
@@ -469,12 +503,14 @@ fn convert_unit<S: Source>(src: &mut S, start: u64, end: u64) -> Result<usize> {
                 *first |= 0x02;
             }
             let mut leb = [0u8; 8];
-            let m = write_leb128(pay_len, &mut leb);
+            let m = write_leb128(pay_len + meta_len as u64, &mut leb);
             if let (Some(d), Some(s)) = (head.get_mut(base..base + m), leb.get(..m)) {
                 d.copy_from_slice(s);
             }
             src.put(w, head.get(..base + m).unwrap_or(&[]))?;
             w += base + m;
+            src.put(w, meta.get(..meta_len).unwrap_or(&[]))?;
+            w += meta_len;
             src.gather(pay, pay_len as usize, w)?;
             w += pay_len as usize;
             p = o_end;
