@@ -12,14 +12,14 @@
 //! never fatal, and not checked when fuzzing).
 
 use super::id3;
-use super::scan;
+use super::{scan, Frame};
 use crate::codec::ac3::{frame_crc_ok, Ac3Header, HEADER_LEN};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
-use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+use crate::types::{Codec, Packet, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for raw AC-3: 90 kHz.
 pub const TIME_BASE_HZ: u32 = 90_000;
@@ -95,48 +95,8 @@ impl Ac3Demuxer {
     }
 }
 
-impl FormatDemuxer for Ac3Demuxer {
-    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
-        let end = src.len();
-        let (start, _) = id3::skip_id3v2(src, 0, 16)?;
-        let mut probe = Ac3Demuxer {
-            data_start: start,
-            pos: start,
-            end,
-            pts: 0,
-            sample_rate: 0,
-        };
-        let (p, first) = probe
-            .next_header(src, start, &ctx.limits)?
-            .ok_or(Error::malformed(start, "no AC-3 sync frame (ATSC A/52 §5.3.1)"))?;
-        if p > start {
-            ctx.diags.report("ac3.junk-skipped", start);
-        }
-        // E-AC-3 channels: an independent substream plus its dependent
-        // substreams; ffprobe reports the independent one's layout.
-        let codec = if first.is_eac3() { Codec::Eac3 } else { Codec::Ac3 };
-        let rate = first.sample_rate.max(1);
-        let bit_rate = first.bit_rate;
-        let duration = (bit_rate > 0).then(|| (end - p) * 8 * TIME_BASE_HZ as u64 / bit_rate as u64);
-        let track = Track {
-            id: 0,
-            kind: TrackKind::Audio,
-            codec,
-            time_base: Rational::new(1, TIME_BASE_HZ),
-            duration,
-            sample_rate: rate,
-            channels: first.channels,
-            bit_rate,
-            ..Track::default()
-        };
-        ctx.add_track(track, p);
-        ctx.info.duration_us = duration.map(|d| d * 1_000_000 / TIME_BASE_HZ as u64);
-        ctx.info.bit_rate = Some(bit_rate as u64);
-        probe.sample_rate = rate;
-        Ok(probe)
-    }
-
-    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+impl Ac3Demuxer {
+    fn advance<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Frame>> {
         if self.pos >= self.end {
             return Ok(None);
         }
@@ -196,43 +156,63 @@ impl FormatDemuxer for Ac3Demuxer {
         let dur = samples * TIME_BASE_HZ as u64 / self.sample_rate.max(1) as u64;
         let pts = self.pts;
         self.pts = self.pts.saturating_add(dur as i64);
-        let data = src.bytes(at, len as usize)?;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: Some(dur),
-            flags: PacketFlags {
-                keyframe: true,
-                truncated: cut,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(Frame { at, len, pts, dur, cut }))
+    }
+}
+
+impl FormatDemuxer for Ac3Demuxer {
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+        let end = src.len();
+        let (start, _) = id3::skip_id3v2(src, 0, 16)?;
+        let mut probe = Ac3Demuxer {
+            data_start: start,
+            pos: start,
+            end,
+            pts: 0,
+            sample_rate: 0,
+        };
+        let (p, first) = probe
+            .next_header(src, start, &ctx.limits)?
+            .ok_or(Error::malformed(start, "no AC-3 sync frame (ATSC A/52 §5.3.1)"))?;
+        if p > start {
+            ctx.diags.report("ac3.junk-skipped", start);
+        }
+        // E-AC-3 channels: an independent substream plus its dependent
+        // substreams; ffprobe reports the independent one's layout.
+        let codec = if first.is_eac3() { Codec::Eac3 } else { Codec::Ac3 };
+        let rate = first.sample_rate.max(1);
+        let bit_rate = first.bit_rate;
+        let duration = (bit_rate > 0).then(|| (end - p) * 8 * TIME_BASE_HZ as u64 / bit_rate as u64);
+        let track = Track {
+            id: 0,
+            kind: TrackKind::Audio,
+            codec,
+            time_base: Rational::new(1, TIME_BASE_HZ),
+            duration,
+            sample_rate: rate,
+            channels: first.channels,
+            bit_rate,
+            ..Track::default()
+        };
+        ctx.add_track(track, p);
+        ctx.info.duration_us = duration.map(|d| d * 1_000_000 / TIME_BASE_HZ as u64);
+        ctx.info.bit_rate = Some(bit_rate as u64);
+        probe.sample_rate = rate;
+        Ok(probe)
+    }
+
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        let Some(f) = self.advance(src, ctx)? else {
+            return Ok(None);
+        };
+        let data = src.bytes(f.at, f.len as usize)?;
+        Ok(Some(f.packet(data)))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
         self.pos = self.data_start;
         self.pts = 0;
-        let mut steps = 0u32;
-        while steps < 10_000_000 && self.pos < self.end {
-            steps += 1;
-            let Some((p, h)) = self.next_header(src, self.pos, &ctx.limits)? else {
-                break;
-            };
-            let d = h.samples() as i64 * TIME_BASE_HZ as i64 / h.sample_rate.max(1) as i64;
-            if h.starts_packet() && self.pts + d > ts.max(0) {
-                self.pos = p;
-                break;
-            }
-            if h.starts_packet() {
-                self.pts += d;
-            }
-            self.pos = p + h.frame_len as u64;
-        }
-        Ok(())
+        super::seek_audio(self, src, ctx, ts, |d, s, c| d.advance(s, c))
     }
 
     fn next_tag<'s, S: Source>(

@@ -13,14 +13,14 @@
 //! is given short.
 
 use super::id3::{self, FrameWalk, Id3v2};
-use super::scan;
+use super::{scan, Frame};
 use crate::codec::adts::{AdtsHeader, HEADER_LEN};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagValue};
-use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+use crate::types::{Codec, Packet, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for ADTS: 28 224 000 Hz, a multiple of every ADTS
 /// sampling frequency.
@@ -96,6 +96,69 @@ fn resync<S: Source>(src: &mut S, from: u64, limits: &Limits) -> Result<Option<u
     scan(src, from, limit, 2, AdtsHeader::has_sync)
 }
 
+impl AdtsDemuxer {
+    fn advance<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Frame>> {
+        let mut guard = 0u32;
+        loop {
+            guard += 1;
+            if self.pos.saturating_add(HEADER_LEN as u64) > self.end || guard > 10_000 {
+                // ffmpeg needs a whole header to read a packet.
+                return Ok(None);
+            }
+            let mut h = [0u8; 10];
+            let n = src.read_at(self.pos, &mut h)?;
+            if AdtsHeader::has_sync(&h) {
+                break;
+            }
+            // ID3v2 between frames, else junk: ffmpeg reads 10 bytes and
+            // resynchronises after them.
+            if n < 10 {
+                return Ok(None);
+            }
+            if let Some(t) = id3::parse_id3v2_header(&h, self.pos) {
+                ctx.diags.report("adts.id3v2-between-frames", self.pos);
+                self.pos = self.pos.saturating_add(t.total);
+                continue;
+            }
+            ctx.diags.report("adts.resync", self.pos);
+            match resync(src, self.pos + 10, &ctx.limits)? {
+                Some(p) => self.pos = p,
+                None => {
+                    self.pos = self.end;
+                    return Ok(None);
+                }
+            }
+        }
+        let at = self.pos;
+        let b: [u8; HEADER_LEN] = src.array(at)?;
+        let frame_len = (((b[3] & 3) as u64) << 11) | ((b[4] as u64) << 3) | ((b[5] >> 5) as u64);
+        if frame_len < HEADER_LEN as u64 {
+            self.pos = self.end;
+            return Err(Error::malformed(at, "ADTS aac_frame_length below the header size"));
+        }
+        let hdr = AdtsHeader::parse(&b);
+        let dur = match hdr {
+            Some(h) => h.samples() as u64 * (TIME_BASE_HZ / h.sample_rate) as u64,
+            None => 0,
+        };
+        let stop = (at + frame_len).min(self.end);
+        let cut = stop < at + frame_len;
+        if cut {
+            ctx.diags.report("adts.truncated-frame", at);
+        }
+        self.pos = stop;
+        let pts = self.pts;
+        self.pts = self.pts.saturating_add(dur as i64);
+        Ok(Some(Frame {
+            at,
+            len: stop - at,
+            pts,
+            dur,
+            cut,
+        }))
+    }
+}
+
 impl FormatDemuxer for AdtsDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let end = src.len();
@@ -168,89 +231,17 @@ impl FormatDemuxer for AdtsDemuxer {
         if self.pictures.pending() {
             return self.pictures.next_packet(src);
         }
-        let mut guard = 0u32;
-        loop {
-            guard += 1;
-            if self.pos.saturating_add(HEADER_LEN as u64) > self.end || guard > 10_000 {
-                // ffmpeg needs a whole header to read a packet.
-                return Ok(None);
-            }
-            let mut h = [0u8; 10];
-            let n = src.read_at(self.pos, &mut h)?;
-            if AdtsHeader::has_sync(&h) {
-                break;
-            }
-            // ID3v2 between frames, else junk: ffmpeg reads 10 bytes and
-            // resynchronises after them.
-            if n < 10 {
-                return Ok(None);
-            }
-            if let Some(t) = id3::parse_id3v2_header(&h, self.pos) {
-                ctx.diags.report("adts.id3v2-between-frames", self.pos);
-                self.pos = self.pos.saturating_add(t.total);
-                continue;
-            }
-            ctx.diags.report("adts.resync", self.pos);
-            match resync(src, self.pos + 10, &ctx.limits)? {
-                Some(p) => self.pos = p,
-                None => {
-                    self.pos = self.end;
-                    return Ok(None);
-                }
-            }
-        }
-        let at = self.pos;
-        let b: [u8; HEADER_LEN] = src.array(at)?;
-        let frame_len = (((b[3] & 3) as u64) << 11) | ((b[4] as u64) << 3) | ((b[5] >> 5) as u64);
-        if frame_len < HEADER_LEN as u64 {
-            self.pos = self.end;
-            return Err(Error::malformed(at, "ADTS aac_frame_length below the header size"));
-        }
-        let hdr = AdtsHeader::parse(&b);
-        let dur = match hdr {
-            Some(h) => h.samples() as u64 * (TIME_BASE_HZ / h.sample_rate) as u64,
-            None => 0,
+        let Some(f) = self.advance(src, ctx)? else {
+            return Ok(None);
         };
-        let stop = (at + frame_len).min(self.end);
-        let cut = stop < at + frame_len;
-        if cut {
-            ctx.diags.report("adts.truncated-frame", at);
-        }
-        self.pos = stop;
-        let pts = self.pts;
-        self.pts = self.pts.saturating_add(dur as i64);
-        let data = src.bytes(at, (stop - at) as usize)?;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: Some(dur),
-            flags: PacketFlags {
-                keyframe: true,
-                truncated: cut,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        let data = src.bytes(f.at, f.len as usize)?;
+        Ok(Some(f.packet(data)))
     }
 
-    fn seek<S: Source>(&mut self, src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
         self.pos = self.data_start;
         self.pts = 0;
-        let mut steps = 0u32;
-        while steps < 10_000_000 {
-            steps += 1;
-            let Some(h) = header_at(src, self.pos)? else { break };
-            let d = h.samples() as i64 * (TIME_BASE_HZ / h.sample_rate) as i64;
-            if self.pts + d > ts.max(0) {
-                break;
-            }
-            self.pts += d;
-            self.pos += h.frame_len as u64;
-        }
-        Ok(())
+        super::seek_audio(self, src, ctx, ts, |d, s, c| d.advance(s, c))
     }
 
     fn next_tag<'s, S: Source>(

@@ -47,6 +47,63 @@ use crate::error::Result;
 use crate::limits::Limits;
 use crate::source::Source;
 
+/// One audio frame found by a demuxer's `advance`: where it is, its
+/// timestamp and duration, and whether the input cuts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Frame {
+    pub at: u64,
+    pub len: u64,
+    pub pts: i64,
+    pub dur: u64,
+    pub cut: bool,
+}
+
+impl Frame {
+    /// The packet of this frame over `data`, its bytes.
+    pub(crate) fn packet(self, data: &[u8]) -> crate::types::Packet<'_> {
+        crate::types::Packet {
+            track: 0,
+            pts: Some(self.pts),
+            dts: Some(self.pts),
+            duration: Some(self.dur),
+            flags: crate::types::PacketFlags {
+                keyframe: true,
+                truncated: self.cut,
+                ..crate::types::PacketFlags::default()
+            },
+            pos: Some(self.at),
+            contiguous: true,
+            data,
+        }
+    }
+}
+
+/// Seeks an audio demuxer exactly: from its start state, frames are
+/// walked with `advance` until the one holding `ts`; the state before it is
+/// kept. Bounded by `MAX_SEEK_STEPS` frames.
+pub(crate) fn seek_audio<D: Clone, S: Source>(
+    d: &mut D,
+    src: &mut S,
+    ctx: &mut crate::demux::Context,
+    ts: i64,
+    mut advance: impl FnMut(&mut D, &mut S, &mut crate::demux::Context) -> Result<Option<Frame>>,
+) -> Result<()> {
+    for _ in 0..MAX_SEEK_STEPS {
+        let saved = d.clone();
+        match advance(d, src, ctx) {
+            Ok(Some(f)) if f.pts.saturating_add(f.dur as i64) <= ts => {}
+            _ => {
+                *d = saved;
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Most frames a seek walks.
+pub(crate) const MAX_SEEK_STEPS: u32 = 10_000_000;
+
 /// Bytes a scan reads at a time.
 pub(crate) const SCAN_CHUNK: usize = 512;
 /// Largest pattern a scan predicate may look at.

@@ -22,14 +22,14 @@
 //!   (`APETAGEX`) tag.
 
 use super::id3::{self, FrameWalk, Id3v2};
-use super::scan;
+use super::{scan, Frame};
 use crate::codec::mpa::{parse_vbr, MpaHeader, SAME_HEADER_MASK, STREAM_MASK};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagKey, TagScope, TagValue};
-use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+use crate::types::{Codec, Packet, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for MPEG audio: 14 112 000 Hz, a multiple of every
 /// MPEG audio sampling rate, so frame durations are exact.
@@ -147,6 +147,62 @@ impl Mp3Demuxer {
             Some(p) => Ok(header_at(src, p)?.map(|h| (p, h))),
             None => Ok(None),
         }
+    }
+}
+
+impl Mp3Demuxer {
+    fn advance<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Frame>> {
+        if self.pos >= self.end {
+            return Ok(None);
+        }
+        let at = self.pos;
+        let cut;
+        let (stop, dur) = match self.next_header(src, at, &ctx.limits)? {
+            Some((p, h)) => {
+                let tick = (TIME_BASE_HZ / h.sample_rate.max(1)) as u64;
+                let d = h.samples as u64 * tick;
+                self.last_duration = d;
+                cut = p + h.frame_len as u64 > self.end;
+                ((p + h.frame_len as u64).min(self.end), d)
+            }
+            None => {
+                let rest = self.end - at;
+                let limited = at.saturating_add(ctx.limits.resync_bytes) < self.end;
+                if limited {
+                    ctx.diags.report("mp3.lost-sync", at);
+                    self.pos = self.end;
+                    return Ok(None);
+                }
+                // ffmpeg's parser flushes the rest, except a trailing ID3v1 or
+                // APEv2 tag. A tag cut short (only in a cut file) is dropped
+                // too, so that a cut file gives a prefix of the packets.
+                let mut head = [0u8; 8];
+                let n = src.read_at(at, &mut head)?;
+                let h = head.get(..n).unwrap_or(&[]);
+                let tag = |t: &[u8]| h.starts_with(t) || (rest < t.len() as u64 && t.starts_with(h));
+                if tag(b"TAG") || tag(b"APETAGEX") {
+                    self.pos = self.end;
+                    return Ok(None);
+                }
+                // Fewer than four bytes left that start a header: a frame cut
+                // right after its sync.
+                cut = rest < 4 && h.first() == Some(&0xFF);
+                (self.end, self.last_duration)
+            }
+        };
+        let len = stop - at;
+        if len > ctx.limits.max_packet as u64 {
+            self.pos = self.end;
+            return Err(Error::limit(at, "MPEG audio packet larger than limits.max_packet"));
+        }
+        if cut {
+            // A frame cut by the end of input is still given, as ffmpeg does.
+            ctx.diags.report("mp3.truncated-frame", at);
+        }
+        self.pos = stop;
+        let pts = self.pts;
+        self.pts = self.pts.saturating_add(dur as i64);
+        Ok(Some(Frame { at, len, pts, dur, cut }))
     }
 }
 
@@ -280,92 +336,17 @@ impl FormatDemuxer for Mp3Demuxer {
         if self.pictures.pending() {
             return self.pictures.next_packet(src);
         }
-        if self.pos >= self.end {
+        let Some(f) = self.advance(src, ctx)? else {
             return Ok(None);
-        }
-        let at = self.pos;
-        let cut;
-        let (stop, dur) = match self.next_header(src, at, &ctx.limits)? {
-            Some((p, h)) => {
-                let tick = (TIME_BASE_HZ / h.sample_rate.max(1)) as u64;
-                let d = h.samples as u64 * tick;
-                self.last_duration = d;
-                cut = p + h.frame_len as u64 > self.end;
-                ((p + h.frame_len as u64).min(self.end), d)
-            }
-            None => {
-                let rest = self.end - at;
-                let limited = at.saturating_add(ctx.limits.resync_bytes) < self.end;
-                if limited {
-                    ctx.diags.report("mp3.lost-sync", at);
-                    self.pos = self.end;
-                    return Ok(None);
-                }
-                // ffmpeg's parser flushes the rest, except a trailing ID3v1 or
-                // APEv2 tag. A tag cut short (only in a cut file) is dropped
-                // too, so that a cut file gives a prefix of the packets.
-                let mut head = [0u8; 8];
-                let n = src.read_at(at, &mut head)?;
-                let h = head.get(..n).unwrap_or(&[]);
-                let tag = |t: &[u8]| h.starts_with(t) || (rest < t.len() as u64 && t.starts_with(h));
-                if tag(b"TAG") || tag(b"APETAGEX") {
-                    self.pos = self.end;
-                    return Ok(None);
-                }
-                // Fewer than four bytes left that start a header: a frame cut
-                // right after its sync.
-                cut = rest < 4 && h.first() == Some(&0xFF);
-                (self.end, self.last_duration)
-            }
         };
-        let len = stop - at;
-        if len > ctx.limits.max_packet as u64 {
-            self.pos = self.end;
-            return Err(Error::limit(at, "MPEG audio packet larger than limits.max_packet"));
-        }
-        if cut {
-            // A frame cut by the end of input is still given, as ffmpeg does.
-            ctx.diags.report("mp3.truncated-frame", at);
-        }
-        self.pos = stop;
-        let pts = self.pts;
-        self.pts = self.pts.saturating_add(dur as i64);
-        let data = src.bytes(at, len as usize)?;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: Some(dur),
-            flags: PacketFlags {
-                keyframe: true,
-                truncated: cut,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        let data = src.bytes(f.at, f.len as usize)?;
+        Ok(Some(f.packet(data)))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
-        // Walk frame headers from the start: exact, and bounded by the file.
         self.pos = self.data_start;
         self.pts = 0;
-        let target = ts.max(0);
-        let mut steps = 0u64;
-        while self.pos < self.end && steps < 10_000_000 {
-            steps += 1;
-            let Some((p, h)) = self.next_header(src, self.pos, &ctx.limits)? else {
-                break;
-            };
-            let d = h.samples as i64 * (TIME_BASE_HZ / h.sample_rate.max(1)) as i64;
-            if self.pts + d > target {
-                break;
-            }
-            self.pts += d;
-            self.pos = p + h.frame_len as u64;
-        }
-        Ok(())
+        super::seek_audio(self, src, ctx, ts, |d, s, c| d.advance(s, c))
     }
 
     fn next_tag<'s, S: Source>(

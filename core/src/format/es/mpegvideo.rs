@@ -105,29 +105,11 @@ impl FormatDemuxer for MpegVideoDemuxer {
             return Ok(None);
         }
         let at = self.pos;
-        let mut sp = FrameSplitter::default();
-        let mut buf = [0u8; CHUNK];
-        let mut off = at;
-        let stop = at.saturating_add(ctx.limits.max_packet as u64).min(self.end);
-        let mut boundary = None;
-        while off < stop {
-            let want = ((stop - off) as usize).min(CHUNK);
-            let n = src.read_at(off, buf.get_mut(..want).unwrap_or(&mut []))?;
-            if n == 0 {
-                break;
-            }
-            if let Some(b) = sp.feed(buf.get(..n).unwrap_or(&[]), off).filter(|&b| b > at) {
-                boundary = Some(b);
-                break;
-            }
-            off += n as u64;
-        }
-        let next = match boundary {
-            Some(b) => b,
-            None if off >= self.end => self.end,
-            None => {
+        let (next, sp) = match self.frame_end(src, at, ctx.limits.max_packet as u64) {
+            Ok(x) => x,
+            Err(e) => {
                 self.pos = self.end;
-                return Err(Error::limit(at, "MPEG video frame larger than limits.max_packet"));
+                return Err(e);
             }
         };
         self.pos = next;
@@ -157,9 +139,21 @@ impl FormatDemuxer for MpegVideoDemuxer {
         }))
     }
 
-    fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, _ts: i64) -> Result<()> {
-        self.pos = 0;
-        self.index = 0;
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
+        // Walk frames from the start to the last one with an I picture at
+        // or before the frame holding `ts` (in decoding order).
+        let target = ts.max(0) as u64 / self.frame_duration.max(1);
+        let (mut pos, mut index, mut best, mut best_index) = (0u64, 0u64, 0u64, 0u64);
+        while pos < self.end && index <= target {
+            let (next, sp) = self.frame_end(src, pos, ctx.limits.max_packet as u64)?;
+            if sp.intra {
+                (best, best_index) = (pos, index);
+            }
+            pos = next;
+            index += 1;
+        }
+        self.pos = best;
+        self.index = best_index;
         Ok(())
     }
 
@@ -170,5 +164,34 @@ impl FormatDemuxer for MpegVideoDemuxer {
         _cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
         Ok(None)
+    }
+}
+
+impl MpegVideoDemuxer {
+    /// Finds where the frame starting at `at` ends, with what the splitter
+    /// saw of it.
+    fn frame_end<S: Source>(&self, src: &mut S, at: u64, max: u64) -> Result<(u64, FrameSplitter)> {
+        let mut sp = FrameSplitter::default();
+        let mut buf = [0u8; CHUNK];
+        let mut off = at;
+        let stop = at.saturating_add(max).min(self.end);
+        let mut boundary = None;
+        while off < stop {
+            let want = ((stop - off) as usize).min(CHUNK);
+            let n = src.read_at(off, buf.get_mut(..want).unwrap_or(&mut []))?;
+            if n == 0 {
+                break;
+            }
+            if let Some(b) = sp.feed(buf.get(..n).unwrap_or(&[]), off).filter(|&b| b > at) {
+                boundary = Some(b);
+                break;
+            }
+            off += n as u64;
+        }
+        match boundary {
+            Some(b) => Ok((b, sp)),
+            None if off >= self.end => Ok((self.end, sp)),
+            None => Err(Error::limit(at, "MPEG video frame larger than limits.max_packet")),
+        }
     }
 }
