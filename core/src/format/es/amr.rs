@@ -126,3 +126,27 @@ impl FormatDemuxer for AmrDemuxer {
         Ok(None)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Demuxer, SliceSource};
+
+    #[test]
+    fn frames_by_toc_and_a_cut_last_frame() {
+        // NB: FT 7 (32 bytes), FT 15 (NO_DATA, 1 byte), then FT 0 cut short.
+        let mut f = [0u8; 6 + 32 + 1 + 5];
+        f[..6].copy_from_slice(b"#!AMR\n");
+        f[6] = 7 << 3 | 4;
+        f[38] = 15 << 3 | 4;
+        f[39] = 4;
+        let mut d = Demuxer::open(SliceSource::new(&f), None).unwrap();
+        assert_eq!(d.format(), crate::FormatKind::Amr);
+        let mut got = [(0usize, false); 4];
+        let mut n = 0;
+        while let Some(p) = d.next_packet().unwrap() {
+            got[n] = (p.data.len(), p.flags.truncated);
+            n += 1;
+        }
+        assert_eq!(&got[..n], &[(32, false), (1, false), (5, true)]);
+    }
+}

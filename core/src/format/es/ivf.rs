@@ -236,3 +236,33 @@ impl FormatDemuxer for IvfDemuxer {
         Ok(None)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Demuxer, SliceSource};
+
+    #[test]
+    fn frames_and_vp8_keyframes() {
+        let mut f = [0u8; 32 + 2 * 12 + 10 + 6];
+        f[..4].copy_from_slice(b"DKIF");
+        f[6..8].copy_from_slice(&32u16.to_le_bytes());
+        f[8..12].copy_from_slice(b"VP80");
+        f[12..14].copy_from_slice(&160u16.to_le_bytes());
+        f[14..16].copy_from_slice(&120u16.to_le_bytes());
+        f[16..20].copy_from_slice(&30u32.to_le_bytes());
+        f[20..24].copy_from_slice(&1u32.to_le_bytes());
+        f[24..28].copy_from_slice(&2u32.to_le_bytes());
+        f[32..36].copy_from_slice(&10u32.to_le_bytes());
+        f[44] = 0x10; // key frame: bit 0 clear
+        f[54..58].copy_from_slice(&6u32.to_le_bytes());
+        f[58..66].copy_from_slice(&3u64.to_le_bytes());
+        f[66] = 0x01; // inter frame
+        let mut d = Demuxer::open(SliceSource::new(&f), None).unwrap();
+        assert_eq!(d.tracks()[0].time_base, crate::Rational::new(1, 30));
+        let p = d.next_packet().unwrap().unwrap();
+        assert_eq!((p.data.len(), p.pts, p.flags.keyframe), (10, Some(0), true));
+        let p = d.next_packet().unwrap().unwrap();
+        assert_eq!((p.data.len(), p.pts, p.flags.keyframe), (6, Some(3), false));
+        assert!(d.next_packet().unwrap().is_none());
+    }
+}

@@ -519,3 +519,33 @@ fn convert_unit<S: Source>(src: &mut S, start: u64, end: u64) -> Result<usize> {
     }
     Ok(w)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Demuxer, SliceSource};
+
+    /// A temporal delimiter, a reduced still-picture sequence header
+    /// (160x120) and a frame OBU, twice.
+    const TU: [u8; 2 + 7 + 4] = [
+        0x12, 0x00, // temporal delimiter
+        0x0A, 0x05, 0x08, 0x1D, 0xE7, 0xDD, 0xC0, // sequence header
+        0x32, 0x02, 0x10, 0x00, // frame
+    ];
+
+    #[test]
+    fn temporal_units_are_packets() {
+        let mut f = [0u8; 26];
+        f[..13].copy_from_slice(&TU);
+        f[13..].copy_from_slice(&TU);
+        let mut s = SliceSource::new(&f);
+        assert!(super::probe(&mut s, &crate::Limits::default()).unwrap());
+        let mut d = Demuxer::open(SliceSource::new(&f), None).unwrap();
+        assert_eq!(d.format(), crate::FormatKind::Obu);
+        assert_eq!((d.tracks()[0].width, d.tracks()[0].height), (160, 120));
+        let p = d.next_packet().unwrap().unwrap();
+        assert_eq!((p.data.len(), p.pts, p.flags.keyframe), (13, Some(0), true));
+        let p = d.next_packet().unwrap().unwrap();
+        assert_eq!((p.data.len(), p.pts), (13, Some(48_000)));
+        assert!(d.next_packet().unwrap().is_none());
+    }
+}
