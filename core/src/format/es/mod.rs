@@ -31,7 +31,7 @@ pub mod amr;
 pub mod annexb;
 #[cfg(feature = "dv")]
 pub mod dv;
-#[cfg(any(feature = "mp3", feature = "aac"))]
+#[cfg(any(feature = "mp3", feature = "aac", feature = "ac3"))]
 pub mod id3;
 #[cfg(any(feature = "ivf", feature = "obu"))]
 pub mod ivf;
@@ -49,6 +49,7 @@ use crate::source::Source;
 
 /// One audio frame found by a demuxer's `advance`: where it is, its
 /// timestamp and duration, and whether the input cuts it.
+#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Frame {
     pub at: u64,
@@ -58,6 +59,7 @@ pub(crate) struct Frame {
     pub cut: bool,
 }
 
+#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
 impl Frame {
     /// The packet of this frame over `data`, its bytes.
     pub(crate) fn packet(self, data: &[u8]) -> crate::types::Packet<'_> {
@@ -78,6 +80,7 @@ impl Frame {
     }
 }
 
+#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
 /// Seeks an audio demuxer exactly: from its start state, frames are
 /// walked with `advance` until the one holding `ts`; the state before it is
 /// kept. Bounded by `MAX_SEEK_STEPS` frames.
@@ -101,17 +104,51 @@ pub(crate) fn seek_audio<D: Clone, S: Source>(
     Ok(())
 }
 
+#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
 /// Most frames a seek walks.
 pub(crate) const MAX_SEEK_STEPS: u32 = 10_000_000;
 
 /// Bytes a scan reads at a time.
+#[cfg_attr(
+    not(any(
+        feature = "mp3",
+        feature = "aac",
+        feature = "ac3",
+        feature = "h264",
+        feature = "hevc",
+        feature = "mpegvideo"
+    )),
+    allow(dead_code)
+)]
 pub(crate) const SCAN_CHUNK: usize = 512;
 /// Largest pattern a scan predicate may look at.
+#[cfg_attr(
+    not(any(
+        feature = "mp3",
+        feature = "aac",
+        feature = "ac3",
+        feature = "h264",
+        feature = "hevc",
+        feature = "mpegvideo"
+    )),
+    allow(dead_code)
+)]
 pub(crate) const SCAN_NEED_MAX: usize = 16;
 
 /// Finds the first offset `p` in `from..limit` (and with `p + need` within
 /// the input) where `pred` accepts the bytes from `p` on (at least `need` of
 /// them). Reads the input in [`SCAN_CHUNK`] pieces; bounded by `limit`.
+#[cfg_attr(
+    not(any(
+        feature = "mp3",
+        feature = "aac",
+        feature = "ac3",
+        feature = "h264",
+        feature = "hevc",
+        feature = "mpegvideo"
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn scan<S: Source>(
     src: &mut S,
     from: u64,
