@@ -75,8 +75,8 @@ fn skip_scaling_list(r: &mut BitReader<'_>, size: u32) {
     let mut next = 8i32;
     for _ in 0..size {
         if next != 0 {
-            let delta = r.se();
-            next = (last + delta + 256).rem_euclid(256);
+            let delta = r.se() as i64;
+            next = (last as i64 + delta).rem_euclid(256) as i32;
         }
         if next != 0 {
             last = next;
@@ -366,6 +366,14 @@ mod tests {
         nal[4..].copy_from_slice(&out);
         let s = Sps::parse(&nal).unwrap();
         assert_eq!((s.width, s.height, s.profile, s.level), (176, 144, 66, 30));
+    }
+
+    #[test]
+    fn hostile_scaling_list_does_not_overflow() {
+        // High profile, scaling matrix present, a delta_scale of 39 leading
+        // zeros (found by the mutation test).
+        let nal = [0x67, 100, 0, 0, 0b1010_1101, 0b1000_0000, 0, 0, 0, 0, 0x80];
+        let _ = Sps::parse(&nal);
     }
 
     #[test]

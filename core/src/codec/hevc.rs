@@ -92,8 +92,8 @@ impl Sps {
                 _ => (1, 1),
             };
             let (l, rt, t, b) = (r.ue(), r.ue(), r.ue(), r.ue());
-            width = width.saturating_sub(sw * l.saturating_add(rt));
-            height = height.saturating_sub(sh * t.saturating_add(b));
+            width = width.saturating_sub(l.saturating_add(rt).saturating_mul(sw));
+            height = height.saturating_sub(t.saturating_add(b).saturating_mul(sh));
         }
         if r.overrun() {
             return None;
