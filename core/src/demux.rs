@@ -82,6 +82,21 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// MPEG-TS.
+    #[cfg(feature = "ts")]
+    Ts(crate::format::mpeg::ts::TsDemuxer),
+    /// MPEG-PS.
+    #[cfg(feature = "ps")]
+    Ps(crate::format::mpeg::ps::PsDemuxer),
+    /// AVI and OpenDML.
+    #[cfg(feature = "avi")]
+    Avi(crate::format::avi::AviDemuxer),
+    /// AIFF and AIFF-C.
+    #[cfg(feature = "aiff")]
+    Aiff(crate::format::aiff::AiffDemuxer),
+    /// Apple Core Audio Format.
+    #[cfg(feature = "caf")]
+    Caf(crate::format::caf::CafDemuxer),
     /// MPEG audio elementary stream.
     #[cfg(feature = "mp3")]
     Mp3(crate::format::es::mp3::Mp3Demuxer),
@@ -124,6 +139,16 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "ts")]
+            AnyDemuxer::Ts($d) => $e,
+            #[cfg(feature = "ps")]
+            AnyDemuxer::Ps($d) => $e,
+            #[cfg(feature = "avi")]
+            AnyDemuxer::Avi($d) => $e,
+            #[cfg(feature = "aiff")]
+            AnyDemuxer::Aiff($d) => $e,
+            #[cfg(feature = "caf")]
+            AnyDemuxer::Caf($d) => $e,
             #[cfg(feature = "mp3")]
             AnyDemuxer::Mp3($d) => $e,
             #[cfg(feature = "aac")]
@@ -159,6 +184,16 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "ts")]
+            FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ps")]
+            FormatKind::MpegPs => Ok(AnyDemuxer::Ps(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "avi")]
+            FormatKind::Avi => Ok(AnyDemuxer::Avi(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "aiff")]
+            FormatKind::Aiff => Ok(AnyDemuxer::Aiff(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "caf")]
+            FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "mp3")]
             FormatKind::Mp3 => Ok(AnyDemuxer::Mp3(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "aac")]

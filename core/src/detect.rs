@@ -17,6 +17,16 @@ pub enum FormatKind {
     Rf64,
     /// Sony Wave64.
     Wave64,
+    /// MPEG transport stream (188, 192 or 204-byte packets).
+    MpegTs,
+    /// MPEG program stream (PS, VOB, MPEG-1 system stream).
+    MpegPs,
+    /// AVI (RIFF `AVI `), including OpenDML.
+    Avi,
+    /// AIFF and AIFF-C.
+    Aiff,
+    /// Apple Core Audio Format.
+    Caf,
     /// MPEG audio elementary stream (MP1, MP2, MP3) with ID3 tags.
     Mp3,
     /// AAC in ADTS frames.
@@ -50,6 +60,11 @@ impl FormatKind {
             FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
+            FormatKind::MpegTs => "mpegts",
+            FormatKind::MpegPs => "mpeg",
+            FormatKind::Avi => "avi",
+            FormatKind::Aiff => "aiff",
+            FormatKind::Caf => "caf",
             FormatKind::Mp3 => "mp3",
             FormatKind::Aac => "aac",
             FormatKind::Ac3 => "ac3",
@@ -72,6 +87,11 @@ impl FormatKind {
             FormatKind::Wav => "WAV",
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
+            FormatKind::MpegTs => "MPEG-TS",
+            FormatKind::MpegPs => "MPEG-PS",
+            FormatKind::Avi => "AVI",
+            FormatKind::Aiff => "AIFF",
+            FormatKind::Caf => "CAF",
             FormatKind::Mp3 => "MPEG audio",
             FormatKind::Aac => "AAC (ADTS)",
             FormatKind::Ac3 => "AC-3",
@@ -89,7 +109,7 @@ impl FormatKind {
 }
 
 /// How many leading bytes [`detect`] wants (it works with fewer).
-pub const DETECT_BYTES: usize = 64;
+pub const DETECT_BYTES: usize = 1024;
 
 /// The Wave64 `riff` GUID (the first 16 bytes of a Wave64 file).
 pub(crate) const W64_RIFF_GUID: [u8; 16] = [
@@ -139,6 +159,15 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
             return Some(FormatKind::Wave64);
         }
     }
+    if cfg!(feature = "avi") && at(0..4) == b"RIFF" && matches!(at(8..12), b"AVI " | b"AVIX" | b"AVI\x19") {
+        return Some(FormatKind::Avi);
+    }
+    if cfg!(feature = "aiff") && at(0..4) == b"FORM" && matches!(at(8..12), b"AIFF" | b"AIFC") {
+        return Some(FormatKind::Aiff);
+    }
+    if cfg!(feature = "caf") && at(0..4) == b"caff" && at(4..6) == [0, 1] {
+        return Some(FormatKind::Caf);
+    }
     if cfg!(feature = "ivf") && at(0..4) == b"DKIF" && at(4..6) == [0, 0] {
         return Some(FormatKind::Ivf);
     }
@@ -151,6 +180,15 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
         if size == 0 || size == 1 || size >= 8 {
             return Some(FormatKind::Mp4);
         }
+    }
+    // Formats found by a pattern rather than a magic number come last.
+    #[cfg(feature = "ts")]
+    if crate::format::mpeg::ts::looks_like_ts(head) {
+        return Some(FormatKind::MpegTs);
+    }
+    #[cfg(feature = "ps")]
+    if crate::format::mpeg::ps::looks_like_ps(head) {
+        return Some(FormatKind::MpegPs);
     }
     None
 }

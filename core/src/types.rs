@@ -181,6 +181,22 @@ codecs! {
     Pgs => "hdmv_pgs_subtitle",
     TimedId3 => "timed_id3",
     BinData => "bin_data",
+    Msmpeg4v1 => "msmpeg4v1",
+    Msmpeg4v2 => "msmpeg4v2",
+    Msmpeg4v3 => "msmpeg4v3",
+    Huffyuv => "huffyuv",
+    Ffv1 => "ffv1",
+    Cinepak => "cinepak",
+    Msvideo1 => "msvideo1",
+    Msrle => "msrle",
+    Mace3 => "mace3",
+    Mace6 => "mace6",
+    Qdm2 => "qdm2",
+    Qdmc => "qdmc",
+    Ilbc => "ilbc",
+    AdpcmG722 => "adpcm_g722",
+    AdpcmG726Le => "adpcm_g726le",
+    AdpcmImaWs => "adpcm_ima_ws",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).

@@ -24,8 +24,13 @@ fn allowed_for_folder(folder: &str) -> Option<&'static [FormatKind]> {
         "dv" => &[Dv],
         "wav" => &[Wav, Rf64, Wave64],
         "mp4" => &[Mp4],
+        "avi" => &[Avi],
+        "aiff" => &[Aiff],
+        "caf" => &[Caf],
+        "mpegts" => &[MpegTs],
+        "mpegps" => &[MpegPs],
         // Families without a demuxer in this build yet.
-        "aiff" | "asf" | "avi" | "flac" | "flv" | "matroska" | "mpegps" | "mpegts" | "ogg" => &[],
+        "asf" | "flac" | "flv" | "matroska" | "ogg" => &[],
         _ => return None,
     })
 }
@@ -40,7 +45,11 @@ fn allowed_for_extension(name: &str) -> &'static [FormatKind] {
         "mp3" => &[Mp3],
         "aac" | "adts" => &[Aac],
         "264" | "h264" => &[H264],
-        "mpg" | "mpeg" | "m2v" | "m1v" => &[MpegVideo],
+        "mpg" | "mpeg" | "m2v" | "m1v" => &[MpegVideo, MpegPs],
+        "aif" | "aiff" | "aifc" => &[Aiff],
+        "avi" => &[Avi],
+        "caf" => &[Caf],
+        "ts" | "m2ts" => &[MpegTs],
         "wav" => &[Wav, Rf64, Wave64],
         "mp4" | "mov" | "m4a" | "m4b" | "avif" => &[Mp4],
         _ if name.contains("rav1d__") || name.contains("dav1d") => &[Ivf, Obu, Av1AnnexB],

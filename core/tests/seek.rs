@@ -129,3 +129,77 @@ fn seek_rejects_unknown_track() {
     let mut d = Demuxer::open(SliceSource::new(&bytes), None).unwrap();
     assert!(d.seek(7, 0).is_err());
 }
+
+/// MPEG-TS and PS seek by bisection on time stamps: the track resumes at a
+/// PES whose time is at or before the target, no earlier than needed by more
+/// than the bisection window, and what follows is the tail of the full list.
+fn check_bisection(file: &str) {
+    let bytes = corpus(file);
+    let mut scratch = vec![0u8; 8 << 20];
+    let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut scratch), None).unwrap();
+    let mut full = Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        full.push((p.track, p.dts, p.data.len()));
+    }
+    let mut checked = 0;
+    for ti in 0..d.tracks().len() {
+        let own: Vec<&(usize, Option<i64>, usize)> = full.iter().filter(|p| p.0 == ti).collect();
+        if own.len() < 4 {
+            continue;
+        }
+        let target = own[own.len() / 2].1.unwrap() + 1;
+        d.seek(ti, target).unwrap();
+        let mut after = Vec::new();
+        while let Some(p) = d.next_packet().unwrap() {
+            if p.track == ti {
+                after.push((p.track, p.dts, p.data.len()));
+            }
+        }
+        let first = after.first().expect("packets after a seek");
+        assert!(first.1.unwrap() <= target, "{file}: landed after the target");
+        let start = own
+            .iter()
+            .position(|p| **p == *first)
+            .expect("landing packet is one of the track's");
+        assert!(
+            start + 1 >= own.len() / 2 - 8.min(own.len() / 2),
+            "{file}: landed far before the target"
+        );
+        assert_eq!(after.len(), own.len() - start, "{file}: the tail follows");
+        checked += 1;
+    }
+    assert!(checked >= 1, "{file}: a track was checked");
+}
+
+#[test]
+fn ts_bisection() {
+    check_bisection("mpegts/h264_aac.ts");
+    check_bisection("mpegts/mpeg2_interlaced_mp2.ts");
+}
+
+#[test]
+fn ps_bisection() {
+    check_bisection("mpegps/mpeg2_ac3.vob");
+}
+
+#[test]
+fn avi_mpeg4_mp3() {
+    check_file("avi/mpeg4_mp3.avi");
+}
+
+#[test]
+fn avi_mjpeg_pcm() {
+    check_file("avi/mjpeg_pcm.avi");
+}
+
+#[test]
+fn aiff_pcm_and_ima4() {
+    check_file("aiff/pcm_s16be.aiff");
+    check_file("aiff/adpcm_ima_qt.aifc");
+}
+
+#[test]
+fn caf_pcm_and_pakt() {
+    check_file("caf/pcm_s16le.caf");
+    check_file("caf/alac.caf");
+}

@@ -26,6 +26,11 @@ use std::path::{Path, PathBuf};
 pub const FAMILIES: &[&str] = &[
     "wav",
     "mp4",
+    "mpegts",
+    "mpegps",
+    "avi",
+    "aiff",
+    "caf",
     "mp3",
     "adts",
     "ac3",
@@ -44,7 +49,7 @@ pub const FAMILIES: &[&str] = &[
 /// Elementary streams split by a parser (H.264/H.265 access units, MPEG
 /// video frames) are here too: at a cut, nothing tells a short last access
 /// unit from a whole one, for ffmpeg's parsers as for ours.
-pub const STREAM_EXACT_FAMILIES: &[&str] = &["wav", "h264", "h265", "mpegvideo"];
+pub const STREAM_EXACT_FAMILIES: &[&str] = &["wav", "mpegts", "mpegps", "aiff", "h264", "h265", "mpegvideo"];
 
 /// Where a test file comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

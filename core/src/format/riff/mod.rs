@@ -50,7 +50,7 @@ pub struct Ds64 {
 }
 
 /// WAVE_FORMAT_EXTENSIBLE.
-const FORMAT_EXTENSIBLE: u16 = 0xFFFE;
+pub(crate) const FORMAT_EXTENSIBLE: u16 = 0xFFFE;
 /// ffmpeg's packet size for WAV.
 const PACKET_TARGET: u64 = 4096;
 
@@ -79,7 +79,7 @@ pub struct WavDemuxer {
 }
 
 /// Maps a WAVE format tag and sample size to a codec (ffmpeg's `riff.c` table).
-fn codec_for(tag: u16, bits: u16) -> Codec {
+pub(crate) fn codec_for(tag: u16, bits: u16) -> Codec {
     match (tag, bits) {
         (0x0001, 8) => Codec::PcmU8,
         (0x0001, 16) => Codec::PcmS16Le,
@@ -107,7 +107,7 @@ fn codec_for(tag: u16, bits: u16) -> Codec {
 }
 
 /// RIFF INFO chunk ids and the names ffprobe gives them (ffmpeg `riff.c`).
-fn info_name(id: &[u8; 4]) -> Option<&'static str> {
+pub(crate) fn info_name(id: &[u8; 4]) -> Option<&'static str> {
     Some(match id {
         b"IART" => "artist",
         b"ICMT" => "comment",

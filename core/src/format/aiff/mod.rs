@@ -1,0 +1,696 @@
+//! AIFF and AIFF-C (Apple "Audio Interchange File Format" 1.3, 1989, and the
+//! AIFF-C draft of 1991).
+//!
+//! An AIFF file is an IFF `FORM` of type `AIFF` or `AIFC` holding big-endian
+//! chunks: `COMM` (channels, frames, sample size, the sample rate as an 80-bit
+//! IEEE 754 extended float, and in AIFF-C a compression type), `SSND` (offset,
+//! block size, then the sound data), `FVER`, text chunks (`NAME`, `AUTH`,
+//! `(c) `, `ANNO`) and, from other tools, an `ID3 ` chunk with an ID3v2 tag.
+//!
+//! Packets follow ffmpeg's AIFF reader so that they match ffprobe: for block
+//! codecs (`ima4`, GSM, QCELP) one block per packet; for everything else the
+//! largest multiple of the block alignment not over 4096 bytes, the last one
+//! possibly shorter.
+
+use crate::demux::{Context, FormatDemuxer};
+use crate::error::{Error, Result};
+use crate::source::Source;
+use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope, TagValue};
+use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+use zerocopy::big_endian::{U16, U32};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+/// The fixed part of the `COMM` chunk (AIFF 1.3 §"Common Chunk").
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+pub struct CommonChunk {
+    /// numChannels.
+    pub channels: U16,
+    /// numSampleFrames.
+    pub frames: U32,
+    /// sampleSize in bits.
+    pub sample_size: U16,
+    /// sampleRate: 80-bit extended float, sign+exponent first.
+    pub rate_exponent: U16,
+    /// The 64-bit mantissa of sampleRate (explicit integer bit).
+    pub rate_mantissa: [u8; 8],
+}
+
+/// The `AIFC` format version 1 timestamp in `FVER` (AIFF-C §"Format Version Chunk").
+pub const AIFC_VERSION1: u32 = 0xA280_5140;
+
+/// ffmpeg's packet size target for AIFF.
+const PACKET_TARGET: u32 = 4096;
+
+/// Demuxer state for AIFF and AIFF-C.
+#[derive(Debug, Clone)]
+pub struct AiffDemuxer {
+    form_end: u64,
+    data_start: u64,
+    data_end: u64,
+    pos: u64,
+    packet_size: u32,
+    block_align: u32,
+    block_duration: u32,
+}
+
+/// Converts an 80-bit IEEE 754 extended value (big-endian exponent word and
+/// mantissa) to the nearest integer sample rate, as ffmpeg's AIFF reader does.
+/// Returns `None` for zero, negative, non-finite or out-of-range rates.
+pub fn extended_to_rate(exponent: u16, mantissa: u64) -> Option<u32> {
+    if exponent & 0x8000 != 0 {
+        return None;
+    }
+    let exp = i32::from(exponent & 0x7FFF) - 16383 - 63;
+    if !(-63..=63).contains(&exp) {
+        return None;
+    }
+    // mantissa * 2^exp, rounded to nearest.
+    let v = libm::round(libm::ldexp(mantissa as f64, exp));
+    if v >= 1.0 && v <= u32::MAX as f64 {
+        Some(v as u32)
+    } else {
+        None
+    }
+}
+
+/// Maps an AIFF-C compression type to a codec (ffmpeg's `ff_codec_aiff_tags`).
+fn codec_for_compression(fourcc: &[u8; 4]) -> Codec {
+    match fourcc {
+        b"NONE" | b"twos" => Codec::PcmS16Be,
+        b"raw " => Codec::PcmU8,
+        b"sowt" => Codec::PcmS16Le,
+        b"fl32" | b"FL32" => Codec::PcmF32Be,
+        b"fl64" | b"FL64" => Codec::PcmF64Be,
+        b"alaw" | b"ALAW" => Codec::PcmAlaw,
+        b"ulaw" | b"ULAW" => Codec::PcmMulaw,
+        b"in24" => Codec::PcmS24Be,
+        b"in32" => Codec::PcmS32Be,
+        b"ima4" => Codec::AdpcmImaQt,
+        b"MAC3" => Codec::Mace3,
+        b"MAC6" => Codec::Mace6,
+        b"GSM " => Codec::Gsm,
+        b"G722" => Codec::AdpcmG722,
+        b"G726" => Codec::AdpcmG726Le,
+        b"QDMC" => Codec::Qdmc,
+        b"QDM2" => Codec::Qdm2,
+        b"QCLP" => Codec::Qcelp,
+        b"ADP4" => Codec::AdpcmImaWs,
+        _ => Codec::Unknown,
+    }
+}
+
+/// Uncompressed AIFF: the codec for a sample size (AIFF 1.3: 1..=32 bits,
+/// stored in whole bytes).
+fn pcm_for_bits(bits: u16) -> Codec {
+    match bits {
+        0..=8 => Codec::PcmS8,
+        9..=16 => Codec::PcmS16Be,
+        17..=24 => Codec::PcmS24Be,
+        25..=32 => Codec::PcmS32Be,
+        _ => Codec::Unknown,
+    }
+}
+
+fn bits_of(codec: Codec) -> u16 {
+    match codec {
+        Codec::PcmS8 | Codec::PcmU8 | Codec::PcmAlaw | Codec::PcmMulaw => 8,
+        Codec::PcmS16Be | Codec::PcmS16Le => 16,
+        Codec::PcmS24Be => 24,
+        Codec::PcmS32Be | Codec::PcmF32Be => 32,
+        Codec::PcmF64Be => 64,
+        Codec::AdpcmImaQt | Codec::AdpcmImaWs => 4,
+        _ => 0,
+    }
+}
+
+/// Text chunk ids and the names ffprobe gives them.
+fn text_chunk_name(id: &[u8; 4]) -> Option<&'static str> {
+    Some(match id {
+        b"NAME" => "title",
+        b"AUTH" => "author",
+        b"(c) " => "copyright",
+        b"ANNO" => "comment",
+        _ => return None,
+    })
+}
+
+/// One ID3v2 frame inside an `ID3 ` chunk.
+struct Id3Frame {
+    id: [u8; 4],
+    /// Start of the text after the encoding byte.
+    body: u64,
+    len: u64,
+    /// A text frame (`T***` but `TXXX`) in ISO-8859-1 or UTF-8.
+    text: bool,
+    next: u64,
+    /// The tag's major version (3 or 4).
+    version: u8,
+}
+
+/// The ID3v2 frame at `at` of the tag that spans `start..end` (ID3v2.3.0
+/// §3.3 and ID3v2.4.0 §4: ten-byte header, 2.4 sizes are syncsafe). At the
+/// tag's start, steps over its header (and an extended header). Returns
+/// `None` at padding, at the end, or for ID3v2.2 and unsynchronised tags.
+fn id3_next_frame<S: Source>(src: &mut S, at: u64, end: u64, version: Option<u8>) -> Result<Option<Id3Frame>> {
+    let mut at = at;
+    if at.saturating_add(10) > end {
+        return Ok(None);
+    }
+    let syncsafe = |b: &[u8]| b.iter().fold(0u64, |v, &x| (v << 7) | u64::from(x & 0x7F));
+    let version = if let Some(v) = version {
+        v
+    } else {
+        // At the tag's start: its header, and an extended header.
+        let h: [u8; 10] = src.array(at)?;
+        if h.get(..3) != Some(b"ID3") {
+            return Ok(None);
+        }
+        let version = h[3];
+        if !(3..=4).contains(&version) || h[5] & 0x80 != 0 {
+            return Ok(None);
+        }
+        at += 10;
+        if h[5] & 0x40 != 0 {
+            let e: [u8; 4] = src.array(at)?;
+            let n = if version == 4 {
+                syncsafe(&e)
+            } else {
+                u64::from(u32::from_be_bytes(e)) + 4
+            };
+            at = at.saturating_add(n);
+        }
+        if at.saturating_add(10) > end {
+            return Ok(None);
+        }
+        version
+    };
+    let f: [u8; 10] = src.array(at)?;
+    let id = [f[0], f[1], f[2], f[3]];
+    if !id.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
+        return Ok(None);
+    }
+    // Frame sizes are syncsafe in 2.4, plain in 2.3.
+    let raw = [f[4], f[5], f[6], f[7]];
+    let size = if version == 4 {
+        syncsafe(&raw)
+    } else {
+        u64::from(u32::from_be_bytes(raw))
+    };
+    let body = at + 10;
+    let next = body.saturating_add(size);
+    if next > end {
+        return Ok(None);
+    }
+    let text = id[0] == b'T' && &id != b"TXXX" && size > 1 && {
+        let [enc] = src.array::<1>(body)?;
+        enc == 0 || enc == 3
+    };
+    Ok(Some(Id3Frame {
+        id,
+        body: body + 1,
+        len: size.saturating_sub(1),
+        text,
+        next,
+        version,
+    }))
+}
+
+/// ffprobe's names for common ID3v2 text frames.
+fn id3_name(id: &[u8; 4]) -> Option<&'static str> {
+    Some(match id {
+        b"TIT2" => "title",
+        b"TPE1" => "artist",
+        b"TALB" => "album",
+        b"TPE2" => "album_artist",
+        b"TCON" => "genre",
+        b"TRCK" => "track",
+        b"TPOS" => "disc",
+        b"TYER" | b"TDRC" => "date",
+        b"TCOM" => "composer",
+        b"TCOP" => "copyright",
+        b"TENC" => "encoded_by",
+        b"TSSE" => "encoder",
+        b"TLAN" => "language",
+        b"TPUB" => "publisher",
+        _ => return None,
+    })
+}
+
+struct Chunk {
+    id: [u8; 4],
+    body: u64,
+    size: u64,
+    next: u64,
+}
+
+fn read_chunk<S: Source>(src: &mut S, at: u64) -> Result<Chunk> {
+    let h: [u8; 8] = src.array(at)?;
+    let id = [h[0], h[1], h[2], h[3]];
+    let size = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as u64;
+    let body = at + 8;
+    Ok(Chunk {
+        id,
+        body,
+        size,
+        next: body.saturating_add(size).saturating_add(size & 1),
+    })
+}
+
+/// What `COMM` says, once resolved to a codec and a block layout.
+struct Common {
+    codec: Codec,
+    tag: u32,
+    channels: u16,
+    frames: u32,
+    bits: u16,
+    rate: u32,
+    block_align: u32,
+    block_duration: u32,
+}
+
+fn parse_comm<S: Source>(src: &mut S, c: &Chunk, aifc: bool) -> Result<Common> {
+    if c.size < 18 {
+        return Err(Error::malformed(c.body, "COMM chunk shorter than 18 bytes (AIFF 1.3)"));
+    }
+    let b: [u8; 18] = src.array(c.body)?;
+    let comm = CommonChunk::read_from_bytes(&b).map_err(|_| Error::malformed(c.body, "COMM chunk"))?;
+    let rate = extended_to_rate(comm.rate_exponent.get(), u64::from_be_bytes(comm.rate_mantissa)).ok_or(
+        Error::malformed(c.body + 8, "COMM sample rate is not a positive 80-bit extended number"),
+    )?;
+    let channels = comm.channels.get();
+    let mut bits = comm.sample_size.get();
+    let mut tag = 0u32;
+    let mut codec = Codec::PcmS16Be;
+    if aifc && c.size >= 22 {
+        let t: [u8; 4] = src.array(c.body + 18)?;
+        tag = u32::from_be_bytes(t);
+        codec = codec_for_compression(&t);
+    }
+    let ch = u32::from(channels);
+    let mut block_align = 0u32;
+    let block_duration;
+    if codec == Codec::PcmS16Be {
+        // `NONE`, `twos` and plain AIFF: the sample size decides.
+        codec = pcm_for_bits(bits);
+        bits = bits_of(codec);
+        block_duration = 1;
+    } else {
+        match codec {
+            Codec::AdpcmImaQt => {
+                block_align = 34u32.saturating_mul(ch);
+                block_duration = 64;
+            }
+            Codec::Mace3 => {
+                block_align = 2u32.saturating_mul(ch);
+                block_duration = 6;
+            }
+            Codec::Mace6 => {
+                block_align = ch;
+                block_duration = 6;
+            }
+            Codec::AdpcmG726Le | Codec::AdpcmImaWs | Codec::AdpcmG722 => {
+                block_align = ch;
+                // Samples per byte per channel: G.726 at 5 bits rounds down to 1.
+                block_duration = if codec == Codec::AdpcmG726Le { 1 } else { 2 };
+            }
+            Codec::Gsm => {
+                block_align = 33;
+                block_duration = 160;
+            }
+            Codec::Qcelp => {
+                // Full rate unless a `wave` chunk says otherwise (ffmpeg's default).
+                block_align = 35;
+                block_duration = 160;
+            }
+            _ => block_duration = 1,
+        }
+    }
+    if block_align == 0 {
+        block_align = u32::from(bits_of(codec)).saturating_mul(ch) >> 3;
+    }
+    Ok(Common {
+        codec,
+        tag,
+        channels,
+        frames: comm.frames.get(),
+        bits: if bits_of(codec) > 0 { bits_of(codec) } else { bits },
+        rate,
+        block_align,
+        block_duration,
+    })
+}
+
+impl FormatDemuxer for AiffDemuxer {
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+        let head: [u8; 12] = src.array(0)?;
+        if head.get(0..4) != Some(b"FORM") {
+            return Err(Error::malformed(0, "not an IFF FORM"));
+        }
+        let aifc = match head.get(8..12) {
+            Some(b"AIFF") => false,
+            Some(b"AIFC") => true,
+            _ => return Err(Error::malformed(8, "FORM type is neither AIFF nor AIFC")),
+        };
+        let form_size = u32::from_be_bytes([head[4], head[5], head[6], head[7]]) as u64;
+        let file_len = src.len();
+        let form_end = 8u64.saturating_add(form_size);
+        if form_end > file_len {
+            ctx.diags.report("aiff.form-beyond-eof", 4);
+        }
+        let walk_end = form_end.min(file_len);
+        let mut at = 12u64;
+        let mut comm: Option<Common> = None;
+        let mut ssnd: Option<(u64, u64)> = None;
+        let mut walked = 0u32;
+        while at.saturating_add(8) <= walk_end {
+            walked += 1;
+            if walked > ctx.limits.max_top_level {
+                ctx.diags.report("aiff.too-many-chunks", at);
+                break;
+            }
+            let c = read_chunk(src, at)?;
+            match &c.id {
+                b"COMM" if comm.is_none() => comm = Some(parse_comm(src, &c, aifc)?),
+                b"SSND" if ssnd.is_none() => {
+                    if c.size < 8 {
+                        return Err(Error::malformed(c.body, "SSND chunk shorter than its 8-byte header"));
+                    }
+                    let offset = src.u32_be(c.body)? as u64;
+                    let start = c.body.saturating_add(8).saturating_add(offset);
+                    let end = c.body.saturating_add(c.size);
+                    if end > file_len {
+                        ctx.diags.report("aiff.data-beyond-eof", c.body);
+                    }
+                    ssnd = Some((start.min(end), end.min(file_len)));
+                }
+                _ => {}
+            }
+            if c.next <= at {
+                break;
+            }
+            at = c.next;
+        }
+        let Some(cm) = comm else {
+            return Err(Error::malformed(12, "no COMM chunk (AIFF 1.3 requires one)"));
+        };
+        let (data_start, data_end) = match ssnd {
+            Some((s, e)) => (s.min(e), e),
+            None => {
+                // AIFF 1.3 allows no SSND when numSampleFrames is 0.
+                ctx.diags.report("aiff.no-ssnd", 12);
+                (walk_end, walk_end)
+            }
+        };
+        if cm.codec == Codec::Unknown {
+            ctx.diags.report("aiff.unknown-compression", 12);
+        }
+        let block_align = cm.block_align.max(1);
+        let packet_size = match cm.codec {
+            Codec::AdpcmImaQt | Codec::Gsm | Codec::Qcelp | Codec::Qdm2 => block_align,
+            _ => (PACKET_TARGET / block_align).max(1).saturating_mul(block_align),
+        };
+        let duration = u64::from(cm.frames).saturating_mul(u64::from(cm.block_duration));
+        let bit_rate = if cm.block_duration > 0 {
+            (u64::from(cm.rate) * u64::from(block_align) * 8 / u64::from(cm.block_duration)).min(u32::MAX as u64) as u32
+        } else {
+            0
+        };
+        let track = Track {
+            id: 0,
+            kind: TrackKind::Audio,
+            codec: cm.codec,
+            codec_tag: cm.tag,
+            time_base: Rational::new(1, cm.rate),
+            duration: Some(duration),
+            // numSampleFrames, as ffprobe's nb_frames (blocks for ima4).
+            frames: Some(u64::from(cm.frames)),
+            sample_rate: cm.rate,
+            channels: cm.channels,
+            bits_per_sample: cm.bits,
+            block_align,
+            bit_rate,
+            ..Track::default()
+        };
+        let tb = track.time_base;
+        ctx.add_track(track, 12);
+        ctx.info.duration_us = Some(tb.to_micros(duration.min(i64::MAX as u64) as i64).max(0) as u64);
+        ctx.info.start_us = Some(0);
+        Ok(AiffDemuxer {
+            form_end: walk_end,
+            data_start,
+            data_end,
+            pos: data_start,
+            packet_size,
+            block_align,
+            block_duration: cm.block_duration,
+        })
+    }
+
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        if self.pos >= self.data_end {
+            return Ok(None);
+        }
+        let size = u64::from(self.packet_size).min(self.data_end - self.pos);
+        if size > u64::from(ctx.limits.max_packet) {
+            return Err(Error::limit(self.pos, "AIFF packet larger than Limits::max_packet"));
+        }
+        let at = self.pos;
+        let ba = u64::from(self.block_align);
+        let bd = u64::from(self.block_duration);
+        let pts = ((at - self.data_start) / ba).saturating_mul(bd) as i64;
+        let data = src.bytes(at, size as usize)?;
+        self.pos += size;
+        Ok(Some(Packet {
+            track: 0,
+            pts: Some(pts),
+            dts: Some(pts),
+            duration: Some((size / ba).saturating_mul(bd)),
+            flags: PacketFlags {
+                keyframe: true,
+                ..PacketFlags::default()
+            },
+            pos: Some(at),
+            contiguous: true,
+            data,
+        }))
+    }
+
+    fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
+        let ts = ts.max(0) as u64;
+        let blocks = ts / u64::from(self.block_duration.max(1));
+        // The start of the packet holding that block.
+        let ps = u64::from(self.packet_size.max(1));
+        let offset = blocks.saturating_mul(u64::from(self.block_align)) / ps * ps;
+        self.pos = self.data_start.saturating_add(offset).min(self.data_end);
+        Ok(())
+    }
+
+    fn next_tag<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        if cur.stage == 0 {
+            cur.stage = 1;
+            cur.offset = 12;
+            cur.end = self.form_end;
+        }
+        let mut walked = 0u32;
+        loop {
+            walked += 1;
+            if walked > ctx.limits.max_top_level {
+                break;
+            }
+            if (2..=4).contains(&cur.stage) {
+                // Inside an `ID3 ` chunk (stage 2 at its start, 3 or 4 in
+                // the frames of an ID3v2.3 or 2.4 tag): its text frames,
+                // then back to the chunk after it.
+                let version = if cur.stage == 2 { None } else { Some(cur.stage as u8) };
+                match id3_next_frame(src, cur.offset, cur.end, version)? {
+                    Some(f) => {
+                        cur.offset = f.next;
+                        cur.stage = u32::from(f.version);
+                        if !f.text || f.len == 0 || f.len > u64::from(ctx.limits.max_tag_bytes) {
+                            continue;
+                        }
+                        let v = src.bytes(f.body, f.len as usize)?;
+                        return Ok(Some(Tag {
+                            scope: TagScope::Format,
+                            key: TagKey::FourCc(f.id),
+                            name: id3_name(&f.id),
+                            value: text_or_bytes(v),
+                        }));
+                    }
+                    None => {
+                        cur.stage = 1;
+                        cur.offset = cur.end.saturating_add(cur.end & 1);
+                        cur.end = self.form_end;
+                        continue;
+                    }
+                }
+            }
+            if cur.stage != 1 || cur.offset.saturating_add(8) > cur.end {
+                break;
+            }
+            let c = read_chunk(src, cur.offset)?;
+            if c.next <= cur.offset {
+                break;
+            }
+            cur.offset = c.next;
+            let is_id3 = &c.id == b"ID3 ";
+            let name = text_chunk_name(&c.id);
+            if (name.is_none() && !is_id3) || c.size == 0 || c.body.saturating_add(c.size) > cur.end {
+                continue;
+            }
+            if is_id3 {
+                // The raw tag first (for callers with an ID3v2 reader), then
+                // its text frames.
+                cur.stage = 2;
+                cur.end = c.body + c.size;
+                cur.offset = c.body;
+                if c.size > u64::from(ctx.limits.max_tag_bytes) {
+                    continue;
+                }
+                let v = src.bytes(c.body, c.size as usize)?;
+                return Ok(Some(Tag {
+                    scope: TagScope::Format,
+                    key: TagKey::FourCc(c.id),
+                    name: None,
+                    value: TagValue::Bytes(v),
+                }));
+            }
+            if c.size > u64::from(ctx.limits.max_tag_bytes) {
+                continue;
+            }
+            let v = src.bytes(c.body, c.size as usize)?;
+            // ffmpeg keeps a text chunk up to its first NUL.
+            let n = v.iter().position(|&b| b == 0).unwrap_or(v.len());
+            return Ok(Some(Tag {
+                scope: TagScope::Format,
+                key: TagKey::FourCc(c.id),
+                name,
+                value: text_or_bytes(v.get(..n).unwrap_or(&[])),
+            }));
+        }
+        cur.stage = 9;
+        Ok(None)
+    }
+
+    fn max_packet_size(&self) -> Option<usize> {
+        Some(self.packet_size as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Demuxer, FormatKind, SliceSource};
+
+    /// 44100 Hz as an 80-bit extended number.
+    const RATE_44100: [u8; 10] = [0x40, 0x0E, 0xAC, 0x44, 0, 0, 0, 0, 0, 0];
+
+    fn aiff(buf: &mut [u8], aifc: Option<&[u8; 4]>, channels: u16, bits: u16, data_len: usize) -> usize {
+        let mut w = 0usize;
+        let mut put = |b: &[u8], w: &mut usize| {
+            buf[*w..*w + b.len()].copy_from_slice(b);
+            *w += b.len();
+        };
+        put(b"FORM\0\0\0\0", &mut w);
+        put(if aifc.is_some() { b"AIFC" } else { b"AIFF" }, &mut w);
+        put(b"COMM", &mut w);
+        put(&(if aifc.is_some() { 24u32 } else { 18 }).to_be_bytes(), &mut w);
+        put(&channels.to_be_bytes(), &mut w);
+        let frames = (data_len / (channels as usize * bits.div_ceil(8) as usize).max(1)) as u32;
+        put(&frames.to_be_bytes(), &mut w);
+        put(&bits.to_be_bytes(), &mut w);
+        put(&RATE_44100, &mut w);
+        if let Some(t) = aifc {
+            put(t, &mut w);
+            put(&[0, 0], &mut w);
+        }
+        put(b"NAME\0\0\0\x03abc\0", &mut w);
+        // An ID3v2.4 tag with TIT2 "Hi" (UTF-8) and a TXXX frame.
+        put(b"ID3 \0\0\0\x2a", &mut w);
+        put(b"ID3\x04\0\0\0\0\0\x20", &mut w);
+        put(b"TIT2\0\0\0\x03\0\0\x03Hi", &mut w);
+        put(b"TXXX\0\0\0\x03\0\0\x03a\0", &mut w);
+        put(&[0; 6], &mut w);
+        put(b"SSND", &mut w);
+        put(&(8 + data_len as u32).to_be_bytes(), &mut w);
+        put(&[0; 8], &mut w);
+        for i in 0..data_len {
+            put(&[i as u8], &mut w);
+        }
+        let form = (w - 8) as u32;
+        buf[4..8].copy_from_slice(&form.to_be_bytes());
+        w
+    }
+
+    #[test]
+    fn extended_rates() {
+        assert_eq!(extended_to_rate(0x400E, 0xAC44_0000_0000_0000), Some(44100));
+        assert_eq!(extended_to_rate(0x400B, 0xFA00_0000_0000_0000), Some(8000));
+        assert_eq!(extended_to_rate(0xFA00, 0xFA00_0000_0000_0000), None);
+        assert_eq!(extended_to_rate(0x400E, 0), None);
+    }
+
+    #[test]
+    fn pcm_packets_and_tags() {
+        let mut buf = [0u8; 16384];
+        let n = aiff(&mut buf, None, 2, 24, 6 * 1000);
+        let mut d = Demuxer::open(SliceSource::new(&buf[..n]), None).unwrap();
+        assert_eq!(d.format(), FormatKind::Aiff);
+        let t = &d.tracks()[0];
+        assert_eq!(
+            (t.codec, t.sample_rate, t.channels, t.block_align),
+            (Codec::PcmS24Be, 44100, 2, 6)
+        );
+        let mut sizes = heapless::Vec::<usize, 8>::new();
+        let mut last_pts = 0;
+        while let Some(p) = d.next_packet().unwrap() {
+            sizes.push(p.data.len()).unwrap();
+            last_pts = p.pts.unwrap();
+        }
+        assert_eq!(&sizes[..], &[4092, 1908]);
+        assert_eq!(last_pts, 682);
+        let tag = d.next_tag().unwrap().unwrap();
+        assert_eq!(tag.name, Some("title"));
+        assert_eq!(tag.value, TagValue::Text("abc"));
+        let tag = d.next_tag().unwrap().unwrap();
+        assert_eq!(tag.key, TagKey::FourCc(*b"ID3 "));
+        let tag = d.next_tag().unwrap().unwrap();
+        assert_eq!((tag.name, tag.value), (Some("title"), TagValue::Text("Hi")));
+        assert!(d.next_tag().unwrap().is_none());
+    }
+
+    #[test]
+    fn aifc_ima4_is_one_block_per_packet() {
+        let mut buf = [0u8; 4096];
+        let n = aiff(&mut buf, Some(b"ima4"), 1, 16, 34 * 3);
+        let mut d = Demuxer::open(SliceSource::new(&buf[..n]), None).unwrap();
+        assert_eq!(d.tracks()[0].codec, Codec::AdpcmImaQt);
+        let mut n = 0;
+        while let Some(p) = d.next_packet().unwrap() {
+            assert_eq!(p.data.len(), 34);
+            assert_eq!(p.pts, Some(64 * n));
+            n += 1;
+        }
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn unknown_compression_and_truncation_do_not_panic() {
+        let mut buf = [0u8; 4096];
+        let n = aiff(&mut buf, Some(b"zzzz"), 1, 16, 100);
+        let d = Demuxer::open(SliceSource::new(&buf[..n]), None).unwrap();
+        assert_eq!(d.tracks()[0].codec, Codec::Unknown);
+        let n = aiff(&mut buf, None, 1, 16, 1000);
+        for cut in 0..n {
+            if let Ok(mut d) = Demuxer::open(SliceSource::new(&buf[..cut]), None) {
+                while let Ok(Some(_)) = d.next_packet() {}
+            }
+        }
+    }
+}

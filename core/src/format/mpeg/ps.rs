@@ -1,0 +1,346 @@
+//! MPEG program streams: MPEG-2 PS and VOB, MPEG-1 system streams
+//! (ISO/IEC 13818-1 §2.5, ISO/IEC 11172-1 §2.4; DVD-Video private stream 1
+//! sub-streams).
+//!
+//! A program stream is a sequence of packs (`0x000001BA`), system headers
+//! (`BB`), program stream maps (`BC`) and PES packets. Each PES packet is
+//! contiguous, so every packet is a slice of the input: the PES payload, after
+//! the sub-stream header for private stream 1 (AC-3 `0x80`–`0x87`, DTS
+//! `0x88`–`0x8F`, LPCM `0xA0`–`0xAF`: 1 + 3 bytes; TrueHD `0xB0`–`0xBF`: 1 + 4;
+//! subpictures `0x20`–`0x3F`: 1), as ffmpeg's `mpeg` demuxer delivers them.
+
+use super::pes::parse_pes_header;
+use crate::demux::{Context, FormatDemuxer};
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::MAX_TRACKS;
+use crate::source::Source;
+use crate::tags::{Tag, TagCursor};
+use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+
+/// Per-stream state: the PES stream_id (or 0x100 + sub-stream id for private
+/// stream 1) and the track.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Stream {
+    id: u16,
+    track: usize,
+}
+
+/// Demuxer state for MPEG program streams.
+#[derive(Debug, Clone)]
+pub struct PsDemuxer {
+    first: u64,
+    pos: u64,
+    streams: heapless::Vec<Stream, MAX_TRACKS>,
+}
+
+/// What the next start code at an offset is.
+enum Unit {
+    /// A pack header, system header, map or padding to skip, with its
+    /// length.
+    Skip(u64),
+    /// A PES packet of a media stream: (stream key, payload offset, payload
+    /// length, pts, dts, total length).
+    Pes(u16, u64, u64, Option<i64>, Option<i64>, u64),
+}
+
+/// Codec and kind of a stream key (ffmpeg `mpeg.c`).
+fn codec_for(key: u16) -> Option<(Codec, TrackKind)> {
+    Some(match key {
+        0xE0..=0xEF => (Codec::Mpeg2Video, TrackKind::Video),
+        0xC0..=0xDF => (Codec::Mp2, TrackKind::Audio),
+        0x180..=0x187 | 0x1C0..=0x1CF => (Codec::Ac3, TrackKind::Audio),
+        0x188..=0x18F | 0x198..=0x19F => (Codec::Dts, TrackKind::Audio),
+        0x1A0..=0x1AF => (Codec::Unknown, TrackKind::Audio),
+        0x1B0..=0x1BF => (Codec::TrueHd, TrackKind::Audio),
+        0x120..=0x13F => (Codec::DvdSub, TrackKind::Subtitle),
+        _ => return None,
+    })
+}
+
+/// Finds the next start code prefix `00 00 01` at or after `from`, scanning
+/// at most `limit` bytes.
+fn next_start<S: Source>(src: &mut S, from: u64, limit: u64) -> Result<Option<u64>> {
+    let len = src.len();
+    let stop = from.saturating_add(limit).min(len);
+    let mut at = from;
+    let mut buf = [0u8; 512];
+    while at + 3 < stop {
+        let n = src.read_at(at, &mut buf)?;
+        if n < 4 {
+            break;
+        }
+        for i in 0..n - 3 {
+            if buf.get(i..i + 3) == Some(&[0, 0, 1][..]) {
+                return Ok(Some(at + i as u64));
+            }
+        }
+        at += (n - 3) as u64;
+    }
+    Ok(None)
+}
+
+/// Whether the head looks like a program stream: a pack header at the start.
+pub(crate) fn looks_like_ps(head: &[u8]) -> bool {
+    head.get(..4) == Some(&[0, 0, 1, 0xBA][..]) && head.get(4).is_some_and(|b| b & 0xC0 == 0x40 || b & 0xF0 == 0x20)
+}
+
+impl PsDemuxer {
+    /// Reads the unit starting at `at` (a start code prefix).
+    fn unit<S: Source>(&self, src: &mut S, at: u64) -> Result<Option<Unit>> {
+        let h: [u8; 6] = match src.array(at) {
+            Ok(h) => h,
+            Err(e) if e.is_truncation() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let code = h[3];
+        match code {
+            0xBA => {
+                // Pack header: MPEG-2 14 bytes + stuffing, MPEG-1 12 bytes.
+                if h[4] & 0xC0 == 0x40 {
+                    let b: [u8; 14] = src.array(at)?;
+                    Ok(Some(Unit::Skip(14 + (b[13] & 7) as u64)))
+                } else {
+                    Ok(Some(Unit::Skip(12)))
+                }
+            }
+            0xB9 => Ok(Some(Unit::Skip(4))),
+            0xBB..=0xFF => {
+                let len = u16::from_be_bytes([h[4], h[5]]) as u64;
+                let total = 6 + len;
+                let key = match code {
+                    0xBD => {
+                        let mut head = [0u8; 64];
+                        let n = (total.min(64)) as usize;
+                        src.read_exact_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
+                        let Some(p) = parse_pes_header(head.get(..n).unwrap_or(&[])) else {
+                            return Ok(Some(Unit::Skip(total)));
+                        };
+                        let Some(&sub) = head.get(p.header_len) else {
+                            return Ok(Some(Unit::Skip(total)));
+                        };
+                        let skip = match sub {
+                            0x80..=0xAF | 0xC0..=0xCF => 4,
+                            0xB0..=0xBF => 5,
+                            _ => 1,
+                        };
+                        let off = p.header_len as u64 + skip;
+                        if off > total {
+                            return Ok(Some(Unit::Skip(total)));
+                        }
+                        return Ok(Some(Unit::Pes(
+                            0x100 | sub as u16,
+                            at + off,
+                            total - off,
+                            p.pts,
+                            p.dts,
+                            total,
+                        )));
+                    }
+                    0xC0..=0xEF => code as u16,
+                    _ => return Ok(Some(Unit::Skip(total))),
+                };
+                let mut head = [0u8; 64];
+                let n = (total.min(64)) as usize;
+                src.read_exact_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
+                let Some(p) = parse_pes_header(head.get(..n).unwrap_or(&[])) else {
+                    return Ok(Some(Unit::Skip(total)));
+                };
+                let off = p.header_len as u64;
+                if off > total {
+                    return Ok(Some(Unit::Skip(total)));
+                }
+                Ok(Some(Unit::Pes(key, at + off, total - off, p.pts, p.dts, total)))
+            }
+            _ => Ok(Some(Unit::Skip(3))),
+        }
+    }
+}
+
+impl FormatDemuxer for PsDemuxer {
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+        let first = next_start(src, 0, ctx.limits.resync_bytes)?
+            .ok_or(Error::malformed(0, "no MPEG start code (ISO/IEC 13818-1 §2.5.3)"))?;
+        let mut d = PsDemuxer {
+            first,
+            pos: first,
+            streams: heapless::Vec::new(),
+        };
+        // Probe: walk units within the probe budget and create a track for
+        // every media stream, in order of appearance.
+        let limit = first.saturating_add(ctx.limits.probe_bytes).min(src.len());
+        let mut at = first;
+        let mut guard = 0u32;
+        while at < limit {
+            guard += 1;
+            if guard > ctx.limits.max_top_level {
+                break;
+            }
+            let Some(u) = d.unit(src, at)? else { break };
+            match u {
+                Unit::Skip(n) => at += n.max(1),
+                Unit::Pes(key, _, _, _, _, total) => {
+                    if !d.streams.iter().any(|s| s.id == key) {
+                        if let Some((codec, kind)) = codec_for(key) {
+                            let t = Track {
+                                id: if key >= 0x100 {
+                                    key as u32 & 0xFF
+                                } else {
+                                    0x100 | key as u32
+                                },
+                                kind,
+                                codec,
+                                time_base: Rational::new(1, 90_000),
+                                ..Track::default()
+                            };
+                            if let Some(track) = ctx.add_track(t, at) {
+                                let _ = d.streams.push(Stream { id: key, track });
+                            }
+                        }
+                    }
+                    at += total;
+                }
+            }
+            // Realign on the next start code when a unit is followed by junk.
+            if let Ok(b) = src.array::<3>(at) {
+                if b != [0, 0, 1] {
+                    match next_start(src, at, ctx.limits.resync_bytes)? {
+                        Some(n) => at = n,
+                        None => break,
+                    }
+                }
+            }
+        }
+        if d.streams.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Malformed,
+                first,
+                "no media stream in the program stream",
+            ));
+        }
+        Ok(d)
+    }
+
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        let len = src.len();
+        let mut guard = 0u64;
+        loop {
+            guard += 1;
+            if guard > 1 << 24 {
+                return Err(Error::malformed(self.pos, "program stream walk does not advance"));
+            }
+            if self.pos + 4 > len {
+                return Ok(None);
+            }
+            let b: [u8; 3] = src.array(self.pos)?;
+            if b != [0, 0, 1] {
+                ctx.diags.report("ps.resync", self.pos);
+                match next_start(src, self.pos, ctx.limits.resync_bytes)? {
+                    Some(n) => self.pos = n,
+                    None => return Ok(None),
+                }
+                continue;
+            }
+            let at = self.pos;
+            let Some(u) = self.unit(src, at)? else { return Ok(None) };
+            match u {
+                Unit::Skip(n) => self.pos = at + n.max(1),
+                Unit::Pes(key, off, plen, pts, dts, total) => {
+                    self.pos = at + total;
+                    let Some(s) = self.streams.iter().find(|s| s.id == key).copied() else {
+                        continue;
+                    };
+                    let avail = len.saturating_sub(off);
+                    let truncated = plen > avail;
+                    let n = plen.min(avail) as usize;
+                    if n == 0 {
+                        continue;
+                    }
+                    let codec = ctx.tracks.get(s.track).map(|t| t.codec).unwrap_or_default();
+                    let data = src.bytes(off, n)?;
+                    return Ok(Some(Packet {
+                        track: s.track,
+                        pts,
+                        dts: dts.or(pts),
+                        duration: None,
+                        flags: PacketFlags {
+                            keyframe: super::is_keyframe(codec, data),
+                            truncated,
+                            ..PacketFlags::default()
+                        },
+                        pos: Some(off),
+                        contiguous: true,
+                        data,
+                    }));
+                }
+            }
+        }
+    }
+
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
+        // Bisection on byte offset by the time stamps of the track's PES.
+        let Some(key) = self.streams.iter().find(|s| s.track == track).map(|s| s.id) else {
+            return Err(Error::new(ErrorKind::InvalidArgument, 0, "no such track"));
+        };
+        let (mut lo, mut hi) = (self.first, src.len());
+        let mut guard = 0;
+        while hi > lo + 2048 && guard < 64 {
+            guard += 1;
+            let mid = lo + (hi - lo) / 2;
+            match self.pts_after(src, ctx, mid, key)? {
+                Some((p, _)) if p <= ts => lo = mid,
+                _ => hi = mid,
+            }
+        }
+        self.pos = match self.pts_after(src, ctx, lo, key)? {
+            Some((_, at)) if lo > self.first => at,
+            _ => self.first,
+        };
+        Ok(())
+    }
+
+    fn next_tag<'s, S: Source>(
+        &mut self,
+        _src: &'s mut S,
+        _ctx: &Context,
+        _cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        Ok(None)
+    }
+}
+
+impl PsDemuxer {
+    /// The time stamp and offset of the first PES of `key` at or after
+    /// `from` that carries one, within `Limits::resync_bytes`.
+    fn pts_after<S: Source>(&self, src: &mut S, ctx: &Context, from: u64, key: u16) -> Result<Option<(i64, u64)>> {
+        let stop = from.saturating_add(ctx.limits.resync_bytes).min(src.len());
+        let mut at = match next_start(src, from, ctx.limits.resync_bytes)? {
+            Some(a) => a,
+            None => return Ok(None),
+        };
+        let mut guard = 0;
+        while at < stop && guard < 100_000 {
+            guard += 1;
+            match self.unit(src, at)? {
+                Some(Unit::Pes(k, _, _, pts, dts, total)) => {
+                    if k == key {
+                        if let Some(t) = dts.or(pts) {
+                            return Ok(Some((t, at)));
+                        }
+                    }
+                    at += total.max(1);
+                }
+                Some(Unit::Skip(n)) => at += n.max(1),
+                None => break,
+            }
+            if let Ok(b) = src.array::<3>(at) {
+                if b != [0, 0, 1] {
+                    match next_start(src, at, ctx.limits.resync_bytes)? {
+                        Some(n) => at = n,
+                        None => break,
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+}

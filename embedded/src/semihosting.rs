@@ -1,0 +1,162 @@
+//! Arm semihosting, just the calls the image needs: write a string to the
+//! host console, write bytes to the host's stdout (defmt frames), and exit
+//! with a status. No crate: one `bkpt`/`hlt` instruction per call.
+//!
+//! The host side is QEMU's `-semihosting-config enable=on,target=native`.
+
+use core::arch::asm;
+use core::fmt;
+
+#[cfg(feature = "defmt")]
+const SYS_OPEN: usize = 0x01;
+const SYS_WRITE0: usize = 0x04;
+#[cfg(feature = "defmt")]
+const SYS_WRITE: usize = 0x05;
+const SYS_EXIT: usize = 0x18;
+/// `ADP_Stopped_ApplicationExit`: a normal exit.
+const ADP_STOPPED_APPLICATION_EXIT: usize = 0x20026;
+/// `ADP_Stopped_RunTimeErrorUnknown`: QEMU exits with status 1.
+const ADP_STOPPED_RUN_TIME_ERROR: usize = 0x20023;
+
+/// One semihosting call: operation `op` with parameter `arg` (a value or a
+/// pointer to a parameter block, depending on the operation).
+///
+/// # Safety
+/// `arg` must be what `op` expects; a pointer must be valid for the call.
+#[cfg(target_arch = "arm")]
+unsafe fn call(op: usize, arg: usize) -> usize {
+    let r: usize;
+    // Thumb (M profile): BKPT 0xAB.
+    asm!("bkpt #0xab", inout("r0") op => r, in("r1") arg, options(nostack, preserves_flags));
+    r
+}
+
+/// One semihosting call (A64: HLT 0xF000).
+///
+/// # Safety
+/// `arg` must be what `op` expects; a pointer must be valid for the call.
+#[cfg(target_arch = "aarch64")]
+unsafe fn call(op: usize, arg: usize) -> usize {
+    let r: usize;
+    asm!("hlt #0xf000", inout("x0") op => r, in("x1") arg, options(nostack, preserves_flags));
+    r
+}
+
+/// Writes `s` to the host console (SYS_WRITE0 on a NUL-terminated copy,
+/// in pieces of at most 255 bytes).
+pub fn write_str(s: &str) {
+    let mut buf = [0u8; 256];
+    for piece in s.as_bytes().chunks(255) {
+        let (head, tail) = buf.split_at_mut(piece.len());
+        head.copy_from_slice(piece);
+        tail[0] = 0;
+        // SAFETY: buf is NUL-terminated and lives across the call.
+        unsafe {
+            call(SYS_WRITE0, buf.as_ptr() as usize);
+        }
+    }
+}
+
+/// Opens the host's standard output (`:tt` in mode "w"): a handle for
+/// [`write_bytes`], or `None` when the host refuses.
+#[cfg(feature = "defmt")]
+pub fn open_stdout() -> Option<usize> {
+    let name = b":tt\0";
+    let block: [usize; 3] = [name.as_ptr() as usize, 4, 3];
+    // SAFETY: the block and the name live across the call.
+    let h = unsafe { call(SYS_OPEN, block.as_ptr() as usize) };
+    (h != usize::MAX).then_some(h)
+}
+
+/// Writes raw bytes to an open host handle (SYS_WRITE).
+#[cfg(feature = "defmt")]
+pub fn write_bytes(handle: usize, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    let block: [usize; 3] = [handle, bytes.as_ptr() as usize, bytes.len()];
+    // SAFETY: the block and the bytes live across the call.
+    unsafe {
+        call(SYS_WRITE, block.as_ptr() as usize);
+    }
+}
+
+/// Ends the program: QEMU exits with status 0 when `ok`, else non-zero.
+pub fn exit(ok: bool) -> ! {
+    let reason = if ok {
+        ADP_STOPPED_APPLICATION_EXIT
+    } else {
+        ADP_STOPPED_RUN_TIME_ERROR
+    };
+    #[cfg(target_arch = "arm")]
+    // SAFETY: A32/T32 SYS_EXIT takes the reason code itself.
+    unsafe {
+        call(SYS_EXIT, reason);
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        // A64 SYS_EXIT takes a block: reason, then the exit status.
+        let block: [u64; 2] = [reason as u64, u64::from(!ok)];
+        // SAFETY: the block lives across the call.
+        unsafe {
+            call(SYS_EXIT, block.as_ptr() as usize);
+        }
+    }
+    // Not under a debugger or QEMU: stop here.
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// A line assembled in a fixed buffer with `core::fmt`, written with one
+/// call (so lines from the host's view are never interleaved).
+pub struct Line {
+    buf: [u8; 192],
+    len: usize,
+}
+
+impl Line {
+    /// An empty line.
+    pub const fn new() -> Self {
+        Line { buf: [0; 192], len: 0 }
+    }
+
+    /// Writes the line and a newline, and empties it.
+    pub fn flush(&mut self) {
+        let _ = fmt::Write::write_str(self, "\n");
+        self.emit();
+    }
+
+    fn emit(&mut self) {
+        // Only whole UTF-8 strings are ever appended, so this cannot fail.
+        if let Ok(s) = core::str::from_utf8(&self.buf[..self.len]) {
+            write_str(s);
+        }
+        self.len = 0;
+    }
+}
+
+impl fmt::Write for Line {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.len + s.len() > self.buf.len() {
+            self.emit();
+            if s.len() > self.buf.len() {
+                write_str(s);
+                return Ok(());
+            }
+        }
+        self.buf[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
+        self.len += s.len();
+        Ok(())
+    }
+}
+
+/// `println!` over semihosting: one host write per line.
+#[macro_export]
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        let mut line = $crate::semihosting::Line::new();
+        let _ = core::fmt::Write::write_fmt(&mut line, format_args!($($arg)*));
+        line.flush();
+    }};
+}
