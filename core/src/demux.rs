@@ -130,6 +130,9 @@ pub enum AnyDemuxer {
     /// MPEG-1/2 video elementary stream.
     #[cfg(feature = "mpegvideo")]
     MpegVideo(crate::format::es::mpegvideo::MpegVideoDemuxer),
+    /// MPEG-4 Part 2 video elementary stream.
+    #[cfg(feature = "m4v")]
+    M4v(crate::format::es::m4v::M4vDemuxer),
 }
 
 macro_rules! dispatch {
@@ -167,6 +170,8 @@ macro_rules! dispatch {
             AnyDemuxer::Obu($d) => $e,
             #[cfg(feature = "mpegvideo")]
             AnyDemuxer::MpegVideo($d) => $e,
+            #[cfg(feature = "m4v")]
+            AnyDemuxer::M4v($d) => $e,
             #[cfg(feature = "obu")]
             AnyDemuxer::Av1AnnexB($d) => $e,
             #[cfg(feature = "dv")]
@@ -216,6 +221,8 @@ impl AnyDemuxer {
             FormatKind::Av1AnnexB => Ok(AnyDemuxer::Av1AnnexB(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "mpegvideo")]
             FormatKind::MpegVideo => Ok(AnyDemuxer::MpegVideo(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "m4v")]
+            FormatKind::M4v => Ok(AnyDemuxer::M4v(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -51,6 +51,8 @@ pub enum FormatKind {
     Dv,
     /// MPEG-1/2 video elementary stream.
     MpegVideo,
+    /// MPEG-4 Part 2 video elementary stream.
+    M4v,
 }
 
 impl FormatKind {
@@ -77,6 +79,7 @@ impl FormatKind {
             FormatKind::Av1AnnexB => "av1",
             FormatKind::Dv => "dv",
             FormatKind::MpegVideo => "mpegvideo",
+            FormatKind::M4v => "m4v",
         }
     }
 
@@ -104,6 +107,7 @@ impl FormatKind {
             FormatKind::Av1AnnexB => "AV1 (Annex B)",
             FormatKind::Dv => "DV",
             FormatKind::MpegVideo => "MPEG-1/2 video",
+            FormatKind::M4v => "MPEG-4 Part 2 video",
         }
     }
 }

@@ -46,6 +46,7 @@ fn allowed_for_extension(name: &str) -> &'static [FormatKind] {
         "aac" | "adts" => &[Aac],
         "264" | "h264" => &[H264],
         "mpg" | "mpeg" | "m2v" | "m1v" => &[MpegVideo, MpegPs],
+        "m4v" => &[M4v],
         "aif" | "aiff" | "aifc" => &[Aiff],
         "avi" => &[Avi],
         "caf" => &[Caf],

@@ -27,6 +27,7 @@ const FAMILIES: &[(&str, f64)] = &[
     ("av1obu", 50.0),
     ("mpegvideo", 95.0),
     ("dv", 95.0),
+    ("m4v", 95.0),
 ];
 
 struct Cursor<'a> {

@@ -83,6 +83,7 @@ fn mutated_samples_do_not_panic() {
         FormatKind::Av1AnnexB,
         FormatKind::Dv,
         FormatKind::MpegVideo,
+        FormatKind::M4v,
     ];
     let mut files = Vec::new();
     for fam in ["mp3", "adts", "ac3", "amr", "h264", "h265", "ivf", "av1obu", "dv"] {

@@ -23,10 +23,27 @@ struct P {
 
 #[test]
 fn seeking_lands_where_it_should() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples");
+    let m = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = m.join("../../shared/samples");
     let mut checked = 0;
-    for folder in ["mp3", "adts", "ac3", "amr", "h264", "h265", "ivf", "dv"] {
-        let Ok(rd) = std::fs::read_dir(root.join(folder)) else {
+    let folders = [
+        "mp3",
+        "adts",
+        "ac3",
+        "amr",
+        "h264",
+        "h265",
+        "ivf",
+        "dv",
+        "av1obu",
+        "mpegvideo",
+        "m4v",
+    ];
+    for dir in folders
+        .iter()
+        .flat_map(|f| [root.join(f), m.join("../corpus/files").join(f)])
+    {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
         for f in rd.filter_map(|e| e.ok()) {

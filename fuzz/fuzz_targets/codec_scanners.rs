@@ -3,7 +3,7 @@
 //! MPEG-TS/PS readers feed them PES payloads): headers, SPS parsers, the
 //! access-unit and frame splitters fed in uneven chunks.
 use libfuzzer_sys::fuzz_target;
-use mediaslice::codec::{ac3, adts, annexb, av1, h264, hevc, mpa, mpegvideo};
+use mediaslice::codec::{ac3, adts, annexb, av1, h264, hevc, mpa, mpeg4v, mpegvideo};
 
 fuzz_target!(|data: &[u8]| {
     let _ = mpa::MpaHeader::parse_bytes(data).map(|h| mpa::parse_vbr(data, &h));
@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = av1::SequenceHeader::parse(data);
     let _ = mpegvideo::SequenceHeader::parse(data);
     let _ = annexb::NalUnits::new(data).count();
+    let _ = mpeg4v::Mpeg4State::default().parse_frame(data);
     let chunk = (data.first().copied().unwrap_or(1) as usize % 13) + 1;
     let (mut a, mut b, mut c) = (h264::AuSplitter::default(), hevc::AuSplitter::default(), mpegvideo::FrameSplitter::default());
     for (i, piece) in data.chunks(chunk).enumerate() {

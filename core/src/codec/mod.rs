@@ -14,6 +14,7 @@
 //! | [`hevc`] | H.265 SPS, access-unit splitter |
 //! | [`av1`] | AV1 leb128, OBU header, sequence header, frame type |
 //! | [`mpegvideo`] | MPEG-1/2 video sequence header, frame splitter |
+//! | [`mpeg4v`] | MPEG-4 Part 2 VOL/VOP timing, frame splitter |
 
 pub mod ac3;
 pub mod adts;
@@ -23,4 +24,5 @@ pub mod bits;
 pub mod h264;
 pub mod hevc;
 pub mod mpa;
+pub mod mpeg4v;
 pub mod mpegvideo;

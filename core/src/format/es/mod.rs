@@ -13,6 +13,7 @@
 //! | [`obu`] | AV1 low-overhead OBU stream | `obu` |
 //! | [`mpegvideo`] | MPEG-1/2 video | `mpegvideo` |
 //! | [`dv`] | DV (DIF) with PCM audio | `dv` |
+//! | [`m4v`] | MPEG-4 Part 2 video | `m4v` |
 //!
 //! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
@@ -35,6 +36,8 @@ pub mod dv;
 pub mod id3;
 #[cfg(any(feature = "ivf", feature = "obu"))]
 pub mod ivf;
+#[cfg(feature = "m4v")]
+pub mod m4v;
 #[cfg(feature = "mp3")]
 pub mod mp3;
 #[cfg(feature = "mpegvideo")]
@@ -248,6 +251,10 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKin
     #[cfg(feature = "hevc")]
     if annexb::probe(src, limits, annexb::AnnexBCodec::Hevc)? {
         return Ok(Some(FormatKind::Hevc));
+    }
+    #[cfg(feature = "m4v")]
+    if m4v::probe(src, limits)? {
+        return Ok(Some(FormatKind::M4v));
     }
     #[cfg(feature = "mp3")]
     if mp3::probe(src, limits)? {

@@ -175,10 +175,40 @@ impl FormatDemuxer for ObuDemuxer {
         }))
     }
 
-    fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, _ts: i64) -> Result<()> {
-        // Temporal units carry no index: restart from the beginning.
-        self.pos = 0;
-        self.pts = 0;
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
+        // Walk the temporal units from the start to the last key frame at or
+        // before the unit holding `ts`; only each unit's first bytes are read.
+        let target = ts.max(0) as u64 / self.frame_duration.max(1);
+        let (mut pos, mut index, mut seq) = (0u64, 0u64, None);
+        let mut best = (0u64, 0u64, None);
+        while pos < self.end && index <= target {
+            let mut next = pos;
+            let mut n = 0u32;
+            while next < self.end {
+                let Some((h, after)) = obu_at(src, next)? else { break };
+                if n > 0 && h.obu_type == obu::TEMPORAL_DELIMITER {
+                    break;
+                }
+                n += 1;
+                if n > MAX_OBUS || after - pos > ctx.limits.max_packet as u64 {
+                    break;
+                }
+                next = after;
+            }
+            if next <= pos {
+                break;
+            }
+            let before = seq;
+            let mut head = [0u8; 256];
+            let k = src.read_at(pos, head.get_mut(..((next - pos).min(256) as usize)).unwrap_or(&mut []))?;
+            if av1_unit(head.get(..k).unwrap_or(&[]), &mut seq) {
+                best = (pos, index, before);
+            }
+            pos = next;
+            index += 1;
+        }
+        (self.pos, self.seq) = (best.0, best.2);
+        self.pts = (best.1 * self.frame_duration) as i64;
         Ok(())
     }
 
@@ -411,9 +441,29 @@ impl FormatDemuxer for Av1AnnexBDemuxer {
         }))
     }
 
-    fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, _ts: i64) -> Result<()> {
-        self.pos = 0;
-        self.pts = 0;
+    fn seek<S: Source>(&mut self, src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
+        // Walk the temporal unit sizes to the last key frame at or before the
+        // unit holding `ts`; only each unit's first bytes are read.
+        let target = ts.max(0) as u64 / self.frame_duration.max(1);
+        let (mut pos, mut index, mut seq) = (0u64, 0u64, None);
+        let mut best = (0u64, 0u64, None);
+        while pos < self.end && index <= target {
+            let Some((tu, n)) = leb_at(src, pos)? else { break };
+            let body = pos + n as u64;
+            if tu == 0 || body + tu > self.end {
+                break;
+            }
+            let before = seq;
+            let mut head = [0u8; 256];
+            let k = src.read_at(body, head.get_mut(..(tu.min(256) as usize)).unwrap_or(&mut []))?;
+            if annexb_unit_key(head.get(..k).unwrap_or(&[]), &mut seq) {
+                best = (pos, index, before);
+            }
+            pos = body + tu;
+            index += 1;
+        }
+        (self.pos, self.seq) = (best.0, best.2);
+        self.pts = (best.1 * self.frame_duration) as i64;
         Ok(())
     }
 
