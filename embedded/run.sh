@@ -83,11 +83,7 @@ command -v aarch64-linux-gnu-size >/dev/null || need+=(binutils-aarch64-linux-gn
 [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
 if ! command -v qemu-system-aarch64 >/dev/null; then
   # Debian and Ubuntu ship it in qemu-system-arm; some releases split it out.
-  if apt-cache show qemu-system-aarch64 >/dev/null 2>&1; then
-    apt_install qemu-system-aarch64
-  else
-    apt_install qemu-system-misc
-  fi
+  apt_install qemu-system-aarch64 || apt_install qemu-system-misc || true
 fi
 command -v qemu-system-aarch64 >/dev/null || die "qemu-system-aarch64 not found after installing"
 

@@ -11,6 +11,7 @@ use crate::types::{Packet, Track};
 
 /// Facts about the whole input that a format demuxer finds while opening.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct FormatInfo {
     /// Duration of the whole presentation in microseconds, when known.
     pub duration_us: Option<u64>,
@@ -23,6 +24,7 @@ pub struct FormatInfo {
 /// State shared by a format demuxer and the driver: limits, diagnostics,
 /// tracks and format facts.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Context {
     /// The limits in force.
     pub limits: Limits,
@@ -82,6 +84,12 @@ pub enum AnyDemuxer {
     /// WAV, RF64, Wave64.
     #[cfg(feature = "riff")]
     Wav(crate::format::riff::WavDemuxer),
+    /// ASF: WMV, WMA.
+    #[cfg(feature = "asf")]
+    Asf(crate::format::asf::AsfDemuxer),
+    /// Flash Video.
+    #[cfg(feature = "flv")]
+    Flv(crate::format::flv::FlvDemuxer),
     /// MPEG-TS.
     #[cfg(feature = "ts")]
     Ts(crate::format::mpeg::ts::TsDemuxer),
@@ -142,6 +150,10 @@ macro_rules! dispatch {
             AnyDemuxer::Mp4($d) => $e,
             #[cfg(feature = "riff")]
             AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "asf")]
+            AnyDemuxer::Asf($d) => $e,
+            #[cfg(feature = "flv")]
+            AnyDemuxer::Flv($d) => $e,
             #[cfg(feature = "ts")]
             AnyDemuxer::Ts($d) => $e,
             #[cfg(feature = "ps")]
@@ -189,6 +201,10 @@ impl AnyDemuxer {
             FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
                 Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
             }
+            #[cfg(feature = "asf")]
+            FormatKind::Asf => Ok(AnyDemuxer::Asf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "flv")]
+            FormatKind::Flv => Ok(AnyDemuxer::Flv(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ts")]
             FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ps")]

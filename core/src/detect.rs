@@ -17,6 +17,10 @@ pub enum FormatKind {
     Rf64,
     /// Sony Wave64.
     Wave64,
+    /// ASF: WMV, WMA.
+    Asf,
+    /// Flash Video.
+    Flv,
     /// MPEG transport stream (188, 192 or 204-byte packets).
     MpegTs,
     /// MPEG program stream (PS, VOB, MPEG-1 system stream).
@@ -62,6 +66,8 @@ impl FormatKind {
             FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
             FormatKind::Wav | FormatKind::Rf64 => "wav",
             FormatKind::Wave64 => "w64",
+            FormatKind::Asf => "asf",
+            FormatKind::Flv => "flv",
             FormatKind::MpegTs => "mpegts",
             FormatKind::MpegPs => "mpeg",
             FormatKind::Avi => "avi",
@@ -90,6 +96,8 @@ impl FormatKind {
             FormatKind::Wav => "WAV",
             FormatKind::Rf64 => "RF64",
             FormatKind::Wave64 => "Wave64",
+            FormatKind::Asf => "ASF (WMV/WMA)",
+            FormatKind::Flv => "FLV",
             FormatKind::MpegTs => "MPEG-TS",
             FormatKind::MpegPs => "MPEG-PS",
             FormatKind::Avi => "AVI",
@@ -118,6 +126,11 @@ pub const DETECT_BYTES: usize = 1024;
 /// The Wave64 `riff` GUID (the first 16 bytes of a Wave64 file).
 pub(crate) const W64_RIFF_GUID: [u8; 16] = [
     0x72, 0x69, 0x66, 0x66, 0x2E, 0x91, 0xCF, 0x11, 0xA5, 0xD6, 0x28, 0xDB, 0x04, 0xC1, 0x00, 0x00,
+];
+
+/// The ASF Header Object GUID (ASF Specification rev 1.20 §3.1).
+const ASF_HEADER_GUID: [u8; 16] = [
+    0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11, 0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C,
 ];
 
 fn is_mp4_box_type(t: &[u8]) -> bool {
@@ -166,6 +179,13 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
     if cfg!(feature = "avi") && at(0..4) == b"RIFF" && matches!(at(8..12), b"AVI " | b"AVIX" | b"AVI\x19") {
         return Some(FormatKind::Avi);
     }
+    if cfg!(feature = "asf") && at(0..16) == ASF_HEADER_GUID {
+        return Some(FormatKind::Asf);
+    }
+    // FLV (Adobe FLV spec v10.1 Annex E.2): "FLV", version 1, header size >= 9.
+    if cfg!(feature = "flv") && at(0..3) == b"FLV" && at(3..4) == [1] && at(5..8) == [0, 0, 0] && at(8..9) >= &[9][..] {
+        return Some(FormatKind::Flv);
+    }
     if cfg!(feature = "aiff") && at(0..4) == b"FORM" && matches!(at(8..12), b"AIFF" | b"AIFC") {
         return Some(FormatKind::Aiff);
     }
@@ -205,11 +225,24 @@ mod tests {
     fn detects_by_magic() {
         let mut mp4 = [0u8; 16];
         mp4[..8].copy_from_slice(b"\0\0\0\x18ftyp");
-        assert_eq!(detect(&mp4, None), Some(FormatKind::Mp4));
+        if cfg!(feature = "mp4") {
+            assert_eq!(detect(&mp4, None), Some(FormatKind::Mp4));
+        }
         let wav = *b"RIFF\x24\0\0\0WAVEfmt ";
         assert_eq!(detect(&wav, None), Some(FormatKind::Wav));
         assert_eq!(detect(b"RF64\xff\xff\xff\xffWAVEds64", None), Some(FormatKind::Rf64));
         assert_eq!(detect(b"hello world, not media", None), None);
         assert_eq!(detect(&[], None), None);
+    }
+
+    #[test]
+    fn detects_asf_and_flv() {
+        if cfg!(feature = "asf") {
+            assert_eq!(detect(&ASF_HEADER_GUID, None), Some(FormatKind::Asf));
+        }
+        if cfg!(feature = "flv") {
+            assert_eq!(detect(b"FLV\x01\x05\0\0\0\x09\0\0\0\0", None), Some(FormatKind::Flv));
+            assert_eq!(detect(b"FLV\x01\x05\0\0\0\x03", None), None);
+        }
     }
 }

@@ -23,6 +23,7 @@ pub const DIAG_CAPACITY: usize = 16;
 /// A fixed-capacity sink of diagnostics. A code already present is counted,
 /// not stored again.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Diagnostics {
     items: heapless::Vec<(Diagnostic, u32), DIAG_CAPACITY>,
     dropped: u32,

@@ -16,6 +16,7 @@ pub enum TagScope {
 
 /// A tag's key as the container spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum TagKey<'a> {
     /// A text key (Vorbis comment field, QuickTime `mdta` key, Matroska
     /// SimpleTag name).
@@ -26,6 +27,7 @@ pub enum TagKey<'a> {
 
 /// A tag's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum TagValue<'a> {
     /// UTF-8 text.
     Text(&'a str),
@@ -37,6 +39,7 @@ pub enum TagValue<'a> {
 
 /// One tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Tag<'a> {
     /// What it applies to.
     pub scope: TagScope,

@@ -16,13 +16,10 @@ impl Rational {
         Rational { num, den }
     }
 
-    /// Converts `ts` ticks of this base to microseconds, saturating.
+    /// Converts `ts` ticks of this base to microseconds, rounding to
+    /// nearest (as ffmpeg's `av_rescale`), saturating.
     pub fn to_micros(self, ts: i64) -> i64 {
-        if self.den == 0 {
-            return 0;
-        }
-        let v = (ts as i128) * (self.num as i128) * 1_000_000 / (self.den as i128);
-        v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+        rescale(ts, self, Rational::new(1, 1_000_000))
     }
 
     /// Converts microseconds to ticks of this base, rounding down, saturating.
@@ -197,6 +194,17 @@ codecs! {
     AdpcmG722 => "adpcm_g722",
     AdpcmG726Le => "adpcm_g726le",
     AdpcmImaWs => "adpcm_ima_ws",
+    Gif => "gif",
+    Tiff => "tiff",
+    Webp => "webp",
+    WmaVoice => "wmavoice",
+    Vp6f => "vp6f",
+    Vp6a => "vp6a",
+    FlashSv => "flashsv",
+    FlashSv2 => "flashsv2",
+    AdpcmSwf => "adpcm_swf",
+    Nellymoser => "nellymoser",
+    Text => "text",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).
@@ -214,6 +222,7 @@ pub type Language = heapless::String<16>;
 
 /// One track (stream) of the input.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Track {
     /// The container's own identifier (MP4 track_ID, Matroska TrackNumber,
     /// TS PID, or the index where the container has none).
@@ -276,6 +285,7 @@ pub struct PacketFlags {
 /// One packet: a borrow of the input (slice mode) or of scratch (reader mode),
 /// valid until the next call on the demuxer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Packet<'a> {
     /// Index into the demuxer's track list.
     pub track: usize,

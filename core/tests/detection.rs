@@ -29,8 +29,10 @@ fn allowed_for_folder(folder: &str) -> Option<&'static [FormatKind]> {
         "caf" => &[Caf],
         "mpegts" => &[MpegTs],
         "mpegps" => &[MpegPs],
+        "asf" => &[Asf],
+        "flv" => &[Flv],
         // Families without a demuxer in this build yet.
-        "asf" | "flac" | "flv" | "matroska" | "ogg" => &[],
+        "flac" | "matroska" | "ogg" => &[],
         _ => return None,
     })
 }
@@ -51,6 +53,8 @@ fn allowed_for_extension(name: &str) -> &'static [FormatKind] {
         "avi" => &[Avi],
         "caf" => &[Caf],
         "ts" | "m2ts" => &[MpegTs],
+        "wma" | "wmv" | "asf" => &[Asf],
+        "flv" => &[Flv],
         "wav" => &[Wav, Rf64, Wave64],
         "mp4" | "mov" | "m4a" | "m4b" | "avif" => &[Mp4],
         _ if name.contains("rav1d__") || name.contains("dav1d") => &[Ivf, Obu, Av1AnnexB],

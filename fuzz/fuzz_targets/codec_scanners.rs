@@ -18,11 +18,16 @@ fuzz_target!(|data: &[u8]| {
     let _ = annexb::NalUnits::new(data).count();
     let _ = mpeg4v::Mpeg4State::default().parse_frame(data);
     let chunk = (data.first().copied().unwrap_or(1) as usize % 13) + 1;
-    let (mut a, mut b, mut c) = (h264::AuSplitter::default(), hevc::AuSplitter::default(), mpegvideo::FrameSplitter::default());
+    let (mut a, mut b, mut c) = (
+        h264::AuSplitter::default(),
+        hevc::AuSplitter::default(),
+        mpegvideo::FrameSplitter::default(),
+    );
     for (i, piece) in data.chunks(chunk).enumerate() {
         let base = (i * chunk) as u64;
         if let Some(x) = a.feed(piece, base) {
-            assert!(x + 6 >= base);
+            // A start code, NAL header and up to six bytes of first_mb_in_slice.
+            assert!(x + 11 >= base);
             a = h264::AuSplitter::default();
         }
         if let Some(x) = b.feed(piece, base) {

@@ -10,6 +10,9 @@
 //!   small fixed cache of blocks for header and table reads and an owned
 //!   scratch buffer for packet payloads. Its [`mediaslice::IoStats`] count the
 //!   real system calls, so `mediaslice io` reports what a probe costs.
+//! * [`HttpSource`]: a resource on an HTTP(S) server, read with closed
+//!   `Range` requests through a bounded block cache with read-ahead; its
+//!   stats count requests and body bytes, and per-open caps bound both.
 //! * [`StdIo`]: wraps any [`std::io::Read`] + [`std::io::Seek`] as an
 //!   [`embedded_io`] reader, for [`mediaslice::ReaderSource`].
 //! * [`ffprobe`]: ffprobe-compatible spellings (FourCC strings, times,
@@ -17,11 +20,13 @@
 
 pub mod ffprobe;
 mod file;
+mod http;
 mod mmap;
 mod scratch;
 mod stdio;
 
 pub use file::FileSource;
+pub use http::{is_http_url, ErrorLog, HttpConfig, HttpSource, HttpStats};
 pub use mmap::MmapSource;
 pub use stdio::StdIo;
 

@@ -2,7 +2,7 @@
 
 use crate::scratch::Scratch;
 use mediaslice::{Error, ErrorKind, IoStats, Limits, Result, Source};
-use memmap2::{Mmap, UncheckedAdvice};
+use memmap2::{Advice, Mmap, UncheckedAdvice};
 use std::fs::File;
 use std::path::Path;
 
@@ -14,10 +14,15 @@ use std::path::Path;
 /// address space, the kernel pages in the parts that are touched, and after
 /// every [`MmapSource::DEFAULT_RESIDENT`] bytes served (see
 /// [`MmapSource::set_resident_limit`]) the source tells the kernel it no
-/// longer needs the pages (`madvise(MADV_DONTNEED)`), so a pass over a 4 GiB
-/// file does not leave 4 GiB resident. Pages needed again are read back from
-/// the file. A zero-length file cannot be mapped and is served as an empty
-/// slice (every format then fails to open with a clean error).
+/// longer needs the pages it served since the last release
+/// (`madvise(MADV_DONTNEED)` on the page-aligned span from the lowest to the
+/// highest byte served), so a pass over a 4 GiB file does not leave 4 GiB
+/// resident. Pages needed again are read back from the file (usually from
+/// the page cache: a minor fault). Why this is sound: `docs/sources.md`.
+/// Large reads (1 MiB and more) are announced with `MADV_WILLNEED`, and
+/// [`MmapSource::advise_sequential`] asks for aggressive read-ahead before a
+/// pass over every packet. A zero-length file cannot be mapped and is served
+/// as an empty slice (every format then fails to open with a clean error).
 ///
 /// Packets that a container splits (Ogg, MPEG-TS) are joined in an owned
 /// scratch buffer that grows on demand up to [`Limits::max_packet`] bytes
@@ -33,7 +38,12 @@ pub struct MmapSource {
     stats: IoStats,
     /// Bytes served since the pages were last released.
     served: u64,
+    /// Lowest and highest (exclusive) byte served since then.
+    lo: u64,
+    hi: u64,
     resident_limit: u64,
+    /// Releases done.
+    releases: u64,
 }
 
 fn to_usize(offset: u64) -> Result<usize> {
@@ -90,12 +100,21 @@ impl MmapSource {
             scratch: Scratch::new(Limits::default().max_packet as usize),
             stats: IoStats::default(),
             served: 0,
+            lo: u64::MAX,
+            hi: 0,
             resident_limit: Self::DEFAULT_RESIDENT,
+            releases: 0,
         })
     }
 
-    /// Bytes served between two releases of the map's resident pages.
-    pub const DEFAULT_RESIDENT: u64 = 16 << 20;
+    /// Bytes served between two releases of the map's resident pages: 2 MiB,
+    /// so the pages of the file that are resident at once stay a few MiB
+    /// (the 8 MiB peak RSS budget of `docs/bench/memory.md`).
+    pub const DEFAULT_RESIDENT: u64 = 2 << 20;
+
+    /// Reads of at least this many bytes are announced to the kernel with
+    /// `MADV_WILLNEED` (read-ahead of the whole range at once).
+    pub const WILLNEED_FROM: usize = 1 << 20;
 
     /// Sets how many bytes may be served before the map's resident pages are
     /// released; 0 never releases them.
@@ -103,23 +122,63 @@ impl MmapSource {
         self.resident_limit = bytes;
     }
 
-    /// Counts `len` bytes about to be served; past the limit, releases the
-    /// resident pages first. Called only from `&mut self` methods, before
-    /// the new borrow is made, so no borrow of the map is alive.
-    fn serve(&mut self, len: usize) {
+    /// Asks the kernel for aggressive read-ahead (`MADV_SEQUENTIAL`), for a
+    /// pass over every packet. A failure is ignored (it is only a hint).
+    pub fn advise_sequential(&self) {
+        if let Some(map) = &self.map {
+            let _ = map.advise(Advice::Sequential);
+        }
+    }
+
+    /// How many times the served pages were released.
+    pub fn releases(&self) -> u64 {
+        self.releases
+    }
+
+    /// Counts `len` bytes at `offset` about to be served; past the limit,
+    /// first releases the pages served since the last release. Called only
+    /// from `&mut self` methods, before the new borrow is made, so no borrow
+    /// that this source handed out is alive (see `docs/sources.md`).
+    fn serve(&mut self, offset: u64, len: usize) {
+        let end = offset.saturating_add(len as u64).min(self.data().len() as u64);
         self.served = self.served.saturating_add(len as u64);
-        if self.resident_limit == 0 || self.served < self.resident_limit {
+        if self.resident_limit != 0 && self.served >= self.resident_limit {
+            self.release();
+        }
+        if offset < end {
+            self.lo = self.lo.min(offset);
+            self.hi = self.hi.max(end);
+        }
+        if len >= Self::WILLNEED_FROM && offset < end {
+            if let Some(map) = &self.map {
+                let _ = map.advise_range(Advice::WillNeed, offset as usize, (end - offset) as usize);
+            }
+        }
+    }
+
+    /// Drops the resident pages of the span served since the last release.
+    fn release(&mut self) {
+        let (lo, hi) = (self.lo, self.hi);
+        self.served = 0;
+        self.lo = u64::MAX;
+        self.hi = 0;
+        let Some(map) = &self.map else { return };
+        if lo >= hi {
             return;
         }
-        self.served = len as u64;
-        if let Some(map) = &self.map {
-            // SAFETY: the map is read-only and file-backed (`Mmap`, never
-            // written), so dropping its pages loses nothing: the next access
-            // reads them from the file again. No borrow of the map outlives
-            // the `&mut self` call that gets here. A failure only means the
-            // pages stay resident.
-            let _ = unsafe { map.unchecked_advise(UncheckedAdvice::DontNeed) };
-        }
+        // memmap2 widens the start down to its page boundary.
+        let (Ok(start), Ok(hi)) = (usize::try_from(lo), usize::try_from(hi)) else {
+            return;
+        };
+        // SAFETY: the map is read-only, private and file-backed (`Mmap`,
+        // never written), so its pages are clean copies of the file: dropping
+        // them loses nothing, and the next access maps them again from the
+        // page cache or the file, at the same addresses with the same
+        // contents. No borrow this source handed out is alive (this runs in
+        // a `&mut self` call), and a slice a caller took from `data()`
+        // stays valid memory. A failure only means the pages stay resident.
+        let _ = unsafe { map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, hi - start) };
+        self.releases += 1;
     }
 
     /// The whole file as a slice (empty for a zero-length file).
@@ -144,7 +203,7 @@ impl Source for MmapSource {
     }
 
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        self.serve(buf.len());
+        self.serve(offset, buf.len());
         let data = self.map.as_deref().unwrap_or(&[]);
         let avail = match usize::try_from(offset) {
             Ok(s) => data.get(s..).unwrap_or(&[]),
@@ -160,7 +219,7 @@ impl Source for MmapSource {
     }
 
     fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
-        self.serve(len);
+        self.serve(offset, len);
         let r = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
         self.stats.reads += 1;
         self.stats.bytes_read += len as u64;
@@ -172,7 +231,7 @@ impl Source for MmapSource {
     }
 
     fn gather(&mut self, offset: u64, len: usize, at: usize) -> Result<()> {
-        self.serve(len);
+        self.serve(offset, len);
         let src = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
         self.scratch.range_mut(offset, at, len)?.copy_from_slice(src);
         self.stats.reads += 1;
@@ -248,6 +307,44 @@ mod tests {
             crc = c.finish();
         }
         assert_eq!(crc, mediaslice::crc::crc32(&data));
+        std::fs::remove_file(p).unwrap();
+    }
+
+    fn rss_file_kib() -> u64 {
+        let s = std::fs::read_to_string("/proc/self/status").unwrap();
+        s.lines()
+            .find_map(|l| l.strip_prefix("RssFile:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_pass_over_a_large_file_keeps_few_pages_resident() {
+        // 48 MiB, sparse (holes read as zeros through the page cache).
+        let p = std::env::temp_dir().join(format!("mediaslice-std-{}-rss", std::process::id()));
+        let f = File::create(&p).unwrap();
+        f.set_len(48 << 20).unwrap();
+        drop(f);
+        let mut s = MmapSource::open(&p).unwrap();
+        // A slice of the map kept by the caller across releases.
+        let kept = s.data().as_ptr();
+        let before = rss_file_kib();
+        let mut peak = 0;
+        let mut sum = 0u64;
+        for off in (0..48u64 << 20).step_by(64 << 10) {
+            sum += s.bytes(off, 64 << 10).unwrap().iter().map(|&b| b as u64).sum::<u64>();
+            if off % (1 << 20) == 0 {
+                peak = peak.max(rss_file_kib().saturating_sub(before));
+            }
+        }
+        assert_eq!(sum, 0);
+        assert!(s.releases() >= 20, "{}", s.releases());
+        // Default: released every 2 MiB served; allow for fault-around and
+        // other tests' maps.
+        assert!(peak < 8 << 10, "{peak} KiB resident");
+        assert_eq!(s.data().as_ptr(), kept);
+        assert_eq!(s.data()[1 << 20], 0);
         std::fs::remove_file(p).unwrap();
     }
 

@@ -230,6 +230,10 @@ pub struct AuSplitter {
     history_len: u8,
     sei_next: bool,
     idr_pending: bool,
+    pending: Option<u64>,
+    /// Whether a NAL unit that comes before slices (SEI, SPS, PPS, AUD) was
+    /// seen in this access unit.
+    pub has_prefix: bool,
     /// Whether an IDR slice was seen in the current access unit.
     pub idr: bool,
     /// Whether a recovery point SEI was seen in the current access unit.
@@ -248,6 +252,8 @@ impl Default for AuSplitter {
             history_len: 0,
             sei_next: false,
             idr_pending: false,
+            pending: None,
+            has_prefix: false,
             idr: false,
             recovery_point: false,
             has_slice: false,
@@ -258,7 +264,9 @@ impl Default for AuSplitter {
 impl AuSplitter {
     /// Feeds `data`, which sits at absolute offset `base` of the stream.
     /// Returns the absolute offset where the next access unit starts, when
-    /// found in these bytes (it may lie up to 5 bytes before `base`).
+    /// found in these bytes (it may lie up to 11 bytes before `base`: a
+    /// four-byte start code, the NAL header and a `first_mb_in_slice` of up
+    /// to six bytes).
     pub fn feed(&mut self, data: &[u8], base: u64) -> Option<u64> {
         for (i, &b) in data.iter().enumerate() {
             let at = base + i as u64;
@@ -279,6 +287,9 @@ impl AuSplitter {
             if self.state <= 2 {
                 if b == 1 {
                     self.state ^= 5;
+                    if self.state <= 5 {
+                        self.pending = Some((at + 1).saturating_sub(3 + (self.state == 5) as u64));
+                    }
                 } else if b != 0 {
                     self.state = 7;
                 } else {
@@ -294,6 +305,7 @@ impl AuSplitter {
                             // Boundary: the start code before this header.
                             return Some((at + 1).saturating_sub((self.state & 5) as u64));
                         }
+                        self.has_prefix = true;
                         if t == nal::SEI {
                             self.sei_next = true;
                         }
@@ -307,6 +319,7 @@ impl AuSplitter {
                     }
                     _ => {}
                 }
+                self.pending = None;
                 self.state = 7;
                 continue;
             }
@@ -335,11 +348,27 @@ impl AuSplitter {
                 }
                 self.idr |= idr;
                 self.has_slice = true;
+                self.pending = None;
                 self.history_len = 0;
                 self.state = 7;
             }
         }
         None
+    }
+}
+
+impl AuSplitter {
+    /// At the end of the input: where a start code seen last, whose NAL
+    /// unit the input cuts before the split could be decided, begins, when
+    /// it follows a slice (so it may start the next access unit).
+    pub fn unfinished(&self) -> Option<u64> {
+        self.pending.filter(|_| self.frame_start_found)
+    }
+
+    /// At the end of the input: whether a NAL unit was cut before the
+    /// splitter could classify it.
+    pub fn cut_nal(&self) -> bool {
+        self.pending.is_some()
     }
 }
 

@@ -119,8 +119,14 @@ pub struct AuSplitter {
     state: u64,
     seen: u8,
     frame_start_found: bool,
+    pending: Option<u64>,
     /// Whether an IRAP slice (BLA, IDR, CRA) was seen in this access unit.
     pub irap: bool,
+    /// Whether a slice was seen in this access unit.
+    pub has_slice: bool,
+    /// Whether a NAL unit that comes before slices (parameter set, AUD,
+    /// prefix SEI) was seen.
+    pub has_prefix: bool,
 }
 
 impl AuSplitter {
@@ -130,10 +136,14 @@ impl AuSplitter {
         for (i, &b) in data.iter().enumerate() {
             self.state = (self.state << 8) | b as u64;
             self.seen = self.seen.saturating_add(1);
+            let at = base + i as u64;
+            if self.state & 0xFF_FFFF == 1 {
+                self.pending = Some(at.saturating_sub(2));
+            }
             if self.seen < 6 || (self.state >> 24) & 0xFF_FFFF != 1 {
                 continue;
             }
-            let at = base + i as u64;
+            self.pending = None;
             let nut = ((self.state >> 17) & 0x3F) as u8;
             let layer = (self.state >> 11) & 0x3F;
             if layer > 0 {
@@ -151,6 +161,7 @@ impl AuSplitter {
                 if self.frame_start_found {
                     return Some(boundary);
                 }
+                self.has_prefix |= !matches!(nut, 36 | 37);
             } else if nut <= nal::RASL_R || (nal::BLA_W_LP..=nal::CRA).contains(&nut) {
                 if b >> 7 == 1 {
                     if self.frame_start_found {
@@ -161,9 +172,23 @@ impl AuSplitter {
                 if (nal::BLA_W_LP..=nal::IRAP_END).contains(&nut) {
                     self.irap = true;
                 }
+                self.has_slice = true;
             }
         }
         None
+    }
+
+    /// At the end of the input: where a start code seen last, whose NAL
+    /// header the input cuts before the split could be decided, begins,
+    /// when it follows a slice (so it would start the next access unit).
+    pub fn unfinished(&self) -> Option<u64> {
+        self.pending.filter(|_| self.frame_start_found)
+    }
+
+    /// At the end of the input: whether a NAL unit was cut before its
+    /// header could be read.
+    pub fn cut_nal(&self) -> bool {
+        self.pending.is_some()
     }
 }
 

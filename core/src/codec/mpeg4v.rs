@@ -18,9 +18,15 @@ pub const GOV: u32 = 0x1B3;
 pub struct FrameSplitter {
     state: u32,
     vop_found: bool,
+    after_vop: u32,
 }
 
 impl FrameSplitter {
+    /// Bytes seen after the VOP start code (0 before it).
+    pub fn after_vop(&self) -> u32 {
+        self.after_vop
+    }
+
     /// Feeds `data` at absolute offset `base`; returns where the next frame
     /// starts when found (up to 3 bytes before `base`).
     pub fn feed(&mut self, data: &[u8], base: u64) -> Option<u64> {
@@ -32,6 +38,7 @@ impl FrameSplitter {
                 }
                 continue;
             }
+            self.after_vop = self.after_vop.saturating_add(1);
             if self.state & 0xFFFF_FF00 == 0x100 {
                 self.vop_found = false;
                 self.state = u32::MAX;

@@ -103,6 +103,11 @@ impl Default for FrameSplitter {
 }
 
 impl FrameSplitter {
+    /// Whether the frame being split has reached its slices.
+    pub fn in_slices(&self) -> bool {
+        self.found == 4
+    }
+
     /// Feeds `data` at absolute offset `base`; returns where the next frame
     /// starts when found (up to 3 bytes before `base`).
     pub fn feed(&mut self, data: &[u8], base: u64) -> Option<u64> {

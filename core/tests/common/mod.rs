@@ -31,6 +31,8 @@ pub const FAMILIES: &[&str] = &[
     "avi",
     "aiff",
     "caf",
+    "asf",
+    "flv",
     "mp3",
     "adts",
     "ac3",

@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use mediaslice::crc::{crc32, Crc32};
 use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
 use mediaslice_std::ffprobe::{self, FormatFacts, TagSet};
-use mediaslice_std::{FileReaderSource, FileSource, MmapSource, StdIo};
+use mediaslice_std::{is_http_url, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo};
 use std::fmt;
 use std::io::IsTerminal;
 use std::io::{self, BufWriter, Write};
@@ -46,6 +46,20 @@ struct Cli {
     /// Shorthand for `--source reader`.
     #[arg(long, global = true, conflicts_with = "source")]
     reader: bool,
+    /// HTTP(S) URLs: seconds to wait for a connection, a response or a
+    /// read of its body.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 30.0)]
+    http_timeout: f64,
+    /// HTTP(S) URLs: most redirects followed per request.
+    #[arg(long, global = true, value_name = "N", default_value_t = 5)]
+    http_redirects: u32,
+    /// HTTP(S) URLs: most requests per run.
+    #[arg(long, global = true, value_name = "N", default_value_t = 1_000_000)]
+    http_max_requests: u64,
+    /// HTTP(S) URLs: most body bytes received per run (default: twice the
+    /// resource's length plus 64 MiB).
+    #[arg(long, global = true, value_name = "BYTES")]
+    http_max_bytes: Option<u64>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -58,6 +72,9 @@ enum SourceKind {
     Pread,
     /// `mediaslice::ReaderSource` over the file, with scratch.
     Reader,
+    /// HTTP range requests (chosen by an http:// or https:// argument).
+    #[value(skip)]
+    Http,
 }
 
 #[derive(Subcommand, Debug)]
@@ -76,11 +93,15 @@ enum Cmd {
     Tags(FileArgs),
     /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
     Io(FileArgs),
+    /// Peak resident memory and heap per phase (open, tracks and tags, every
+    /// packet, seek), as JSON; for benches/scripts/memory.sh.
+    #[command(hide = true)]
+    Phases(FileArgs),
 }
 
 #[derive(Args, Debug)]
 struct FileArgs {
-    /// The media file.
+    /// The media file, or an http:// or https:// URL.
     file: PathBuf,
     /// JSON output with ffprobe's field names.
     #[arg(long)]
@@ -133,6 +154,7 @@ enum Opened {
     Mmap(Box<Demuxer<MmapSource>>),
     Pread(Box<Demuxer<FileSource>>),
     Reader(Box<Demuxer<FileReaderSource>>),
+    Http(Box<Demuxer<HttpSource>>),
 }
 
 /// Runs `$body` with `$d: &mut Demuxer<_>` for whichever source is open.
@@ -151,6 +173,10 @@ macro_rules! with_demuxer {
                 let $d = &mut *b;
                 $body
             }
+            Opened::Http(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
         }
     };
 }
@@ -159,10 +185,51 @@ fn ext_hint(path: &Path) -> Option<String> {
     path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
-fn open(path: &Path, kind: SourceKind) -> Result<Opened, Failure> {
+/// The extension of a URL's path (query and fragment dropped).
+fn url_ext_hint(url: &str) -> Option<String> {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
+    let path = path.find('/').and_then(|i| path.get(i..)).unwrap_or("");
+    ext_hint(Path::new(path))
+}
+
+/// The argument as a URL, when it is an http:// or https:// one.
+fn as_url(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| is_http_url(s))
+}
+
+fn http_config(cli: &Cli) -> HttpConfig {
+    let t = Duration::try_from_secs_f64(cli.http_timeout)
+        .ok()
+        .filter(|d| !d.is_zero());
+    HttpConfig {
+        connect_timeout: t,
+        read_timeout: t,
+        max_redirects: cli.http_redirects,
+        max_requests: cli.http_max_requests,
+        max_bytes: cli.http_max_bytes,
+        ..HttpConfig::default()
+    }
+}
+
+/// Opens `path` (a file, or an http:// or https:// URL) with the source
+/// `kind` (files only). For a URL, `log` receives the source's error log,
+/// whose text (status line, URL, transport message) completes the static
+/// description of a read error.
+fn open(path: &Path, kind: SourceKind, http: &HttpConfig, log: &mut Option<ErrorLog>) -> Result<Opened, Failure> {
+    if let Some(url) = as_url(path) {
+        let ext = url_ext_hint(url);
+        let src = HttpSource::open_with(url, http.clone()).map_err(Failure::Open)?;
+        *log = Some(src.error_log());
+        return Ok(Opened::Http(Box::new(Demuxer::open(src, ext.as_deref())?)));
+    }
     let ext = ext_hint(path);
     let ext = ext.as_deref();
     match kind {
+        SourceKind::Http => Err(Failure::Open(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not an http:// or https:// URL",
+        ))),
         SourceKind::Mmap => {
             let src = MmapSource::open(path).map_err(Failure::Open)?;
             Ok(Opened::Mmap(Box::new(Demuxer::open(src, ext)?)))
@@ -560,42 +627,287 @@ fn cmd_io<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, kind: 
     let (_, tag_err) = collect_tags(d);
     let _ = (d.tracks().len(), d.info().duration_us);
     let s = d.source().stats();
+    let http = kind == SourceKind::Http;
     if json {
-        writeln!(w, "{{\"bytes_read\": {}, \"reads\": {}}}", s.bytes_read, s.reads)?;
+        if http {
+            // For HTTP a read is a request; both names are given.
+            writeln!(
+                w,
+                "{{\"bytes_read\": {}, \"reads\": {}, \"requests\": {}}}",
+                s.bytes_read, s.reads, s.reads
+            )?;
+        } else {
+            writeln!(w, "{{\"bytes_read\": {}, \"reads\": {}}}", s.bytes_read, s.reads)?;
+        }
     } else {
         let what = match kind {
             SourceKind::Mmap => "mmap (accesses, not system calls)",
             SourceKind::Pread => "pread (system calls)",
             SourceKind::Reader => "reader (read calls)",
+            SourceKind::Http => "http (range requests; bytes are response bodies)",
         };
         writeln!(w, "source:     {what}")?;
         writeln!(w, "file size:  {}", d.source().len())?;
         writeln!(w, "bytes read: {}", s.bytes_read)?;
-        writeln!(w, "reads:      {}", s.reads)?;
-        writeln!(w, "seeks:      {}", s.seeks)?;
+        if http {
+            writeln!(w, "requests:   {}", s.reads)?;
+        } else {
+            writeln!(w, "reads:      {}", s.reads)?;
+            writeln!(w, "seeks:      {}", s.seeks)?;
+        }
     }
     Ok(tag_err)
+}
+
+/// The counting allocator, `/proc/self` and the `phases` command.
+mod measure {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+    /// `System` with counters: bytes live now, their peak, allocations.
+    pub struct Counting;
+
+    static NOW: AtomicUsize = AtomicUsize::new(0);
+    static PEAK: AtomicUsize = AtomicUsize::new(0);
+    static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+    fn grew(by: usize) {
+        let now = NOW.fetch_add(by, Relaxed).saturating_add(by);
+        PEAK.fetch_max(now, Relaxed);
+    }
+
+    // SAFETY: every call goes to `System` unchanged; the counters are plain
+    // atomics (no allocation, no locks).
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: the caller's contract is passed on.
+            let p = unsafe { System.alloc(layout) };
+            if !p.is_null() {
+                ALLOCS.fetch_add(1, Relaxed);
+                grew(layout.size());
+            }
+            p
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: as above.
+            let p = unsafe { System.alloc_zeroed(layout) };
+            if !p.is_null() {
+                ALLOCS.fetch_add(1, Relaxed);
+                grew(layout.size());
+            }
+            p
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: as above.
+            unsafe { System.dealloc(ptr, layout) };
+            NOW.fetch_sub(layout.size(), Relaxed);
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            // SAFETY: as above.
+            let p = unsafe { System.realloc(ptr, layout, new_size) };
+            if !p.is_null() {
+                ALLOCS.fetch_add(1, Relaxed);
+                if new_size >= layout.size() {
+                    grew(new_size - layout.size());
+                } else {
+                    NOW.fetch_sub(layout.size() - new_size, Relaxed);
+                }
+            }
+            p
+        }
+    }
+
+    /// Heap bytes live now, peak since the last `reset_peak`, allocations.
+    pub fn heap() -> (usize, usize, u64) {
+        (NOW.load(Relaxed), PEAK.load(Relaxed), ALLOCS.load(Relaxed))
+    }
+
+    pub fn reset_peak() {
+        PEAK.store(NOW.load(Relaxed), Relaxed);
+    }
+
+    /// `VmHWM` and `VmRSS` of this process, in KiB.
+    pub fn vm() -> (u64, u64) {
+        let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let field = |k: &str| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmHWM:"), field("VmRSS:"))
+    }
+
+    /// Resets `VmHWM` to the current RSS (`5` to `/proc/self/clear_refs`,
+    /// Linux 4.0+); false when the kernel refuses.
+    pub fn reset_hwm() -> bool {
+        std::fs::write("/proc/self/clear_refs", "5").is_ok()
+    }
+}
+
+#[global_allocator]
+static ALLOC: measure::Counting = measure::Counting;
+
+/// The start of a measured phase.
+struct Phase {
+    t: Instant,
+    allocs: u64,
+    io: mediaslice::IoStats,
+    hwm_reset: bool,
+}
+
+impl Phase {
+    fn start(io: mediaslice::IoStats) -> Self {
+        let hwm_reset = measure::reset_hwm();
+        measure::reset_peak();
+        Phase {
+            t: Instant::now(),
+            allocs: measure::heap().2,
+            io,
+            hwm_reset,
+        }
+    }
+
+    fn end(self, name: &str, io: mediaslice::IoStats) -> serde_json::Value {
+        let (hwm, rss) = measure::vm();
+        let (now, peak, allocs) = measure::heap();
+        serde_json::json!({
+            "phase": name,
+            "vm_hwm_kib": hwm,
+            "vm_rss_kib": rss,
+            "hwm_reset": self.hwm_reset,
+            "heap_peak": peak,
+            "heap_now": now,
+            "allocs": allocs - self.allocs,
+            "bytes_read": io.bytes_read - self.io.bytes_read,
+            "reads": io.reads - self.io.reads,
+            "ms": self.t.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// `phases`: after `open` (measured by the caller), the tracks and every
+/// tag; every packet (CRC over the payloads); a seek to the middle of the
+/// first track and up to 1000 packets from there. Prints one JSON object.
+fn cmd_phases<S: Source, W: Write>(
+    d: &mut Demuxer<S>,
+    w: &mut W,
+    mut phases: Vec<serde_json::Value>,
+    name: &str,
+    kind: SourceKind,
+) -> Outcome {
+    let p = Phase::start(d.source().stats());
+    let tracks = d.tracks().to_vec();
+    let (tags, tag_err) = collect_tags(d);
+    let _ = (tags, d.info().duration_us);
+    phases.push(p.end("tracks", d.source().stats()));
+
+    let p = Phase::start(d.source().stats());
+    let mut crc = Crc32::new();
+    let (mut n, mut bytes) = (0u64, 0u64);
+    let mut stopped = tag_err;
+    loop {
+        match d.next_packet() {
+            Ok(Some(p)) => {
+                crc.update(p.data);
+                n += 1;
+                bytes += p.data.len() as u64;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                stopped = Some(e);
+                break;
+            }
+        }
+    }
+    phases.push(p.end("packets", d.source().stats()));
+
+    let p = Phase::start(d.source().stats());
+    let mut after_seek = 0u32;
+    if let Some(t) = tracks.first() {
+        let target = t.duration.map_or(0, |x| i64::try_from(x / 2).unwrap_or(0));
+        if d.seek(0, target).is_ok() {
+            while after_seek < 1000 {
+                match d.next_packet() {
+                    Ok(Some(p)) => {
+                        std::hint::black_box(crc32(p.data));
+                        after_seek += 1;
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+    phases.push(p.end("seek", d.source().stats()));
+    let doc = serde_json::json!({
+        "file": name,
+        "source": format!("{kind:?}").to_ascii_lowercase(),
+        "size": d.source().len(),
+        "packets": n,
+        "bytes": bytes,
+        "crc32": format!("{:08x}", crc.finish()),
+        "packets_after_seek": after_seek,
+        "phases": phases,
+    });
+    serde_json::to_writer(&mut *w, &doc)?;
+    w.write_all(b"\n")?;
+    Ok(stopped)
 }
 
 fn run(cli: &Cli) -> u8 {
     let (args, default_kind) = match &cli.cmd {
         Cmd::Io(a) => (a, SourceKind::Pread),
-        Cmd::Probe(a) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } => (a, SourceKind::Mmap),
+        Cmd::Probe(a) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } | Cmd::Phases(a) => (a, SourceKind::Mmap),
     };
-    let kind = if cli.reader {
+    let mut kind = if cli.reader {
         SourceKind::Reader
     } else {
         cli.source.unwrap_or(default_kind)
     };
     let name = args.file.to_string_lossy().into_owned();
-    let fail = |e: &dyn fmt::Display| eprintln!("mediaslice: {name}: {e}");
-    let opened = match open(&args.file, kind) {
+    let mut log: Option<ErrorLog> = None;
+    // A read error's static description, completed by the HTTP source's
+    // own text when there is one.
+    let fail = |e: &dyn fmt::Display, log: &Option<ErrorLog>| match log.as_ref().and_then(ErrorLog::last) {
+        Some(more) => eprintln!("mediaslice: {name}: {e} ({more})"),
+        None => eprintln!("mediaslice: {name}: {e}"),
+    };
+    if let Some((scheme, _)) = name.split_once("://").filter(|_| as_url(&args.file).is_none()) {
+        if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+            eprintln!("mediaslice: {name}: unsupported URL scheme {scheme}: (files, http:// and https:// are read)");
+            return EXIT_FAILED;
+        }
+    }
+    if as_url(&args.file).is_some() {
+        if cli.source.is_some() || cli.reader {
+            eprintln!("mediaslice: {name}: --source and --reader choose how a file is read; a URL is read with HTTP range requests");
+            return EXIT_FAILED;
+        }
+        kind = SourceKind::Http;
+    }
+    let mut phases = Vec::new();
+    let p = Phase::start(mediaslice::IoStats::default());
+    let opened = match open(&args.file, kind, &http_config(cli), &mut log) {
         Ok(o) => o,
         Err(e) => {
-            fail(&e);
+            fail(&e, &log);
             return EXIT_FAILED;
         }
     };
+    if let (Opened::Mmap(d), Cmd::Packets { .. } | Cmd::Phases(_)) = (&opened, &cli.cmd) {
+        // Every packet will be read in order: ask for read-ahead.
+        d.source().advise_sequential();
+    }
+    if matches!(cli.cmd, Cmd::Phases(_)) {
+        let io = match &opened {
+            Opened::Mmap(d) => d.source().stats(),
+            Opened::Pread(d) => d.source().stats(),
+            Opened::Reader(d) => d.source().stats(),
+            Opened::Http(d) => d.source().stats(),
+        };
+        phases.push(p.end("open", io));
+    }
     let stdout = io::stdout();
     let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
     let outcome = with_demuxer!(opened, d => match &cli.cmd {
@@ -607,12 +919,13 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Packets { file, summary: false } => cmd_packets(d, &mut w, file.json, &name),
         Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
         Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
+        Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
     match outcome {
         Ok(None) => EXIT_OK,
         Ok(Some(e)) => {
-            fail(&e);
+            fail(&e, &log);
             if e.is_truncation() {
                 EXIT_TRUNCATED
             } else {
@@ -622,7 +935,7 @@ fn run(cli: &Cli) -> u8 {
         // A reader that closed the pipe (`| head`) wanted no more.
         Err(Failure::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
         Err(e) => {
-            fail(&e);
+            fail(&e, &log);
             EXIT_FAILED
         }
     }

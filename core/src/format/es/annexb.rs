@@ -47,6 +47,15 @@ pub struct AnnexBDemuxer {
     index: u64,
 }
 
+/// How many zero bytes (up to 4) end the range `at..end`.
+pub(crate) fn trailing_zeros<S: Source>(src: &mut S, at: u64, end: u64) -> Result<u64> {
+    let n = (end - at).min(4);
+    let mut b = [0u8; 4];
+    let tail = b.get_mut(..n as usize).unwrap_or(&mut []);
+    src.read_exact_at(end - n, tail)?;
+    Ok(tail.iter().rev().take_while(|&&x| x == 0).count() as u64)
+}
+
 /// Where a start code's NAL header is, and its first bytes.
 fn next_nal<S: Source>(src: &mut S, from: u64, limit: u64) -> Result<Option<(u64, [u8; 3])>> {
     let Some(p) = scan(src, from, limit, 5, |b| b.starts_with(&[0, 0, 1]))? else {
@@ -214,7 +223,7 @@ impl AnnexBDemuxer {
 
     /// Finds the end of the access unit starting at `at`; returns it and
     /// whether the access unit is a keyframe.
-    fn access_unit<S: Source>(&self, src: &mut S, at: u64, max: u64) -> Result<(u64, bool)> {
+    fn access_unit<S: Source>(&self, src: &mut S, at: u64, max: u64) -> Result<(u64, bool, bool)> {
         let mut s264 = h264::AuSplitter::default();
         let mut s265 = hevc::AuSplitter::default();
         let mut buf = [0u8; CHUNK];
@@ -236,18 +245,48 @@ impl AnnexBDemuxer {
                     AnnexBCodec::H264 => s264.idr || s264.recovery_point,
                     AnnexBCodec::Hevc => s265.irap,
                 };
-                return Ok((b, key));
+                return Ok((b, key, false));
             }
             off += n as u64;
         }
         if off < self.end {
             return Err(Error::limit(at, "access unit larger than limits.max_packet"));
         }
-        let key = match self.codec {
-            AnnexBCodec::H264 => s264.idr || s264.recovery_point,
-            AnnexBCodec::Hevc => s265.irap,
+        // The input ends without a boundary: this is the last access unit,
+        // unless the input was cut. A start code whose NAL unit was cut
+        // before the split could be decided ends the access unit (as it
+        // would in the whole input); an access unit with parameter sets or
+        // SEI but no slice yet, or only a cut NAL header, is not given; and
+        // one to three zero bytes at the very end (a cut start code) are
+        // left out. ffmpeg keeps all of these bytes; on whole inputs the
+        // result is the same.
+        let (key, unfinished, has_slice, has_prefix, cut_nal) = match self.codec {
+            AnnexBCodec::H264 => (
+                s264.idr || s264.recovery_point,
+                s264.unfinished(),
+                s264.has_slice,
+                s264.has_prefix,
+                s264.cut_nal(),
+            ),
+            AnnexBCodec::Hevc => (
+                s265.irap,
+                s265.unfinished(),
+                s265.has_slice,
+                s265.has_prefix,
+                s265.cut_nal(),
+            ),
         };
-        Ok((self.end, key))
+        if let Some(b) = unfinished.filter(|&b| b > at) {
+            return Ok((b, key, false));
+        }
+        if !has_slice && (has_prefix || cut_nal) {
+            return Err(Error::truncated(self.end, "access unit cut before its first slice"));
+        }
+        let zeros = trailing_zeros(src, at, self.end)?;
+        if (1..=3).contains(&zeros) && self.end - zeros > at {
+            return Ok((self.end - zeros, key, true));
+        }
+        Ok((self.end, key, false))
     }
 }
 
@@ -266,14 +305,15 @@ impl FormatDemuxer for AnnexBDemuxer {
             return Ok(None);
         }
         let at = self.pos;
-        let (stop, key) = match self.access_unit(src, at, ctx.limits.max_packet as u64) {
+        let (stop, key, cut) = match self.access_unit(src, at, ctx.limits.max_packet as u64) {
             Ok(x) => x,
             Err(e) => {
                 self.pos = self.end;
                 return Err(e);
             }
         };
-        self.pos = stop;
+        // A trimmed last access unit (`cut`) ends the stream.
+        self.pos = if cut { self.end } else { stop };
         self.index += 1;
         let data = src.bytes(at, (stop - at) as usize)?;
         Ok(Some(Packet {
@@ -283,6 +323,7 @@ impl FormatDemuxer for AnnexBDemuxer {
             duration: Some(self.frame_duration),
             flags: PacketFlags {
                 keyframe: key,
+                truncated: cut,
                 ..PacketFlags::default()
             },
             pos: Some(at),
@@ -298,7 +339,9 @@ impl FormatDemuxer for AnnexBDemuxer {
         let (mut pos, mut index) = (0u64, 0u64);
         let (mut best, mut best_index) = (0u64, 0u64);
         while pos < self.end && index <= target {
-            let (stop, key) = self.access_unit(src, pos, ctx.limits.max_packet as u64)?;
+            let Ok((stop, key, _)) = self.access_unit(src, pos, ctx.limits.max_packet as u64) else {
+                break;
+            };
             if key {
                 best = pos;
                 best_index = index;

@@ -68,7 +68,7 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
 }
 
 impl M4vDemuxer {
-    fn frame_end<S: Source>(&self, src: &mut S, at: u64, max: u64) -> Result<u64> {
+    fn frame_end<S: Source>(&self, src: &mut S, at: u64, max: u64) -> Result<(u64, bool)> {
         let mut sp = FrameSplitter::default();
         let mut buf = [0u8; CHUNK];
         let mut off = at;
@@ -80,12 +80,19 @@ impl M4vDemuxer {
                 break;
             }
             if let Some(b) = sp.feed(buf.get(..n).unwrap_or(&[]), off).filter(|&b| b > at) {
-                return Ok(b);
+                return Ok((b, false));
             }
             off += n as u64;
         }
         if off >= self.end {
-            Ok(self.end)
+            // The last frame, unless the input was cut: a frame whose VOP
+            // header is not all there is not given, and a cut start code at
+            // the very end is left out (ffmpeg keeps both).
+            if sp.after_vop() < 4 {
+                return Err(Error::truncated(self.end, "MPEG-4 frame cut before its VOP header"));
+            }
+            let k = super::cut_start_code(src, at, self.end)?;
+            Ok((self.end - k, k > 0))
         } else {
             Err(Error::limit(at, "MPEG-4 video frame larger than limits.max_packet"))
         }
@@ -135,14 +142,14 @@ impl FormatDemuxer for M4vDemuxer {
             return Ok(None);
         }
         let at = self.pos;
-        let next = match self.frame_end(src, at, ctx.limits.max_packet as u64) {
+        let (next, cut) = match self.frame_end(src, at, ctx.limits.max_packet as u64) {
             Ok(n) => n,
             Err(e) => {
                 self.pos = self.end;
                 return Err(e);
             }
         };
-        self.pos = next;
+        self.pos = if cut { self.end } else { next };
         let index = self.index;
         self.index += 1;
         let data = src.bytes(at, (next - at) as usize)?;
@@ -166,6 +173,7 @@ impl FormatDemuxer for M4vDemuxer {
             duration: Some(self.frame_duration),
             flags: PacketFlags {
                 keyframe: vop.is_some_and(|v| v.coding_type == 0),
+                truncated: cut,
                 ..PacketFlags::default()
             },
             pos: Some(at),
@@ -181,7 +189,9 @@ impl FormatDemuxer for M4vDemuxer {
         let (mut pos, mut index) = (0u64, 0u64);
         let mut best = (0u64, 0u64, Mpeg4State::default());
         while pos < self.end {
-            let next = self.frame_end(src, pos, ctx.limits.max_packet as u64)?;
+            let Ok((next, _)) = self.frame_end(src, pos, ctx.limits.max_packet as u64) else {
+                break;
+            };
             let mut head = [0u8; HEAD];
             let n = src.read_at(pos, &mut head)?;
             let before = st;

@@ -111,6 +111,22 @@ pub(crate) fn seek_audio<D: Clone, S: Source>(
 /// Most frames a seek walks.
 pub(crate) const MAX_SEEK_STEPS: u32 = 10_000_000;
 
+/// How many bytes at the end of `at..end` are a cut start code prefix
+/// (`00`, `00 00` or `00 00 01`): 0 to 3.
+#[cfg_attr(not(any(feature = "mpegvideo", feature = "m4v")), allow(dead_code))]
+pub(crate) fn cut_start_code<S: Source>(src: &mut S, at: u64, end: u64) -> Result<u64> {
+    let n = (end - at).min(3);
+    let mut b = [0u8; 3];
+    let tail = b.get_mut(..n as usize).unwrap_or(&mut []);
+    src.read_exact_at(end - n, tail)?;
+    for k in (1..=n as usize).rev() {
+        if tail.get(n as usize - k..) == [0u8, 0, 1].get(..k) {
+            return Ok(k as u64);
+        }
+    }
+    Ok(0)
+}
+
 /// Bytes a scan reads at a time.
 #[cfg_attr(
     not(any(

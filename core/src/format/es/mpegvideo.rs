@@ -105,14 +105,15 @@ impl FormatDemuxer for MpegVideoDemuxer {
             return Ok(None);
         }
         let at = self.pos;
-        let (next, sp) = match self.frame_end(src, at, ctx.limits.max_packet as u64) {
+        let (next, sp, cut) = match self.frame_end(src, at, ctx.limits.max_packet as u64) {
             Ok(x) => x,
             Err(e) => {
                 self.pos = self.end;
                 return Err(e);
             }
         };
-        self.pos = next;
+        // A last frame shortened by a cut start code ends the stream.
+        self.pos = if cut { self.end } else { next };
         // ffmpeg's timestamps for raw video with a decoding delay: dts counts
         // frames; a B picture shows at its dts; I and P pictures get no pts
         // (but the first MPEG-1 frame shows at 0).
@@ -131,6 +132,7 @@ impl FormatDemuxer for MpegVideoDemuxer {
             duration: Some(self.frame_duration),
             flags: PacketFlags {
                 keyframe: sp.intra,
+                truncated: cut,
                 ..PacketFlags::default()
             },
             pos: Some(at),
@@ -145,7 +147,9 @@ impl FormatDemuxer for MpegVideoDemuxer {
         let target = ts.max(0) as u64 / self.frame_duration.max(1);
         let (mut pos, mut index, mut best, mut best_index) = (0u64, 0u64, 0u64, 0u64);
         while pos < self.end && index <= target {
-            let (next, sp) = self.frame_end(src, pos, ctx.limits.max_packet as u64)?;
+            let Ok((next, sp, _)) = self.frame_end(src, pos, ctx.limits.max_packet as u64) else {
+                break;
+            };
             if sp.intra {
                 (best, best_index) = (pos, index);
             }
@@ -170,7 +174,7 @@ impl FormatDemuxer for MpegVideoDemuxer {
 impl MpegVideoDemuxer {
     /// Finds where the frame starting at `at` ends, with what the splitter
     /// saw of it.
-    fn frame_end<S: Source>(&self, src: &mut S, at: u64, max: u64) -> Result<(u64, FrameSplitter)> {
+    fn frame_end<S: Source>(&self, src: &mut S, at: u64, max: u64) -> Result<(u64, FrameSplitter, bool)> {
         let mut sp = FrameSplitter::default();
         let mut buf = [0u8; CHUNK];
         let mut off = at;
@@ -189,8 +193,18 @@ impl MpegVideoDemuxer {
             off += n as u64;
         }
         match boundary {
-            Some(b) => Ok((b, sp)),
-            None if off >= self.end => Ok((self.end, sp)),
+            Some(b) => Ok((b, sp, false)),
+            None if off >= self.end => {
+                // The last frame, unless the input was cut: a frame that has
+                // not reached its slices is not given, and a cut start code
+                // at the very end is left out (ffmpeg keeps both; whole
+                // inputs are not affected).
+                if !sp.in_slices() {
+                    return Err(Error::truncated(self.end, "MPEG video frame cut before its slices"));
+                }
+                let k = super::cut_start_code(src, at, self.end)?;
+                Ok((self.end - k, sp, k > 0))
+            }
             None => Err(Error::limit(at, "MPEG video frame larger than limits.max_packet")),
         }
     }

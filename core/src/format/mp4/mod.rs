@@ -24,7 +24,7 @@ use self::boxes::{
     VisualSampleEntry, SAMPLE_DEPENDS_YES, SAMPLE_NON_SYNC,
 };
 use crate::demux::{Context, FormatDemuxer};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
@@ -206,6 +206,24 @@ fn be32(b: &[u8], at: usize) -> u32 {
         w.copy_from_slice(s);
     }
     u32::from_be_bytes(w)
+}
+
+/// Whether `e` is a failure of the source (the reader's I/O, its scratch)
+/// rather than damage in the input: such errors always propagate, never end
+/// a walk quietly or become a diagnostic, or a reader would silently lose
+/// tracks or tags that a slice of the same bytes gives.
+pub(crate) fn source_fault(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::Io(_) | ErrorKind::ScratchTooSmall)
+}
+
+/// `Ok(Some)` for a parsed value, `Ok(None)` for input damage (the caller
+/// ends its walk there), `Err` for a [`source_fault`].
+pub(crate) fn soft<T>(r: Result<T>) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if source_fault(&e) => Err(e),
+        Err(_) => Ok(None),
+    }
 }
 
 /// Checks a table's entry count against its box: returns the count that fits.
@@ -456,9 +474,8 @@ fn parse_stsd<S: Source>(src: &mut S, ctx: &mut Context, h: &BoxHeader, t: &mut 
     let mut little_endian = false;
     while at.saturating_add(8) <= e.end && guard < 64 {
         guard += 1;
-        let c = match read_box_header(src, at, e.end) {
-            Ok(c) => c,
-            Err(_) => break,
+        let Some(c) = soft(read_box_header(src, at, e.end))? else {
+            break;
         };
         match &c.kind {
             b"avcC" | b"hvcC" | b"av1C" | b"vpcC" | b"dOps" | b"dac3" | b"dec3" | b"dfLa" | b"alac" | b"glbl"
@@ -484,7 +501,9 @@ fn parse_stsd<S: Source>(src: &mut S, ctx: &mut Context, h: &BoxHeader, t: &mut 
                 let mut g = 0;
                 while w.saturating_add(8) <= c.end && g < 16 {
                     g += 1;
-                    let Ok(x) = read_box_header(src, w, c.end) else { break };
+                    let Some(x) = soft(read_box_header(src, w, c.end))? else {
+                        break;
+                    };
                     if &x.kind == b"frma" {
                         fourcc = src.array(x.body)?;
                         t.codec_tag = u32::from_be_bytes(fourcc);
@@ -502,7 +521,9 @@ fn parse_stsd<S: Source>(src: &mut S, ctx: &mut Context, h: &BoxHeader, t: &mut 
                 let mut g = 0;
                 while w.saturating_add(8) <= c.end && g < 16 {
                     g += 1;
-                    let Ok(x) = read_box_header(src, w, c.end) else { break };
+                    let Some(x) = soft(read_box_header(src, w, c.end))? else {
+                        break;
+                    };
                     match &x.kind {
                         b"esds" => parse_esds(src, x.body, x.end, t)?,
                         b"enda" => {
@@ -646,7 +667,7 @@ impl Mp4Demuxer {
                 }
                 b"trak" => {
                     if let Err(e) = self.parse_trak(src, ctx, &h, movie_timescale) {
-                        if e.is_truncation() {
+                        if e.is_truncation() || source_fault(&e) {
                             return Err(e);
                         }
                         ctx.diags.report("mp4.bad-trak", h.start);
@@ -662,7 +683,9 @@ impl Mp4Demuxer {
                     let mut g = 0;
                     while u.saturating_add(8) <= h.end && g < 256 {
                         g += 1;
-                        let Ok(c) = read_box_header(src, u, h.end) else { break };
+                        let Some(c) = soft(read_box_header(src, u, h.end))? else {
+                            break;
+                        };
                         if &c.kind == b"meta" {
                             self.parse_meta(src, &c)?;
                         }
@@ -694,9 +717,8 @@ impl Mp4Demuxer {
     /// `meta` (§8.11.1): a full box in ISO files, a plain container in
     /// QuickTime; holds `hdlr`, `keys` and `ilst`.
     fn parse_meta<S: Source>(&mut self, src: &mut S, h: &BoxHeader) -> Result<()> {
-        let probe: [u8; 8] = match src.array(h.body) {
-            Ok(b) => b,
-            Err(_) => return Ok(()),
+        let Some(probe) = soft(src.array::<8>(h.body))? else {
+            return Ok(());
         };
         let mut at = if &probe[4..8] == b"hdlr" || &probe[4..8] == b"keys" || &probe[4..8] == b"ilst" {
             h.body
@@ -706,7 +728,9 @@ impl Mp4Demuxer {
         let mut guard = 0;
         while at.saturating_add(8) <= h.end && guard < 64 {
             guard += 1;
-            let Ok(c) = read_box_header(src, at, h.end) else { break };
+            let Some(c) = soft(read_box_header(src, at, h.end))? else {
+                break;
+            };
             match &c.kind {
                 b"ilst" if self.tag_boxes.ilst.is_none() => self.tag_boxes.ilst = Some((c.body, c.end)),
                 b"keys" if self.tag_boxes.keys.is_none() => self.tag_boxes.keys = Some((c.body, c.end)),
@@ -725,7 +749,7 @@ impl Mp4Demuxer {
         let mut guard = 0;
         while at.saturating_add(8) <= mvex.end && guard < 256 {
             guard += 1;
-            let Ok(h) = read_box_header(src, at, mvex.end) else {
+            let Some(h) = soft(read_box_header(src, at, mvex.end))? else {
                 break;
             };
             if &h.kind == b"trex" {
@@ -765,7 +789,7 @@ impl Mp4Demuxer {
             }
             let h = match read_box_header(src, at, end) {
                 Ok(h) => h,
-                Err(e) if e.is_truncation() => return Err(e),
+                Err(e) if e.is_truncation() || source_fault(&e) => return Err(e),
                 Err(_) => continue,
             };
             if h.end > at {
@@ -1427,7 +1451,14 @@ impl Mp4Demuxer {
             p += 4;
         }
         let entry = Self::trun_entry_size(flags);
-        let room = h.end.saturating_sub(p).checked_div(entry).unwrap_or(count as u64);
+        let room = match h.end.saturating_sub(p).checked_div(entry) {
+            Some(room) => room,
+            // No per-sample fields: every sample has the default size, so no
+            // more of them than the rest of the input can hold (empty ones
+            // count a byte each, so a count of 2^32 cannot make unbounded
+            // work); one more may be cut by the end of the input.
+            None => src.len().saturating_sub(pos) / self.frag.def_size.max(1) as u64 + 1,
+        };
         let fit = (count as u64).min(room) as u32;
         if fit < count {
             ctx.diags.report("mp4.trun-count-mismatch", h.start);
@@ -1559,6 +1590,26 @@ impl Mp4Demuxer {
                     // Inside this chunk: skip whole packets before the one
                     // holding `n`, on the grid a read from the start uses.
                     let Some(mode) = t.chunk else { break };
+                    // Every packet but a chunk's last has the same number of
+                    // samples: skip the whole ones in one step (a chunk may
+                    // claim 2^32 samples, 4 million packets).
+                    let (group, group_size) = chunk_group(mode, u32::MAX);
+                    if let (Some(a), Some(b)) = (
+                        (n - t.cur.sample).checked_div(group),
+                        t.cur.left_in_chunk.checked_div(group),
+                    ) {
+                        let k = a.min(b);
+                        if k > 1 {
+                            let skip = (k - 1) * group;
+                            Self::advance_stts(src, t, skip)?;
+                            t.cur.left_in_chunk -= skip;
+                            t.cur.sample += skip;
+                            t.cur.offset = t
+                                .cur
+                                .offset
+                                .saturating_add(((k - 1) as u64).saturating_mul(group_size as u64));
+                        }
+                    }
                     while t.cur.left_in_chunk > 0 {
                         let (samples, size) = chunk_group(mode, t.cur.left_in_chunk);
                         if t.cur.sample.saturating_add(samples) > n || samples == 0 {
@@ -1606,8 +1657,14 @@ impl Mp4Demuxer {
                     src.u32_be(t.stco.off + chunk as u64 * 4)? as u64
                 };
                 let mut off = base;
-                for s in (n - within)..n {
-                    off = off.saturating_add(Self::sample_size(src, t, s)? as u64);
+                if t.stsz_const != 0 {
+                    // Constant sizes: no table to walk, and `within` may be
+                    // up to 2^32 (a chunk of that many samples).
+                    off = off.saturating_add((within as u64).saturating_mul(t.stsz_const as u64));
+                } else {
+                    for s in (n - within)..n {
+                        off = off.saturating_add(Self::sample_size(src, t, s)? as u64);
+                    }
                 }
                 t.cur.offset = off;
                 t.cur.sample = n;
@@ -1699,11 +1756,13 @@ impl Mp4Demuxer {
         let mut guard = 0;
         while at.saturating_add(8) <= end && guard < 1024 {
             guard += 1;
-            let Ok(item) = read_box_header(src, at, end) else { break };
+            let Some(item) = soft(read_box_header(src, at, end))? else {
+                break;
+            };
             if &item.kind == b"covr" {
                 let mut d = item.body;
                 while d.saturating_add(16) <= item.end && !self.covers.is_full() {
-                    let Ok(data) = read_box_header(src, d, item.end) else {
+                    let Some(data) = soft(read_box_header(src, d, item.end))? else {
                         break;
                     };
                     if &data.kind == b"data" && data.body_len() > 8 {
@@ -1770,7 +1829,7 @@ impl FormatDemuxer for Mp4Demuxer {
             }
             let h = match read_box_header(src, at, len) {
                 Ok(h) => h,
-                Err(e) if moov_seen => {
+                Err(e) if moov_seen && !source_fault(&e) => {
                     ctx.diags.report("mp4.bad-top-level-box", e.offset());
                     break;
                 }
@@ -1785,7 +1844,13 @@ impl FormatDemuxer for Mp4Demuxer {
                 }
                 b"moov" if !moov_seen => {
                     if h.clamped {
+                        // A cut movie box has cut sample tables: what they
+                        // would give is not the file's samples.
                         ctx.diags.report("mp4.moov-truncated", h.start);
+                        return Err(Error::truncated(
+                            src.len(),
+                            "moov runs past the end of the file (§8.2.1)",
+                        ));
                     }
                     d.parse_moov(src, ctx, &h)?;
                     moov_seen = true;

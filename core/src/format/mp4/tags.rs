@@ -3,7 +3,7 @@
 //! (ffmpeg `mov.c`, `mov_read_udta_string`).
 
 use super::boxes::read_box_header;
-use super::TagBoxes;
+use super::{soft, TagBoxes};
 use crate::demux::Context;
 use crate::error::Result;
 use crate::source::Source;
@@ -123,13 +123,13 @@ pub(crate) fn next_tag<'s, S: Source>(
                     cur.stage = UDTA_START;
                     continue;
                 }
-                let Ok(item) = read_box_header(src, cur.offset, cur.end) else {
+                let Some(item) = soft(read_box_header(src, cur.offset, cur.end))? else {
                     cur.stage = UDTA_START;
                     continue;
                 };
                 cur.offset = if item.end > cur.offset { item.end } else { cur.end };
                 // The item holds a `data` box: size, 'data', type (4), locale (4).
-                let Ok(data) = read_box_header(src, item.body, item.end) else {
+                let Some(data) = soft(read_box_header(src, item.body, item.end))? else {
                     continue;
                 };
                 if &data.kind != b"data" || data.body_len() < 8 || data.body_len() - 8 > max {
@@ -228,7 +228,7 @@ pub(crate) fn next_tag<'s, S: Source>(
                     cur.stage = DONE;
                     continue;
                 }
-                let Ok(b) = read_box_header(src, cur.offset, cur.end) else {
+                let Some(b) = soft(read_box_header(src, cur.offset, cur.end))? else {
                     cur.stage = DONE;
                     continue;
                 };

@@ -193,6 +193,7 @@ impl FormatDemuxer for WavDemuxer {
         let mut ds64_data: Option<u64> = None;
         let mut info = None;
         let mut bext = None;
+        let mut fact: Option<u64> = None;
         let mut walked = 0u32;
         while at.saturating_add(8) <= file_len {
             walked += 1;
@@ -255,6 +256,13 @@ impl FormatDemuxer for WavDemuxer {
                         });
                     }
                 }
+                b"fact" if c.size >= 4 => {
+                    let b: [u8; 4] = src.array(c.body)?;
+                    let n = u32::from_le_bytes(b);
+                    if n > 0 {
+                        fact = Some(n as u64);
+                    }
+                }
                 b"bext" if c.size >= 602 => {
                     bext = Some(ByteRange {
                         offset: c.body,
@@ -297,7 +305,11 @@ impl FormatDemuxer for WavDemuxer {
             packet_size = packet_size.max(ba) / ba * ba;
         }
         let data_len = data_end - data_start;
-        let duration = if frames_per_block > 0 && block_align > 0 {
+        // Compressed audio: the `fact` chunk's sample count, as ffmpeg uses
+        // it; PCM: the data size.
+        let duration = if let (Some(n), false) = (fact, codec.ffmpeg_name().starts_with("pcm_")) {
+            Some(n)
+        } else if frames_per_block > 0 && block_align > 0 {
             Some(data_len / block_align as u64 * frames_per_block as u64)
         } else if f.byte_rate.get() > 0 {
             Some(data_len.saturating_mul(rate as u64) / f.byte_rate.get() as u64)
@@ -366,7 +378,7 @@ impl FormatDemuxer for WavDemuxer {
         // Land on the packet holding the target, on the same grid of
         // packets as a read from the start.
         let offset = if self.frames_per_block > 0 {
-            ts / self.frames_per_block as u64 * ba / self.packet_size * self.packet_size
+            (ts / self.frames_per_block as u64).saturating_mul(ba) / self.packet_size.max(1) * self.packet_size
         } else {
             0
         };
@@ -420,16 +432,17 @@ impl FormatDemuxer for WavDemuxer {
                     // EBU Tech 3285: Description (256), Originator (32),
                     // OriginatorReference (32), OriginationDate (10),
                     // OriginationTime (8), TimeReference (u64).
-                    const FIELDS: [(u64, usize, &str); 5] = [
-                        (0, 256, "description"),
-                        (256, 32, "originator"),
-                        (288, 32, "originator_reference"),
-                        (320, 10, "origination_date"),
-                        (330, 8, "origination_time"),
+                    // Keys are the spec's field names; names are ffprobe's.
+                    const FIELDS: [(u64, usize, &str, &str); 5] = [
+                        (0, 256, "description", "comment"),
+                        (256, 32, "originator", "encoded_by"),
+                        (288, 32, "originator_reference", "originator_reference"),
+                        (320, 10, "origination_date", "date"),
+                        (330, 8, "origination_time", "creation_time"),
                     ];
                     let i = cur.offset as usize;
                     cur.offset += 1;
-                    if let Some(&(off, len, name)) = FIELDS.get(i) {
+                    if let Some(&(off, len, key, name)) = FIELDS.get(i) {
                         let empty = matches!(text_or_bytes(src.bytes(r.offset + off, len)?), TagValue::Text(""));
                         if empty {
                             continue;
@@ -437,7 +450,7 @@ impl FormatDemuxer for WavDemuxer {
                         let value = text_or_bytes(src.bytes(r.offset + off, len)?);
                         return Ok(Some(Tag {
                             scope: TagScope::Format,
-                            key: TagKey::Text(name),
+                            key: TagKey::Text(key),
                             name: Some(name),
                             value,
                         }));

@@ -1,8 +1,0 @@
-#![no_main]
-//! Fuzzes the MpegVideo demuxer through a slice and a reader (identical packets).
-use libfuzzer_sys::fuzz_target;
-
-#[path = "es_common.rs"]
-mod es_common;
-
-fuzz_target!(|data: &[u8]| es_common::run(data, mediaslice::FormatKind::MpegVideo));

@@ -1,0 +1,3 @@
+//! ISO BMFF (MP4, MOV, 3GP, fragmented MP4) through `Demuxer::open_as`.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mediaslice_fuzz::run_parser(data, mediaslice::FormatKind::Mp4));

@@ -1,0 +1,1111 @@
+//! [`HttpSource`]: a resource on an HTTP or HTTPS server, read with closed
+//! range requests through a bounded block cache.
+//!
+//! References: RFC 9110 §14 (range requests: `Range`, `Content-Range`, 206,
+//! 416), §15.4 (redirection), §8.6 (`Content-Length`), §8.8.3 (`ETag`).
+
+use crate::scratch::Scratch;
+use mediaslice::{Error, ErrorKind, IoStats, Limits, Result, Source};
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use ureq::http::{header, Response, StatusCode};
+use ureq::{Agent, Body, BodyReader};
+
+/// Settings of an [`HttpSource`]. Every field has a documented default
+/// ([`HttpConfig::default`]); see also `docs/sources.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// Bytes per cache block; every request covers whole blocks (except
+    /// large payloads, which are asked for exactly). Default 16 KiB.
+    pub block_size: usize,
+    /// Blocks in the cache (least recently used out). Default 64, so the
+    /// cache holds at most 1 MiB; a block's memory is allocated on first use.
+    pub blocks: usize,
+    /// Most blocks one request fetches ahead while reading sequentially.
+    /// Read-ahead starts at 0 and doubles (1, 2, 4, ...) with each miss that
+    /// continues the previous request, up to this. Default 16 (256 KiB).
+    pub max_read_ahead: usize,
+    /// Most redirects followed per request (only to `http:` and `https:`).
+    /// Default 5.
+    pub max_redirects: u32,
+    /// Most time to set up a connection (DNS, TCP, TLS). Default 10 s.
+    pub connect_timeout: Option<Duration>,
+    /// Most time to wait for a response's headers, and for each read of its
+    /// body. Default 30 s.
+    pub read_timeout: Option<Duration>,
+    /// Most requests per open (redirect hops and `HEAD` included). Default
+    /// 1 000 000.
+    pub max_requests: u64,
+    /// Most body bytes received per open. `None` (the default) means twice
+    /// the resource's length plus 64 MiB, fixed when the length is learnt.
+    pub max_bytes: Option<u64>,
+    /// Whether to use a proxy named by `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY`
+    /// (and honour `NO_PROXY`). Default true.
+    pub env_proxy: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            block_size: HttpSource::DEFAULT_BLOCK,
+            blocks: HttpSource::DEFAULT_BLOCKS,
+            max_read_ahead: HttpSource::DEFAULT_READ_AHEAD,
+            max_redirects: 5,
+            connect_timeout: Some(Duration::from_secs(10)),
+            read_timeout: Some(Duration::from_secs(30)),
+            max_requests: 1_000_000,
+            max_bytes: None,
+            env_proxy: true,
+        }
+    }
+}
+
+/// What an [`HttpSource`] has sent and received so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HttpStats {
+    /// Requests sent: ranged `GET`s, redirect hops, `HEAD`s.
+    pub requests: u64,
+    /// Body bytes received (all of them, those skipped included).
+    pub bytes: u64,
+    /// Body bytes received only to be skipped, from a server that ignores
+    /// `Range` and sends the whole body (included in `bytes`).
+    pub skipped: u64,
+    /// Redirects followed.
+    pub redirects: u64,
+    /// Connections closed early: a body not read to its end (a server that
+    /// sent more than was asked for, or the whole file).
+    pub dropped: u64,
+}
+
+/// A resource on an HTTP(S) server, read with closed `Range: bytes=N-M`
+/// requests (RFC 9110 §14.2) through a bounded block cache, so what crosses
+/// the network is close to what the parser asks for.
+///
+/// * **Opening** sends one ranged `GET` for the first block; its
+///   `Content-Range` (`bytes 0-16383/LENGTH`) gives the length. A server that
+///   ignores `Range` and answers `200` gives it in `Content-Length`; if
+///   neither says, one `HEAD` is tried, then the open fails. A `416` with
+///   `bytes */0` is an empty resource.
+/// * **The cache**: [`HttpConfig::blocks`] blocks of
+///   [`HttpConfig::block_size`] bytes. A read inside one block borrows the
+///   block (no copy); a read over several blocks, up to the read-ahead span,
+///   is assembled in the scratch from cached blocks; a larger read (a big
+///   packet) is one request straight into the scratch, not cached. A miss
+///   fetches the missing blocks in one request, plus read-ahead blocks when
+///   the miss continues the previous request (sequential reading).
+/// * **Misbehaving servers**: a `206` whose range starts elsewhere, whose
+///   total length changes, or whose `ETag` changes is an error. A server
+///   that sends more than the range asked for (or an endless body) is read
+///   only up to what was asked, then the connection is dropped. A server
+///   that ignores `Range` (`200` with the whole body) is read from the start
+///   to the end of what is needed; the connection is kept open for a later
+///   read further on and dropped otherwise. Redirects are followed for
+///   `http:`/`https:` only, at most [`HttpConfig::max_redirects`] per
+///   request, and the final location is used from then on.
+/// * **Hard caps** per open: [`HttpConfig::max_requests`] requests and
+///   [`HttpConfig::max_bytes`] body bytes. Past either, reads fail with
+///   `LimitExceeded`; whatever a server sends, the source never reads more.
+///
+/// [`Source::stats`] counts requests as `reads` and body bytes received as
+/// `bytes_read`; [`HttpSource::http_stats`] has the details. Errors carry a
+/// static description; [`HttpSource::last_error`] has the full text (status
+/// line, URL, the transport's message).
+#[derive(Debug)]
+pub struct HttpSource {
+    conn: Conn,
+    block_size: usize,
+    max_read_ahead: usize,
+    blocks: Vec<Block>,
+    clock: u64,
+    /// Block after the end of the last fetch (for read-ahead).
+    next_block: u64,
+    /// Current read-ahead, in blocks.
+    ahead: usize,
+    scratch: Scratch,
+}
+
+#[derive(Debug)]
+struct Block {
+    /// Block number (offset / block size), or `EMPTY`.
+    no: u64,
+    valid: usize,
+    used: u64,
+    /// Allocated on first use.
+    data: Vec<u8>,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+/// The network side: the agent, the location, the length, the counters.
+struct Conn {
+    agent: Agent,
+    url: String,
+    /// The URL as opened.
+    original: String,
+    len: u64,
+    /// Whether the server honours `Range`.
+    ranges: bool,
+    /// The first response's `ETag`.
+    etag: Option<String>,
+    /// An open whole-body response (server ignoring `Range`), positioned.
+    stream: Option<Fetch>,
+    stats: HttpStats,
+    max_requests: u64,
+    max_bytes: u64,
+    max_redirects: u32,
+    detail: ErrorLog,
+}
+
+/// The full text of an [`HttpSource`]'s last failure, shared: a handle
+/// taken before the source is moved into a demuxer still reads it after the
+/// demuxer (and the source) are gone.
+#[derive(Debug, Clone, Default)]
+pub struct ErrorLog(Arc<Mutex<Option<String>>>);
+
+impl ErrorLog {
+    /// The last failure's text, if any.
+    pub fn last(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|g| g.clone())
+    }
+
+    fn set(&self, text: String) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = Some(text);
+        }
+    }
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("url", &self.url)
+            .field("len", &self.len)
+            .field("ranges", &self.ranges)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A response body being read: the next byte is at `pos`, the body ends at
+/// `end` (exclusive); `exact` when its `Content-Length` said so (it can then
+/// go back to the connection pool once read to the end).
+struct Fetch {
+    reader: BodyReader<'static>,
+    pos: u64,
+    end: u64,
+    exact: bool,
+}
+
+/// Builds an `Io` error of `kind` at `offset`.
+fn io_err(kind: std::io::ErrorKind, offset: u64, what: &'static str) -> Error {
+    Error::new(ErrorKind::Io(kind.into()), offset, what)
+}
+
+/// `bytes A-B/LEN` or `bytes */LEN` (RFC 9110 §14.4): (range, length).
+#[allow(clippy::type_complexity)]
+fn parse_content_range(v: &str) -> Option<(Option<(u64, u64)>, Option<u64>)> {
+    let rest = v.trim().strip_prefix("bytes")?.trim_start();
+    let (range, total) = rest.split_once('/')?;
+    let total = match total.trim() {
+        "*" => None,
+        t => Some(t.parse::<u64>().ok()?),
+    };
+    let range = match range.trim() {
+        "*" => None,
+        r => {
+            let (a, b) = r.split_once('-')?;
+            let (a, b) = (a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?);
+            if b < a {
+                return None;
+            }
+            Some((a, b))
+        }
+    };
+    Some((range, total))
+}
+
+/// The scheme of `url` when it has one (`http`, `ftp`, ...), lowercased.
+fn scheme(url: &str) -> Option<String> {
+    let (s, _) = url.split_once(':')?;
+    let mut chars = s.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic() && chars.all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)))
+        .then(|| s.to_ascii_lowercase())
+}
+
+/// Whether `s` is an `http:` or `https:` URL (what the CLI reads over HTTP).
+pub fn is_http_url(s: &str) -> bool {
+    matches!(scheme(s).as_deref(), Some("http" | "https"))
+        && s.get(s.find(':').unwrap_or(0)..).is_some_and(|r| r.starts_with("://"))
+}
+
+/// Resolves a `Location` against the URL it came from (RFC 3986 §5.2, the
+/// forms servers send: absolute, scheme-relative, absolute path, relative
+/// path). Only `http:` and `https:` targets are accepted.
+fn resolve_location(base: &str, loc: &str) -> std::result::Result<String, String> {
+    let loc = loc.trim();
+    if loc.is_empty() {
+        return Err("redirect with an empty Location".into());
+    }
+    let target = if let Some(s) = scheme(loc) {
+        if s != "http" && s != "https" {
+            return Err(format!(
+                "redirect to a {s}: URL refused (only http and https are followed)"
+            ));
+        }
+        loc.to_owned()
+    } else {
+        let (bscheme, rest) = base.split_once("://").ok_or("bad base URL")?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => rest.split_at(i),
+            None => (rest, "/"),
+        };
+        if let Some(l) = loc.strip_prefix("//") {
+            format!("{bscheme}://{l}")
+        } else if loc.starts_with('/') {
+            format!("{bscheme}://{authority}{loc}")
+        } else {
+            // Relative path: replace the last segment of the base path
+            // (query and fragment dropped).
+            let path = path.split(['?', '#']).next().unwrap_or("/");
+            let dir = path.rfind('/').map_or("/", |i| path.get(..=i).unwrap_or("/"));
+            format!("{bscheme}://{authority}{dir}{loc}")
+        }
+    };
+    if !is_http_url(&target) {
+        return Err(format!(
+            "redirect to {target:?} refused (only http and https are followed)"
+        ));
+    }
+    Ok(target)
+}
+
+fn header_str(r: &Response<Body>, name: header::HeaderName) -> Option<&str> {
+    r.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+fn content_length(r: &Response<Body>) -> Option<u64> {
+    header_str(r, header::CONTENT_LENGTH).and_then(|v| v.trim().parse().ok())
+}
+
+/// The `std::io::ErrorKind` closest to a ureq error.
+fn ureq_kind(e: &ureq::Error) -> std::io::ErrorKind {
+    match e {
+        ureq::Error::Io(e) => e.kind(),
+        ureq::Error::Timeout(_) => std::io::ErrorKind::TimedOut,
+        ureq::Error::HostNotFound => std::io::ErrorKind::NotFound,
+        ureq::Error::BadUri(_) | ureq::Error::Http(_) => std::io::ErrorKind::InvalidInput,
+        ureq::Error::Protocol(_) => std::io::ErrorKind::InvalidData,
+        _ => std::io::ErrorKind::Other,
+    }
+}
+
+enum Method {
+    Get,
+    Head,
+}
+
+impl Conn {
+    /// Where a message is about: nothing for the URL as opened (the caller
+    /// names it), the new location after a redirect.
+    fn at(&self) -> String {
+        if self.url == self.original {
+            String::new()
+        } else {
+            format!("{}: ", self.url)
+        }
+    }
+
+    /// Remembers the full text of a failure and returns the error.
+    fn fail(&mut self, e: Error, detail: String) -> Error {
+        self.detail.set(detail);
+        e
+    }
+
+    fn check_requests(&mut self, offset: u64) -> Result<()> {
+        if self.stats.requests >= self.max_requests {
+            let d = format!("request cap reached ({} requests per open)", self.max_requests);
+            return Err(self.fail(Error::limit(offset, "HTTP request cap per open reached"), d));
+        }
+        Ok(())
+    }
+
+    fn check_bytes(&mut self, offset: u64, more: u64) -> Result<()> {
+        if self.stats.bytes.saturating_add(more) > self.max_bytes {
+            let d = format!(
+                "byte cap reached ({} bytes per open; {} received, {more} more needed)",
+                self.max_bytes, self.stats.bytes
+            );
+            return Err(self.fail(Error::limit(offset, "HTTP byte cap per open reached"), d));
+        }
+        Ok(())
+    }
+
+    /// Sends one request to the current URL, following redirects (each hop
+    /// counted). `range` is inclusive. The URL is updated to the final
+    /// location.
+    fn send(&mut self, method: Method, range: Option<(u64, u64)>) -> Result<Response<Body>> {
+        let at = range.map_or(0, |r| r.0);
+        let mut hops = 0u32;
+        loop {
+            self.check_requests(at)?;
+            self.stats.requests += 1;
+            let r = match method {
+                Method::Get => {
+                    let mut b = self.agent.get(&self.url).header("Accept-Encoding", "identity");
+                    if let Some((a, z)) = range {
+                        b = b.header("Range", format!("bytes={a}-{z}"));
+                    }
+                    b.call()
+                }
+                Method::Head => self.agent.head(&self.url).header("Accept-Encoding", "identity").call(),
+            };
+            let resp = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    let d = format!("{}{e}", self.at());
+                    return Err(self.fail(io_err(ureq_kind(&e), at, "HTTP request failed"), d));
+                }
+            };
+            let st = resp.status();
+            if st.is_redirection() && st != StatusCode::NOT_MODIFIED {
+                let Some(loc) = header_str(&resp, header::LOCATION).map(str::to_owned) else {
+                    let d = format!("{}HTTP {st} without a Location", self.at());
+                    return Err(self.fail(
+                        io_err(std::io::ErrorKind::InvalidData, at, "redirect without Location"),
+                        d,
+                    ));
+                };
+                drop(resp);
+                if hops >= self.max_redirects {
+                    let d = format!("{}more than {} redirects", self.at(), self.max_redirects);
+                    return Err(self.fail(io_err(std::io::ErrorKind::Other, at, "too many HTTP redirects"), d));
+                }
+                match resolve_location(&self.url, &loc) {
+                    Ok(u) => self.url = u,
+                    Err(m) => {
+                        let d = format!("{}{m}", self.at());
+                        return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, "redirect refused"), d));
+                    }
+                }
+                hops += 1;
+                self.stats.redirects += 1;
+                continue;
+            }
+            if let Some(enc) = header_str(&resp, header::CONTENT_ENCODING) {
+                if !enc.trim().eq_ignore_ascii_case("identity") {
+                    let d = format!("{}server sent Content-Encoding {enc} for a byte range", self.at());
+                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, "encoded HTTP body"), d));
+                }
+            }
+            return Ok(resp);
+        }
+    }
+
+    /// Checks the response's `ETag` against the first one seen.
+    fn check_etag(&mut self, resp: &Response<Body>, at: u64) -> Result<()> {
+        let tag = header_str(resp, header::ETAG);
+        match (&self.etag, tag) {
+            (Some(a), Some(b)) if a != b => {
+                let d = format!("{}the resource changed while reading (ETag {a} became {b})", self.at());
+                Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, "HTTP resource changed"), d))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn status_error(&mut self, st: StatusCode, at: u64) -> Error {
+        let d = format!("{}HTTP {st}", self.at());
+        let kind = match st.as_u16() {
+            404 | 410 => std::io::ErrorKind::NotFound,
+            401 | 403 => std::io::ErrorKind::PermissionDenied,
+            _ => std::io::ErrorKind::Other,
+        };
+        self.fail(io_err(kind, at, "HTTP error status"), d)
+    }
+
+    /// A body positioned at `start` that will deliver at least up to `end`
+    /// (exclusive, `end <= len`). Uses ranges when the server honours them,
+    /// else the open whole-body stream or a new one, skipping forward.
+    fn open(&mut self, start: u64, end: u64) -> Result<Fetch> {
+        if self.ranges {
+            self.check_bytes(start, end - start)?;
+            let resp = self.send(Method::Get, Some((start, end - 1)))?;
+            return self.accept(resp, start, end);
+        }
+        let reuse = matches!(&self.stream, Some(s) if s.pos <= start);
+        let f = match self.stream.take() {
+            Some(f) if reuse => {
+                self.check_bytes(start, end - f.pos)?;
+                f
+            }
+            other => {
+                if other.is_some() {
+                    self.stats.dropped += 1;
+                }
+                self.check_bytes(start, end)?;
+                let resp = self.send(Method::Get, None)?;
+                self.accept(resp, start, end)?
+            }
+        };
+        self.positioned(f, start)
+    }
+
+    /// Checks a response to a request for `start..end` and returns its body
+    /// positioned at `start`.
+    fn accept(&mut self, resp: Response<Body>, start: u64, end: u64) -> Result<Fetch> {
+        let st = resp.status();
+        match st {
+            StatusCode::PARTIAL_CONTENT => {
+                self.check_etag(&resp, start)?;
+                let cr = header_str(&resp, header::CONTENT_RANGE).and_then(parse_content_range);
+                let Some((Some((a, b)), total)) = cr else {
+                    let d = format!("{}206 without a usable Content-Range", self.at());
+                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, "bad Content-Range"), d));
+                };
+                if a != start || total.is_some_and(|t| t != self.len) || b >= self.len {
+                    let d = format!(
+                        "{}asked for bytes {start}-{} of {}, got Content-Range bytes {a}-{b}/{}",
+                        self.at(),
+                        end - 1,
+                        self.len,
+                        total.map_or("*".to_owned(), |t| t.to_string())
+                    );
+                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, "HTTP range mismatch"), d));
+                }
+                let cl = content_length(&resp);
+                if cl.is_some_and(|n| n != b - a + 1) {
+                    let d = format!("{}Content-Length disagrees with Content-Range", self.at());
+                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, "bad Content-Length"), d));
+                }
+                Ok(Fetch {
+                    reader: resp.into_body().into_reader(),
+                    pos: a,
+                    end: b + 1,
+                    exact: cl.is_some(),
+                })
+            }
+            StatusCode::OK => {
+                self.check_etag(&resp, start)?;
+                let cl = content_length(&resp);
+                if cl.is_some_and(|n| n != self.len) {
+                    let d = format!("{}length changed from {} to {:?}", self.at(), self.len, cl);
+                    return Err(self.fail(
+                        io_err(std::io::ErrorKind::InvalidData, start, "HTTP resource changed"),
+                        d,
+                    ));
+                }
+                if self.ranges {
+                    self.ranges = false;
+                }
+                let f = Fetch {
+                    reader: resp.into_body().into_reader(),
+                    pos: 0,
+                    end: self.len,
+                    exact: cl.is_some(),
+                };
+                if start > 0 {
+                    self.check_bytes(start, end)?;
+                }
+                self.positioned(f, start)
+            }
+            StatusCode::RANGE_NOT_SATISFIABLE => {
+                let d = format!(
+                    "{}HTTP 416 for bytes {start}-{} of a {}-byte resource",
+                    self.at(),
+                    end - 1,
+                    self.len
+                );
+                Err(self.fail(
+                    io_err(std::io::ErrorKind::InvalidData, start, "HTTP 416 range not satisfiable"),
+                    d,
+                ))
+            }
+            _ => Err(self.status_error(st, start)),
+        }
+    }
+
+    /// Skips `f` forward to `start` (reading and counting the bytes).
+    fn positioned(&mut self, mut f: Fetch, start: u64) -> Result<Fetch> {
+        let mut sink = [0u8; 8192];
+        while f.pos < start {
+            let n = (start - f.pos).min(sink.len() as u64) as usize;
+            let got = self.read(&mut f, sink.get_mut(..n).unwrap_or(&mut []))?;
+            self.stats.skipped += got as u64;
+        }
+        Ok(f)
+    }
+
+    /// One read from the body (retrying interruptions), counted. End of
+    /// body before `f.end` is a truncation.
+    fn read(&mut self, f: &mut Fetch, buf: &mut [u8]) -> Result<usize> {
+        let room = f.end.saturating_sub(f.pos).min(buf.len() as u64) as usize;
+        if room == 0 {
+            return Ok(0);
+        }
+        let buf = buf.get_mut(..room).unwrap_or(&mut []);
+        loop {
+            match f.reader.read(buf) {
+                Ok(0) => {
+                    let d = format!(
+                        "{}the body ended at byte {} (expected up to {})",
+                        self.at(),
+                        f.pos,
+                        f.end
+                    );
+                    return Err(self.fail(Error::truncated(f.pos, "HTTP body ended early"), d));
+                }
+                Ok(n) => {
+                    f.pos += n as u64;
+                    self.stats.bytes += n as u64;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let d = format!("{}reading the body at byte {}: {e}", self.at(), f.pos);
+                    return Err(self.fail(io_err(e.kind(), f.pos, "HTTP body read failed"), d));
+                }
+            }
+        }
+    }
+
+    /// Fills `buf` from `f` (continuing with a new request if the server
+    /// sent a shorter range than asked).
+    fn fill(&mut self, f: &mut Fetch, buf: &mut [u8]) -> Result<()> {
+        let mut done = 0usize;
+        while done < buf.len() {
+            if f.pos >= f.end {
+                // A server may answer with less than asked: ask for the rest.
+                let want_end = f.pos.saturating_add((buf.len() - done) as u64).min(self.len);
+                let next = self.open(f.pos, want_end)?;
+                let old = std::mem::replace(f, next);
+                self.finish(old);
+            }
+            let rest = buf.get_mut(done..).unwrap_or(&mut []);
+            done += self.read(f, rest)?;
+        }
+        Ok(())
+    }
+
+    /// Done with `f`: keep a whole-body stream for later reads further on,
+    /// give an exactly read body back to the pool, drop anything else.
+    fn finish(&mut self, mut f: Fetch) {
+        if !self.ranges {
+            if f.pos < f.end {
+                if self.stream.take().is_some() {
+                    self.stats.dropped += 1;
+                }
+                self.stream = Some(f);
+            }
+            return;
+        }
+        if f.exact && f.pos == f.end {
+            // Reading the end lets the connection go back to the pool; with
+            // a Content-Length met this does not touch the network.
+            let mut b = [0u8; 1];
+            if matches!(f.reader.read(&mut b), Ok(0)) {
+                return;
+            }
+        }
+        self.stats.dropped += 1;
+    }
+}
+
+impl HttpSource {
+    /// Default bytes per cache block.
+    pub const DEFAULT_BLOCK: usize = 16 * 1024;
+    /// Default blocks in the cache.
+    pub const DEFAULT_BLOCKS: usize = 64;
+    /// Default most blocks read ahead in one request.
+    pub const DEFAULT_READ_AHEAD: usize = 16;
+    /// Extra body bytes allowed per open on top of twice the length, when
+    /// [`HttpConfig::max_bytes`] is `None`.
+    pub const DEFAULT_BYTES_SLACK: u64 = 64 << 20;
+
+    /// Opens `url` (`http://` or `https://`) with the default settings.
+    ///
+    /// Errors: a bad URL, a failed connection, an HTTP error status, a
+    /// server that states no length, a cap reached.
+    pub fn open(url: &str) -> std::io::Result<Self> {
+        Self::open_with(url, HttpConfig::default())
+    }
+
+    /// Opens `url` with `cfg`: one ranged `GET` for the first block (plus
+    /// redirect hops, plus one `HEAD` if the server states no length).
+    ///
+    /// Errors: as [`HttpSource::open`]; also a zero block size or cache.
+    pub fn open_with(url: &str, cfg: HttpConfig) -> std::io::Result<Self> {
+        use std::io::{Error as IoError, ErrorKind as K};
+        if !is_http_url(url) {
+            return Err(IoError::new(K::InvalidInput, "not an http:// or https:// URL"));
+        }
+        if cfg.block_size == 0 || cfg.blocks == 0 {
+            return Err(IoError::new(
+                K::InvalidInput,
+                "HTTP cache needs at least one block of at least one byte",
+            ));
+        }
+        let mut b = Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_connect(cfg.connect_timeout)
+            .timeout_recv_response(cfg.read_timeout)
+            .timeout_per_read(cfg.read_timeout)
+            .user_agent(concat!("mediaslice/", env!("CARGO_PKG_VERSION")));
+        if !cfg.env_proxy {
+            b = b.proxy(None);
+        }
+        let agent: Agent = b.build().into();
+        let mut conn = Conn {
+            agent,
+            url: url.to_owned(),
+            original: url.to_owned(),
+            len: 0,
+            ranges: true,
+            etag: None,
+            stream: None,
+            stats: HttpStats::default(),
+            max_requests: cfg.max_requests,
+            max_bytes: cfg.max_bytes.unwrap_or(u64::MAX),
+            max_redirects: cfg.max_redirects,
+            detail: ErrorLog::default(),
+        };
+        let fail = |c: &Conn, e: Error| {
+            let kind = match e.kind() {
+                ErrorKind::Io(k) => io_kind(k),
+                _ => K::Other,
+            };
+            IoError::new(kind, c.detail.last().unwrap_or_else(|| e.to_string()))
+        };
+        let first = cfg.block_size as u64;
+        let resp = conn
+            .send(Method::Get, Some((0, first - 1)))
+            .map_err(|e| fail(&conn, e))?;
+        conn.etag = header_str(&resp, header::ETAG).map(str::to_owned);
+        let (len, body) = match resp.status() {
+            StatusCode::PARTIAL_CONTENT => {
+                match header_str(&resp, header::CONTENT_RANGE).and_then(parse_content_range) {
+                    Some((Some((0, _)), total)) => (total, Some(resp)),
+                    _ => {
+                        let d = format!("{}206 without a usable Content-Range", conn.at());
+                        return Err(IoError::new(K::InvalidData, d));
+                    }
+                }
+            }
+            StatusCode::OK => {
+                conn.ranges = false;
+                (content_length(&resp), Some(resp))
+            }
+            StatusCode::RANGE_NOT_SATISFIABLE => {
+                match header_str(&resp, header::CONTENT_RANGE).and_then(parse_content_range) {
+                    Some((None, Some(0))) => (Some(0), None),
+                    _ => {
+                        let d = format!("{}HTTP 416 for the first bytes of the resource", conn.at());
+                        return Err(IoError::new(K::InvalidData, d));
+                    }
+                }
+            }
+            st => {
+                let e = conn.status_error(st, 0);
+                return Err(fail(&conn, e));
+            }
+        };
+        let len = match len {
+            Some(n) => n,
+            None => {
+                // No length in the answer: ask for the headers alone.
+                let head = match conn.send(Method::Head, None) {
+                    Ok(r) if r.status().is_success() => content_length(&r),
+                    Ok(_) => None,
+                    Err(e) => return Err(fail(&conn, e)),
+                };
+                head.ok_or_else(|| {
+                    let d = format!(
+                        "{}the server states no length (no Content-Range total, no Content-Length)",
+                        conn.at()
+                    );
+                    IoError::new(K::Unsupported, d)
+                })?
+            }
+        };
+        conn.len = len;
+        if cfg.max_bytes.is_none() {
+            conn.max_bytes = len.saturating_mul(2).saturating_add(Self::DEFAULT_BYTES_SLACK);
+        }
+        let mut src = HttpSource {
+            conn,
+            block_size: cfg.block_size,
+            max_read_ahead: cfg.max_read_ahead.min(cfg.blocks / 2),
+            blocks: (0..cfg.blocks)
+                .map(|_| Block {
+                    no: EMPTY,
+                    valid: 0,
+                    used: 0,
+                    data: Vec::new(),
+                })
+                .collect(),
+            clock: 0,
+            next_block: 0,
+            ahead: 0,
+            scratch: Scratch::new(Limits::default().max_packet as usize),
+        };
+        if let Some(resp) = body {
+            let end = first.min(len);
+            let f = if src.conn.ranges {
+                src.conn.accept(resp, 0, end)
+            } else {
+                Ok(Fetch {
+                    exact: content_length(&resp).is_some(),
+                    reader: resp.into_body().into_reader(),
+                    pos: 0,
+                    end: len,
+                })
+            };
+            if let Err(e) = f.and_then(|f| src.store(f, 0, 1)) {
+                return Err(fail(&src.conn, e));
+            }
+        }
+        Ok(src)
+    }
+
+    /// What has been sent and received so far.
+    pub fn http_stats(&self) -> HttpStats {
+        self.conn.stats
+    }
+
+    /// The URL requests go to now (after redirects).
+    pub fn url(&self) -> &str {
+        &self.conn.url
+    }
+
+    /// Whether the server honours range requests (false after a `200` with
+    /// the whole body).
+    pub fn ranges_supported(&self) -> bool {
+        self.conn.ranges
+    }
+
+    /// The full text of the last failure (status line, URL, transport
+    /// message), for the static descriptions of [`Error`].
+    pub fn last_error(&self) -> Option<String> {
+        self.conn.detail.last()
+    }
+
+    /// A shared handle on the last failure's text, which outlives the
+    /// source (take it before moving the source into a demuxer).
+    pub fn error_log(&self) -> ErrorLog {
+        self.conn.detail.clone()
+    }
+
+    /// The byte cap in force for this open.
+    pub fn max_bytes(&self) -> u64 {
+        self.conn.max_bytes
+    }
+
+    /// Sets the most bytes the payload scratch may grow to.
+    pub fn set_scratch_limit(&mut self, bytes: usize) {
+        self.scratch.set_cap(bytes);
+    }
+
+    /// Bytes of cache and scratch allocated so far.
+    pub fn allocated(&self) -> usize {
+        self.scratch.allocated() + self.blocks.iter().map(|b| b.data.len()).sum::<usize>()
+    }
+
+    fn slot_of(&self, no: u64) -> Option<usize> {
+        self.blocks.iter().position(|b| b.no == no)
+    }
+
+    fn victim(&self) -> usize {
+        self.blocks
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, b)| b.used)
+            .map_or(0, |(i, _)| i)
+    }
+
+    /// Reads `count` blocks from `first` out of `f` (positioned at the first
+    /// block's start) into the cache.
+    fn store(&mut self, mut f: Fetch, first: u64, count: u64) -> Result<()> {
+        let bs = self.block_size as u64;
+        for no in first..first.saturating_add(count) {
+            let start = no.saturating_mul(bs);
+            let n = self.conn.len.saturating_sub(start).min(bs) as usize;
+            if n == 0 {
+                break;
+            }
+            let slot = self.victim();
+            self.clock += 1;
+            let clock = self.clock;
+            let Some(b) = self.blocks.get_mut(slot) else {
+                break;
+            };
+            b.no = EMPTY;
+            if b.data.len() < self.block_size {
+                b.data.resize(self.block_size, 0);
+            }
+            let dst = b.data.get_mut(..n).unwrap_or(&mut []);
+            self.conn.fill(&mut f, dst)?;
+            b.no = no;
+            b.valid = n;
+            b.used = clock;
+        }
+        self.conn.finish(f);
+        self.next_block = first.saturating_add(count);
+        Ok(())
+    }
+
+    /// Makes blocks `first..=last` resident: each run of missing blocks is
+    /// one request, extended by the read-ahead when it continues the
+    /// previous request.
+    fn ensure(&mut self, first: u64, last: u64) -> Result<()> {
+        let bs = self.block_size as u64;
+        let last_block = self.conn.len.saturating_sub(1) / bs;
+        let mut no = first;
+        while no <= last {
+            if let Some(i) = self.slot_of(no) {
+                self.clock += 1;
+                if let Some(b) = self.blocks.get_mut(i) {
+                    b.used = self.clock;
+                }
+                no += 1;
+                continue;
+            }
+            if no == self.next_block {
+                self.ahead = (self.ahead * 2).clamp(1, self.max_read_ahead.max(1));
+            } else {
+                self.ahead = 0;
+            }
+            let mut end = last.max(no.saturating_add(self.ahead as u64)).min(last_block);
+            // Stop before a block already cached; never more than half the
+            // cache in one go.
+            let cap = no.saturating_add((self.blocks.len() as u64 / 2).max(1) - 1);
+            end = end.min(cap);
+            let mut stop = no;
+            while stop < end && self.slot_of(stop + 1).is_none() {
+                stop += 1;
+            }
+            let start = no.saturating_mul(bs);
+            let stop_byte = stop.saturating_add(1).saturating_mul(bs).min(self.conn.len);
+            let f = self.conn.open(start, stop_byte)?;
+            self.store(f, no, stop - no + 1)?;
+            no = stop + 1;
+        }
+        Ok(())
+    }
+
+    /// Copies `offset..offset+buf.len()` (inside the resource) into `buf`
+    /// through the cache.
+    fn copy_cached(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let bs = self.block_size as u64;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let no = at / bs;
+            let last = (offset + buf.len() as u64 - 1) / bs;
+            self.ensure(no, last)?;
+            let slot = self.slot_of(no).ok_or(Error::capacity(at, "HTTP cache lost a block"))?;
+            let within = (at % bs) as usize;
+            let src = self
+                .blocks
+                .get(slot)
+                .and_then(|b| b.data.get(within..b.valid))
+                .unwrap_or(&[]);
+            if src.is_empty() {
+                return Err(Error::truncated(at, "HTTP resource ended inside a block"));
+            }
+            let n = src.len().min(buf.len() - done);
+            if let (Some(d), Some(s)) = (buf.get_mut(done..done + n), src.get(..n)) {
+                d.copy_from_slice(s);
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Reads `offset..offset+buf.len()` with one request, not cached.
+    fn direct(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset + buf.len() as u64;
+        let mut f = self.conn.open(offset, end)?;
+        self.conn.fill(&mut f, buf)?;
+        self.conn.finish(f);
+        self.next_block = end.div_ceil(self.block_size as u64);
+        Ok(())
+    }
+
+    /// Largest read assembled from cached blocks; larger reads go straight.
+    fn span(&self) -> usize {
+        self.block_size.saturating_mul(self.max_read_ahead.max(1))
+    }
+
+    /// `Err(Truncated)` unless `offset..offset+len` is inside the resource.
+    fn check_range(&self, offset: u64, len: usize) -> Result<()> {
+        let end =
+            offset
+                .checked_add(len as u64)
+                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
+        if end > self.conn.len {
+            return Err(Error::truncated(self.conn.len, "input ends before the requested range"));
+        }
+        Ok(())
+    }
+}
+
+fn io_kind(k: embedded_io::ErrorKind) -> std::io::ErrorKind {
+    use embedded_io::ErrorKind as E;
+    use std::io::ErrorKind as S;
+    match k {
+        E::NotFound => S::NotFound,
+        E::PermissionDenied => S::PermissionDenied,
+        E::ConnectionRefused => S::ConnectionRefused,
+        E::ConnectionReset => S::ConnectionReset,
+        E::ConnectionAborted => S::ConnectionAborted,
+        E::InvalidInput => S::InvalidInput,
+        E::InvalidData => S::InvalidData,
+        E::TimedOut => S::TimedOut,
+        E::Unsupported => S::Unsupported,
+        _ => S::Other,
+    }
+}
+
+impl Source for HttpSource {
+    fn len(&self) -> u64 {
+        self.conn.len
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        if offset >= self.conn.len {
+            return Ok(0);
+        }
+        let want = (self.conn.len - offset).min(buf.len() as u64) as usize;
+        let buf = buf.get_mut(..want).unwrap_or(&mut []);
+        if want > self.span() {
+            self.direct(offset, buf)?;
+        } else {
+            self.copy_cached(offset, buf)?;
+        }
+        Ok(want)
+    }
+
+    fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
+        self.check_range(offset, len)?;
+        if len == 0 {
+            return Ok(&[]);
+        }
+        let bs = self.block_size as u64;
+        let within = (offset % bs) as usize;
+        if within + len <= self.block_size {
+            // Inside one block: borrow it.
+            self.ensure(offset / bs, offset / bs)?;
+            let slot = self
+                .slot_of(offset / bs)
+                .ok_or(Error::capacity(offset, "HTTP cache lost a block"))?;
+            return self
+                .blocks
+                .get(slot)
+                .and_then(|b| b.data.get(..b.valid))
+                .and_then(|d| d.get(within..within + len))
+                .ok_or(Error::truncated(offset, "HTTP resource ended inside a block"));
+        }
+        self.gather(offset, len, 0)?;
+        self.scratch.joined(len)
+    }
+
+    fn scratch_len(&self) -> usize {
+        self.scratch.cap()
+    }
+
+    fn gather(&mut self, offset: u64, len: usize, at: usize) -> Result<()> {
+        self.check_range(offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let span = self.span();
+        // Split borrows: the scratch is filled while the cache and the
+        // connection are used.
+        let mut scratch = std::mem::replace(&mut self.scratch, Scratch::new(0));
+        let r = match scratch.range_mut(offset, at, len) {
+            Ok(dst) if len > span => self.direct(offset, dst),
+            Ok(dst) => self.copy_cached(offset, dst),
+            Err(e) => Err(e),
+        };
+        self.scratch = scratch;
+        r
+    }
+
+    fn put(&mut self, at: usize, data: &[u8]) -> Result<()> {
+        self.scratch.put(at, data)
+    }
+
+    fn joined(&self, len: usize) -> Result<&[u8]> {
+        self.scratch.joined(len)
+    }
+
+    fn is_slice(&self) -> bool {
+        false
+    }
+
+    fn stats(&self) -> IoStats {
+        IoStats {
+            bytes_read: self.conn.stats.bytes,
+            reads: self.conn.stats.requests,
+            seeks: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_range_forms() {
+        assert_eq!(
+            parse_content_range("bytes 0-99/1000"),
+            Some((Some((0, 99)), Some(1000)))
+        );
+        assert_eq!(parse_content_range("bytes 5-5/*"), Some((Some((5, 5)), None)));
+        assert_eq!(parse_content_range("bytes */0"), Some((None, Some(0))));
+        assert_eq!(parse_content_range("bytes 9-3/10"), None);
+        assert_eq!(parse_content_range("items 0-1/2"), None);
+        assert_eq!(parse_content_range("bytes 0-x/2"), None);
+        assert_eq!(
+            parse_content_range("bytes 4294967296-4294967300/5000000000"),
+            Some((Some((1 << 32, (1 << 32) + 4)), Some(5_000_000_000)))
+        );
+    }
+
+    #[test]
+    fn locations_resolve_and_only_http_is_followed() {
+        let base = "http://h:8/a/b/c.mp4?x=1";
+        assert_eq!(resolve_location(base, "https://o/p").unwrap(), "https://o/p");
+        assert_eq!(resolve_location(base, "//o/p").unwrap(), "http://o/p");
+        assert_eq!(resolve_location(base, "/p/q").unwrap(), "http://h:8/p/q");
+        assert_eq!(resolve_location(base, "d.mp4").unwrap(), "http://h:8/a/b/d.mp4");
+        assert_eq!(resolve_location("http://h", "d").unwrap(), "http://h/d");
+        assert!(resolve_location(base, "ftp://o/p").is_err());
+        assert!(resolve_location(base, "file:///etc/passwd").is_err());
+        assert!(resolve_location(base, "javascript:alert(1)").is_err());
+        assert!(resolve_location(base, "").is_err());
+    }
+
+    #[test]
+    fn url_schemes() {
+        assert!(is_http_url("http://x/y"));
+        assert!(is_http_url("HTTPS://x"));
+        assert!(!is_http_url("ftp://x"));
+        assert!(!is_http_url("http:x"));
+        assert!(!is_http_url("/tmp/http://x"));
+        assert!(!is_http_url("a.mp4"));
+    }
+
+    #[test]
+    fn refuses_other_schemes_and_empty_caches() {
+        assert!(HttpSource::open("ftp://127.0.0.1/x").is_err());
+        let cfg = HttpConfig {
+            blocks: 0,
+            ..HttpConfig::default()
+        };
+        assert!(HttpSource::open_with("http://127.0.0.1:1/x", cfg).is_err());
+    }
+}
