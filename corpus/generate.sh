@@ -333,6 +333,10 @@ gen mpegvideo mpeg2.m2v enc:mpeg2video -- "${LAVFI[@]}" "$(vsrc 352x288 1)" \
 	-c:v mpeg2video -b:v 500k -g 12 -bf 2 -f mpeg2video
 gen mpegvideo mpeg1.mpv enc:mpeg1video -- "${LAVFI[@]}" "$(vsrc 320x240 1)" \
 	-c:v mpeg1video -b:v 400k -g 12 -bf 2 -f mpeg1video
+gen m4v mpeg4_bframes.m4v enc:mpeg4 -- "${LAVFI[@]}" "$(vsrc 176x144 1)" \
+	-c:v mpeg4 -b:v 300k -g 12 -bf 2 -f m4v
+gen m4v mpeg4.m4v enc:mpeg4 -- "${LAVFI[@]}" "$(vsrc 176x144 1 30)" \
+	-c:v mpeg4 -b:v 300k -g 12 -bf 0 -f m4v
 
 # ---------------------------------------------------------------- oracle
 # ffprobe runs from files/ so "filename" is <family>/<file>, as in

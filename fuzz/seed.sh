@@ -28,6 +28,19 @@ declare -A FAMILIES=(
   [flv]="flv *.flv"
   [ogg]="ogg *.ogg *.oga *.ogv *.opus *.spx media__continued_packet_over_two_pages media__four_packets_with_empty_page media__zero_sized_packets_at_end_of_stream"
   [flac]="flac *.flac"
+  [mp3]="mp3 *.mp3"
+  [adts]="adts *.aac *.adts"
+  [ac3]="ac3"
+  [amr]="amr"
+  [h264]="h264 *.264"
+  [hevc]="h265"
+  [ivf]="ivf"
+  [obu]="av1obu rav1d__clusterfuzz*"
+  [av1_annexb]="av1obu"
+  [dv]="dv"
+  [mpegvideo]="mpegvideo"
+  [m4v]="m4v"
+  [codec_scanners]="mp3 adts ac3 h264 h265 av1obu mpegvideo m4v"
 )
 # The detection and differential targets take every family.
 ALL_TARGETS=(any slice_vs_stream truncation)

@@ -35,10 +35,13 @@ if ! "${CARGO[@]}" fuzz --version >/dev/null 2>&1; then
   "${CARGO[@]}" install cargo-fuzz --locked || { echo "smoke.sh: cannot install cargo-fuzz" >&2; exit 1; }
 fi
 
+[ -n "${CARGO_TARGET_DIR:-}" ] || unset CARGO_TARGET_DIR
 echo "smoke.sh: building ($("${CARGO[@]}" fuzz --version), sanitizer $SAN)"
 "${CARGO[@]}" fuzz build --sanitizer "$SAN" || { echo "smoke.sh: build failed" >&2; exit 1; }
 TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
-BIN=$FUZZ/target/$TRIPLE/release
+# cargo fuzz honours CARGO_TARGET_DIR (an empty one means unset).
+[ -n "${CARGO_TARGET_DIR:-}" ] || unset CARGO_TARGET_DIR
+BIN=$(realpath -m "${CARGO_TARGET_DIR:-$FUZZ/target}")/$TRIPLE/release
 
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <("${CARGO[@]}" fuzz list)

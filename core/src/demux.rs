@@ -1,7 +1,7 @@
 //! The demuxer: detection, dispatch over the format demuxers, and the pull
 //! loop.
 
-use crate::detect::{detect, FormatKind, DETECT_BYTES};
+use crate::detect::{detect_source, FormatKind};
 use crate::diag::Diagnostics;
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::{Limits, MAX_TRACKS};
@@ -126,6 +126,42 @@ pub enum AnyDemuxer {
     /// Native FLAC.
     #[cfg(feature = "flac")]
     Flac(crate::format::flac::FlacDemuxer),
+    /// MPEG audio elementary stream.
+    #[cfg(feature = "mp3")]
+    Mp3(crate::format::es::mp3::Mp3Demuxer),
+    /// AAC in ADTS frames.
+    #[cfg(feature = "aac")]
+    Adts(crate::format::es::adts::AdtsDemuxer),
+    /// AC-3 and E-AC-3.
+    #[cfg(feature = "ac3")]
+    Ac3(crate::format::es::ac3::Ac3Demuxer),
+    /// H.264 Annex B.
+    #[cfg(feature = "h264")]
+    H264(crate::format::es::annexb::H264Demuxer),
+    /// H.265 Annex B.
+    #[cfg(feature = "hevc")]
+    Hevc(crate::format::es::annexb::HevcDemuxer),
+    /// IVF.
+    #[cfg(feature = "ivf")]
+    Ivf(crate::format::es::ivf::IvfDemuxer),
+    /// AMR storage format.
+    #[cfg(feature = "amr")]
+    Amr(crate::format::es::amr::AmrDemuxer),
+    /// AV1 low-overhead OBU stream.
+    #[cfg(feature = "obu")]
+    Obu(crate::format::es::obu::ObuDemuxer),
+    /// AV1 Annex B stream.
+    #[cfg(feature = "obu")]
+    Av1AnnexB(crate::format::es::obu::Av1AnnexBDemuxer),
+    /// DV.
+    #[cfg(feature = "dv")]
+    Dv(crate::format::es::dv::DvDemuxer),
+    /// MPEG-1/2 video elementary stream.
+    #[cfg(feature = "mpegvideo")]
+    MpegVideo(crate::format::es::mpegvideo::MpegVideoDemuxer),
+    /// MPEG-4 Part 2 video elementary stream.
+    #[cfg(feature = "m4v")]
+    M4v(crate::format::es::m4v::M4vDemuxer),
 }
 
 macro_rules! dispatch {
@@ -155,6 +191,30 @@ macro_rules! dispatch {
             AnyDemuxer::Ogg($d) => $e,
             #[cfg(feature = "flac")]
             AnyDemuxer::Flac($d) => $e,
+            #[cfg(feature = "mp3")]
+            AnyDemuxer::Mp3($d) => $e,
+            #[cfg(feature = "aac")]
+            AnyDemuxer::Adts($d) => $e,
+            #[cfg(feature = "ac3")]
+            AnyDemuxer::Ac3($d) => $e,
+            #[cfg(feature = "h264")]
+            AnyDemuxer::H264($d) => $e,
+            #[cfg(feature = "hevc")]
+            AnyDemuxer::Hevc($d) => $e,
+            #[cfg(feature = "ivf")]
+            AnyDemuxer::Ivf($d) => $e,
+            #[cfg(feature = "amr")]
+            AnyDemuxer::Amr($d) => $e,
+            #[cfg(feature = "obu")]
+            AnyDemuxer::Obu($d) => $e,
+            #[cfg(feature = "mpegvideo")]
+            AnyDemuxer::MpegVideo($d) => $e,
+            #[cfg(feature = "m4v")]
+            AnyDemuxer::M4v($d) => $e,
+            #[cfg(feature = "obu")]
+            AnyDemuxer::Av1AnnexB($d) => $e,
+            #[cfg(feature = "dv")]
+            AnyDemuxer::Dv($d) => $e,
         }
     };
 }
@@ -188,6 +248,30 @@ impl AnyDemuxer {
             FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "flac")]
             FormatKind::Flac => Ok(AnyDemuxer::Flac(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mp3")]
+            FormatKind::Mp3 => Ok(AnyDemuxer::Mp3(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "aac")]
+            FormatKind::Aac => Ok(AnyDemuxer::Adts(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ac3")]
+            FormatKind::Ac3 | FormatKind::Eac3 => Ok(AnyDemuxer::Ac3(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "h264")]
+            FormatKind::H264 => Ok(AnyDemuxer::H264(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "hevc")]
+            FormatKind::Hevc => Ok(AnyDemuxer::Hevc(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ivf")]
+            FormatKind::Ivf => Ok(AnyDemuxer::Ivf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "amr")]
+            FormatKind::Amr => Ok(AnyDemuxer::Amr(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "obu")]
+            FormatKind::Obu => Ok(AnyDemuxer::Obu(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "dv")]
+            FormatKind::Dv => Ok(AnyDemuxer::Dv(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "obu")]
+            FormatKind::Av1AnnexB => Ok(AnyDemuxer::Av1AnnexB(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mpegvideo")]
+            FormatKind::MpegVideo => Ok(AnyDemuxer::MpegVideo(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "m4v")]
+            FormatKind::M4v => Ok(AnyDemuxer::M4v(FormatDemuxer::open(src, ctx)?)),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,
@@ -233,9 +317,7 @@ impl<S: Source> Demuxer<S> {
 
     /// Like [`Demuxer::open`] with explicit limits.
     pub fn open_with(mut src: S, ext: Option<&str>, limits: Limits) -> Result<Self> {
-        let mut head = [0u8; DETECT_BYTES];
-        let n = src.read_at(0, &mut head)?;
-        let kind = detect(head.get(..n).unwrap_or(&[]), ext).ok_or(Error::new(
+        let kind = detect_source(&mut src, ext, &limits)?.ok_or(Error::new(
             ErrorKind::UnknownFormat,
             0,
             "no supported format recognised",

@@ -37,6 +37,32 @@ pub enum FormatKind {
     Ogg,
     /// Native FLAC (RFC 9639).
     Flac,
+    /// MPEG audio elementary stream (MP1, MP2, MP3) with ID3 tags.
+    Mp3,
+    /// AAC in ADTS frames.
+    Aac,
+    /// AC-3 (ATSC A/52) elementary stream.
+    Ac3,
+    /// E-AC-3 (ATSC A/52 Annex E) elementary stream.
+    Eac3,
+    /// AMR-NB or AMR-WB storage format (RFC 4867 §5).
+    Amr,
+    /// H.264 Annex B byte stream.
+    H264,
+    /// H.265 Annex B byte stream.
+    Hevc,
+    /// IVF (VP8, VP9, AV1 frames with a 32-byte header).
+    Ivf,
+    /// AV1 low-overhead bitstream format (OBUs with size fields).
+    Obu,
+    /// AV1 Annex B length-delimited bitstream (AV1 spec Annex B).
+    Av1AnnexB,
+    /// DV (IEC 61834 / SMPTE 314M DIF stream).
+    Dv,
+    /// MPEG-1/2 video elementary stream.
+    MpegVideo,
+    /// MPEG-4 Part 2 video elementary stream.
+    M4v,
 }
 
 impl FormatKind {
@@ -56,6 +82,19 @@ impl FormatKind {
             FormatKind::Caf => "caf",
             FormatKind::Ogg => "ogg",
             FormatKind::Flac => "flac",
+            FormatKind::Mp3 => "mp3",
+            FormatKind::Aac => "aac",
+            FormatKind::Ac3 => "ac3",
+            FormatKind::Eac3 => "eac3",
+            FormatKind::Amr => "amr",
+            FormatKind::H264 => "h264",
+            FormatKind::Hevc => "hevc",
+            FormatKind::Ivf => "ivf",
+            FormatKind::Obu => "obu",
+            FormatKind::Av1AnnexB => "av1",
+            FormatKind::Dv => "dv",
+            FormatKind::MpegVideo => "mpegvideo",
+            FormatKind::M4v => "m4v",
         }
     }
 
@@ -76,6 +115,19 @@ impl FormatKind {
             FormatKind::Caf => "CAF",
             FormatKind::Ogg => "Ogg",
             FormatKind::Flac => "FLAC",
+            FormatKind::Mp3 => "MPEG audio",
+            FormatKind::Aac => "AAC (ADTS)",
+            FormatKind::Ac3 => "AC-3",
+            FormatKind::Eac3 => "E-AC-3",
+            FormatKind::Amr => "AMR",
+            FormatKind::H264 => "H.264 (Annex B)",
+            FormatKind::Hevc => "H.265 (Annex B)",
+            FormatKind::Ivf => "IVF",
+            FormatKind::Obu => "AV1 (OBU)",
+            FormatKind::Av1AnnexB => "AV1 (Annex B)",
+            FormatKind::Dv => "DV",
+            FormatKind::MpegVideo => "MPEG-1/2 video",
+            FormatKind::M4v => "MPEG-4 Part 2 video",
         }
     }
 }
@@ -121,6 +173,24 @@ fn is_raw_flac(head: &[u8], ext: Option<&str>) -> bool {
     false
 }
 
+/// Detects the format of a whole input: [`detect`] on its first bytes, then,
+/// when that finds nothing, the bounded elementary-stream probes (which skip
+/// ID3v2 tags and look for runs of valid frames; see `format::es`).
+///
+/// Errors: a read error of the source.
+pub fn detect_source<S: crate::source::Source>(
+    src: &mut S,
+    ext: Option<&str>,
+    limits: &crate::limits::Limits,
+) -> crate::error::Result<Option<FormatKind>> {
+    let mut head = [0u8; DETECT_BYTES];
+    let n = src.read_at(0, &mut head)?;
+    if let Some(k) = detect(head.get(..n).unwrap_or(&[]), ext) {
+        return Ok(Some(k));
+    }
+    crate::format::es::probe(src, limits)
+}
+
 /// Detects the format from `head`, the first bytes of the input (ideally
 /// [`DETECT_BYTES`] of them), with an optional file-name extension hint.
 pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
@@ -164,6 +234,12 @@ pub fn detect(head: &[u8], ext: Option<&str>) -> Option<FormatKind> {
     }
     if cfg!(feature = "flac") && (head.starts_with(b"fLaC") || (is_flac_ext(ext) && head.starts_with(b"ID3"))) {
         return Some(FormatKind::Flac);
+    }
+    if cfg!(feature = "ivf") && at(0..4) == b"DKIF" && at(4..6) == [0, 0] {
+        return Some(FormatKind::Ivf);
+    }
+    if cfg!(feature = "amr") && (head.starts_with(b"#!AMR\n") || head.starts_with(b"#!AMR-WB\n")) {
+        return Some(FormatKind::Amr);
     }
     if cfg!(feature = "mp4") && is_mp4_box_type(at(4..8)) {
         let size = u32::from_be_bytes(at(0..4).try_into().unwrap_or([0; 4]));

@@ -18,6 +18,7 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+pub mod codec;
 pub mod crc;
 pub mod demux;
 pub mod detect;

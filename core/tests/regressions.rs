@@ -197,6 +197,17 @@ fn kind_for(family: &str) -> Option<FormatKind> {
         "caf" => Some(FormatKind::Caf),
         "ogg" => Some(FormatKind::Ogg),
         "flac" => Some(FormatKind::Flac),
+        "mp3" => Some(FormatKind::Mp3),
+        "adts" => Some(FormatKind::Aac),
+        "ac3" => Some(FormatKind::Ac3),
+        "amr" => Some(FormatKind::Amr),
+        "h264" => Some(FormatKind::H264),
+        "h265" => Some(FormatKind::Hevc),
+        "ivf" => Some(FormatKind::Ivf),
+        "av1obu" => Some(FormatKind::Obu),
+        "dv" => Some(FormatKind::Dv),
+        "mpegvideo" => Some(FormatKind::MpegVideo),
+        "m4v" => Some(FormatKind::M4v),
         _ => None,
     }
 }

@@ -45,6 +45,19 @@ pub const KINDS: &[FormatKind] = &[
     FormatKind::Caf,
     FormatKind::Ogg,
     FormatKind::Flac,
+    FormatKind::Mp3,
+    FormatKind::Aac,
+    FormatKind::Ac3,
+    FormatKind::Eac3,
+    FormatKind::Amr,
+    FormatKind::H264,
+    FormatKind::Hevc,
+    FormatKind::Ivf,
+    FormatKind::Obu,
+    FormatKind::Av1AnnexB,
+    FormatKind::Dv,
+    FormatKind::MpegVideo,
+    FormatKind::M4v,
 ];
 
 /// How many bytes at the end of a differential target's input configure the
@@ -838,9 +851,9 @@ pub fn compare_logs(slice: &Log, stream: &Log, io_may_fail: bool) {
 const TRUNCATION_KEEP: usize = 32 << 20;
 
 /// Kinds whose packetisation is the reader's choice (fixed-size reads of a
-/// PCM data chunk, PES units cut by the end): a prefix may end with a shorter
-/// last packet without `flags.truncated` (as `STREAM_EXACT_FAMILIES` in
-/// core/tests/common).
+/// PCM data chunk, PES units cut by the end, parser-split video): a prefix
+/// may end with a shorter last packet without `flags.truncated` (as
+/// `STREAM_EXACT_FAMILIES` in core/tests/common).
 pub const STREAM_EXACT: &[FormatKind] = &[
     FormatKind::Wav,
     FormatKind::Rf64,
@@ -848,6 +861,12 @@ pub const STREAM_EXACT: &[FormatKind] = &[
     FormatKind::MpegTs,
     FormatKind::MpegPs,
     FormatKind::Aiff,
+    // Parser-split video elementary streams: a cut inside the last access
+    // unit or frame cannot be told from its end.
+    FormatKind::H264,
+    FormatKind::Hevc,
+    FormatKind::MpegVideo,
+    FormatKind::M4v,
 ];
 
 /// Kinds that interleave units of several streams, so a cut may leave a

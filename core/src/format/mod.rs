@@ -8,6 +8,7 @@ pub mod asf;
 pub mod avi;
 #[cfg(feature = "caf")]
 pub mod caf;
+pub mod es;
 #[cfg(feature = "flac")]
 pub mod flac;
 #[cfg(feature = "flv")]

@@ -1,0 +1,28 @@
+//! Frame scanners for codec bitstreams: allocation-free functions that find
+//! and measure frames and access units in a byte range. The elementary-stream
+//! demuxers (`format::es`) and the MPEG-TS/PS readers (to split PES payloads)
+//! share them.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`bits`] | MSB-first bit reader, Exp-Golomb, RBSP without emulation prevention |
+//! | [`mpa`] | MPEG audio frame header, Xing/Info/LAME/VBRI |
+//! | [`adts`] | ADTS header (AAC) |
+//! | [`ac3`] | AC-3 / E-AC-3 sync frame header, CRC-16 |
+//! | [`annexb`] | Annex B start codes and NAL units |
+//! | [`h264`] | H.264 SPS, access-unit splitter |
+//! | [`hevc`] | H.265 SPS, access-unit splitter |
+//! | [`av1`] | AV1 leb128, OBU header, sequence header, frame type |
+//! | [`mpegvideo`] | MPEG-1/2 video sequence header, frame splitter |
+//! | [`mpeg4v`] | MPEG-4 Part 2 VOL/VOP timing, frame splitter |
+
+pub mod ac3;
+pub mod adts;
+pub mod annexb;
+pub mod av1;
+pub mod bits;
+pub mod h264;
+pub mod hevc;
+pub mod mpa;
+pub mod mpeg4v;
+pub mod mpegvideo;

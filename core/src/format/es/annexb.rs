@@ -1,0 +1,400 @@
+//! H.264 and H.265 Annex B byte streams (`.h264`, `.264`, `.h265`, `.hevc`).
+//!
+//! References: ITU-T H.264 Annex B and §7.3–7.4 (NAL units, SPS), ITU-T
+//! H.265 Annex B and §7.3–7.4; see [`crate::codec::h264`] and
+//! [`crate::codec::hevc`].
+//!
+//! Packets are access units as ffmpeg's `h264`/`hevc` parsers split them
+//! (see the splitters in `codec`). Like ffprobe on raw streams, packets have
+//! no timestamps; each lasts one frame at the SPS VUI frame rate (25 fps
+//! when absent) in a 1/1 200 000 time base. Keyframes: access units with an
+//! IDR slice or a recovery point SEI (H.264), or an IRAP slice (H.265).
+
+use super::scan;
+use crate::codec::{h264, hevc};
+use crate::demux::{Context, FormatDemuxer};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::source::Source;
+use crate::tags::{Tag, TagCursor};
+use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+
+/// ffmpeg's time base for raw video streams.
+pub const TIME_BASE_HZ: u32 = 1_200_000;
+/// Bytes examined for parameter sets while opening and probing.
+pub const HEADER_WINDOW: u64 = 1 << 20;
+/// Most NAL units looked at by the probe.
+const PROBE_NALS: u32 = 64;
+/// Bytes read per step while looking for an access unit's end.
+const CHUNK: usize = 4096;
+
+/// Which codec the byte stream carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnnexBCodec {
+    /// H.264 / AVC.
+    H264,
+    /// H.265 / HEVC.
+    Hevc,
+}
+
+/// Demuxer state for an Annex B stream.
+#[derive(Debug, Clone)]
+pub struct AnnexBDemuxer {
+    codec: AnnexBCodec,
+    pos: u64,
+    end: u64,
+    frame_duration: u64,
+    index: u64,
+}
+
+/// How many zero bytes (up to 4) end the range `at..end`.
+pub(crate) fn trailing_zeros<S: Source>(src: &mut S, at: u64, end: u64) -> Result<u64> {
+    let n = (end - at).min(4);
+    let mut b = [0u8; 4];
+    let tail = b.get_mut(..n as usize).unwrap_or(&mut []);
+    src.read_exact_at(end - n, tail)?;
+    Ok(tail.iter().rev().take_while(|&&x| x == 0).count() as u64)
+}
+
+/// Where a start code's NAL header is, and its first bytes.
+fn next_nal<S: Source>(src: &mut S, from: u64, limit: u64) -> Result<Option<(u64, [u8; 3])>> {
+    let Some(p) = scan(src, from, limit, 5, |b| b.starts_with(&[0, 0, 1]))? else {
+        return Ok(None);
+    };
+    let h: [u8; 3] = src.array(p + 3).unwrap_or([0xFF; 3]);
+    Ok(Some((p + 3, h)))
+}
+
+/// Whether the input is an Annex B stream of `codec`: it starts with a
+/// start code (after at most a few zero bytes), every NAL header seen is
+/// well formed, and a parseable SPS, a PPS and a slice show up within the
+/// first NAL units.
+pub fn probe<S: Source>(src: &mut S, limits: &Limits, codec: AnnexBCodec) -> Result<bool> {
+    let head: [u8; 8] = match src.array(0) {
+        Ok(h) => h,
+        Err(_) => return Ok(false),
+    };
+    let Some(sc) = head.windows(3).position(|w| w == [0, 0, 1]) else {
+        return Ok(false);
+    };
+    if head.iter().take(sc).any(|&b| b != 0) {
+        return Ok(false);
+    }
+    let limit = HEADER_WINDOW.min(limits.probe_bytes);
+    let (mut sps, mut pps, mut slice) = (false, false, false);
+    let mut from = 0;
+    for _ in 0..PROBE_NALS {
+        let Some((at, h)) = next_nal(src, from, limit)? else {
+            break;
+        };
+        from = at;
+        match codec {
+            AnnexBCodec::H264 => {
+                if h[0] & 0x80 != 0 {
+                    return Ok(false);
+                }
+                let t = h[0] & 0x1F;
+                let ref_idc = h[0] >> 5;
+                match t {
+                    1 | 5 => {
+                        if t == 5 && ref_idc == 0 {
+                            return Ok(false);
+                        }
+                        slice = true;
+                    }
+                    7 => {
+                        if ref_idc == 0 {
+                            return Ok(false);
+                        }
+                        let mut b = [0u8; 256];
+                        let n = src.read_at(at, &mut b)?;
+                        match h264::Sps::parse(b.get(..n).unwrap_or(&[])) {
+                            Some(s) if s.width > 0 && s.height > 0 && s.width <= 16384 && s.height <= 16384 => {
+                                sps = true
+                            }
+                            _ => return Ok(false),
+                        }
+                    }
+                    8 => pps = true,
+                    2..=4 | 6 | 9..=13 | 14 | 15 | 19 | 20 => {}
+                    _ => return Ok(false),
+                }
+            }
+            AnnexBCodec::Hevc => {
+                if h[0] & 0x80 != 0 || h[1] & 7 == 0 {
+                    return Ok(false);
+                }
+                let t = hevc::nal_type(h[0]);
+                match t {
+                    0..=9 | 16..=21 => slice = true,
+                    32 => {}
+                    33 => {
+                        let mut b = [0u8; 512];
+                        let n = src.read_at(at, &mut b)?;
+                        match hevc::Sps::parse(b.get(..n).unwrap_or(&[])) {
+                            Some(s) if s.width > 0 && s.height > 0 && s.width <= 16888 && s.height <= 16888 => {
+                                sps = true
+                            }
+                            _ => return Ok(false),
+                        }
+                    }
+                    34 => pps = true,
+                    35..=40 => {}
+                    _ => return Ok(false),
+                }
+            }
+        }
+        if sps && pps && slice {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+impl AnnexBDemuxer {
+    /// Opens `src` as an Annex B stream of `codec`.
+    pub fn open_codec<S: Source>(src: &mut S, ctx: &mut Context, codec: AnnexBCodec) -> Result<Self> {
+        let end = src.len();
+        let limit = HEADER_WINDOW.min(ctx.limits.probe_bytes);
+        let mut from = 0;
+        let mut dims = (0u32, 0u32);
+        let mut timing = None;
+        for _ in 0..PROBE_NALS {
+            let Some((at, h)) = next_nal(src, from, limit)? else {
+                break;
+            };
+            from = at;
+            let mut b = [0u8; 512];
+            match codec {
+                AnnexBCodec::H264 if h[0] & 0x1F == h264::nal::SPS => {
+                    let n = src.read_at(at, &mut b)?;
+                    if let Some(s) = h264::Sps::parse(b.get(..n).unwrap_or(&[])) {
+                        dims = (s.width, s.height);
+                        timing = s.timing;
+                        break;
+                    }
+                }
+                AnnexBCodec::Hevc if hevc::nal_type(h[0]) == hevc::nal::SPS => {
+                    let n = src.read_at(at, &mut b)?;
+                    if let Some(s) = hevc::Sps::parse(b.get(..n).unwrap_or(&[])) {
+                        dims = (s.width, s.height);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if dims.0 == 0 {
+            ctx.diags.report("annexb.no-sps", 0);
+        }
+        // ffmpeg: VUI time_scale / (2 * num_units_in_tick) frames per second.
+        let frame_duration = match timing {
+            Some((units, scale)) => {
+                let d = TIME_BASE_HZ as u64 * 2 * units as u64 / scale as u64;
+                if d == 0 {
+                    48_000
+                } else {
+                    d
+                }
+            }
+            None => (TIME_BASE_HZ / 25) as u64,
+        };
+        let track = Track {
+            id: 0,
+            kind: TrackKind::Video,
+            codec: match codec {
+                AnnexBCodec::H264 => Codec::H264,
+                AnnexBCodec::Hevc => Codec::Hevc,
+            },
+            time_base: Rational::new(1, TIME_BASE_HZ),
+            width: dims.0,
+            height: dims.1,
+            ..Track::default()
+        };
+        ctx.add_track(track, 0);
+        Ok(AnnexBDemuxer {
+            codec,
+            pos: 0,
+            end,
+            frame_duration,
+            index: 0,
+        })
+    }
+
+    /// Finds the end of the access unit starting at `at`; returns it and
+    /// whether the access unit is a keyframe.
+    fn access_unit<S: Source>(&self, src: &mut S, at: u64, max: u64) -> Result<(u64, bool, bool)> {
+        let mut s264 = h264::AuSplitter::default();
+        let mut s265 = hevc::AuSplitter::default();
+        let mut buf = [0u8; CHUNK];
+        let mut off = at;
+        let stop = at.saturating_add(max).min(self.end);
+        while off < stop {
+            let want = ((stop - off) as usize).min(CHUNK);
+            let n = src.read_at(off, buf.get_mut(..want).unwrap_or(&mut []))?;
+            if n == 0 {
+                break;
+            }
+            let data = buf.get(..n).unwrap_or(&[]);
+            let found = match self.codec {
+                AnnexBCodec::H264 => s264.feed(data, off),
+                AnnexBCodec::Hevc => s265.feed(data, off),
+            };
+            if let Some(b) = found.filter(|&b| b > at) {
+                let key = match self.codec {
+                    AnnexBCodec::H264 => s264.idr || s264.recovery_point,
+                    AnnexBCodec::Hevc => s265.irap,
+                };
+                return Ok((b, key, false));
+            }
+            off += n as u64;
+        }
+        if off < self.end {
+            return Err(Error::limit(at, "access unit larger than limits.max_packet"));
+        }
+        // The input ends without a boundary: this is the last access unit,
+        // unless the input was cut. A start code whose NAL unit was cut
+        // before the split could be decided ends the access unit (as it
+        // would in the whole input); an access unit with parameter sets or
+        // SEI but no slice yet, or only a cut NAL header, is not given; and
+        // one to three zero bytes at the very end (a cut start code) are
+        // left out. ffmpeg keeps all of these bytes; on whole inputs the
+        // result is the same.
+        let (key, unfinished, has_slice, has_prefix, cut_nal) = match self.codec {
+            AnnexBCodec::H264 => (
+                s264.idr || s264.recovery_point,
+                s264.unfinished(),
+                s264.has_slice,
+                s264.has_prefix,
+                s264.cut_nal(),
+            ),
+            AnnexBCodec::Hevc => (
+                s265.irap,
+                s265.unfinished(),
+                s265.has_slice,
+                s265.has_prefix,
+                s265.cut_nal(),
+            ),
+        };
+        if let Some(b) = unfinished.filter(|&b| b > at) {
+            return Ok((b, key, false));
+        }
+        if !has_slice && (has_prefix || cut_nal) {
+            return Err(Error::truncated(self.end, "access unit cut before its first slice"));
+        }
+        let zeros = trailing_zeros(src, at, self.end)?;
+        if (1..=3).contains(&zeros) && self.end - zeros > at {
+            return Ok((self.end - zeros, key, true));
+        }
+        Ok((self.end, key, false))
+    }
+}
+
+impl FormatDemuxer for AnnexBDemuxer {
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+        let codec = if probe(src, &ctx.limits, AnnexBCodec::Hevc)? {
+            AnnexBCodec::Hevc
+        } else {
+            AnnexBCodec::H264
+        };
+        Self::open_codec(src, ctx, codec)
+    }
+
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        if self.pos >= self.end {
+            return Ok(None);
+        }
+        let at = self.pos;
+        let (stop, key, cut) = match self.access_unit(src, at, ctx.limits.max_packet as u64) {
+            Ok(x) => x,
+            Err(e) => {
+                self.pos = self.end;
+                return Err(e);
+            }
+        };
+        // A trimmed last access unit (`cut`) ends the stream.
+        self.pos = if cut { self.end } else { stop };
+        self.index += 1;
+        let data = src.bytes(at, (stop - at) as usize)?;
+        Ok(Some(Packet {
+            track: 0,
+            pts: None,
+            dts: None,
+            duration: Some(self.frame_duration),
+            flags: PacketFlags {
+                keyframe: key,
+                truncated: cut,
+                ..PacketFlags::default()
+            },
+            pos: Some(at),
+            contiguous: true,
+            data,
+        }))
+    }
+
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
+        // Walk access units from the start; stop at the last keyframe at or
+        // before the frame that holds `ts`.
+        let target = (ts.max(0) as u64) / self.frame_duration.max(1);
+        let (mut pos, mut index) = (0u64, 0u64);
+        let (mut best, mut best_index) = (0u64, 0u64);
+        while pos < self.end && index <= target {
+            let Ok((stop, key, _)) = self.access_unit(src, pos, ctx.limits.max_packet as u64) else {
+                break;
+            };
+            if key {
+                best = pos;
+                best_index = index;
+            }
+            pos = stop;
+            index += 1;
+        }
+        self.pos = best;
+        self.index = best_index;
+        Ok(())
+    }
+
+    fn next_tag<'s, S: Source>(
+        &mut self,
+        _src: &'s mut S,
+        _ctx: &Context,
+        _cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        Ok(None)
+    }
+}
+
+/// The H.264 demuxer: [`AnnexBDemuxer`] fixed to H.264.
+#[derive(Debug, Clone)]
+pub struct H264Demuxer(pub AnnexBDemuxer);
+
+/// The H.265 demuxer: [`AnnexBDemuxer`] fixed to H.265.
+#[derive(Debug, Clone)]
+pub struct HevcDemuxer(pub AnnexBDemuxer);
+
+macro_rules! fixed {
+    ($t:ident, $c:expr) => {
+        impl FormatDemuxer for $t {
+            fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+                Ok($t(AnnexBDemuxer::open_codec(src, ctx, $c)?))
+            }
+            fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+                self.0.next_packet(src, ctx)
+            }
+            fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
+                self.0.seek(src, ctx, track, ts)
+            }
+            fn next_tag<'s, S: Source>(
+                &mut self,
+                _src: &'s mut S,
+                _ctx: &Context,
+                _cur: &mut TagCursor,
+            ) -> Result<Option<Tag<'s>>> {
+                Ok(None)
+            }
+        }
+    };
+}
+
+fixed!(H264Demuxer, AnnexBCodec::H264);
+fixed!(HevcDemuxer, AnnexBCodec::Hevc);

@@ -1,0 +1,268 @@
+//! IVF: a 32-byte file header and 12-byte frame headers around VP8, VP9 or
+//! AV1 frames (the libvpx/libaom test container; no formal spec, the layout
+//! is described in `docs/formats/ivf.md`).
+//!
+//! Packets are the frames as stored, with the stored timestamps in the
+//! header's time base, as ffmpeg's `ivf` demuxer gives them. Keyframes:
+//! VP8 frame tag bit 0 clear (RFC 6386 §9.1), VP9 uncompressed header
+//! `frame_type` 0 (VP9 bitstream §6.2), AV1 a key frame header (§5.9.2).
+
+use crate::codec::av1::{self, obu, ObuHeader, SequenceHeader};
+use crate::demux::{Context, FormatDemuxer};
+use crate::error::{Error, Result};
+use crate::source::Source;
+use crate::tags::{Tag, TagCursor};
+use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+use zerocopy::little_endian::{U16, U32};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+/// The IVF file header.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+pub struct IvfHeader {
+    /// `DKIF`.
+    pub magic: [u8; 4],
+    /// Version (0).
+    pub version: U16,
+    /// Header length (32).
+    pub header_len: U16,
+    /// Codec FourCC: `VP80`, `VP90`, `AV01`.
+    pub fourcc: [u8; 4],
+    /// Width in pixels.
+    pub width: U16,
+    /// Height in pixels.
+    pub height: U16,
+    /// Time base denominator (ticks per second).
+    pub rate: U32,
+    /// Time base numerator.
+    pub scale: U32,
+    /// Number of frames.
+    pub frames: U32,
+    /// Unused.
+    pub unused: U32,
+}
+
+/// Demuxer state for IVF.
+#[derive(Debug, Clone)]
+pub struct IvfDemuxer {
+    data_start: u64,
+    pos: u64,
+    codec: Codec,
+    seq: Option<SequenceHeader>,
+    last_pts: Option<i64>,
+}
+
+fn vp_keyframe(codec: Codec, b: &[u8]) -> bool {
+    match codec {
+        Codec::Vp8 => b.first().is_some_and(|&x| x & 1 == 0),
+        Codec::Vp9 => {
+            // frame_marker(2) profile_low(1) profile_high(1) [reserved(1) if
+            // profile 3] show_existing_frame(1) frame_type(1)
+            let Some(&x) = b.first() else { return false };
+            let profile = ((x >> 5) & 1) | (((x >> 4) & 1) << 1);
+            let mut bit = 4;
+            if profile == 3 {
+                bit += 1;
+            }
+            let word = u16::from_be_bytes([x, b.get(1).copied().unwrap_or(0)]);
+            let show_existing = (word >> (15 - bit)) & 1 == 1;
+            let frame_type = (word >> (14 - bit)) & 1;
+            !show_existing && frame_type == 0
+        }
+        _ => false,
+    }
+}
+
+/// Finds the sequence header and whether a temporal unit in low-overhead
+/// format holds a key frame.
+pub(crate) fn av1_unit(data: &[u8], seq: &mut Option<SequenceHeader>) -> bool {
+    let mut at = 0usize;
+    let mut steps = 0;
+    while at < data.len() && steps < 4096 {
+        steps += 1;
+        let Some(h) = data.get(at..).and_then(ObuHeader::parse) else {
+            return false;
+        };
+        let start = at + h.header_len;
+        let size = match h.size {
+            Some(s) => s as usize,
+            None => data.len().saturating_sub(start),
+        };
+        let payload = data
+            .get(start..start.saturating_add(size).min(data.len()))
+            .unwrap_or(&[]);
+        match h.obu_type {
+            obu::SEQUENCE_HEADER => {
+                if let Some(s) = SequenceHeader::parse(payload) {
+                    *seq = Some(s);
+                }
+            }
+            obu::FRAME | obu::FRAME_HEADER => {
+                let s = seq.unwrap_or_default();
+                return av1::is_key_frame(payload, &s).unwrap_or(false);
+            }
+            _ => {}
+        }
+        at = start.saturating_add(size);
+    }
+    false
+}
+
+impl FormatDemuxer for IvfDemuxer {
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
+        let b: [u8; 32] = src.array(0)?;
+        let h = IvfHeader::read_from_bytes(&b).map_err(|_| Error::malformed(0, "IVF header"))?;
+        if &h.magic != b"DKIF" {
+            return Err(Error::malformed(0, "not an IVF file (no DKIF)"));
+        }
+        let codec = match &h.fourcc {
+            b"VP80" => Codec::Vp8,
+            b"VP90" => Codec::Vp9,
+            b"AV01" => Codec::Av1,
+            _ => {
+                ctx.diags.report("ivf.unknown-fourcc", 8);
+                Codec::Unknown
+            }
+        };
+        let (rate, scale) = (h.rate.get(), h.scale.get());
+        if rate == 0 || scale == 0 {
+            return Err(Error::malformed(16, "IVF time base with a zero term"));
+        }
+        let header_len = (h.header_len.get() as u64).max(32);
+        let track = Track {
+            id: 0,
+            kind: TrackKind::Video,
+            codec,
+            codec_tag: u32::from_le_bytes(h.fourcc),
+            time_base: Rational::new(scale, rate),
+            duration: Some(h.frames.get() as u64),
+            frames: Some(h.frames.get() as u64),
+            width: h.width.get() as u32,
+            height: h.height.get() as u32,
+            ..Track::default()
+        };
+        ctx.add_track(track, 0);
+        ctx.info.duration_us = Some(Rational::new(scale, rate).to_micros(h.frames.get() as i64).max(0) as u64);
+        Ok(IvfDemuxer {
+            data_start: header_len,
+            pos: header_len,
+            codec,
+            seq: None,
+            last_pts: None,
+        })
+    }
+
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        let at = self.pos;
+        if at.saturating_add(12) > src.len() {
+            return Ok(None);
+        }
+        let fh: [u8; 12] = src.array(at)?;
+        let size = u32::from_le_bytes([fh[0], fh[1], fh[2], fh[3]]) as u64;
+        let mut pts_b = [0u8; 8];
+        pts_b.copy_from_slice(fh.get(4..12).unwrap_or(&[0; 8]));
+        let pts = u64::from_le_bytes(pts_b) as i64;
+        if size > ctx.limits.max_packet as u64 {
+            self.pos = src.len();
+            return Err(Error::limit(at, "IVF frame larger than limits.max_packet"));
+        }
+        let body = at + 12;
+        if body + size > src.len() {
+            self.pos = src.len();
+            return Err(Error::truncated(src.len(), "IVF frame cut by the end of input"));
+        }
+        self.pos = body + size;
+        let duration = self.last_pts.map(|_| 1u64).or(Some(1));
+        self.last_pts = Some(pts);
+        let codec = self.codec;
+        let mut seq = self.seq;
+        let data = src.bytes(body, size as usize)?;
+        let key = match codec {
+            Codec::Av1 => av1_unit(data, &mut seq),
+            c => vp_keyframe(c, data),
+        };
+        self.seq = seq;
+        Ok(Some(Packet {
+            track: 0,
+            pts: Some(pts),
+            dts: Some(pts),
+            duration,
+            flags: PacketFlags {
+                keyframe: key,
+                ..PacketFlags::default()
+            },
+            pos: Some(body),
+            contiguous: true,
+            data,
+        }))
+    }
+
+    fn seek<S: Source>(&mut self, src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
+        // Walk the frame headers: the last keyframe at or before `ts`.
+        let mut at = self.data_start;
+        let mut best = self.data_start;
+        let mut steps = 0u32;
+        while at.saturating_add(12) <= src.len() && steps < 10_000_000 {
+            steps += 1;
+            let fh: [u8; 12] = src.array(at)?;
+            let size = u32::from_le_bytes([fh[0], fh[1], fh[2], fh[3]]) as u64;
+            let mut p = [0u8; 8];
+            p.copy_from_slice(fh.get(4..12).unwrap_or(&[0; 8]));
+            if u64::from_le_bytes(p) as i64 > ts {
+                break;
+            }
+            let mut head = [0u8; 64];
+            let n = src.read_at(at + 12, head.get_mut(..(size.min(64) as usize)).unwrap_or(&mut []))?;
+            let mut seq = self.seq;
+            let key = match self.codec {
+                Codec::Av1 => av1_unit(head.get(..n).unwrap_or(&[]), &mut seq),
+                c => vp_keyframe(c, head.get(..n).unwrap_or(&[])),
+            };
+            if key {
+                best = at;
+            }
+            at = at + 12 + size;
+        }
+        self.pos = best;
+        Ok(())
+    }
+
+    fn next_tag<'s, S: Source>(
+        &mut self,
+        _src: &'s mut S,
+        _ctx: &Context,
+        _cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Demuxer, SliceSource};
+
+    #[test]
+    fn frames_and_vp8_keyframes() {
+        let mut f = [0u8; 32 + 2 * 12 + 10 + 6];
+        f[..4].copy_from_slice(b"DKIF");
+        f[6..8].copy_from_slice(&32u16.to_le_bytes());
+        f[8..12].copy_from_slice(b"VP80");
+        f[12..14].copy_from_slice(&160u16.to_le_bytes());
+        f[14..16].copy_from_slice(&120u16.to_le_bytes());
+        f[16..20].copy_from_slice(&30u32.to_le_bytes());
+        f[20..24].copy_from_slice(&1u32.to_le_bytes());
+        f[24..28].copy_from_slice(&2u32.to_le_bytes());
+        f[32..36].copy_from_slice(&10u32.to_le_bytes());
+        f[44] = 0x10; // key frame: bit 0 clear
+        f[54..58].copy_from_slice(&6u32.to_le_bytes());
+        f[58..66].copy_from_slice(&3u64.to_le_bytes());
+        f[66] = 0x01; // inter frame
+        let mut d = Demuxer::open(SliceSource::new(&f), None).unwrap();
+        assert_eq!(d.tracks()[0].time_base, crate::Rational::new(1, 30));
+        let p = d.next_packet().unwrap().unwrap();
+        assert_eq!((p.data.len(), p.pts, p.flags.keyframe), (10, Some(0), true));
+        let p = d.next_packet().unwrap().unwrap();
+        assert_eq!((p.data.len(), p.pts, p.flags.keyframe), (6, Some(3), false));
+        assert!(d.next_packet().unwrap().is_none());
+    }
+}

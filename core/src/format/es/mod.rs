@@ -1,0 +1,288 @@
+//! Elementary streams: one demuxer per format, each behind its own Cargo
+//! feature and [`FormatKind`](crate::FormatKind), over the frame scanners in
+//! [`crate::codec`].
+//!
+//! | module | format | feature |
+//! |---|---|---|
+//! | [`mp3`] | MPEG audio layers I–III with ID3v2/ID3v1/APE/Lyrics3 | `mp3` |
+//! | [`adts`] | AAC in ADTS frames | `aac` |
+//! | [`ac3`] | AC-3 and E-AC-3 | `ac3` |
+//! | [`annexb`] | H.264 and H.265 Annex B byte streams | `h264`, `hevc` |
+//! | [`amr`] | AMR-NB / AMR-WB storage format | `amr` |
+//! | [`ivf`] | IVF (VP8, VP9, AV1) | `ivf` |
+//! | [`obu`] | AV1 low-overhead OBU stream | `obu` |
+//! | [`mpegvideo`] | MPEG-1/2 video | `mpegvideo` |
+//! | [`dv`] | DV (DIF) with PCM audio | `dv` |
+//! | [`m4v`] | MPEG-4 Part 2 video | `m4v` |
+//!
+//! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
+//! packets match ffprobe's: see `docs/formats/<format>.md` for each.
+//!
+//! Shared here: a bounded forward scanner over a [`Source`], the guard that
+//! keeps the elementary-stream probes off files that start with another
+//! container's signature, and the probe itself ([`probe`]).
+
+#[cfg(feature = "ac3")]
+pub mod ac3;
+#[cfg(feature = "aac")]
+pub mod adts;
+#[cfg(feature = "amr")]
+pub mod amr;
+#[cfg(any(feature = "h264", feature = "hevc"))]
+pub mod annexb;
+#[cfg(feature = "dv")]
+pub mod dv;
+#[cfg(any(feature = "mp3", feature = "aac", feature = "ac3"))]
+pub mod id3;
+#[cfg(any(feature = "ivf", feature = "obu"))]
+pub mod ivf;
+#[cfg(feature = "m4v")]
+pub mod m4v;
+#[cfg(feature = "mp3")]
+pub mod mp3;
+#[cfg(feature = "mpegvideo")]
+pub mod mpegvideo;
+#[cfg(feature = "obu")]
+pub mod obu;
+
+use crate::detect::FormatKind;
+use crate::error::Result;
+use crate::limits::Limits;
+use crate::source::Source;
+
+/// One audio frame found by a demuxer's `advance`: where it is, its
+/// timestamp and duration, and whether the input cuts it.
+#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Frame {
+    pub at: u64,
+    pub len: u64,
+    pub pts: i64,
+    pub dur: u64,
+    pub cut: bool,
+}
+
+#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
+impl Frame {
+    /// The packet of this frame over `data`, its bytes.
+    pub(crate) fn packet(self, data: &[u8]) -> crate::types::Packet<'_> {
+        crate::types::Packet {
+            track: 0,
+            pts: Some(self.pts),
+            dts: Some(self.pts),
+            duration: Some(self.dur),
+            flags: crate::types::PacketFlags {
+                keyframe: true,
+                truncated: self.cut,
+                ..crate::types::PacketFlags::default()
+            },
+            pos: Some(self.at),
+            contiguous: true,
+            data,
+        }
+    }
+}
+
+#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
+/// Seeks an audio demuxer exactly: from its start state, frames are
+/// walked with `advance` until the one holding `ts`; the state before it is
+/// kept. Bounded by `MAX_SEEK_STEPS` frames.
+pub(crate) fn seek_audio<D: Clone, S: Source>(
+    d: &mut D,
+    src: &mut S,
+    ctx: &mut crate::demux::Context,
+    ts: i64,
+    mut advance: impl FnMut(&mut D, &mut S, &mut crate::demux::Context) -> Result<Option<Frame>>,
+) -> Result<()> {
+    for _ in 0..MAX_SEEK_STEPS {
+        let saved = d.clone();
+        match advance(d, src, ctx) {
+            Ok(Some(f)) if f.pts.saturating_add(f.dur as i64) <= ts => {}
+            _ => {
+                *d = saved;
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
+/// Most frames a seek walks.
+pub(crate) const MAX_SEEK_STEPS: u32 = 10_000_000;
+
+/// How many bytes at the end of `at..end` are a cut start code prefix
+/// (`00`, `00 00` or `00 00 01`): 0 to 3.
+#[cfg_attr(not(any(feature = "mpegvideo", feature = "m4v")), allow(dead_code))]
+pub(crate) fn cut_start_code<S: Source>(src: &mut S, at: u64, end: u64) -> Result<u64> {
+    let n = (end - at).min(3);
+    let mut b = [0u8; 3];
+    let tail = b.get_mut(..n as usize).unwrap_or(&mut []);
+    src.read_exact_at(end - n, tail)?;
+    for k in (1..=n as usize).rev() {
+        if tail.get(n as usize - k..) == [0u8, 0, 1].get(..k) {
+            return Ok(k as u64);
+        }
+    }
+    Ok(0)
+}
+
+/// Bytes a scan reads at a time.
+#[cfg_attr(
+    not(any(
+        feature = "mp3",
+        feature = "aac",
+        feature = "ac3",
+        feature = "h264",
+        feature = "hevc",
+        feature = "mpegvideo"
+    )),
+    allow(dead_code)
+)]
+pub(crate) const SCAN_CHUNK: usize = 512;
+/// Largest pattern a scan predicate may look at.
+#[cfg_attr(
+    not(any(
+        feature = "mp3",
+        feature = "aac",
+        feature = "ac3",
+        feature = "h264",
+        feature = "hevc",
+        feature = "mpegvideo"
+    )),
+    allow(dead_code)
+)]
+pub(crate) const SCAN_NEED_MAX: usize = 16;
+
+/// Finds the first offset `p` in `from..limit` (and with `p + need` within
+/// the input) where `pred` accepts the bytes from `p` on (at least `need` of
+/// them). Reads the input in [`SCAN_CHUNK`] pieces; bounded by `limit`.
+#[cfg_attr(
+    not(any(
+        feature = "mp3",
+        feature = "aac",
+        feature = "ac3",
+        feature = "h264",
+        feature = "hevc",
+        feature = "mpegvideo"
+    )),
+    allow(dead_code)
+)]
+pub(crate) fn scan<S: Source>(
+    src: &mut S,
+    from: u64,
+    limit: u64,
+    need: usize,
+    mut pred: impl FnMut(&[u8]) -> bool,
+) -> Result<Option<u64>> {
+    let need = need.clamp(1, SCAN_NEED_MAX);
+    let mut buf = [0u8; SCAN_CHUNK + SCAN_NEED_MAX];
+    let limit = limit.min(src.len().saturating_sub(need as u64 - 1));
+    let mut at = from;
+    while at < limit {
+        let want = ((limit - at) as usize).min(SCAN_CHUNK) + need - 1;
+        let n = src.read_at(at, buf.get_mut(..want).unwrap_or(&mut []))?;
+        if n < need {
+            return Ok(None);
+        }
+        let positions = n + 1 - need;
+        for i in 0..positions {
+            if pred(buf.get(i..n).unwrap_or(&[])) {
+                return Ok(Some(at + i as u64));
+            }
+        }
+        at += positions as u64;
+    }
+    Ok(None)
+}
+
+/// Whether `head` starts with the signature of a container this module does
+/// not read; the elementary-stream probes then stay away, since such files
+/// carry audio frames (MP4, AVI, Matroska, MPEG-PS ...) that would fool them.
+pub(crate) fn foreign_magic(head: &[u8]) -> bool {
+    let at = |r: core::ops::Range<usize>| head.get(r).unwrap_or(&[]);
+    let b4 = at(0..4);
+    matches!(
+        b4,
+        b"RIFF"
+            | b"RF64"
+            | b"BW64"
+            | b"FORM"
+            | b"OggS"
+            | b"fLaC"
+            | b"caff"
+            | b"\x1A\x45\xDF\xA3"
+            | b"\x30\x26\xB2\x75"
+            | b"\x00\x00\x01\xBA"
+            | b"MThd"
+            | b"wvpk"
+            | b"MAC "
+            | b"TTA1"
+            | b"\x89PNG"
+            | b"GIF8"
+            | b"%PDF"
+    ) || at(0..3) == b"FLV"
+        || matches!(
+            at(4..8),
+            b"ftyp" | b"moov" | b"mdat" | b"free" | b"skip" | b"wide" | b"styp" | b"moof" | b"sidx" | b"pnot"
+        )
+        || (head.first() == Some(&0x47) && head.get(188) == Some(&0x47))
+        || (head.get(4) == Some(&0x47) && head.get(196) == Some(&0x47))
+}
+
+/// Bytes of the head the probe checks for foreign signatures.
+pub(crate) const PROBE_HEAD: usize = 200;
+
+/// Probes the input for an elementary stream when the magic-byte detection
+/// found nothing: skips leading ID3v2 tags, then asks each compiled-in
+/// format for a run of valid frames. Bounded by `limits.probe_bytes`.
+pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKind>> {
+    let mut head = [0u8; PROBE_HEAD];
+    let n = src.read_at(0, &mut head)?;
+    let head = head.get(..n).unwrap_or(&[]);
+    if foreign_magic(head) {
+        return Ok(None);
+    }
+    let _ = limits;
+    #[cfg(feature = "dv")]
+    if dv::probe(src)? {
+        return Ok(Some(FormatKind::Dv));
+    }
+    #[cfg(feature = "obu")]
+    if obu::probe(src, limits)? {
+        return Ok(Some(FormatKind::Obu));
+    }
+    #[cfg(feature = "obu")]
+    if obu::probe_annexb(src, limits)? {
+        return Ok(Some(FormatKind::Av1AnnexB));
+    }
+    #[cfg(feature = "mpegvideo")]
+    if mpegvideo::probe(src, limits)? {
+        return Ok(Some(FormatKind::MpegVideo));
+    }
+    #[cfg(feature = "h264")]
+    if annexb::probe(src, limits, annexb::AnnexBCodec::H264)? {
+        return Ok(Some(FormatKind::H264));
+    }
+    #[cfg(feature = "hevc")]
+    if annexb::probe(src, limits, annexb::AnnexBCodec::Hevc)? {
+        return Ok(Some(FormatKind::Hevc));
+    }
+    #[cfg(feature = "m4v")]
+    if m4v::probe(src, limits)? {
+        return Ok(Some(FormatKind::M4v));
+    }
+    #[cfg(feature = "mp3")]
+    if mp3::probe(src, limits)? {
+        return Ok(Some(FormatKind::Mp3));
+    }
+    #[cfg(feature = "aac")]
+    if adts::probe(src, limits)? {
+        return Ok(Some(FormatKind::Aac));
+    }
+    #[cfg(feature = "ac3")]
+    if let Some(e) = ac3::probe(src, limits)? {
+        return Ok(Some(if e { FormatKind::Eac3 } else { FormatKind::Ac3 }));
+    }
+    Ok(None)
+}

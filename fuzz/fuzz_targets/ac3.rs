@@ -1,0 +1,3 @@
+//! AC-3/E-AC-3 through `Demuxer::open_as`.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mediaslice_fuzz::run_parser(data, mediaslice::FormatKind::Ac3));
