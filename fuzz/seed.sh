@@ -24,6 +24,12 @@ declare -A FAMILIES=(
   # target  families [glob ...] (globs for ../shared/samples/fuzz)
   [mp4]="mp4 *.mp4 *.m4a *.m4b *.m4s *.mov *.3gp *.avif"
   [wav]="wav *.wav"
+  [matroska]="matroska *.mkv *.mka *.webm"
+  [avi]="avi *.avi"
+  [aiff]="aiff *.aif *.aiff *.aifc"
+  [caf]="caf *.caf"
+  [mpegts]="mpegts *.ts *.m2ts"
+  [mpegps]="mpegps *.mpg *.ps *.vob"
   [asf]="asf *.asf *.wma *.wmv"
   [flv]="flv *.flv"
   [ogg]="ogg *.ogg *.oga *.ogv *.opus *.spx media__continued_packet_over_two_pages media__four_packets_with_empty_page media__zero_sized_packets_at_end_of_stream"
