@@ -60,6 +60,13 @@ def commands(kind, ms, path):
         cmds = [
             ("mediaslice", [ms, "packets", "--summary", path]),
             ("mediaslice-pread", [ms, "--source", "pread", "packets", "--summary", path]),
+        ]
+        walk = os.environ.get("WALK_BIN")
+        if walk:
+            # The same demux in a process without the CLI (benches/src/bin/walk.rs):
+            # headers only, and with the CRC the CLI's --summary computes.
+            cmds += [("walk-headers", [walk, "headers", path]), ("walk-crc", [walk, "crc", path])]
+        cmds += [
             ("ffmpeg-copy", ["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-f", "null", "-"]),
             ("ffprobe-packets", ["ffprobe", "-v", "error", "-show_packets", path]),
         ]

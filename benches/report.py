@@ -132,6 +132,52 @@ def throughput_tables(crit, counts):
     return lines
 
 
+def alternate_tables(rows):
+    """The alternating harness (alternate.rs): per file and mode, every
+    implementation, and a summary against the targets."""
+    if not rows:
+        return []
+    lines = ["| file | mode | impl | median (min–max) | packets | packets/s | vs mediaslice (time) | of bare CRC |",
+             "|---|---|---|---|---:|---:|---:|---:|"]
+    groups = defaultdict(dict)
+    for r in rows:
+        if r["impl"] == "hound" and r["mode"] == "headers":
+            continue  # hound has no packets: its "headers" run is a header parse
+        groups[(r["file"], r["mode"])][r["impl"]] = r
+    summ = []
+    for (f, mode), g in groups.items():
+        ms = g.get("mediaslice")
+        if not ms:
+            continue
+        base = g.get("crc-baseline")
+        tms = float(ms["median_s"])
+        fastest = None
+        for impl, r in g.items():
+            t, lo, hi, pk = float(r["median_s"]), float(r["min_s"]), float(r["max_s"]), int(r["packets"])
+            of = f"{float(base['median_s']) / t * 100:.0f}%" if base and impl != "crc-baseline" else "–"
+            lines.append(f"| {f} | {mode} | {impl} | {tmm(t, lo, hi)} | {pk if pk else '–'} | "
+                         f"{fmt_rate(pk / t, '') if pk else '–'} | {t / tms:.2f}× | {of} |")
+            if impl not in ("mediaslice", "crc-baseline") and (fastest is None or t < fastest[1]):
+                fastest = (impl, t, pk)
+        summ.append((f, mode, tms, int(ms["packets"]), fastest, float(base["median_s"]) if base else None))
+    lines += ["", "Summary (alternating harness medians):", "",
+              "| file | mode | mediaslice | fastest peer | peer time ÷ ours | packets/s ours ÷ peer | bare CRC | ours as % of bare CRC |",
+              "|---|---|---:|---|---:|---:|---:|---:|"]
+    for f, mode, tms, pk, fp, base in summ:
+        if fp:
+            impl, t, ppk = fp
+            peer, r1 = f"{impl} {fmt_t(t)}", f"{t / tms:.2f}×"
+            # Packets/s only where the units are comparable.
+            r2 = f"{(pk / tms) / (ppk / t):.2f}×" if ppk and pk and 0.5 <= ppk / pk <= 2 else "–"
+        else:
+            peer, r1, r2 = "–", "–", "–"
+        b = fmt_t(base) if base else "–"
+        pct = f"{base / tms * 100:.0f}%" if base else "–"
+        lines.append(f"| {f} | {mode} | {fmt_t(tms)} | {peer} | {r1} | {r2} | {b} | {pct} |")
+    lines.append("")
+    return lines
+
+
 def process_tables(packets):
     if not packets:
         return []
@@ -240,7 +286,10 @@ def main():
     machine = os.path.join(rdir, "machine.txt")
     if os.path.exists(machine):
         out += ["## Machine and build", "", "```", open(machine).read().strip(), "```", ""]
-    out += ["## Throughput in process", ""] + throughput_tables(crit, counts)
+    alt = read_tsv(os.path.join(rdir, "alternate.tsv"))
+    if alt:
+        out += ["## Throughput in process, alternating harness (`--bench alternate`)", ""] + alternate_tables(alt)
+    out += ["## Throughput in process, criterion (`--bench throughput`)", ""] + throughput_tables(crit, counts)
     out += ["## Whole process: `mediaslice packets --summary` vs ffmpeg and ffprobe", ""] + process_tables(load("packets.json"))
     out += ["## Probe latency", ""] + probe_tables(crit, load("probe.json"), facts)
     out += ["## Allocations per phase (counting global allocator)", ""] + alloc_table(read_tsv(os.path.join(rdir, "alloc.tsv")))

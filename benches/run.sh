@@ -6,14 +6,14 @@
 #                                  once built)
 #   benches/run.sh --update-docs   also rewrite the generated block of docs/bench/README.md
 #   benches/run.sh --only STEPS    run only these comma-separated steps:
-#                                  files,build,throughput,probe,alloc,process,probeproc,icount,report
+#                                  files,build,throughput,alternate,probe,alloc,process,probeproc,icount,report
 #
 # Environment: CARGO_TARGET_DIR (default: the workspace's target/),
 # MEDIASLICE_BENCH_FILES (large files, default /tmp/mediaslice-bench),
 # MEDIASLICE_BENCH_OUT (results, default $MEDIASLICE_BENCH_FILES/results),
 # ROUNDS / WARMUP (whole-process rounds, default 5 / 1), JOBS (cargo -j, default 1).
 #
-# Results: $MEDIASLICE_BENCH_OUT/{counts,alloc,probe_facts,icount}.tsv,
+# Results: $MEDIASLICE_BENCH_OUT/{counts,alternate,alloc,probe_facts,icount}.tsv,
 # {packets,probe}.json, machine.txt, report.md; criterion's own data under
 # $CARGO_TARGET_DIR/criterion.
 set -euo pipefail
@@ -48,6 +48,7 @@ else
 	export ROUNDS=${ROUNDS:-5} WARMUP=${WARMUP:-1}
 fi
 MS=$CARGO_TARGET_DIR/release/mediaslice
+export WALK_BIN=$CARGO_TARGET_DIR/release/walk
 BENCH=(cargo bench -j "$JOBS" -p mediaslice-benches)
 
 if step files && [[ -z $QUICK ]]; then
@@ -56,6 +57,7 @@ fi
 
 if step build; then
 	cargo build -j "$JOBS" --release -p mediaslice-std --bin mediaslice
+	cargo build -j "$JOBS" --release -p mediaslice-benches --bin walk
 	"${BENCH[@]}" --no-run
 fi
 
@@ -75,11 +77,14 @@ fi
 if step throughput; then
 	"${BENCH[@]}" --bench throughput
 fi
+if step alternate; then
+	"${BENCH[@]}" --bench alternate >/dev/null
+fi
 if step probe; then
 	"${BENCH[@]}" --bench probe
 fi
 if step alloc; then
-	"${BENCH[@]}" --bench alloc | tail -n +1 >/dev/null
+	"${BENCH[@]}" --bench alloc >/dev/null
 fi
 
 # The files of the whole-process comparisons: every large file (full run),

@@ -102,11 +102,11 @@ pub const FAMILIES: &[Family] = &[
     fam("mkv", "matroska/h264_aac.mkv", &["matroska"], &["loop130k.mkv", "hd1080.mkv"], &[MatroskaDemuxer, Symphonia]),
     fam("asf", "asf/wmv2_wmav2.wmv", &["asf"], &[], &[]),
     fam("flv", "flv/h264_aac.flv", &["flv"], &[], &[]),
-    // Landing later: uncomment when the format is on main.
-    // fam("ogg", "ogg/vorbis.ogg", &["ogg"], &[], &[Ogg, Symphonia]),
-    // fam("flac", "flac/s16_stereo.flac", &["flac"], &[], &[Symphonia]),
-    // fam("mp3", "mp3/cbr_bare.mp3", &["mp3"], &[], &[Symphonia]),
-    // fam("adts", "adts/aac_lc.aac", &["adts"], &[], &[Symphonia]),
+    fam("ogg", "ogg/vorbis.ogg", &["ogg"], &[], &[Ogg, Symphonia]),
+    fam("flac", "flac/s16_stereo.flac", &["flac"], &[], &[Symphonia]),
+    fam("mp3", "mp3/cbr_bare.mp3", &["mp3"], &[], &[Symphonia]),
+    fam("adts", "adts/aac_lc.aac", &["adts"], &[], &[Symphonia]),
+    fam("es", "h264/baseline.h264", &["h264", "h265", "m4v", "mpegvideo", "ac3", "ivf", "av1obu", "dv"], &[], &[]),
 ];
 
 /// The repository root (the parent of this package).
