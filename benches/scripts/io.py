@@ -257,6 +257,40 @@ def files(limit):
     return out
 
 
+# Larger files for `--large`: a corpus file looped by ffmpeg (stream copy, as
+# corpus/big.sh does) up to a size; made under /tmp, deleted after use.
+LARGE = [
+    ("mp4", "mp4/h264_aac.mp4", "large_moov_end.mp4", 300_000_000, []),
+    ("mp4", "mp4/h264_aac.mp4", "large_faststart.mp4", 300_000_000, ["-movflags", "+faststart"]),
+    ("matroska", "matroska/h264_aac.mkv", "large.mkv", 300_000_000, []),
+    ("avi", "avi/mpeg4_mp3.avi", "large_opendml.avi", 1_500_000_000, []),
+    ("wav", "wav/pcm_s16le.wav", "large.wav", 300_000_000, []),
+    ("mpegts", "mpegts/h264_aac.ts", "large.ts", 300_000_000, []),
+    ("mpegps", "mpegps/mpeg2_ac3.vob", "large.vob", 300_000_000, ["-f", "vob"]),
+]
+
+
+# Why a family's probe reads more than ffprobe, where that was analysed.
+KNOWN_CAUSES = {
+    "mpegps": "core `format/mpeg/ps.rs` `open`: walks every pack and PES header up to `Limits::probe_bytes`"
+    " (6 MiB) to list the streams, and does not stop once no new stream turns up; ffprobe stops after a few"
+    " seconds of time stamps",
+    "ogg": "core `format/ogg`: the Vorbis comment packet is joined twice during a probe (every page piece of it"
+    " is read twice: 16 122 bytes at 372, twice, and so on), and the identification header too; a file with"
+    " 100 KB of tags reads its tags twice",
+}
+
+
+def make_large(spec, outdir):
+    fam, src, name, size, extra = spec
+    out = os.path.join(outdir, name)
+    cmd = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "quiet", "-y", "-stream_loop", "-1", "-i",
+           os.path.join(REPO, "corpus", "files", src), "-map", "0", "-c", "copy", "-fs", str(size),
+           "-fflags", "+bitexact"] + extra + [out]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return out, "ffmpeg -stream_loop -1 -i corpus/files/" + src + f" -map 0 -c copy -fs {size}" + "".join(" " + e for e in extra)
+
+
 def kb(n):
     if n is None:
         return "—"
@@ -308,13 +342,19 @@ def write_doc(results, args, out_path, http):
         "edit the tables by hand.\n"
     )
     L.append(f"* Command: `{args.cmdline}`")
-    L.append(f"* Date: {now}; commit {git_commit()}")
+    L.append(f"* Date: {now}; commit {args.commit or git_commit()}")
     for k, v in versions().items():
         L.append(f"* {k}: {v}")
     L.append(
         "* Files: `corpus/files/<family>/` (generated) and `../shared/samples/<family>/` (real files;\n"
-        "  `fuzz/`, `other/` left out).\n"
+        "  `fuzz/`, `other/` left out)."
     )
+    made = [r for r in results if r.get("made")]
+    if made:
+        L.append("* Larger files (set `large`), made under /tmp for the run and deleted after it:")
+        for r in made:
+            L.append(f"  `{os.path.basename(r['path'])}` ({kb(r['size'])}B): `{r['made']}`")
+    L.append("")
     L.append("## Method\n")
     L.append(
         "* **Files.** Every tool runs under `strace -f -qq -yy -e trace=read,pread64,readv,preadv,preadv2`;\n"
@@ -397,13 +437,14 @@ def write_doc(results, args, out_path, http):
                 )
     if worse:
         L.append("\nFiles where mediaslice read more bytes than ffprobe (successful probes only):\n")
-        L.append("| set | file | size | mediaslice | ffprobe |")
-        L.append("|---|---|---:|---:|---:|")
+        L.append("| set | file | size | mediaslice | ffprobe | why |")
+        L.append("|---|---|---:|---:|---:|---|")
         for r in worse:
             L.append(
                 f"| {r['set']} | {r['family']}/{os.path.basename(r['path'])} | {kb(r['size'])} | "
                 f"{kb(r['file']['ours']['bytes'])} / {r['file']['ours']['reads']} | "
-                f"{kb(r['file']['ffprobe']['bytes'])} / {r['file']['ffprobe']['reads']} |"
+                f"{kb(r['file']['ffprobe']['bytes'])} / {r['file']['ffprobe']['reads']} | "
+                f"{KNOWN_CAUSES.get(r['family'], 'not analysed')} |"
             )
     mism = [
         r
@@ -456,6 +497,8 @@ def write_doc(results, args, out_path, http):
         L.append("| set | file | size | mediaslice | ffprobe | MediaInfo |")
         L.append("|---|---|---:|---:|---:|---:|")
         for r in results:
+            if not r.get("http"):
+                continue
             cells = []
             for t in HTTP_TOOLS:
                 m = r["http"][t]
@@ -475,8 +518,19 @@ def main():
     ap.add_argument("--no-http", action="store_true")
     ap.add_argument("--limit", type=int, default=0, help="files per family (0: all)")
     ap.add_argument("--family", default="", help="comma-separated families (default: all)")
+    ap.add_argument("--commit", default="", help="commit the binary was built from (default: the repository's HEAD)")
+    ap.add_argument("--large", action="store_true", help="also larger files made under /tmp by looping corpus files")
+    ap.add_argument("--large-only", action="store_true", help="only the larger files")
+    ap.add_argument("--from-json", default="", help="write the doc from an earlier run's JSON (no measuring)")
+    ap.add_argument("--cmdline", default="", help="with --from-json: the command of that run")
     args = ap.parse_args()
-    args.cmdline = "benches/scripts/io.py" + "".join(" " + a for a in sys.argv[1:])
+    args.cmdline = args.cmdline or "benches/scripts/io.py" + "".join(" " + a for a in sys.argv[1:])
+    if args.from_json:
+        with open(args.from_json) as f:
+            results = json.load(f)
+        write_doc(results, args, args.out, any(r.get("http") for r in results))
+        print(f"io.py: wrote {args.out} from {args.from_json}", file=sys.stderr)
+        return
     ours = args.bin or os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target")), "release", "mediaslice")
     for t in ["strace", "ffprobe", "mediainfo", "exiftool"] + ([] if args.no_http else ["nginx"]):
         if not shutil.which(t):
@@ -488,15 +542,24 @@ def main():
     fams = set(args.family.split(",")) - {""}
     results = []
     try:
-        todo = [f for f in files(args.limit) if not fams or f[1] in fams]
+        todo = [] if args.large_only else [f for f in files(args.limit) if not fams or f[1] in fams]
+        if args.large or args.large_only:
+            todo += [("large", spec[0], spec) for spec in LARGE if not fams or spec[0] in fams]
         for i, (st, fam, path) in enumerate(todo):
+            made = None
+            if st == "large":
+                path, made = make_large(path, tmp)
             r = {"set": st, "family": fam, "path": path, "size": os.path.getsize(path), "file": {}, "http": {}}
+            if made:
+                r["made"] = made
             for t in TOOLS:
                 r["file"][t] = measure_file(t, path, ours, tmp)
             if nginx:
                 for t in HTTP_TOOLS:
                     r["http"][t] = measure_http(t, path, ours, nginx, tmp)
             results.append(r)
+            if made:
+                os.remove(path)
             o, f = r["file"]["ours"], r["file"]["ffprobe"]
             print(f"[{i + 1}/{len(todo)}] {st}/{fam}/{os.path.basename(path)}: ours {o['bytes']}/{o['reads']} ffprobe {f['bytes']}/{f['reads']}", file=sys.stderr)
     finally:

@@ -15,6 +15,7 @@
 #   benches/scripts/memory.sh              # everything; writes docs/bench/memory.md
 #   benches/scripts/memory.sh --small      # the corpus only (seconds)
 #   BIG=mp4,rf64 benches/scripts/memory.sh # some of the large files
+#   MEDIASLICE=path/to/mediaslice COMMIT_LABEL=abc123 benches/scripts/memory.sh
 #
 # Needs: a release build (cargo build --release -p mediaslice-std; set
 # CARGO_TARGET_DIR if it is elsewhere), /usr/bin/time (apt-get install time),
@@ -120,8 +121,11 @@ fi
 mkdir -p "$(dirname "$OUT")"
 cp "$ROWS" /tmp/mediaslice-memory-rows.tsv
 cp "$PHASES" /tmp/mediaslice-memory-phases.jsonl
-COMMIT=$(git -C "$REPO" rev-parse --short HEAD)
-DIRTY=$(git -C "$REPO" status --porcelain -- core std-adapter | head -c1)
+# COMMIT_LABEL names the commit the binary was built from when it is not
+# the repository's HEAD.
+COMMIT=${COMMIT_LABEL:-$(git -C "$REPO" rev-parse --short HEAD)}
+DIRTY=
+[[ -z ${COMMIT_LABEL:-} ]] && DIRTY=$(git -C "$REPO" status --porcelain -- core std-adapter | head -c1)
 CMD="benches/scripts/memory.sh${1:+ $1}"
 [[ $BIG != mp4,mkv,avi,rf64,ts ]] && CMD="BIG=$BIG $CMD"
 python3 - "$ROWS" "$PHASES" "$NOTES" "$OUT" "$CMD" "$COMMIT${DIRTY:+ (+ uncommitted changes)}" "$SMALL_ONLY" <<'EOF'

@@ -183,6 +183,9 @@ fn simple(w: &mut TcpStream, status: &str, extra: &str) -> std::io::Result<()> {
 }
 
 fn serve(conn: TcpStream, c: &Counters, stop: &AtomicBool) -> std::io::Result<()> {
+    // Headers and body go out in separate writes: without this, Nagle's
+    // algorithm and the client's delayed ACK stall every response ~40 ms.
+    conn.set_nodelay(true)?;
     conn.set_read_timeout(Some(Duration::from_secs(5)))?;
     conn.set_write_timeout(Some(Duration::from_secs(5)))?;
     let mut w = conn.try_clone()?;
