@@ -1,3 +1,6 @@
 //! Matroska/WebM/MKA through `Demuxer::open_as`.
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mediaslice_fuzz::run_parser_with_scratch(data, mediaslice::FormatKind::Matroska));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mediaslice_fuzz::run_parser_with_scratch(
+    data,
+    mediaslice::FormatKind::Matroska
+));

@@ -1,3 +1,6 @@
 //! MPEG program streams (packs, PES, private stream 1) through `Demuxer::open_as`.
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mediaslice_fuzz::run_parser_with_scratch(data, mediaslice::FormatKind::MpegPs));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mediaslice_fuzz::run_parser_with_scratch(
+    data,
+    mediaslice::FormatKind::MpegPs
+));
