@@ -5,7 +5,8 @@
 //! promise. Reports median, min and max per implementation to
 //! `$MEDIASLICE_BENCH_OUT/alternate.tsv`.
 //!
-//! `cargo bench -p mediaslice-benches --bench alternate [-- FILTER]`;
+//! `cargo bench -p mediaslice-benches --bench alternate [-- FILTER]` (with a
+//! filter, the rows of the other files already in `alternate.tsv` are kept);
 //! `ALT_ROUNDS` rounds (default 15; 5 with `MEDIASLICE_BENCH_QUICK`).
 
 #[path = "common/mod.rs"]
@@ -107,6 +108,23 @@ fn main() {
                 println!("{line}");
                 lines.push(line);
             }
+        }
+    }
+    // With a filter, keep the rows of the files not run this time.
+    if filter.is_some() {
+        let ran: std::collections::HashSet<String> = lines
+            .iter()
+            .skip(1)
+            .filter_map(|l| l.split('\t').next().map(str::to_string))
+            .collect();
+        if let Ok(old) = std::fs::read_to_string(common::out_dir().join("alternate.tsv")) {
+            let kept: Vec<String> = old
+                .lines()
+                .skip(1)
+                .filter(|l| l.split('\t').next().is_some_and(|f| !ran.contains(f)))
+                .map(str::to_string)
+                .collect();
+            lines.splice(1..1, kept);
         }
     }
     common::write_tsv("alternate.tsv", &lines);
