@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole benchmark suite of issue 9 and writes the report.
 #
-#   benches/run.sh                 full run (makes the large files if missing; about 25 minutes)
-#   benches/run.sh --quick         smoke test: corpus files only, short measurements (about 3 minutes
+#   benches/run.sh                 full run (makes the large files if missing; about an hour here)
+#   benches/run.sh --quick         smoke test: corpus files only, short measurements (about 6 minutes
 #                                  once built)
 #   benches/run.sh --update-docs   also rewrite the generated block of docs/bench/README.md
 #   benches/run.sh --only STEPS    run only these comma-separated steps:
@@ -11,11 +11,12 @@
 # Environment: CARGO_TARGET_DIR (default: the workspace's target/),
 # MEDIASLICE_BENCH_FILES (large files, default /tmp/mediaslice-bench),
 # MEDIASLICE_BENCH_OUT (results, default $MEDIASLICE_BENCH_FILES/results),
-# ROUNDS / WARMUP (whole-process rounds, default 5 / 1), JOBS (cargo -j, default 1).
+# ROUNDS / WARMUP (whole-process rounds, default 5 / 1), JOBS (cargo -j, default 1),
+# CRITERION_HOME (criterion's data, default $CARGO_TARGET_DIR/criterion).
 #
 # Results: $MEDIASLICE_BENCH_OUT/{counts,alternate,alloc,probe_facts,icount}.tsv,
 # {packets,probe}.json, machine.txt, report.md; criterion's own data under
-# $CARGO_TARGET_DIR/criterion.
+# $CRITERION_HOME.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,6 +40,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 export MEDIASLICE_BENCH_FILES=${MEDIASLICE_BENCH_FILES:-/tmp/mediaslice-bench}
 export MEDIASLICE_BENCH_OUT=${MEDIASLICE_BENCH_OUT:-$MEDIASLICE_BENCH_FILES/results}
 JOBS=${JOBS:-1}
+CRIT=${CRITERION_HOME:-$CARGO_TARGET_DIR/criterion}
 OUT=$MEDIASLICE_BENCH_OUT
 mkdir -p "$OUT"
 if [[ -n $QUICK ]]; then
@@ -119,10 +121,10 @@ for l in sys.stdin:
 	fi
 fi
 if step report; then
-	python3 benches/report.py "$CARGO_TARGET_DIR/criterion" "$OUT" >"$OUT/report.md"
+	python3 benches/report.py "$CRIT" "$OUT" >"$OUT/report.md"
 	echo "report: $OUT/report.md"
 	if [[ -n $DOCS ]]; then
-		python3 benches/report.py "$CARGO_TARGET_DIR/criterion" "$OUT" --readme docs/bench/README.md
+		python3 benches/report.py "$CRIT" "$OUT" --readme docs/bench/README.md
 		echo "updated docs/bench/README.md"
 	fi
 fi
