@@ -29,7 +29,7 @@ while (($#)); do
 	--quick) QUICK=1 ;;
 	--update-docs) DOCS=1 ;;
 	--only) ONLY=$2; shift ;;
-	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^set /p' "$0" | sed '$d'; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
