@@ -172,6 +172,24 @@ impl Source for SliceSource<'_> {
         self.data.len() as u64
     }
 
+    /// A fixed-size read straight from the slice (the hot path of table
+    /// cursors); anything unusual falls back to `read_exact_at`, so errors
+    /// and counters are the same.
+    fn array<const N: usize>(&mut self, offset: u64) -> Result<[u8; N]> {
+        let fast = usize::try_from(offset)
+            .ok()
+            .and_then(|s| self.data.get(s..s.checked_add(N)?))
+            .and_then(|b| <[u8; N]>::try_from(b).ok());
+        if let Some(a) = fast {
+            self.stats.reads += 1;
+            self.stats.bytes_read += N as u64;
+            return Ok(a);
+        }
+        let mut b = [0u8; N];
+        self.read_exact_at(offset, &mut b)?;
+        Ok(b)
+    }
+
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let start = match usize::try_from(offset) {
             Ok(s) if s < self.data.len() => s,

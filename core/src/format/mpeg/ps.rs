@@ -286,12 +286,14 @@ impl FormatDemuxer for PsDemuxer {
         while hi > lo + 2048 && guard < 64 {
             guard += 1;
             let mid = lo + (hi - lo) / 2;
-            match self.pts_after(src, ctx, mid, key)? {
+            // Only the upper half can hold the answer: scanning past `hi`
+            // would make every step rescan to the end of the input.
+            match self.pts_after(src, ctx, mid, hi, key)? {
                 Some((p, _)) if p <= ts => lo = mid,
                 _ => hi = mid,
             }
         }
-        self.pos = match self.pts_after(src, ctx, lo, key)? {
+        self.pos = match self.pts_after(src, ctx, lo, src.len(), key)? {
             Some((_, at)) if lo > self.first => at,
             _ => self.first,
         };
@@ -310,10 +312,18 @@ impl FormatDemuxer for PsDemuxer {
 
 impl PsDemuxer {
     /// The time stamp and offset of the first PES of `key` at or after
-    /// `from` that carries one, within `Limits::resync_bytes`.
-    fn pts_after<S: Source>(&self, src: &mut S, ctx: &Context, from: u64, key: u16) -> Result<Option<(i64, u64)>> {
-        let stop = from.saturating_add(ctx.limits.resync_bytes).min(src.len());
-        let mut at = match next_start(src, from, ctx.limits.resync_bytes)? {
+    /// `from` and before `until` that carries one, within
+    /// `Limits::resync_bytes`.
+    fn pts_after<S: Source>(
+        &self,
+        src: &mut S,
+        ctx: &Context,
+        from: u64,
+        until: u64,
+        key: u16,
+    ) -> Result<Option<(i64, u64)>> {
+        let stop = from.saturating_add(ctx.limits.resync_bytes).min(src.len()).min(until);
+        let mut at = match next_start(src, from, stop.saturating_sub(from))? {
             Some(a) => a,
             None => return Ok(None),
         };
@@ -334,7 +344,7 @@ impl PsDemuxer {
             }
             if let Ok(b) = src.array::<3>(at) {
                 if b != [0, 0, 1] {
-                    match next_start(src, at, ctx.limits.resync_bytes)? {
+                    match next_start(src, at, stop.saturating_sub(at))? {
                         Some(n) => at = n,
                         None => break,
                     }
