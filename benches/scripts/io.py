@@ -275,6 +275,13 @@ KNOWN_CAUSES = {
     "mpegps": "core `format/mpeg/ps.rs` `open`: walks every pack and PES header up to `Limits::probe_bytes`"
     " (6 MiB) to list the streams, and does not stop once no new stream turns up; ffprobe stops after a few"
     " seconds of time stamps",
+    "ac3": "core `format/es/ac3.rs`: the probe walks every frame of the file from offset 0 (after reading the"
+    " tail), twice; with a 128 KiB cache the second walk reads the file again. ffprobe estimates the duration"
+    " from the first frames",
+    "adts": "core `format/es/adts.rs`: the probe walks every ADTS frame to the end of the file for the duration;"
+    " ffprobe estimates it from the bit rate of the first frames",
+    "av1obu": "core `format/es/obu.rs`: after the header walk the first temporal unit (12.7 KB at byte 2) is"
+    " read again in one piece",
     "ogg": "core `format/ogg`: the Vorbis comment packet is joined twice during a probe (every page piece of it"
     " is read twice: 16 122 bytes at 372, twice, and so on), and the identification header too; a file with"
     " 100 KB of tags reads its tags twice",
