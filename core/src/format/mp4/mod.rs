@@ -51,6 +51,18 @@ fn chunk_group(mode: ChunkMode, left: u32) -> (u32, u32) {
     }
 }
 
+/// The next child box at `*at` of a parent ending at `end`, advancing `*at`
+/// past it (to `end` when a box does not advance); `None` when no header
+/// fits before `end`.
+fn next_child<S: Source>(src: &mut S, at: &mut u64, end: u64) -> Result<Option<BoxHeader>> {
+    if at.saturating_add(8) > end {
+        return Ok(None);
+    }
+    let h = read_box_header(src, *at, end)?;
+    *at = if h.end > *at { h.end } else { end };
+    Ok(Some(h))
+}
+
 /// A table inside `stbl`: where its first entry is and how many there are.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Table {
@@ -1536,34 +1548,26 @@ impl Mp4Demuxer {
                 return Ok(Some((self.frag.track, s)));
             }
             if self.frag.in_traf {
-                if self.frag.traf_child.saturating_add(8) > self.frag.traf_end {
-                    self.frag.in_traf = false;
-                    continue;
-                }
-                let h = read_box_header(src, self.frag.traf_child, self.frag.traf_end)?;
-                self.frag.traf_child = if h.end > self.frag.traf_child {
-                    h.end
-                } else {
-                    self.frag.traf_end
-                };
-                if &h.kind == b"trun" {
-                    self.enter_trun(src, ctx, &h)?;
+                let (mut at, end) = (self.frag.traf_child, self.frag.traf_end);
+                let child = next_child(src, &mut at, end)?;
+                self.frag.traf_child = at;
+                match child {
+                    None => self.frag.in_traf = false,
+                    Some(h) if &h.kind == b"trun" => self.enter_trun(src, ctx, &h)?,
+                    Some(_) => {}
                 }
                 continue;
             }
             if self.frag.in_moof {
-                if self.frag.moof_child.saturating_add(8) > self.frag.moof_end {
-                    self.frag.in_moof = false;
-                    continue;
-                }
-                let h = read_box_header(src, self.frag.moof_child, self.frag.moof_end)?;
-                self.frag.moof_child = if h.end > self.frag.moof_child {
-                    h.end
-                } else {
-                    self.frag.moof_end
-                };
-                if &h.kind == b"traf" {
-                    self.enter_traf(src, ctx, &h)?;
+                let (mut at, end) = (self.frag.moof_child, self.frag.moof_end);
+                let child = next_child(src, &mut at, end)?;
+                self.frag.moof_child = at;
+                match child {
+                    None => self.frag.in_moof = false,
+                    Some(h) if &h.kind == b"traf" => {
+                        self.enter_traf(src, ctx, &h)?;
+                    }
+                    Some(_) => {}
                 }
                 continue;
             }
