@@ -121,9 +121,21 @@ pub(crate) fn parse_svint(b: &[u8]) -> Option<(i64, usize)> {
 pub(crate) fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Element> {
     let mut b = [0u8; MAX_HEADER];
     let avail = limit.saturating_sub(at).min(MAX_HEADER as u64) as usize;
-    let buf = b.get_mut(..avail).unwrap_or(&mut []);
-    let n = src.read_at(at, buf)?;
-    let h = buf.get(..n).unwrap_or(&[]);
+    let n = if avail == MAX_HEADER {
+        // The common case, as one fixed-size read (`Source::array`); near
+        // the end of the input the partial read below says how much is there.
+        match src.array::<MAX_HEADER>(at) {
+            Ok(a) => {
+                b = a;
+                MAX_HEADER
+            }
+            Err(e) if e.is_truncation() => src.read_at(at, &mut b)?,
+            Err(e) => return Err(e),
+        }
+    } else {
+        src.read_at(at, b.get_mut(..avail).unwrap_or(&mut []))?
+    };
+    let h = b.get(..n).unwrap_or(&[]);
     // Too few bytes: the input ended (truncation) or the parent did (damage).
     let eof = limit >= src.len();
     let short = || {

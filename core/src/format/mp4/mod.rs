@@ -1306,7 +1306,7 @@ impl Mp4Demuxer {
     fn pick(&self) -> Option<usize> {
         let mut best: Option<(usize, i64, u64)> = None;
         for (i, t) in self.tracks.iter().enumerate() {
-            let Some(s) = t.pending else { continue };
+            let Some(s) = &t.pending else { continue };
             let dts = rescale(
                 s.dts.saturating_sub(t.shift),
                 Rational::new(1, t.timescale),
