@@ -292,3 +292,51 @@ mod tests {
         assert!(!read_element(&mut s, 0, 2).unwrap_err().is_truncation());
     }
 }
+
+/// Walks `data` as EBML for the standalone fuzz target of the element reader
+/// (`fuzz/fuzz_targets/shared_parsers.rs`): every element (nested up to 8
+/// levels, at most 10 000 in all) is read as an unsigned integer, a float
+/// and a string, and its children are walked both by [`Children`] and by
+/// element ends. Built only under `cfg(fuzzing)`.
+#[cfg(fuzzing)]
+pub fn fuzz_walk(data: &[u8]) {
+    fn walk<S: Source>(src: &mut S, from: u64, limit: u64, depth: u32, budget: &mut u32) {
+        let mut at = from;
+        while at < limit && *budget > 0 {
+            *budget -= 1;
+            let Ok(e) = read_element(src, at, limit) else { return };
+            let _ = read_uint(src, &e);
+            let _ = read_float(src, &e);
+            let mut b = [0u8; 64];
+            let _ = read_str(src, &e, &mut b);
+            let end = e.end_within(limit);
+            if depth < 8 {
+                walk(src, e.data, end, depth + 1, budget);
+                let mut kids = Children::of(&e, limit);
+                while *budget > 0 {
+                    *budget -= 1;
+                    match kids.next(src) {
+                        Ok(Some(_)) => {}
+                        _ => break,
+                    }
+                }
+            }
+            if end <= at {
+                return;
+            }
+            at = end;
+        }
+    }
+    let mut src = crate::source::SliceSource::new(data);
+    let mut budget = 10_000u32;
+    walk(&mut src, 0, data.len() as u64, 0, &mut budget);
+    for i in 0..data.len().min(64) {
+        let rest = data.get(i..).unwrap_or(&[]);
+        let _ = (
+            parse_id(rest),
+            parse_vint(rest),
+            parse_svint(rest),
+            vint_len(rest.first().copied().unwrap_or(0)),
+        );
+    }
+}
