@@ -33,6 +33,10 @@ impl Rational {
 }
 
 /// Rescales `v` from base `from` to base `to`, rounding to nearest, saturating.
+///
+/// Out of line: its 128-bit arithmetic is several hundred bytes of code that
+/// every caller would otherwise carry (measured on thumbv7em).
+#[inline(never)]
 pub fn rescale(v: i64, from: Rational, to: Rational) -> i64 {
     let num = (v as i128) * (from.num as i128) * (to.den as i128);
     let den = (from.den as i128) * (to.num as i128);
