@@ -175,19 +175,6 @@ pub(crate) fn scan<S: Source>(
     need: usize,
     mut pred: impl FnMut(&[u8]) -> bool,
 ) -> Result<Option<u64>> {
-    scan_dyn(src, from, limit, need, &mut pred)
-}
-
-/// [`scan`] with the predicate behind a reference: one copy of the loop per
-/// source type rather than one per predicate (flash on firmware).
-#[inline(never)]
-fn scan_dyn<S: Source>(
-    src: &mut S,
-    from: u64,
-    limit: u64,
-    need: usize,
-    pred: &mut dyn FnMut(&[u8]) -> bool,
-) -> Result<Option<u64>> {
     let need = need.clamp(1, SCAN_NEED_MAX);
     let mut buf = [0u8; SCAN_CHUNK + SCAN_NEED_MAX];
     let limit = limit.min(src.len().saturating_sub(need as u64 - 1));
