@@ -39,17 +39,23 @@ impl Rational {
 #[inline(never)]
 pub fn rescale(v: i64, from: Rational, to: Rational) -> i64 {
     let num = (v as i128) * (from.num as i128) * (to.den as i128);
-    let den = (from.den as i128) * (to.num as i128);
+    let den = (from.den as u128) * (to.num as u128);
     if den == 0 {
         return 0;
     }
-    let half = den / 2;
-    let r = if num >= 0 {
-        (num + half) / den
-    } else {
-        (num - half) / den
-    };
+    // |num| < 2^127, so the rounded magnitude fits an i128; the sign is put
+    // back after (as `(num ± den/2) / den`, which truncates toward zero).
+    let m = div_u128(num.unsigned_abs() + den / 2, den) as i128;
+    let r = if num >= 0 { m } else { -m };
     r.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// `n / d` on 128-bit values, out of line: on 32-bit targets every inlined
+/// 128-bit division is several hundred bytes of code. Panics when `d` is 0,
+/// as `/` does; callers divide by nonzero values.
+#[inline(never)]
+pub(crate) fn div_u128(n: u128, d: u128) -> u128 {
+    n / d
 }
 
 /// What a track carries.
@@ -339,5 +345,67 @@ impl Packet<'_> {
         } else {
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The signed 128-bit form `rescale` had before it divided magnitudes.
+    fn rescale_signed(v: i64, from: Rational, to: Rational) -> i64 {
+        let num = (v as i128) * (from.num as i128) * (to.den as i128);
+        let den = (from.den as i128) * (to.num as i128);
+        if den == 0 {
+            return 0;
+        }
+        let half = den / 2;
+        let r = if num >= 0 {
+            (num + half) / den
+        } else {
+            (num - half) / den
+        };
+        r.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    #[test]
+    fn rescale_matches_the_signed_form() {
+        let vs = [
+            0,
+            1,
+            -1,
+            2,
+            -2,
+            3,
+            -3,
+            1001,
+            -1001,
+            90_000,
+            -90_000,
+            i64::MAX,
+            i64::MIN,
+            i64::MAX - 1,
+            i64::MIN + 1,
+        ];
+        let bases = [
+            Rational::new(1, 1),
+            Rational::new(1, 1000),
+            Rational::new(1, 90_000),
+            Rational::new(1001, 30_000),
+            Rational::new(3, 2),
+            Rational::new(u32::MAX, 1),
+            Rational::new(1, u32::MAX),
+            Rational::new(u32::MAX, u32::MAX - 1),
+            Rational::new(0, 1),
+            Rational::new(1, 0),
+        ];
+        for &v in &vs {
+            for &a in &bases {
+                for &b in &bases {
+                    assert_eq!(rescale(v, a, b), rescale_signed(v, a, b), "{v} {a:?} {b:?}");
+                }
+            }
+        }
+        assert_eq!(div_u128(u128::MAX, 3), u128::MAX / 3);
     }
 }
