@@ -16,7 +16,7 @@
 //! The 32- and 16-bit CRCs are computed slicing-by-8 ([`SLICES`] tables of
 //! 256 entries each: 8 KiB for a 32-bit CRC). With the `compact-crc` feature
 //! they are computed a byte at a time from one table (1 KiB), which saves
-//! about 18 KiB of flash for a few times slower CRCs (for firmware).
+//! about 18 KiB of flash for 2-4 times slower CRCs (for firmware).
 
 /// Tables per CRC: 8 (slicing-by-8), or 1 with the `compact-crc` feature.
 #[cfg(not(feature = "compact-crc"))]
