@@ -69,7 +69,8 @@ const SAR: [(u32, u32); 17] = [
     (2, 1),
 ];
 
-fn skip_scaling_list(r: &mut BitReader<'_>, size: u32) {
+/// Skips a `scaling_list()` of `size` entries (H.264 §7.3.2.1.1.1).
+pub(crate) fn skip_scaling_list(r: &mut BitReader<'_>, size: u32) {
     // §7.3.2.1.1.1
     let mut last = 8i32;
     let mut next = 8i32;
