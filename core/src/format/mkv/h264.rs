@@ -4,7 +4,7 @@
 //! to derive the decoding timestamps that Matroska does not store.
 
 use crate::codec::bits::BitReader;
-use crate::codec::h264::skip_scaling_list;
+use crate::codec::h264::{skip_scaling_list, vui_head};
 use crate::source::Source;
 use crate::types::ByteRange;
 
@@ -94,24 +94,8 @@ fn parse_sps(r: &mut BitReader) -> Option<u32> {
     if !r.bit() {
         return None; // no VUI
     }
-    if r.bit() && r.bits(8) == 255 {
-        r.skip(32);
-    }
-    if r.bit() {
-        r.skip(1);
-    }
-    if r.bit() {
-        r.skip(4);
-        if r.bit() {
-            r.skip(24);
-        }
-    }
-    if r.bit() {
-        r.ue();
-        r.ue();
-    }
-    if r.bit() {
-        r.skip(65);
+    if vui_head(r).1.is_some() {
+        r.skip(1); // fixed_frame_rate_flag
     }
     let nal_hrd = r.bit();
     if nal_hrd {
