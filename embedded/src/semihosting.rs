@@ -5,7 +5,6 @@
 //! The host side is QEMU's `-semihosting-config enable=on,target=native`.
 
 use core::arch::asm;
-use core::fmt;
 
 #[cfg(feature = "defmt")]
 const SYS_OPEN: usize = 0x01;
@@ -108,8 +107,10 @@ pub fn exit(ok: bool) -> ! {
     }
 }
 
-/// A line assembled in a fixed buffer with `core::fmt`, written with one
-/// call (so lines from the host's view are never interleaved).
+/// A line assembled in a fixed buffer, written with one call (so lines
+/// from the host's view are never interleaved). It formats strings and
+/// integers itself: no `core::fmt` in the image (its machinery is several
+/// KiB of flash).
 pub struct Line {
     buf: [u8; 192],
     len: usize,
@@ -121,42 +122,68 @@ impl Line {
         Line { buf: [0; 192], len: 0 }
     }
 
-    /// Writes the line and a newline, and empties it.
+    /// Writes the line and a newline.
+    #[inline(never)]
     pub fn flush(&mut self) {
-        let _ = fmt::Write::write_str(self, "\n");
+        self.bytes(b"\n");
         self.emit();
     }
 
     fn emit(&mut self) {
-        // Only whole UTF-8 strings are ever appended, so this cannot fail.
+        // Only whole UTF-8 strings and ASCII digits are ever appended.
         if let Ok(s) = core::str::from_utf8(&self.buf[..self.len]) {
             write_str(s);
         }
         self.len = 0;
     }
-}
 
-impl fmt::Write for Line {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        if self.len + s.len() > self.buf.len() {
+    fn bytes(&mut self, b: &[u8]) {
+        if self.len + b.len() > self.buf.len() {
             self.emit();
-            if s.len() > self.buf.len() {
-                write_str(s);
-                return Ok(());
+        }
+        for piece in b.chunks(self.buf.len()) {
+            if self.len + piece.len() > self.buf.len() {
+                self.emit();
+            }
+            self.buf[self.len..self.len + piece.len()].copy_from_slice(piece);
+            self.len += piece.len();
+        }
+    }
+
+    /// Appends `s`.
+    #[inline(never)]
+    pub fn s(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes());
+        self
+    }
+
+    /// Appends `v` in decimal.
+    #[inline(never)]
+    pub fn u(&mut self, mut v: u64) -> &mut Self {
+        let mut d = [0u8; 20];
+        let mut i = d.len();
+        loop {
+            i -= 1;
+            d[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
             }
         }
-        self.buf[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
-        self.len += s.len();
-        Ok(())
+        self.bytes(&d[i..]);
+        self
     }
-}
 
-/// `println!` over semihosting: one host write per line.
-#[macro_export]
-macro_rules! println {
-    ($($arg:tt)*) => {{
-        let mut line = $crate::semihosting::Line::new();
-        let _ = core::fmt::Write::write_fmt(&mut line, format_args!($($arg)*));
-        line.flush();
-    }};
+    /// Appends `v` in lower-case hexadecimal, at least `width` digits.
+    #[inline(never)]
+    pub fn x(&mut self, v: u64, width: usize) -> &mut Self {
+        let mut d = [0u8; 16];
+        let mut n = 0;
+        while n < 16 && (n == 0 || n < width || v >> (4 * n) != 0) {
+            d[15 - n] = b"0123456789abcdef"[((v >> (4 * n)) & 0xF) as usize];
+            n += 1;
+        }
+        self.bytes(&d[16 - n..]);
+        self
+    }
 }

@@ -180,16 +180,9 @@ impl Ac3Header {
 }
 
 /// CRC-16 with the A/52 polynomial x^16 + x^15 + x^2 + 1, MSB first, initial
-/// value 0.
+/// value 0 (the table-driven [`crate::crc::crc16_poly8005`], as FLAC's).
 pub fn crc16(data: &[u8]) -> u16 {
-    let mut c: u16 = 0;
-    for &b in data {
-        c ^= (b as u16) << 8;
-        for _ in 0..8 {
-            c = if c & 0x8000 != 0 { (c << 1) ^ 0x8005 } else { c << 1 };
-        }
-    }
-    c
+    crate::crc::crc16_poly8005(0, data)
 }
 
 /// Whether a whole sync frame's `crc2` checks: the CRC over everything

@@ -69,7 +69,42 @@ const SAR: [(u32, u32); 17] = [
     (2, 1),
 ];
 
-fn skip_scaling_list(r: &mut BitReader<'_>, size: u32) {
+/// Two numbers of the VUI: a sample aspect ratio, or a tick and time scale.
+type Pair = (u32, u32);
+
+/// The VUI (H.264 §E.1.1) from `aspect_ratio_info_present_flag` through
+/// the timing info: the sample aspect ratio when present, and
+/// `(num_units_in_tick, time_scale)` when `timing_info_present_flag` is set
+/// (as read, zeros included). Stops before `fixed_frame_rate_flag`.
+pub(crate) fn vui_head(r: &mut BitReader<'_>) -> (Option<Pair>, Option<Pair>) {
+    let mut sar = None;
+    if r.bit() {
+        let idc = r.bits(8);
+        sar = if idc == 255 {
+            Some((r.bits(16), r.bits(16)))
+        } else {
+            SAR.get(idc as usize).copied()
+        };
+    }
+    if r.bit() {
+        r.skip(1); // overscan_appropriate_flag
+    }
+    if r.bit() {
+        r.skip(4); // video_format, video_full_range_flag
+        if r.bit() {
+            r.skip(24); // colour description
+        }
+    }
+    if r.bit() {
+        r.ue(); // chroma_sample_loc_type_top_field
+        r.ue();
+    }
+    let timing = r.bit().then(|| (r.bits(32), r.bits(32)));
+    (sar, timing)
+}
+
+/// Skips a `scaling_list()` of `size` entries (H.264 §7.3.2.1.1.1).
+pub(crate) fn skip_scaling_list(r: &mut BitReader<'_>, size: u32) {
     // §7.3.2.1.1.1
     let mut last = 8i32;
     let mut next = 8i32;
@@ -176,30 +211,9 @@ impl Sps {
         s.height = h.saturating_sub(cy.saturating_mul(crop[2].saturating_add(crop[3])));
         if r.bit() {
             // VUI (§E.1.1)
-            if r.bit() {
-                let idc = r.bits(8);
-                s.sar = if idc == 255 {
-                    Some((r.bits(16), r.bits(16)))
-                } else {
-                    SAR.get(idc as usize).copied()
-                };
-            }
-            if r.bit() {
-                r.skip(1);
-            }
-            if r.bit() {
-                r.skip(4);
-                if r.bit() {
-                    r.skip(24);
-                }
-            }
-            if r.bit() {
-                r.ue();
-                r.ue();
-            }
-            if r.bit() {
-                let units = r.bits(32);
-                let scale = r.bits(32);
+            let (sar, timing) = vui_head(&mut r);
+            s.sar = sar;
+            if let Some((units, scale)) = timing {
                 if !r.overrun() && units > 0 && scale > 0 {
                     s.timing = Some((units, scale));
                 }

@@ -29,6 +29,14 @@ use crate::types::{rescale, ByteRange, Codec, Packet, PacketFlags, Rational, Tra
 /// Most ASF media streams kept; further streams are reported with
 /// `asf.stream-capacity` and their payloads skipped.
 pub const MAX_STREAMS: usize = 16;
+/// Stream states held by the demuxer: a stream gets one only once it has a
+/// track, so never more than [`crate::MAX_TRACKS`] (4 with `few-tracks`,
+/// which keeps the state under 4 KiB).
+const KEPT_STREAMS: usize = if MAX_STREAMS < crate::MAX_TRACKS {
+    MAX_STREAMS
+} else {
+    crate::MAX_TRACKS
+};
 /// Fragments of one pending media object remembered in place; an object in
 /// more fragments is completed by reading the later packet headers again once
 /// (see `docs/formats/asf.md`).
@@ -206,7 +214,7 @@ struct Done {
 pub struct AsfDemuxer {
     lay: Layout,
     cur: Cursor,
-    streams: heapless::Vec<StreamState, MAX_STREAMS>,
+    streams: heapless::Vec<StreamState, KEPT_STREAMS>,
     pictures: heapless::Vec<Picture, MAX_PICTURES>,
     next_picture: usize,
     tag_objects: heapless::Vec<(TagObject, ByteRange), MAX_TAG_OBJECTS>,

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
-use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+use crate::types::{div_u128, Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for raw video streams.
 pub const TIME_BASE_HZ: u32 = 1_200_000;
@@ -157,7 +157,7 @@ impl FormatDemuxer for M4vDemuxer {
         let res = self.state.resolution as u64;
         let pts = match vop {
             Some(v) if res > 0 => {
-                Some(((v.time as u128 * TIME_BASE_HZ as u128 + res as u128 / 2) / res as u128) as i64)
+                Some(div_u128(v.time as u128 * TIME_BASE_HZ as u128 + res as u128 / 2, res as u128) as i64)
             }
             _ => None,
         };
@@ -197,7 +197,7 @@ impl FormatDemuxer for M4vDemuxer {
             let before = st;
             let vop = st.parse_frame(head.get(..n).unwrap_or(&[]));
             let res = st.resolution.max(1) as u64;
-            let t = vop.map(|v| (v.time as u128 * TIME_BASE_HZ as u128 / res as u128) as i64);
+            let t = vop.map(|v| div_u128(v.time as u128 * TIME_BASE_HZ as u128, res as u128) as i64);
             if t.is_some_and(|t| t > ts) && index > 0 {
                 break;
             }

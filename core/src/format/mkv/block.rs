@@ -5,7 +5,7 @@ use super::{ids, Emit, MkvDemuxer, Skip, TrackState};
 use crate::demux::Context;
 use crate::error::{Error, Result};
 use crate::source::Source;
-use crate::types::{Codec, Packet, PacketFlags};
+use crate::types::{div_u128, Codec, Packet, PacketFlags};
 
 /// Capacity of the lace table: the most frames one Block can hold. The lace
 /// count is stored in one byte as frames − 1 (RFC 9559 §10.4), so every
@@ -51,7 +51,7 @@ impl Laces {
         } else {
             let d = self.duration as u128;
             let i = n as u128;
-            (d * (i + 1) / count - d * i / count) as u64
+            (div_u128(d * (i + 1), count) - div_u128(d * i, count)) as u64
         };
         let pts = self.pts;
         self.pts = if duration != 0 {
@@ -103,10 +103,12 @@ impl TrackState {
         // Samples to ticks of TimestampScale ns, rounding down (ffmpeg's
         // AV_ROUND_DOWN).
         let den = v.rate as u128 * scale.max(1) as u128;
-        let ticks = (samples * 1_000_000_000)
-            .checked_div(den)
-            .unwrap_or(0)
-            .min(i64::MAX as u128) as u64;
+        let ticks = if den == 0 {
+            0
+        } else {
+            div_u128(samples * 1_000_000_000, den)
+        };
+        let ticks = ticks.min(i64::MAX as u128) as u64;
         e.pts = e.pts.or(self.next_ts);
         e.dts = e.pts;
         e.duration = ticks;
@@ -370,7 +372,7 @@ impl MkvDemuxer {
         } else {
             match t.default_duration.checked_mul(count as u64) {
                 Some(total) => total / scale as u64,
-                None => (t.default_duration as u128 * count / scale).min(u64::MAX as u128) as u64,
+                None => div_u128(t.default_duration as u128 * count, scale).min(u64::MAX as u128) as u64,
             }
         };
         let cluster = match self.cluster_ts {

@@ -123,28 +123,45 @@ pub(crate) fn from_wave_format(tag: u16, bits: u16) -> Codec {
 /// The codec of a BITMAPINFOHEADER compression FourCC (`V_MS/VFW/FOURCC`) or
 /// a QuickTime sample entry type (`V_QUICKTIME`), for the common ones.
 pub(crate) fn from_fourcc(f: [u8; 4]) -> Codec {
-    match &f {
-        b"H264" | b"h264" | b"X264" | b"x264" | b"AVC1" | b"avc1" | b"DAVC" => Codec::H264,
-        b"HEVC" | b"hevc" | b"H265" | b"hvc1" | b"hev1" => Codec::Hevc,
-        b"XVID" | b"xvid" | b"DIVX" | b"divx" | b"DX50" | b"FMP4" | b"fmp4" | b"MP4V" | b"mp4v" => Codec::Mpeg4,
-        b"DIV3" | b"div3" | b"MP43" | b"mp43" => Codec::Msmpeg4v3,
-        b"MJPG" | b"mjpg" | b"jpeg" | b"AVRn" => Codec::Mjpeg,
-        b"WMV1" => Codec::Wmv1,
-        b"WMV2" => Codec::Wmv2,
-        b"WMV3" => Codec::Wmv3,
-        b"WVC1" | b"wvc1" => Codec::Vc1,
-        b"VP80" => Codec::Vp8,
-        b"VP90" => Codec::Vp9,
-        b"AV01" | b"av01" => Codec::Av1,
-        b"mpg1" | b"MPG1" => Codec::Mpeg1Video,
-        b"mpg2" | b"MPG2" | b"MPEG" => Codec::Mpeg2Video,
-        b"FFV1" => Codec::Ffv1,
-        b"apch" | b"apcn" | b"apcs" | b"apco" | b"ap4h" | b"ap4x" => Codec::ProRes,
-        b"png " | b"MPNG" => Codec::Png,
-        b"dvsd" | b"dvhd" | b"dvsl" | b"dv25" | b"dv50" => Codec::DvVideo,
-        _ => Codec::Unknown,
-    }
+    FOURCCS
+        .iter()
+        .find(|(_, tags)| tags.contains(&f))
+        .map_or(Codec::Unknown, |&(c, _)| c)
 }
+
+/// The FourCCs of [`from_fourcc`], as a table rather than a `match` (less
+/// flash on thumbv7em).
+static FOURCCS: &[(Codec, &[[u8; 4]])] = &[
+    (
+        Codec::H264,
+        &[*b"H264", *b"h264", *b"X264", *b"x264", *b"AVC1", *b"avc1", *b"DAVC"],
+    ),
+    (Codec::Hevc, &[*b"HEVC", *b"hevc", *b"H265", *b"hvc1", *b"hev1"]),
+    (
+        Codec::Mpeg4,
+        &[
+            *b"XVID", *b"xvid", *b"DIVX", *b"divx", *b"DX50", *b"FMP4", *b"fmp4", *b"MP4V", *b"mp4v",
+        ],
+    ),
+    (Codec::Msmpeg4v3, &[*b"DIV3", *b"div3", *b"MP43", *b"mp43"]),
+    (Codec::Mjpeg, &[*b"MJPG", *b"mjpg", *b"jpeg", *b"AVRn"]),
+    (Codec::Wmv1, &[*b"WMV1"]),
+    (Codec::Wmv2, &[*b"WMV2"]),
+    (Codec::Wmv3, &[*b"WMV3"]),
+    (Codec::Vc1, &[*b"WVC1", *b"wvc1"]),
+    (Codec::Vp8, &[*b"VP80"]),
+    (Codec::Vp9, &[*b"VP90"]),
+    (Codec::Av1, &[*b"AV01", *b"av01"]),
+    (Codec::Mpeg1Video, &[*b"mpg1", *b"MPG1"]),
+    (Codec::Mpeg2Video, &[*b"mpg2", *b"MPG2", *b"MPEG"]),
+    (Codec::Ffv1, &[*b"FFV1"]),
+    (
+        Codec::ProRes,
+        &[*b"apch", *b"apcn", *b"apcs", *b"apco", *b"ap4h", *b"ap4x"],
+    ),
+    (Codec::Png, &[*b"png ", *b"MPNG"]),
+    (Codec::DvVideo, &[*b"dvsd", *b"dvhd", *b"dvsl", *b"dv25", *b"dv50"]),
+];
 
 /// The attached-picture codec for an attachment's media type, as ffmpeg's
 /// `ff_mkv_image_mime_tags` has them; `None` for files that are not pictures.

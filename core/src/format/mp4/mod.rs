@@ -254,54 +254,69 @@ fn table(ctx: &mut Context, h: &BoxHeader, header: u64, entry: u64, count: u32, 
 /// Maps a sample entry's four-character code to a codec (ffmpeg `isom.c`).
 fn codec_for(fourcc: &[u8; 4], bits: u16) -> (Codec, TrackKind) {
     use Codec as C;
-    use TrackKind::{Audio as A, Subtitle as T, Video as V};
+    use TrackKind::{Audio, Video};
     match fourcc {
-        b"avc1" | b"avc3" => (C::H264, V),
-        b"hvc1" | b"hev1" | b"dvh1" | b"dvhe" => (C::Hevc, V),
-        b"vvc1" | b"vvi1" => (C::Vvc, V),
-        b"av01" => (C::Av1, V),
-        b"vp08" => (C::Vp8, V),
-        b"vp09" => (C::Vp9, V),
-        b"mp4v" => (C::Mpeg4, V),
-        b"s263" | b"h263" | b"H263" => (C::H263, V),
-        b"jpeg" | b"mjpa" | b"mjpb" | b"AVDJ" => (C::Mjpeg, V),
-        b"png " => (C::Png, V),
-        b"apch" | b"apcn" | b"apcs" | b"apco" | b"ap4h" | b"ap4x" => (C::ProRes, V),
-        b"raw " if bits > 8 || bits == 0 => (C::RawVideo, V),
-        b"mp4a" => (C::Aac, A),
-        b".mp3" | b"ms\x00\x55" => (C::Mp3, A),
-        b"ac-3" | b"sac3" => (C::Ac3, A),
-        b"ec-3" => (C::Eac3, A),
-        b"ac-4" => (C::Ac4, A),
-        b"Opus" => (C::Opus, A),
-        b"fLaC" => (C::Flac, A),
-        b"alac" => (C::Alac, A),
-        b"samr" => (C::AmrNb, A),
-        b"sawb" => (C::AmrWb, A),
-        b"sqcp" => (C::Qcelp, A),
-        b"mlpa" => (C::TrueHd, A),
-        b"dtsc" | b"dtsh" | b"dtsl" | b"dtse" | b"dtsx" => (C::Dts, A),
-        b"mhm1" | b"mha1" => (C::Unknown, A),
-        b"sowt" if bits == 8 => (C::PcmS8, A),
-        b"sowt" => (C::PcmS16Le, A),
-        b"twos" if bits == 8 => (C::PcmS8, A),
-        b"twos" => (C::PcmS16Be, A),
-        b"raw " | b"NONE" => (C::PcmU8, A),
-        b"in24" => (C::PcmS24Be, A),
-        b"in32" => (C::PcmS32Be, A),
-        b"fl32" => (C::PcmF32Be, A),
-        b"fl64" => (C::PcmF64Be, A),
-        b"ulaw" => (C::PcmMulaw, A),
-        b"alaw" => (C::PcmAlaw, A),
-        b"ima4" => (C::AdpcmImaQt, A),
-        b"lpcm" | b"ipcm" | b"fpcm" => (C::Unknown, A),
-        b"tx3g" | b"text" => (C::MovText, T),
-        b"mp4s" => (C::Unknown, T),
-        b"c608" => (C::Eia608, T),
-        b"wvtt" => (C::WebVtt, T),
-        _ => (C::Unknown, TrackKind::Unknown),
+        b"raw " if bits > 8 || bits == 0 => (C::RawVideo, Video),
+        b"raw " | b"NONE" => (C::PcmU8, Audio),
+        b"sowt" | b"twos" if bits == 8 => (C::PcmS8, Audio),
+        b"sowt" => (C::PcmS16Le, Audio),
+        b"twos" => (C::PcmS16Be, Audio),
+        _ => SAMPLE_ENTRIES
+            .iter()
+            .find(|(_, _, tags)| tags.contains(fourcc))
+            .map_or((C::Unknown, TrackKind::Unknown), |&(c, k, _)| (c, k)),
     }
 }
+
+/// Sample entry types of `codec_for` (ffmpeg `isom.c`), as a table rather
+/// than a `match`: less flash on thumbv7em.
+static SAMPLE_ENTRIES: &[(Codec, TrackKind, &[[u8; 4]])] = {
+    use Codec as C;
+    use TrackKind::{Audio, Subtitle, Video};
+    &[
+        (C::H264, Video, &[*b"avc1", *b"avc3"]),
+        (C::Hevc, Video, &[*b"hvc1", *b"hev1", *b"dvh1", *b"dvhe"]),
+        (C::Vvc, Video, &[*b"vvc1", *b"vvi1"]),
+        (C::Av1, Video, &[*b"av01"]),
+        (C::Vp8, Video, &[*b"vp08"]),
+        (C::Vp9, Video, &[*b"vp09"]),
+        (C::Mpeg4, Video, &[*b"mp4v"]),
+        (C::H263, Video, &[*b"s263", *b"h263", *b"H263"]),
+        (C::Mjpeg, Video, &[*b"jpeg", *b"mjpa", *b"mjpb", *b"AVDJ"]),
+        (C::Png, Video, &[*b"png "]),
+        (
+            C::ProRes,
+            Video,
+            &[*b"apch", *b"apcn", *b"apcs", *b"apco", *b"ap4h", *b"ap4x"],
+        ),
+        (C::Aac, Audio, &[*b"mp4a"]),
+        (C::Mp3, Audio, &[*b".mp3", *b"ms\x00\x55"]),
+        (C::Ac3, Audio, &[*b"ac-3", *b"sac3"]),
+        (C::Eac3, Audio, &[*b"ec-3"]),
+        (C::Ac4, Audio, &[*b"ac-4"]),
+        (C::Opus, Audio, &[*b"Opus"]),
+        (C::Flac, Audio, &[*b"fLaC"]),
+        (C::Alac, Audio, &[*b"alac"]),
+        (C::AmrNb, Audio, &[*b"samr"]),
+        (C::AmrWb, Audio, &[*b"sawb"]),
+        (C::Qcelp, Audio, &[*b"sqcp"]),
+        (C::TrueHd, Audio, &[*b"mlpa"]),
+        (C::Dts, Audio, &[*b"dtsc", *b"dtsh", *b"dtsl", *b"dtse", *b"dtsx"]),
+        (C::Unknown, Audio, &[*b"mhm1", *b"mha1"]),
+        (C::PcmS24Be, Audio, &[*b"in24"]),
+        (C::PcmS32Be, Audio, &[*b"in32"]),
+        (C::PcmF32Be, Audio, &[*b"fl32"]),
+        (C::PcmF64Be, Audio, &[*b"fl64"]),
+        (C::PcmMulaw, Audio, &[*b"ulaw"]),
+        (C::PcmAlaw, Audio, &[*b"alaw"]),
+        (C::AdpcmImaQt, Audio, &[*b"ima4"]),
+        (C::Unknown, Audio, &[*b"lpcm", *b"ipcm", *b"fpcm"]),
+        (C::MovText, Subtitle, &[*b"tx3g", *b"text"]),
+        (C::Unknown, Subtitle, &[*b"mp4s"]),
+        (C::Eia608, Subtitle, &[*b"c608"]),
+        (C::WebVtt, Subtitle, &[*b"wvtt"]),
+    ]
+};
 
 /// Bits per sample of the PCM codecs, for chunk reading.
 fn pcm_bits(c: Codec) -> u32 {
@@ -2255,5 +2270,28 @@ mod tests {
         // ... unless the walk stops before the cut entry.
         let mut src = SliceSource::new(cut);
         assert_eq!(scan_entries::<_, 8>(&mut src, 3, 0, 200, |i, _| i < 69).unwrap(), 69);
+    }
+}
+
+#[cfg(test)]
+mod codec_tests {
+    use super::*;
+
+    #[test]
+    fn sample_entry_codecs() {
+        use TrackKind::{Audio, Subtitle, Video};
+        assert_eq!(codec_for(b"avc1", 24), (Codec::H264, Video));
+        assert_eq!(codec_for(b"raw ", 24), (Codec::RawVideo, Video));
+        assert_eq!(codec_for(b"raw ", 0), (Codec::RawVideo, Video));
+        assert_eq!(codec_for(b"raw ", 8), (Codec::PcmU8, Audio));
+        assert_eq!(codec_for(b"NONE", 16), (Codec::PcmU8, Audio));
+        assert_eq!(codec_for(b"sowt", 8), (Codec::PcmS8, Audio));
+        assert_eq!(codec_for(b"sowt", 16), (Codec::PcmS16Le, Audio));
+        assert_eq!(codec_for(b"twos", 8), (Codec::PcmS8, Audio));
+        assert_eq!(codec_for(b"twos", 16), (Codec::PcmS16Be, Audio));
+        assert_eq!(codec_for(b"ms\x00\x55", 16), (Codec::Mp3, Audio));
+        assert_eq!(codec_for(b"mha1", 16), (Codec::Unknown, Audio));
+        assert_eq!(codec_for(b"wvtt", 0), (Codec::WebVtt, Subtitle));
+        assert_eq!(codec_for(b"zzzz", 0), (Codec::Unknown, TrackKind::Unknown));
     }
 }
