@@ -4,6 +4,7 @@
 pub(crate) mod pes;
 #[cfg(feature = "ps")]
 pub mod ps;
+pub(crate) mod split;
 #[cfg(feature = "ts")]
 pub mod ts;
 

@@ -10,6 +10,7 @@
 //! subpictures `0x20`–`0x3F`: 1), as ffmpeg's `mpeg` demuxer delivers them.
 
 use super::pes::parse_pes_header;
+use super::split::{self, Cut, Split};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::MAX_TRACKS;
@@ -23,6 +24,8 @@ use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 struct Stream {
     id: u16,
     track: usize,
+    /// Cutting the PES payloads into codec frames.
+    sp: Split,
 }
 
 /// Demuxer state for MPEG program streams.
@@ -31,6 +34,12 @@ pub struct PsDemuxer {
     first: u64,
     pos: u64,
     streams: heapless::Vec<Stream, MAX_TRACKS>,
+    /// The PES payload being cut into frames.
+    cut: Option<Cut>,
+    /// Scratch offset past the carry slots of the split tracks.
+    base: usize,
+    /// Carry slots flushed at the end of the input.
+    flushing: usize,
 }
 
 /// What the next start code at an offset is.
@@ -164,6 +173,9 @@ impl FormatDemuxer for PsDemuxer {
             first,
             pos: first,
             streams: heapless::Vec::new(),
+            cut: None,
+            base: 0,
+            flushing: 0,
         };
         // Probe: walk units within the probe budget and create a track for
         // every media stream, in order of appearance.
@@ -193,7 +205,11 @@ impl FormatDemuxer for PsDemuxer {
                                 ..Track::default()
                             };
                             if let Some(track) = ctx.add_track(t, at) {
-                                let _ = d.streams.push(Stream { id: key, track });
+                                let _ = d.streams.push(Stream {
+                                    id: key,
+                                    track,
+                                    sp: Split::default(),
+                                });
                             }
                         }
                     }
@@ -217,6 +233,12 @@ impl FormatDemuxer for PsDemuxer {
                 "no media stream in the program stream",
             ));
         }
+        let tracks = &ctx.tracks;
+        d.base = split::assign_slots(
+            d.streams
+                .iter_mut()
+                .map(|s| (&mut s.sp, tracks.get(s.track).map(|t| t.codec).unwrap_or_default())),
+        );
         Ok(d)
     }
 
@@ -228,7 +250,17 @@ impl FormatDemuxer for PsDemuxer {
             if guard > 1 << 24 {
                 return Err(Error::malformed(self.pos, "program stream walk does not advance"));
             }
+            if let Some(f) = split::next_frame(src, &mut self.cut, self.streams.iter_mut().map(|x| &mut x.sp))? {
+                return f.packet(src, self.base).map(Some);
+            }
             if self.pos + 4 > len {
+                // The end: frames left in the carry slots.
+                while let Some(s) = self.streams.get_mut(self.flushing) {
+                    self.flushing += 1;
+                    if let Some(f) = s.sp.flush(src, s.track, self.pos > len)? {
+                        return f.packet(src, self.base).map(Some);
+                    }
+                }
                 return Ok(None);
             }
             let b: [u8; 3] = src.array(self.pos)?;
@@ -241,12 +273,15 @@ impl FormatDemuxer for PsDemuxer {
                 continue;
             }
             let at = self.pos;
-            let Some(u) = self.unit(src, at)? else { return Ok(None) };
+            let Some(u) = self.unit(src, at)? else {
+                self.pos = len;
+                continue;
+            };
             match u {
                 Unit::Skip(n) => self.pos = at + n.max(1),
                 Unit::Pes(key, off, plen, pts, dts, total) => {
                     self.pos = at + total;
-                    let Some(s) = self.streams.iter().find(|s| s.id == key).copied() else {
+                    let Some(i) = self.streams.iter().position(|s| s.id == key) else {
                         continue;
                     };
                     let avail = len.saturating_sub(off);
@@ -255,10 +290,25 @@ impl FormatDemuxer for PsDemuxer {
                     if n == 0 {
                         continue;
                     }
-                    let codec = ctx.tracks.get(s.track).map(|t| t.codec).unwrap_or_default();
-                    let data = src.bytes(off, n)?;
+                    let Some(s) = self.streams.get_mut(i) else { continue };
+                    if s.sp.kind != split::Kind::None {
+                        s.sp.begin(pts);
+                        self.cut = Some(Cut {
+                            stream: i,
+                            track: s.track,
+                            input: Some(off),
+                            at: self.base,
+                            len: n,
+                            pos: off,
+                            done: 0,
+                        });
+                        continue;
+                    }
+                    let track = s.track;
+                    let codec = ctx.tracks.get(track).map(|t| t.codec).unwrap_or_default();
+                    let data = split::input_bytes(src, off, n, self.base)?;
                     return Ok(Some(Packet {
-                        track: s.track,
+                        track,
                         pts,
                         dts: dts.or(pts),
                         duration: None,
@@ -297,6 +347,11 @@ impl FormatDemuxer for PsDemuxer {
             Some((_, at)) if lo > self.first => at,
             _ => self.first,
         };
+        self.cut = None;
+        self.flushing = 0;
+        for s in self.streams.iter_mut() {
+            s.sp.reset();
+        }
         Ok(())
     }
 

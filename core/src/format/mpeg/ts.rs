@@ -14,6 +14,7 @@
 //!   this family is stream-exact (same bytes in the same order per stream).
 
 use super::pes::{crc32_mpeg2, parse_pes_header};
+use super::split::{self, Cut, Split};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::MAX_TRACKS;
@@ -45,6 +46,8 @@ struct Es {
     expected: u32,
     /// Last continuity counter, 0xFF before the first.
     cc: u8,
+    /// Cutting the PES payloads into codec frames.
+    sp: Split,
 }
 
 /// A PES ready to deliver.
@@ -74,6 +77,13 @@ pub struct TsDemuxer {
     ready: Option<Done>,
     flushing: usize,
     hdmv: bool,
+    /// The PES payload being cut into frames.
+    cut: Option<Cut>,
+    /// Scratch offset past the carry slots of the split tracks.
+    base: usize,
+    /// Reading stopped where the sync was lost: what is in progress there
+    /// is cut short.
+    lost: bool,
 }
 
 /// A PES ready to hand out: a range of the input or the joined scratch.
@@ -90,11 +100,11 @@ struct Ready {
 }
 
 /// Hands out a prepared PES payload.
-fn emit<S: Source>(src: &mut S, r: Ready) -> Result<Packet<'_>> {
+fn emit<S: Source>(src: &mut S, r: Ready, base: usize) -> Result<Packet<'_>> {
     let data = if r.contiguous {
-        src.bytes(r.offset, r.len)?
+        split::input_bytes(src, r.offset, r.len, base)?
     } else {
-        S::joined(src, r.len)?
+        S::joined(src, base + r.len)?.get(base..).unwrap_or(&[])
     };
     Ok(Packet {
         track: r.track,
@@ -356,6 +366,9 @@ impl FormatDemuxer for TsDemuxer {
             ready: None,
             flushing: 0,
             hdmv: packet_size == 192,
+            cut: None,
+            base: 0,
+            lost: false,
         };
         let mut pmts: heapless::Vec<(u16, bool), MAX_PROGRAMS> = heapless::Vec::new();
         let mut pat_seen = false;
@@ -434,14 +447,25 @@ impl FormatDemuxer for TsDemuxer {
                 });
             }
         }
+        let tracks = &ctx.tracks;
+        d.base = split::assign_slots(
+            d.es.iter_mut()
+                .map(|e| (&mut e.sp, tracks.get(e.track).map(|t| t.codec).unwrap_or_default())),
+        );
         Ok(d)
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         loop {
+            if let Some(f) = split::next_frame(src, &mut self.cut, self.es.iter_mut().map(|x| &mut x.sp))? {
+                return f.packet(src, self.base).map(Some);
+            }
             if let Some(done) = self.ready.take() {
                 if let Some(p) = self.prepare(src, ctx, done)? {
-                    return emit(src, p).map(Some);
+                    if self.begin_cut(p) {
+                        continue;
+                    }
+                    return emit(src, p, self.base).map(Some);
                 }
                 continue;
             }
@@ -451,11 +475,18 @@ impl FormatDemuxer for TsDemuxer {
                 // A trailing partial TS packet shows the input was cut: the
                 // PES in progress are then flushed flagged `truncated` (as
                 // are those shorter than their PES_packet_length).
-                let cut = (len - self.first) % self.packet_size != 0;
-                while self.flushing < self.es.len() {
-                    let i = self.flushing;
+                let cut = self.lost || (len - self.first) % self.packet_size != 0;
+                // Split tracks first: their whole frames come before the
+                // cut packets.
+                let n = self.es.len();
+                while self.flushing < 2 * n {
+                    let (i, pass) = (self.flushing % n, self.flushing / n);
                     self.flushing += 1;
-                    if let Some(e) = self.es.get_mut(i) {
+                    if let Some(e) = self
+                        .es
+                        .get_mut(i)
+                        .filter(|e| (e.sp.kind == split::Kind::None) == (pass == 1))
+                    {
                         if let Some(start) = e.start.take() {
                             if e.pieces > 0 {
                                 self.ready = Some(Done {
@@ -474,6 +505,12 @@ impl FormatDemuxer for TsDemuxer {
                 if self.ready.is_some() {
                     continue;
                 }
+                // Then the frames left in the carry slots.
+                for e in self.es.iter_mut() {
+                    if let Some(f) = e.sp.flush(src, e.track, cut)? {
+                        return f.packet(src, self.base).map(Some);
+                    }
+                }
                 if self.pos < len && self.pos + self.prefix < len {
                     ctx.diags.report("ts.truncated-packet", self.pos);
                 }
@@ -482,13 +519,18 @@ impl FormatDemuxer for TsDemuxer {
             let at = self.pos;
             let Some(tp) = self.read_packet(src, at)? else {
                 match self.resync(src, at + 1, ctx.limits.resync_bytes)? {
-                    Some(n) => {
+                    // Five packets in a row confirm the sync; fewer, cut
+                    // short by the end of the input, do not (a longer input
+                    // could reject them): the PES in progress end there,
+                    // flagged truncated.
+                    Some(n) if n + self.prefix + SYNC_RUN * self.packet_size <= len => {
                         ctx.diags.report("ts.resync", at);
                         self.pos = n;
                     }
-                    None => {
+                    _ => {
                         ctx.diags.report("ts.sync-lost", at);
                         self.pos = len;
+                        self.lost = true;
                     }
                 }
                 continue;
@@ -553,7 +595,10 @@ impl FormatDemuxer for TsDemuxer {
                         self.ready = Some(done);
                         if let Some(p) = previous {
                             if let Some(pk) = self.prepare(src, ctx, p)? {
-                                return emit(src, pk).map(Some);
+                                if self.begin_cut(pk) {
+                                    continue;
+                                }
+                                return emit(src, pk, self.base).map(Some);
                             }
                         }
                         continue;
@@ -608,7 +653,10 @@ impl FormatDemuxer for TsDemuxer {
         self.pos = self.first + lo * self.packet_size;
         self.ready = None;
         self.flushing = 0;
+        self.cut = None;
+        self.lost = false;
         for e in self.es.iter_mut() {
+            e.sp.reset();
             e.start = None;
             e.pieces = 0;
             e.bytes = 0;
@@ -771,6 +819,27 @@ fn find_registration(descs: &[u8]) -> Option<[u8; 4]> {
 }
 
 impl TsDemuxer {
+    /// Starts cutting `r` into frames when its track is split.
+    fn begin_cut(&mut self, r: Ready) -> bool {
+        let Some(i) = self.es.iter().position(|e| e.track == r.track) else {
+            return false;
+        };
+        let Some(e) = self.es.get_mut(i).filter(|e| e.sp.kind != split::Kind::None) else {
+            return false;
+        };
+        e.sp.begin(r.pts);
+        self.cut = Some(Cut {
+            stream: i,
+            track: r.track,
+            input: r.contiguous.then_some(r.offset),
+            at: self.base,
+            len: r.len,
+            pos: r.offset,
+            done: 0,
+        });
+        true
+    }
+
     /// Reads a completed PES's header and, when it spans TS packets, joins
     /// its payloads in scratch. `None` when it holds no usable PES header.
     fn prepare<S: Source>(&mut self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Ready>> {
@@ -836,14 +905,14 @@ impl TsDemuxer {
                     skip -= s;
                     let n = (tp.payload_len as usize - s).min(payload_len - have);
                     if n > 0 {
-                        if have + n > src.scratch_len() {
+                        if self.base + have + n > src.scratch_len() {
                             return Err(Error::new(
                                 ErrorKind::ScratchTooSmall,
                                 at,
                                 "a PES spanning TS packets needs scratch (SliceSource::with_scratch)",
                             ));
                         }
-                        src.gather(tp.payload + s as u64, n, have)?;
+                        src.gather(tp.payload + s as u64, n, self.base + have)?;
                         have += n;
                     }
                 }
