@@ -8,7 +8,39 @@ pub(crate) mod split;
 #[cfg(feature = "ts")]
 pub mod ts;
 
+use crate::demux::Context;
 use crate::types::Codec;
+
+/// How far past the first time stamp the program stream probe looks for
+/// streams: 1 s in 1/90000 (ffprobe analyses up to 7 s of MPEG streams, or
+/// until every stream is described, which takes less).
+pub(crate) const FRONT_SPAN: i64 = 90_000;
+
+/// Bytes at the end of the input read for the last time stamp (the
+/// duration): 256 KiB, about ffmpeg's `DURATION_MAX_READ_SIZE` (250 000).
+pub(crate) const TAIL_WINDOW: u64 = 256 << 10;
+
+/// `b - a` for 33-bit time stamps that may have wrapped once (within half
+/// the 33-bit range either way).
+pub(crate) fn ticks_between(a: i64, b: i64) -> i64 {
+    let d = b.wrapping_sub(a).rem_euclid(1 << 33);
+    if d > 1 << 32 {
+        d - (1 << 33)
+    } else {
+        d
+    }
+}
+
+/// Start time and duration from the first and the last time stamps (in
+/// 1/90000).
+pub(crate) fn set_span(ctx: &mut Context, first: Option<i64>, last: Option<i64>) {
+    if let Some(f) = first {
+        ctx.info.start_us = Some((f * 100 + 4).div_euclid(9));
+        if let Some(l) = last {
+            ctx.info.duration_us = Some(ticks_between(f, l).max(0) as u64 * 100 / 9);
+        }
+    }
+}
 
 /// How far into a PES payload the keyframe check looks for the first
 /// picture (parameter sets and SEI come before it).

@@ -182,6 +182,7 @@ impl FormatDemuxer for PsDemuxer {
         let limit = first.saturating_add(ctx.limits.probe_bytes).min(src.len());
         let mut at = first;
         let mut guard = 0u32;
+        let (mut start, mut last): (Option<i64>, Option<i64>) = (None, None);
         while at < limit {
             guard += 1;
             if guard > ctx.limits.max_top_level {
@@ -190,7 +191,21 @@ impl FormatDemuxer for PsDemuxer {
             let Some(u) = d.unit(src, at)? else { break };
             match u {
                 Unit::Skip(n) => at += n.max(1),
-                Unit::Pes(key, _, _, _, _, total) => {
+                Unit::Pes(key, _, _, pts, _, total) => {
+                    // The front window: streams that start within
+                    // `FRONT_SPAN` of the first time stamp.
+                    if let (Some(s0), Some(p)) = (start, pts) {
+                        if codec_for(key).is_some() && super::ticks_between(s0, p) > super::FRONT_SPAN {
+                            break;
+                        }
+                    }
+                    if codec_for(key).is_some() {
+                        start = match (start, pts) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
+                        last = last.max(pts);
+                    }
                     if !d.streams.iter().any(|s| s.id == key) {
                         if let Some((codec, kind)) = codec_for(key) {
                             let t = Track {
@@ -233,6 +248,10 @@ impl FormatDemuxer for PsDemuxer {
                 "no media stream in the program stream",
             ));
         }
+        // The duration: the last time stamp in the tail window.
+        let tail = src.len().saturating_sub(super::TAIL_WINDOW).max(at);
+        let last = last.max(d.last_pts(src, ctx, tail)?);
+        super::set_span(ctx, start, last);
         let tracks = &ctx.tracks;
         d.base = split::assign_slots(
             d.streams
@@ -366,6 +385,46 @@ impl FormatDemuxer for PsDemuxer {
 }
 
 impl PsDemuxer {
+    /// The largest time stamp of a known stream's PES from the first pack
+    /// header at or after `from` to the end.
+    fn last_pts<S: Source>(&self, src: &mut S, ctx: &Context, from: u64) -> Result<Option<i64>> {
+        let len = src.len();
+        let mut at = from;
+        // A pack header: start codes inside payloads are not units.
+        loop {
+            let Some(n) = next_start(src, at, len.saturating_sub(at))? else {
+                return Ok(None);
+            };
+            if src.array::<4>(n)?.get(3) == Some(&0xBA) {
+                at = n;
+                break;
+            }
+            at = n + 3;
+        }
+        let mut last: Option<i64> = None;
+        let mut guard = 0u32;
+        while at < len && guard < ctx.limits.max_top_level {
+            guard += 1;
+            match self.unit(src, at)? {
+                Some(Unit::Pes(k, _, _, pts, _, total)) => {
+                    if self.streams.iter().any(|s| s.id == k) {
+                        last = last.max(pts);
+                    }
+                    at += total.max(1);
+                }
+                Some(Unit::Skip(n)) => at += n.max(1),
+                None => break,
+            }
+            if src.array::<3>(at).is_ok_and(|b| b != [0, 0, 1]) {
+                match next_start(src, at, ctx.limits.resync_bytes)? {
+                    Some(n) => at = n,
+                    None => break,
+                }
+            }
+        }
+        Ok(last)
+    }
+
     /// The time stamp and offset of the first PES of `key` at or after
     /// `from` and before `until` that carries one, within
     /// `Limits::resync_bytes`.

@@ -447,6 +447,19 @@ impl FormatDemuxer for TsDemuxer {
                 });
             }
         }
+        // Start time and duration: the first time stamps after the tables
+        // (answered from the blocks already read), and the last ones in the
+        // tail window.
+        let want = d.es.iter().enumerate().fold(0u32, |m, (i, e)| {
+            let media = ctx.tracks.get(e.track).is_some_and(|t| t.kind != TrackKind::Data);
+            m | ((media as u32) << i)
+        });
+        let front_end = at.saturating_add(super::TAIL_WINDOW).min(len);
+        let (first_pts, front_last, scanned) = d.scan_pts(src, d.first, front_end, want)?;
+        let grid = |x: u64| d.first + (x.saturating_sub(d.first)).div_ceil(packet_size) * packet_size;
+        let tail = grid(len.saturating_sub(super::TAIL_WINDOW).max(scanned));
+        let (_, tail_last, _) = d.scan_pts(src, tail, len, 0)?;
+        super::set_span(ctx, first_pts, front_last.max(tail_last));
         let tracks = &ctx.tracks;
         d.base = split::assign_slots(
             d.es.iter_mut()
@@ -922,6 +935,40 @@ impl TsDemuxer {
         r.len = have;
         r.contiguous = false;
         Ok(Some(r))
+    }
+
+    /// The smallest and largest PTS of the PES that start in `from..to` on
+    /// the PIDs in `self.es`, and where the scan stopped: once each PID of
+    /// the `want` mask (bits by `self.es` index) has given one, when `want`
+    /// is not 0.
+    fn scan_pts<S: Source>(
+        &self,
+        src: &mut S,
+        from: u64,
+        to: u64,
+        want: u32,
+    ) -> Result<(Option<i64>, Option<i64>, u64)> {
+        let (mut lo, mut hi, mut seen) = (None::<i64>, None::<i64>, 0u32);
+        let mut at = from;
+        while at + self.prefix + 188 <= to && (want == 0 || seen & want != want) {
+            let tp = self.read_packet(src, at)?;
+            at += self.packet_size;
+            let Some(tp) = tp.filter(|t| t.pusi && t.has_payload) else {
+                continue;
+            };
+            let Some(i) = self.es.iter().position(|e| e.pid == tp.pid) else {
+                continue;
+            };
+            let mut head = [0u8; 19];
+            let n = (tp.payload_len as usize).min(19);
+            src.read_exact_at(tp.payload, head.get_mut(..n).unwrap_or(&mut []))?;
+            if let Some(p) = parse_pes_header(head.get(..n).unwrap_or(&[])).and_then(|h| h.pts) {
+                lo = Some(lo.map_or(p, |l: i64| l.min(p)));
+                hi = hi.max(Some(p));
+                seen |= 1u32.checked_shl(i as u32).unwrap_or(0);
+            }
+        }
+        Ok((lo, hi, at))
     }
 
     /// The PTS of the first PES start of `pid` at or after `from`, scanning a
