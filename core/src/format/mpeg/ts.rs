@@ -48,6 +48,10 @@ struct Es {
     cc: u8,
     /// Cutting the PES payloads into codec frames.
     sp: Split,
+    /// H.265: ffmpeg's parser cuts access units at the 3-byte start code.
+    hevc: bool,
+    /// Zero bytes before the first start code of the PES in progress.
+    lead: u8,
 }
 
 /// A PES ready to deliver.
@@ -61,6 +65,11 @@ struct Done {
     bytes: u32,
     /// The input ends inside this PES (flushed at the end of a cut input).
     truncated: bool,
+    /// H.265: zero bytes at the head of the payload that ffmpeg's parser
+    /// gives to the access unit before, and zero bytes to append (those of
+    /// the next PES).
+    skip: u8,
+    extra: u8,
 }
 
 /// Demuxer state for MPEG-TS.
@@ -460,6 +469,9 @@ impl FormatDemuxer for TsDemuxer {
         let tail = grid(len.saturating_sub(super::TAIL_WINDOW).max(scanned));
         let (_, tail_last, _) = d.scan_pts(src, tail, len, 0)?;
         super::set_span(ctx, first_pts, front_last.max(tail_last));
+        for e in d.es.iter_mut() {
+            e.hevc = ctx.tracks.get(e.track).is_some_and(|t| t.codec == Codec::Hevc);
+        }
         let tracks = &ctx.tracks;
         d.base = split::assign_slots(
             d.es.iter_mut()
@@ -509,6 +521,8 @@ impl FormatDemuxer for TsDemuxer {
                                     pieces: e.pieces,
                                     bytes: e.bytes,
                                     truncated: cut || (e.expected > 0 && e.bytes < e.expected),
+                                    skip: e.lead,
+                                    extra: 0,
                                 });
                                 break;
                             }
@@ -569,6 +583,22 @@ impl FormatDemuxer for TsDemuxer {
                 continue;
             }
             if tp.pusi {
+                // H.265 (ffmpeg 5.1's parser): the zero bytes before the
+                // new PES's first 3-byte start code end the access unit
+                // before.
+                let mut zeros = 0u8;
+                if e.hevc {
+                    let mut b = [0u8; 40];
+                    let n = (tp.payload_len as usize).min(b.len());
+                    let b = b.get_mut(..n).unwrap_or(&mut []);
+                    src.read_exact_at(tp.payload, b)?;
+                    if let Some(es) = parse_pes_header(b).and_then(|h| b.get(h.header_len..)) {
+                        let z = es.iter().take_while(|&&x| x == 0).count();
+                        if z >= 3 && es.get(z) == Some(&1) {
+                            zeros = (z - 2).min(4) as u8;
+                        }
+                    }
+                }
                 let previous = e.start.take().map(|start| Done {
                     es: i,
                     start,
@@ -576,7 +606,11 @@ impl FormatDemuxer for TsDemuxer {
                     pieces: e.pieces,
                     bytes: e.bytes,
                     truncated: false,
+                    skip: e.lead,
+                    extra: zeros,
                 });
+                // The first access unit keeps its leading zeros.
+                e.lead = if previous.is_some() { zeros } else { 0 };
                 e.start = Some(at);
                 e.pieces = 1;
                 e.bytes = tp.payload_len as u32;
@@ -601,6 +635,8 @@ impl FormatDemuxer for TsDemuxer {
                         pieces: 1,
                         bytes: e.bytes,
                         truncated: false,
+                        skip: e.lead,
+                        extra: 0,
                     };
                     e.start = None;
                     if previous.is_some() {
@@ -639,6 +675,8 @@ impl FormatDemuxer for TsDemuxer {
                         pieces: e.pieces,
                         bytes: e.bytes,
                         truncated: false,
+                        skip: e.lead,
+                        extra: 0,
                     });
                 }
             }
@@ -674,6 +712,7 @@ impl FormatDemuxer for TsDemuxer {
             e.pieces = 0;
             e.bytes = 0;
             e.cc = 0xFF;
+            e.lead = 0;
         }
         Ok(())
     }
@@ -853,6 +892,21 @@ impl TsDemuxer {
         true
     }
 
+    /// Appends `n` zero bytes to a prepared payload (joining it first when
+    /// it is a slice of the input).
+    fn append_zeros<S: Source>(&self, src: &mut S, mut r: Ready, n: u8) -> Result<Option<Ready>> {
+        if n == 0 {
+            return Ok(Some(r));
+        }
+        if r.contiguous {
+            src.gather(r.offset, r.len, self.base)?;
+            r.contiguous = false;
+        }
+        src.put(self.base + r.len, [0u8; 4].get(..n as usize).unwrap_or(&[]))?;
+        r.len += n as usize;
+        Ok(Some(r))
+    }
+
     /// Reads a completed PES's header and, when it spans TS packets, joins
     /// its payloads in scratch. `None` when it holds no usable PES header.
     fn prepare<S: Source>(&mut self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Ready>> {
@@ -878,25 +932,26 @@ impl TsDemuxer {
             ctx.diags.report("ts.bad-pes-header", done.start);
             return Ok(None);
         }
-        let payload_len = size - h.header_len;
+        let hl = h.header_len + (done.skip as usize).min(size - h.header_len);
+        let payload_len = size - hl;
         let mut r = Ready {
             track: e.track,
             codec: ctx.tracks.get(e.track).map(|t| t.codec).unwrap_or_default(),
             pts: h.pts,
             dts: h.dts.or(h.pts),
-            offset: first.payload + h.header_len as u64,
+            offset: first.payload + hl as u64,
             len: payload_len,
             contiguous: true,
             truncated: done.truncated,
         };
         if done.pieces == 1 || (first.payload_len as usize) >= size {
             // The whole PES is in one TS packet: a slice of the input.
-            return Ok(Some(r));
+            return self.append_zeros(src, r, done.extra);
         }
         // Join: walk the TS packets of this PID from the start.
         let mut at = done.start;
         let mut have = 0usize;
-        let mut skip = h.header_len;
+        let mut skip = hl;
         let mut pieces = 0u32;
         while at < done.end && pieces < done.pieces && have < payload_len {
             let Some(tp) = self.read_packet(src, at)? else {
@@ -934,7 +989,7 @@ impl TsDemuxer {
         }
         r.len = have;
         r.contiguous = false;
-        Ok(Some(r))
+        self.append_zeros(src, r, done.extra)
     }
 
     /// The smallest and largest PTS of the PES that start in `from..to` on
