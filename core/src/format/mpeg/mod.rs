@@ -48,10 +48,14 @@ const KEY_SCAN: usize = 4096;
 
 /// Whether a PES payload starts a random access point, from its first
 /// picture: an IDR slice (H.264, ITU-T H.264 §7.4.1.2), an IRAP picture
-/// (H.265 §7.4.2.2), an I picture (ISO/IEC 13818-2 §6.3.9). Audio and other
+/// (H.265 §7.4.2.2), an I picture (ISO/IEC 13818-2 §6.3.9), an I-VOP
+/// (MPEG-4 Part 2, ISO/IEC 14496-2 §6.2.5). Audio and other
 /// codecs are always keyframes.
 pub(crate) fn is_keyframe(codec: Codec, data: &[u8]) -> bool {
-    let video = matches!(codec, Codec::H264 | Codec::Hevc | Codec::Mpeg2Video | Codec::Mpeg1Video);
+    let video = matches!(
+        codec,
+        Codec::H264 | Codec::Hevc | Codec::Mpeg2Video | Codec::Mpeg1Video | Codec::Mpeg4
+    );
     if !video {
         return true;
     }
@@ -74,6 +78,13 @@ pub(crate) fn is_keyframe(codec: Codec, data: &[u8]) -> bool {
                 0..=9 => return false,
                 _ => {}
             },
+            // MPEG-4 Part 2 VOP: vop_coding_type 0 is an I-VOP (ISO/IEC
+            // 14496-2 §6.2.5).
+            Codec::Mpeg4 => {
+                if b == 0xB6 {
+                    return scan.get(i + 4).is_some_and(|x| x >> 6 == 0);
+                }
+            }
             _ if b == 0 => {
                 // picture_coding_type: 3 bits after the 10-bit temporal_reference.
                 let t = scan.get(i + 5).map(|x| (x >> 3) & 7).unwrap_or(0);
