@@ -889,11 +889,6 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
 /// a kind when its findings are fixed.
 pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[
     (
-        FormatKind::MpegTs,
-        "a cut inside a TS packet can give a full-sized, unflagged PES with other bytes than the whole \
-         input's",
-    ),
-    (
         FormatKind::Avi,
         "a prefix without idx1 gives packets (from the movi scan) that the whole file's damaged index does \
          not",
