@@ -9,9 +9,9 @@
 //!   next payload_unit_start_indicator, or its PES_packet_length reached, or
 //!   the end of the input), its payloads are joined into scratch with
 //!   `Source::gather`. A PES inside one TS packet is a slice of the input.
-//! * Packets are PES payloads with the PES time stamps; ffprobe splits some
-//!   of them further into codec frames with its parsers, so the oracle for
-//!   this family is stream-exact (same bytes in the same order per stream).
+//! * Packets are PES payloads with the PES time stamps, except audio, which
+//!   is cut into the frames ffmpeg's parsers cut ([`super::split`]), and
+//!   H.265, whose access units end before the next 3-byte start code.
 
 use super::pes::{crc32_mpeg2, parse_pes_header};
 use super::split::{self, Cut, Split};
