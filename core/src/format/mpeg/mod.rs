@@ -80,11 +80,8 @@ pub(crate) fn is_keyframe(codec: Codec, data: &[u8]) -> bool {
             },
             // MPEG-4 Part 2 VOP: vop_coding_type 0 is an I-VOP (ISO/IEC
             // 14496-2 §6.2.5).
-            Codec::Mpeg4 => {
-                if b == 0xB6 {
-                    return scan.get(i + 4).is_some_and(|x| x >> 6 == 0);
-                }
-            }
+            Codec::Mpeg4 if b == 0xB6 => return scan.get(i + 4).is_some_and(|x| x >> 6 == 0),
+            Codec::Mpeg4 => {}
             _ if b == 0 => {
                 // picture_coding_type: 3 bits after the 10-bit temporal_reference.
                 let t = scan.get(i + 5).map(|x| (x >> 3) & 7).unwrap_or(0);
