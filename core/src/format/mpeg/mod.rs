@@ -14,6 +14,7 @@ use crate::types::Codec;
 /// How far past the first time stamp the program stream probe looks for
 /// streams: 1 s in 1/90000 (ffprobe analyses up to 7 s of MPEG streams, or
 /// until every stream is described, which takes less).
+#[cfg(feature = "ps")]
 pub(crate) const FRONT_SPAN: i64 = 90_000;
 
 /// Bytes at the end of the input read for the last time stamp (the

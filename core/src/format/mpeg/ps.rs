@@ -93,6 +93,21 @@ fn next_start<S: Source>(src: &mut S, from: u64, limit: u64) -> Result<Option<u6
     Ok(None)
 }
 
+/// Whether a video PES payload holds a sequence header with no sequence
+/// extension after it: MPEG-1 video (ISO/IEC 13818-2 §6.1.1.6: an MPEG-2
+/// sequence header is always followed by a sequence_extension).
+fn mpeg1_video<S: Source>(src: &mut S, off: u64, len: u64) -> Result<bool> {
+    let mut b = [0u8; 256];
+    let n = src.read_at(off, b.get_mut(..len.min(256) as usize).unwrap_or(&mut []))?;
+    let b = b.get(..n).unwrap_or(&[]);
+    let code = |c: u8| b.windows(4).position(|w| w == [0, 0, 1, c]);
+    Ok(match (code(0xB3), code(0xB5)) {
+        (Some(_), None) => true,
+        (Some(h), Some(x)) => x < h,
+        _ => false,
+    })
+}
+
 /// Whether the head looks like a program stream: a pack header at the start.
 pub(crate) fn looks_like_ps(head: &[u8]) -> bool {
     head.get(..4) == Some(&[0, 0, 1, 0xBA][..]) && head.get(4).is_some_and(|b| b & 0xC0 == 0x40 || b & 0xF0 == 0x20)
@@ -196,7 +211,7 @@ impl FormatDemuxer for PsDemuxer {
             let Some(u) = d.unit(src, at)? else { break };
             match u {
                 Unit::Skip(n) => at += n.max(1),
-                Unit::Pes(key, _, _, pts, _, total) => {
+                Unit::Pes(key, off, plen, pts, _, total) => {
                     // The front window: streams that start within
                     // `FRONT_SPAN` of the first time stamp.
                     if let (Some(s0), Some(p)) = (start, pts) {
@@ -212,7 +227,10 @@ impl FormatDemuxer for PsDemuxer {
                         last = last.max(pts);
                     }
                     if !d.streams.iter().any(|s| s.id == key) {
-                        if let Some((codec, kind)) = codec_for(key) {
+                        if let Some((mut codec, kind)) = codec_for(key) {
+                            if codec == Codec::Mpeg2Video && mpeg1_video(src, off, plen)? {
+                                codec = Codec::Mpeg1Video;
+                            }
                             let t = Track {
                                 id: if key >= 0x100 {
                                     key as u32 & 0xFF

@@ -464,10 +464,10 @@ impl FormatDemuxer for TsDemuxer {
             m | ((media as u32) << i)
         });
         let front_end = at.saturating_add(super::TAIL_WINDOW).min(len);
-        let (first_pts, front_last, scanned) = d.scan_pts(src, d.first, front_end, want)?;
+        let (first_pts, front_last, scanned) = d.scan_pts(src, ctx, d.first, front_end, want)?;
         let grid = |x: u64| d.first + (x.saturating_sub(d.first)).div_ceil(packet_size) * packet_size;
         let tail = grid(len.saturating_sub(super::TAIL_WINDOW).max(scanned));
-        let (_, tail_last, _) = d.scan_pts(src, tail, len, 0)?;
+        let (_, tail_last, _) = d.scan_pts(src, ctx, tail, len, 0)?;
         super::set_span(ctx, first_pts, front_last.max(tail_last));
         for e in d.es.iter_mut() {
             e.hevc = ctx.tracks.get(e.track).is_some_and(|t| t.codec == Codec::Hevc);
@@ -996,9 +996,13 @@ impl TsDemuxer {
     /// the PIDs in `self.es`, and where the scan stopped: once each PID of
     /// the `want` mask (bits by `self.es` index) has given one, when `want`
     /// is not 0.
+    ///
+    /// MPEG audio tracks (stream types 3 and 4) are named by the layer of
+    /// their first frame there, as ffmpeg names them (mp2 or mp3).
     fn scan_pts<S: Source>(
         &self,
         src: &mut S,
+        ctx: &mut Context,
         from: u64,
         to: u64,
         want: u32,
@@ -1014,13 +1018,22 @@ impl TsDemuxer {
             let Some(i) = self.es.iter().position(|e| e.pid == tp.pid) else {
                 continue;
             };
-            let mut head = [0u8; 19];
-            let n = (tp.payload_len as usize).min(19);
-            src.read_exact_at(tp.payload, head.get_mut(..n).unwrap_or(&mut []))?;
-            if let Some(p) = parse_pes_header(head.get(..n).unwrap_or(&[])).and_then(|h| h.pts) {
+            let mut head = [0u8; 40];
+            let n = (tp.payload_len as usize).min(head.len());
+            let head = head.get_mut(..n).unwrap_or(&mut []);
+            src.read_exact_at(tp.payload, head)?;
+            let Some(h) = parse_pes_header(head) else { continue };
+            let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
+            let track = self.es.get(i).and_then(|e| ctx.tracks.get_mut(e.track));
+            if let (Some(t), Some(&[0xFF, b, ..])) = (track, head.get(h.header_len..)) {
+                if want & bit != 0 && t.codec == Codec::Mp3 && (b >> 1) & 3 == 2 {
+                    t.codec = Codec::Mp2;
+                }
+            }
+            if let Some(p) = h.pts {
                 lo = Some(lo.map_or(p, |l: i64| l.min(p)));
                 hi = hi.max(Some(p));
-                seen |= 1u32.checked_shl(i as u32).unwrap_or(0);
+                seen |= bit;
             }
         }
         Ok((lo, hi, at))
