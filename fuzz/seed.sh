@@ -47,6 +47,7 @@ declare -A FAMILIES=(
   [mpegvideo]="mpegvideo"
   [m4v]="m4v"
   [codec_scanners]="mp3 adts ac3 h264 h265 av1obu mpegvideo m4v"
+  [shared_parsers]="matroska mp3 adts aiff wav ogg flac"
 )
 # The detection and differential targets take every family.
 ALL_TARGETS=(any slice_vs_stream truncation)

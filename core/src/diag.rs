@@ -32,7 +32,11 @@ pub struct Diagnostics {
 impl Diagnostics {
     /// Records `code` at `offset`.
     pub fn report(&mut self, code: Code, offset: u64) {
-        if let Some((_, n)) = self.items.iter_mut().find(|(d, _)| d.code == code) {
+        // The same `&'static str` usually comes back (one literal per call
+        // site): compare pointers before bytes, since some readers report a
+        // code per packet (AVI's empty chunks).
+        let same = |d: &Diagnostic| core::ptr::eq(d.code, code) || d.code == code;
+        if let Some((_, n)) = self.items.iter_mut().find(|(d, _)| same(d)) {
             *n = n.saturating_add(1);
             return;
         }

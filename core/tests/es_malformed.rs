@@ -141,3 +141,40 @@ fn truncated_streams_give_a_prefix() {
         }
     }
 }
+
+/// Found by the `truncation` fuzz target: an ID3-tagged AAC file forced to
+/// H.264 gave no packet for the whole input (its last access unit, SEI-like
+/// NAL units and no slice, was withheld as cut) but one for its first 8
+/// bytes. Now the slice-less last access unit is given, flagged truncated,
+/// and every prefix gives a prefix of it.
+#[test]
+fn slice_less_annexb_input_gives_a_prefix_at_every_cut() {
+    use mediaslice::{FormatKind, Limits};
+    let mut data = b"ID3\x04\x00\x00\x00\x00\x00\x3f".to_vec();
+    data.extend_from_slice(&[0xff, 0xf1, 0x50, 0x80, 0x01, 0xbf, 0xfc]);
+    // NAL units with start codes but no slice: SEI (6), SPS-like junk, AUD (9).
+    data.extend_from_slice(&[0, 0, 1, 0x06, 0x05, 0x02, 0xaa, 0x80]);
+    data.extend_from_slice(&[0x21, 0x1b, 0, 0, 1, 0x09, 0xf0, 0x11, 0x22, 0x33]);
+    let get = |d: &[u8]| -> Vec<(Option<u64>, Vec<u8>, bool)> {
+        let mut out = Vec::new();
+        let Ok(mut dm) = Demuxer::open_as(SliceSource::new(d), FormatKind::H264, Limits::default()) else {
+            return out;
+        };
+        while let Ok(Some(p)) = dm.next_packet() {
+            out.push((p.pos, p.data.to_vec(), p.flags.truncated));
+        }
+        out
+    };
+    let whole = get(&data);
+    assert_eq!(whole.len(), 1, "{whole:?}");
+    assert_eq!(whole[0].1, data, "the whole input is one access unit");
+    assert!(whole[0].2, "an access unit without a slice is flagged truncated");
+    for cut in 1..data.len() {
+        let part = get(&data[..cut]);
+        assert!(part.len() <= 1, "cut {cut}: {part:?}");
+        if let Some((pos, bytes, _)) = part.first() {
+            assert_eq!(*pos, whole[0].0, "cut {cut}");
+            assert!(whole[0].1.starts_with(bytes), "cut {cut}: not a prefix of the whole");
+        }
+    }
+}

@@ -489,3 +489,44 @@ fn hostile_headers_do_not_panic() {
         }
     }
 }
+
+/// Found by the `truncation` fuzz target: with damage (zero bytes) between
+/// the last chunk and a cut `idx1`, the walk's resync went on into the index
+/// and read its entries as chunk headers, so the cut file gave more packets
+/// than the whole. A cut `idx1` now ends the walk.
+#[test]
+fn resync_stops_at_a_cut_idx1() {
+    let (mut f, _) = build(Opts {
+        index: Index::Relative,
+        ..PLAIN
+    });
+    let at = f.windows(4).rposition(|w| w == b"idx1").unwrap();
+    f.splice(at..at, [0u8; 24]);
+    let (full, _, _) = packets(&f);
+    for cut in [f.len() - 1, f.len() - 9, f.len() - 17] {
+        let (part, _, diags) = packets(&f[..cut]);
+        assert!(diags.contains("avi.resync"), "cut {cut}: the walk met the damage");
+        assert!(
+            part.len() <= full.len(),
+            "cut {cut}: {} packets, whole {}",
+            part.len(),
+            full.len()
+        );
+        for (i, p) in part.iter().enumerate() {
+            // The keyframe flags of chunks past the cut part of the index
+            // come from the walk (every video chunk a keyframe, as without
+            // an index); the rest must be identical.
+            let (a, b) = (
+                P {
+                    key: false,
+                    ..p.clone()
+                },
+                P {
+                    key: false,
+                    ..full[i].clone()
+                },
+            );
+            assert_eq!(a, b, "cut {cut}: packet {i}");
+        }
+    }
+}

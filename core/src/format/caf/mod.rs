@@ -292,13 +292,18 @@ impl FormatDemuxer for CafDemuxer {
         }
         let data_len = data_end - data_start;
         let duration = if !variable {
-            Some(data_len / u64::from(bytes_per_packet) * u64::from(frames_per_packet))
+            Some((data_len / u64::from(bytes_per_packet)).saturating_mul(u64::from(frames_per_packet)))
         } else {
             total_frames
         };
         let bit_rate = if !variable {
-            (u64::from(rate) * u64::from(bytes_per_packet) * 8 / u64::from(frames_per_packet)).min(u32::MAX as u64)
-                as u32
+            // Saturating: a hostile `desc` gives rate × bytes per packet × 8
+            // past 2^64 (a fuzz find).
+            (u64::from(rate)
+                .saturating_mul(u64::from(bytes_per_packet))
+                .saturating_mul(8)
+                / u64::from(frames_per_packet))
+            .min(u32::MAX as u64) as u32
         } else {
             0
         };
@@ -453,7 +458,7 @@ impl FormatDemuxer for CafDemuxer {
             let off = packets.saturating_mul(bpp).min(self.data_end - self.data_start);
             let packets = off / bpp / group * group;
             self.pos = self.data_start + packets * bpp;
-            self.frame = packets * fpp;
+            self.frame = packets.saturating_mul(fpp);
             self.packet = packets;
             return Ok(());
         }

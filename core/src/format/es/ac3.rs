@@ -72,12 +72,29 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<bool>> {
         let Some(p) = scan(src, from, limit, HEADER_LEN, |b| Ac3Header::parse(b).is_some())? else {
             return Ok(None);
         };
-        let (n, ends, first) = run_at(src, p, 3, end)?;
-        if n >= 3 || (ends && (n >= 2 || p == at)) {
-            return Ok(first.map(|h| h.is_eac3()));
+        if let Some(e) = chain_at(src, p, at, end)? {
+            return Ok(Some(e));
         }
         from = p + 1;
     }
+}
+
+/// Whether sync frames chain from `p` as [`probe`] requires, and if so
+/// whether they are E-AC-3.
+fn chain_at<S: Source>(src: &mut S, p: u64, at: u64, end: u64) -> Result<Option<bool>> {
+    let (n, ends, first) = run_at(src, p, 3, end)?;
+    if n >= 3 || (ends && (n >= 2 || p == at)) {
+        return Ok(first.map(|h| h.is_eac3()));
+    }
+    Ok(None)
+}
+
+/// [`probe`] answered at the first frame only (after any ID3v2 tag): no
+/// scan. The sync word `0x0B77` (ATSC A/52 §5.4.1.1) is no MPEG audio
+/// header, so this can run before the MP3 probe.
+pub fn probe_at_start<S: Source>(src: &mut S) -> Result<Option<bool>> {
+    let (at, _) = id3::skip_id3v2(src, 0, 16)?;
+    chain_at(src, at, at, src.len())
 }
 
 impl Ac3Demuxer {

@@ -82,12 +82,27 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
         else {
             return Ok(false);
         };
-        let (n, ends) = run_at(src, p, 3, end)?;
-        if n >= 3 || (ends && (n >= 2 || p == at)) {
+        if chain_at(src, p, at, end)? {
             return Ok(true);
         }
         from = p + 1;
     }
+}
+
+/// Whether ADTS frames chain from `p` as [`probe`] requires (three frames,
+/// or fewer that end the audio; one is enough at the first frame `at`).
+fn chain_at<S: Source>(src: &mut S, p: u64, at: u64, end: u64) -> Result<bool> {
+    let (n, ends) = run_at(src, p, 3, end)?;
+    Ok(n >= 3 || (ends && (n >= 2 || p == at)))
+}
+
+/// [`probe`] answered at the first frame only (after any ID3v2 tag): no
+/// scan. An ADTS sync with layer 0 is no MPEG audio header (layer `00` is
+/// reserved, ISO/IEC 11172-3 §2.4.2.3), so this can run before the MP3 probe.
+pub fn probe_at_start<S: Source>(src: &mut S) -> Result<bool> {
+    let (at, _) = id3::skip_id3v2(src, 0, 16)?;
+    let end = id3::find_trailer(src, at)?.audio_end;
+    chain_at(src, at, at, end)
 }
 
 /// ffmpeg's `adts_aac_resync`: the next 12-bit sync word at or after `from`.

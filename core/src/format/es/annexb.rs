@@ -256,10 +256,12 @@ impl AnnexBDemuxer {
         // unless the input was cut. A start code whose NAL unit was cut
         // before the split could be decided ends the access unit (as it
         // would in the whole input); an access unit with parameter sets or
-        // SEI but no slice yet, or only a cut NAL header, is not given; and
-        // one to three zero bytes at the very end (a cut start code) are
-        // left out. ffmpeg keeps all of these bytes; on whole inputs the
-        // result is the same.
+        // SEI but no slice yet, or only a cut NAL header, is given whole
+        // and flagged `truncated` (ffmpeg's parser flushes it as the last
+        // packet; in a cut input it is the start of a longer one); and one
+        // to three zero bytes at the very end (a cut start code) are left
+        // out. ffmpeg keeps these zero bytes; on whole inputs the result is
+        // the same.
         let (key, unfinished, has_slice, has_prefix, cut_nal) = match self.codec {
             AnnexBCodec::H264 => (
                 s264.idr || s264.recovery_point,
@@ -280,7 +282,7 @@ impl AnnexBDemuxer {
             return Ok((b, key, false));
         }
         if !has_slice && (has_prefix || cut_nal) {
-            return Err(Error::truncated(self.end, "access unit cut before its first slice"));
+            return Ok((self.end, key, true));
         }
         let zeros = trailing_zeros(src, at, self.end)?;
         if (1..=3).contains(&zeros) && self.end - zeros > at {

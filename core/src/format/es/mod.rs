@@ -272,6 +272,16 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKin
     if m4v::probe(src, limits)? {
         return Ok(Some(FormatKind::M4v));
     }
+    // ADTS and AC-3 frames right at the start are answered before the MP3
+    // probe scans its whole window for MPEG audio frame chains.
+    #[cfg(feature = "aac")]
+    if adts::probe_at_start(src)? {
+        return Ok(Some(FormatKind::Aac));
+    }
+    #[cfg(feature = "ac3")]
+    if let Some(e) = ac3::probe_at_start(src)? {
+        return Ok(Some(if e { FormatKind::Eac3 } else { FormatKind::Ac3 }));
+    }
     #[cfg(feature = "mp3")]
     if mp3::probe(src, limits)? {
         return Ok(Some(FormatKind::Mp3));

@@ -96,6 +96,12 @@ fn run_at<S: Source>(src: &mut S, at: u64, max: u32, end: u64) -> Result<(u32, b
     Ok((n, next == end))
 }
 
+/// Whether `b` starts with an MPEG audio frame header of known length (not
+/// free format); the `0xFF` test first, since scans call this at every byte.
+fn sized_frame(b: &[u8]) -> bool {
+    b.first() == Some(&0xFF) && MpaHeader::parse_bytes(b).is_some_and(|h| h.frame_len >= 4)
+}
+
 /// Whether the input holds an MPEG audio stream: after any ID3v2 tags, a
 /// frame right there followed by one more (or ending the audio), or, within
 /// `limits.resync_bytes`, a run of four consecutive frames of one stream (or
@@ -113,9 +119,7 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
     let limit = at.saturating_add(limits.resync_bytes.min(limits.probe_bytes));
     let mut from = at;
     loop {
-        let hit = scan(src, from, limit, 4, |b| {
-            MpaHeader::parse_bytes(b).is_some_and(|h| h.frame_len >= 4)
-        })?;
+        let hit = scan(src, from, limit, 4, sized_frame)?;
         let Some(p) = hit else {
             return Ok(false);
         };
@@ -140,9 +144,7 @@ impl Mp3Demuxer {
             return Ok(Some((from, h)));
         }
         let limit = from.saturating_add(limits.resync_bytes).min(self.end);
-        let hit = scan(src, from + 1, limit, 4, |b| {
-            MpaHeader::parse_bytes(b).is_some_and(|h| h.frame_len >= 4)
-        })?;
+        let hit = scan(src, from + 1, limit, 4, sized_frame)?;
         match hit {
             Some(p) => Ok(header_at(src, p)?.map(|h| (p, h))),
             None => Ok(None),
@@ -230,9 +232,7 @@ impl FormatDemuxer for Mp3Demuxer {
         let limit = off.saturating_add(START_SEARCH).min(end);
         let mut from = off;
         while from < limit {
-            let hit = scan(src, from, limit, 4, |b| {
-                MpaHeader::parse_bytes(b).is_some_and(|h| h.frame_len >= 4)
-            })?;
+            let hit = scan(src, from, limit, 4, sized_frame)?;
             let Some(p) = hit else { break };
             if let Some(h) = header_at(src, p)? {
                 if let Some(h2) = header_at(src, p + h.frame_len as u64)? {
@@ -249,9 +249,13 @@ impl FormatDemuxer for Mp3Demuxer {
         }
         let first = match header_at(src, start)? {
             Some(h) => h,
-            None => match scan(src, start, start.saturating_add(ctx.limits.resync_bytes), 4, |b| {
-                MpaHeader::parse_bytes(b).is_some_and(|h| h.frame_len >= 4)
-            })? {
+            None => match scan(
+                src,
+                start,
+                start.saturating_add(ctx.limits.resync_bytes),
+                4,
+                sized_frame,
+            )? {
                 Some(p) => header_at(src, p)?.ok_or(Error::malformed(p, "MPEG audio frame header"))?,
                 None => {
                     return Err(Error::malformed(

@@ -45,9 +45,14 @@ impl Laces {
         self.next += 1;
         let offset = self.data;
         self.data = self.data.saturating_add(size as u64);
-        let d = self.duration as u128;
-        let i = n as u128;
-        let duration = (d * (i + 1) / count - d * i / count) as u64;
+        let duration = if count == 1 {
+            // An unlaced Block (the common case): its whole duration.
+            self.duration
+        } else {
+            let d = self.duration as u128;
+            let i = n as u128;
+            (d * (i + 1) / count - d * i / count) as u64
+        };
         let pts = self.pts;
         self.pts = if duration != 0 {
             pts.map(|p| p.saturating_add(duration.min(i64::MAX as u64) as i64))
@@ -316,10 +321,15 @@ impl MkvDemuxer {
         duration: u64,
         keyframe: Option<bool>,
     ) -> Result<()> {
-        let mut h = [0u8; 12];
         let n = (end.saturating_sub(body)).min(12) as usize;
-        let hb = h.get_mut(..n).unwrap_or(&mut []);
-        src.read_exact_at(body, hb)?;
+        let mut h = [0u8; 12];
+        if n == 12 {
+            // The common case, as one fixed-size read (`Source::array`).
+            h = src.array::<12>(body)?;
+        } else {
+            src.read_exact_at(body, h.get_mut(..n).unwrap_or(&mut []))?;
+        }
+        let hb = h.get(..n).unwrap_or(&[]);
         let Some((Some(number), len)) = parse_vint(hb) else {
             ctx.diags.report("mkv.bad-block", body);
             return Ok(());
@@ -358,7 +368,10 @@ impl MkvDemuxer {
         let duration = if duration != 0 {
             duration
         } else {
-            (t.default_duration as u128 * count / scale).min(u64::MAX as u128) as u64
+            match t.default_duration.checked_mul(count as u64) {
+                Some(total) => total / scale as u64,
+                None => (t.default_duration as u128 * count / scale).min(u64::MAX as u128) as u64,
+            }
         };
         let cluster = match self.cluster_ts {
             Some(c) => c,

@@ -121,9 +121,21 @@ pub(crate) fn parse_svint(b: &[u8]) -> Option<(i64, usize)> {
 pub(crate) fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Element> {
     let mut b = [0u8; MAX_HEADER];
     let avail = limit.saturating_sub(at).min(MAX_HEADER as u64) as usize;
-    let buf = b.get_mut(..avail).unwrap_or(&mut []);
-    let n = src.read_at(at, buf)?;
-    let h = buf.get(..n).unwrap_or(&[]);
+    let n = if avail == MAX_HEADER {
+        // The common case, as one fixed-size read (`Source::array`); near
+        // the end of the input the partial read below says how much is there.
+        match src.array::<MAX_HEADER>(at) {
+            Ok(a) => {
+                b = a;
+                MAX_HEADER
+            }
+            Err(e) if e.is_truncation() => src.read_at(at, &mut b)?,
+            Err(e) => return Err(e),
+        }
+    } else {
+        src.read_at(at, b.get_mut(..avail).unwrap_or(&mut []))?
+    };
+    let h = b.get(..n).unwrap_or(&[]);
     // Too few bytes: the input ended (truncation) or the parent did (damage).
     let eof = limit >= src.len();
     let short = || {
@@ -278,5 +290,53 @@ mod tests {
         let bad = [0x00, 0x81];
         let mut s = SliceSource::new(&bad);
         assert!(!read_element(&mut s, 0, 2).unwrap_err().is_truncation());
+    }
+}
+
+/// Walks `data` as EBML for the standalone fuzz target of the element reader
+/// (`fuzz/fuzz_targets/shared_parsers.rs`): every element (nested up to 8
+/// levels, at most 10 000 in all) is read as an unsigned integer, a float
+/// and a string, and its children are walked both by [`Children`] and by
+/// element ends. Built only under `cfg(fuzzing)`.
+#[cfg(fuzzing)]
+pub fn fuzz_walk(data: &[u8]) {
+    fn walk<S: Source>(src: &mut S, from: u64, limit: u64, depth: u32, budget: &mut u32) {
+        let mut at = from;
+        while at < limit && *budget > 0 {
+            *budget -= 1;
+            let Ok(e) = read_element(src, at, limit) else { return };
+            let _ = read_uint(src, &e);
+            let _ = read_float(src, &e);
+            let mut b = [0u8; 64];
+            let _ = read_str(src, &e, &mut b);
+            let end = e.end_within(limit);
+            if depth < 8 {
+                walk(src, e.data, end, depth + 1, budget);
+                let mut kids = Children::of(&e, limit);
+                while *budget > 0 {
+                    *budget -= 1;
+                    match kids.next(src) {
+                        Ok(Some(_)) => {}
+                        _ => break,
+                    }
+                }
+            }
+            if end <= at {
+                return;
+            }
+            at = end;
+        }
+    }
+    let mut src = crate::source::SliceSource::new(data);
+    let mut budget = 10_000u32;
+    walk(&mut src, 0, data.len() as u64, 0, &mut budget);
+    for i in 0..data.len().min(64) {
+        let rest = data.get(i..).unwrap_or(&[]);
+        let _ = (
+            parse_id(rest),
+            parse_vint(rest),
+            parse_svint(rest),
+            vint_len(rest.first().copied().unwrap_or(0)),
+        );
     }
 }

@@ -26,6 +26,9 @@
 mod block;
 mod codec;
 mod ebml;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use ebml::fuzz_walk as fuzz_ebml;
 mod h264;
 mod ids;
 mod seek;

@@ -1203,13 +1203,14 @@ impl Mp4Demuxer {
     /// The last sync sample at or before sample `n` (0-based).
     fn sample_at_key_before<S: Source>(src: &mut S, t: &Mp4Track, n: u32) -> Result<u32> {
         let mut key = 0u32;
-        for i in 0..t.stss.count {
-            let s = src.u32_be(t.stss.off + i as u64 * 4)?;
+        scan_entries::<S, 4>(src, t.stss.off, 0, t.stss.count, |_, e| {
+            let s = u32::from_be_bytes(e);
             if s == 0 || s - 1 > n {
-                break;
+                return false;
             }
             key = s - 1;
-        }
+            true
+        })?;
         Ok(key)
     }
 
@@ -1306,7 +1307,7 @@ impl Mp4Demuxer {
     fn pick(&self) -> Option<usize> {
         let mut best: Option<(usize, i64, u64)> = None;
         for (i, t) in self.tracks.iter().enumerate() {
-            let Some(s) = t.pending else { continue };
+            let Some(s) = &t.pending else { continue };
             let dts = rescale(
                 s.dts.saturating_sub(t.shift),
                 Rational::new(1, t.timescale),
@@ -1632,50 +1633,59 @@ impl Mp4Demuxer {
             }
             return Ok(());
         }
-        // Find the chunk holding sample n through stsc runs.
+        // Find the chunk holding sample n through stsc runs: each entry's
+        // run ends where the next entry starts (the last one's at the last
+        // chunk), so an entry is judged when the next one is read.
         let mut first_sample = 0u32;
-        let mut i = 0u32;
-        while i < t.stsc.count {
-            let e = t.stsc.off + i as u64 * 12;
-            let first_chunk = src.u32_be(e)?.max(1);
-            let spc = src.u32_be(e + 4)?;
-            let next_first = if i + 1 < t.stsc.count {
-                src.u32_be(e + 12)?
-            } else {
-                t.stco.count.saturating_add(1)
-            };
-            let chunks = next_first.saturating_sub(first_chunk);
-            let samples = chunks.saturating_mul(spc);
-            if spc > 0 && n < first_sample.saturating_add(samples) {
-                let k = (n - first_sample) / spc;
-                let chunk = first_chunk - 1 + k;
-                let within = (n - first_sample) % spc;
-                t.cur.stsc_i = i;
-                t.cur.spc = spc;
-                t.cur.stsc_next_first = if i + 1 < t.stsc.count { next_first } else { 0 };
-                t.cur.next_chunk = chunk + 1;
-                t.cur.left_in_chunk = spc - within;
-                let base = if t.co64 {
-                    src.u64_be(t.stco.off + chunk as u64 * 8)?
-                } else {
-                    src.u32_be(t.stco.off + chunk as u64 * 4)? as u64
-                };
-                let mut off = base;
-                if t.stsz_const != 0 {
-                    // Constant sizes: no table to walk, and `within` may be
-                    // up to 2^32 (a chunk of that many samples).
-                    off = off.saturating_add((within as u64).saturating_mul(t.stsz_const as u64));
-                } else {
-                    for s in (n - within)..n {
-                        off = off.saturating_add(Self::sample_size(src, t, s)? as u64);
-                    }
+        let mut prev: Option<(u32, u32, u32)> = None;
+        let mut hit: Option<(u32, u32, u32, u32, u32)> = None;
+        let count = t.stsc.count;
+        scan_entries::<S, 12>(src, t.stsc.off, 0, count, |i, e| {
+            if let Some((pi, pfirst, pspc)) = prev {
+                let next_first = be32(&e, 0);
+                let samples = next_first.saturating_sub(pfirst).saturating_mul(pspc);
+                if pspc > 0 && n < first_sample.saturating_add(samples) {
+                    hit = Some((pi, pfirst, pspc, next_first, first_sample));
+                    return false;
                 }
-                t.cur.offset = off;
-                t.cur.sample = n;
-                break;
+                first_sample = first_sample.saturating_add(samples);
             }
-            first_sample = first_sample.saturating_add(samples);
-            i += 1;
+            prev = Some((i, be32(&e, 0).max(1), be32(&e, 4)));
+            true
+        })?;
+        if let (None, Some((pi, pfirst, pspc))) = (hit, prev) {
+            let next_first = t.stco.count.saturating_add(1);
+            let samples = next_first.saturating_sub(pfirst).saturating_mul(pspc);
+            if pspc > 0 && n < first_sample.saturating_add(samples) {
+                hit = Some((pi, pfirst, pspc, next_first, first_sample));
+            }
+        }
+        if let Some((i, first_chunk, spc, next_first, first_sample)) = hit {
+            let k = (n - first_sample) / spc;
+            let chunk = first_chunk - 1 + k;
+            let within = (n - first_sample) % spc;
+            t.cur.stsc_i = i;
+            t.cur.spc = spc;
+            t.cur.stsc_next_first = if i + 1 < t.stsc.count { next_first } else { 0 };
+            t.cur.next_chunk = chunk + 1;
+            t.cur.left_in_chunk = spc - within;
+            let base = if t.co64 {
+                src.u64_be(t.stco.off + chunk as u64 * 8)?
+            } else {
+                src.u32_be(t.stco.off + chunk as u64 * 4)? as u64
+            };
+            let mut off = base;
+            if t.stsz_const != 0 {
+                // Constant sizes: no table to walk, and `within` may be
+                // up to 2^32 (a chunk of that many samples).
+                off = off.saturating_add((within as u64).saturating_mul(t.stsz_const as u64));
+            } else {
+                for s in (n - within)..n {
+                    off = off.saturating_add(Self::sample_size(src, t, s)? as u64);
+                }
+            }
+            t.cur.offset = off;
+            t.cur.sample = n;
         }
         if t.cur.sample != n {
             t.cur.sample = t.sample_count;
@@ -1684,30 +1694,36 @@ impl Mp4Demuxer {
         Self::advance_stts(src, t, n)?;
         // ctts: skip n entries' worth.
         let mut left = n;
-        while left > 0 && t.cur.ctts_i < t.ctts.count {
-            let e = t.ctts.off + t.cur.ctts_i as u64 * 8;
-            let c = src.u32_be(e)?;
-            t.cur.ctts_off = src.u32_be(e + 4)? as i32;
-            t.cur.ctts_i += 1;
-            if c > left {
-                t.cur.ctts_left = c - left;
-                left = 0;
-            } else {
+        if left > 0 {
+            let (mut off, mut rest) = (t.cur.ctts_off, t.cur.ctts_left);
+            let i = scan_entries::<S, 8>(src, t.ctts.off, t.cur.ctts_i, t.ctts.count, |_, e| {
+                let c = be32(&e, 0);
+                off = be32(&e, 4) as i32;
+                if c > left {
+                    rest = c - left;
+                    left = 0;
+                    return false;
+                }
                 left -= c;
-            }
+                left > 0
+            })?;
+            // The entry that ended the skip was consumed too.
+            t.cur.ctts_i = if i < t.ctts.count { i + 1 } else { i };
+            t.cur.ctts_off = off;
+            t.cur.ctts_left = rest;
         }
         if t.has_stss {
-            while t.cur.stss_i < t.stss.count {
-                let s = src.u32_be(t.stss.off + t.cur.stss_i as u64 * 4)?;
+            let mut next = u32::MAX;
+            let i = scan_entries::<S, 4>(src, t.stss.off, t.cur.stss_i, t.stss.count, |_, e| {
+                let s = u32::from_be_bytes(e);
                 if s > n {
-                    t.cur.next_sync = s;
-                    break;
+                    next = s;
+                    return false;
                 }
-                t.cur.stss_i += 1;
-            }
-            if t.cur.stss_i >= t.stss.count {
-                t.cur.next_sync = u32::MAX;
-            }
+                true
+            })?;
+            t.cur.stss_i = i;
+            t.cur.next_sync = next;
         }
         Ok(())
     }
@@ -1717,10 +1733,9 @@ impl Mp4Demuxer {
     fn sample_at<S: Source>(src: &mut S, t: &Mp4Track, ts: i64, want_key: bool) -> Result<u32> {
         let mut dts = 0i64;
         let mut n = 0u32;
-        for i in 0..t.stts.count {
-            let e = t.stts.off + i as u64 * 8;
-            let count = src.u32_be(e)?;
-            let delta = src.u32_be(e + 4)? as i64;
+        scan_entries::<S, 8>(src, t.stts.off, 0, t.stts.count, |_, e| {
+            let count = be32(&e, 0);
+            let delta = be32(&e, 4) as i64;
             let span = (count as i64).saturating_mul(delta);
             if dts.saturating_add(span) > ts {
                 let k = if delta > 0 {
@@ -1729,22 +1744,15 @@ impl Mp4Demuxer {
                     0
                 };
                 n = n.saturating_add(k);
-                break;
+                return false;
             }
             dts = dts.saturating_add(span);
             n = n.saturating_add(count);
-        }
+            true
+        })?;
         n = n.min(t.sample_count.saturating_sub(1));
         if want_key && t.has_stss {
-            let mut key = 0u32;
-            for i in 0..t.stss.count {
-                let s = src.u32_be(t.stss.off + i as u64 * 4)?;
-                if s == 0 || s - 1 > n {
-                    break;
-                }
-                key = s - 1;
-            }
-            n = key;
+            n = Self::sample_at_key_before(src, t, n)?;
         }
         Ok(n)
     }
@@ -1931,6 +1939,47 @@ impl FormatDemuxer for Mp4Demuxer {
     fn max_packet_size(&self) -> Option<usize> {
         None
     }
+}
+
+/// Calls `f` with each `N`-byte entry of the table at `off`, from entry
+/// `from` up to `count`, reading up to 512 bytes a call instead of one read
+/// per entry (a seek's walk over `stts`, `ctts` or `stss` in a long file
+/// touches hundreds of thousands of entries). Stops when `f` returns
+/// `false`, and returns the index of that entry, or `count`. A table that
+/// the input cuts fails at the first entry that is not all there, as reading
+/// entry by entry would.
+fn scan_entries<S: Source, const N: usize>(
+    src: &mut S,
+    off: u64,
+    from: u32,
+    count: u32,
+    mut f: impl FnMut(u32, [u8; N]) -> bool,
+) -> Result<u32> {
+    let mut buf = [0u8; 512];
+    let per = (buf.len() / N).max(1);
+    let mut i = from;
+    while i < count {
+        let n = ((count - i) as usize).min(per);
+        let at = off.saturating_add(u64::from(i).saturating_mul(N as u64));
+        let want = buf.get_mut(..n * N).unwrap_or(&mut []);
+        let got = src.read_at(at, want)?;
+        let whole = got / N;
+        for e in want.get(..whole * N).unwrap_or(&[]).chunks_exact(N) {
+            let mut a = [0u8; N];
+            a.copy_from_slice(e);
+            if !f(i, a) {
+                return Ok(i);
+            }
+            i += 1;
+        }
+        if whole < n {
+            return Err(Error::truncated(
+                at.saturating_add(got as u64),
+                "input ends inside a sample table",
+            ));
+        }
+    }
+    Ok(i)
 }
 
 /// Where a truncated packet's bytes end.
@@ -2158,5 +2207,53 @@ impl Mp4Demuxer {
             at = h.end;
         }
         Ok(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::scan_entries;
+    use crate::{SliceSource, Source};
+    use std::vec;
+    use std::vec::Vec;
+
+    #[test]
+    fn table_scan_reads_in_blocks_and_stops_where_told() {
+        // 200 eight-byte entries (1600 bytes: the 512-byte reads cross
+        // entries' boundaries in no case, and the table spans four reads).
+        let mut t = vec![0xEEu8; 3];
+        for i in 0..200u32 {
+            t.extend_from_slice(&i.to_be_bytes());
+            t.extend_from_slice(&(i * 2).to_be_bytes());
+        }
+        let mut src = SliceSource::new(&t);
+        let mut seen = Vec::new();
+        let stop = scan_entries::<_, 8>(&mut src, 3, 5, 200, |i, e| {
+            assert_eq!(u32::from_be_bytes([e[0], e[1], e[2], e[3]]), i);
+            seen.push(i);
+            i < 150
+        })
+        .unwrap();
+        assert_eq!(stop, 150);
+        assert_eq!(seen, (5..=150).collect::<Vec<_>>());
+        let all = scan_entries::<_, 8>(&mut src, 3, 0, 200, |_, _| true).unwrap();
+        assert_eq!(all, 200);
+        assert!(src.stats().reads <= 2 + 4 + 4, "{:?}", src.stats());
+        // A table the input cuts: the entries before the cut are visited,
+        // then the walk fails as an entry-by-entry read would.
+        let cut = &t[..3 + 8 * 70 + 5];
+        let mut src = SliceSource::new(cut);
+        let mut n = 0;
+        let err = scan_entries::<_, 8>(&mut src, 3, 0, 200, |_, _| {
+            n += 1;
+            true
+        })
+        .unwrap_err();
+        assert!(err.is_truncation());
+        assert_eq!(n, 70);
+        // ... unless the walk stops before the cut entry.
+        let mut src = SliceSource::new(cut);
+        assert_eq!(scan_entries::<_, 8>(&mut src, 3, 0, 200, |i, _| i < 69).unwrap(), 69);
     }
 }

@@ -61,11 +61,12 @@ pub(crate) fn is_keyframe(codec: Codec, data: &[u8]) -> bool {
         return true;
     }
     let scan = data.get(..data.len().min(KEY_SCAN)).unwrap_or(&[]);
-    let mut i = 0;
-    while i + 4 < scan.len() {
-        if scan.get(i..i + 3) != Some(&[0, 0, 1][..]) {
-            i += 1;
-            continue;
+    let mut from = 0;
+    // The skipping start-code search (a byte compare per three bytes on
+    // coded data) rather than a 3-byte window at every offset.
+    while let Some(i) = crate::codec::annexb::find_start_code(scan, from) {
+        if i + 4 >= scan.len() {
+            break;
         }
         let b = scan.get(i + 3).copied().unwrap_or(0);
         match codec {
@@ -90,7 +91,7 @@ pub(crate) fn is_keyframe(codec: Codec, data: &[u8]) -> bool {
             }
             _ => {}
         }
-        i += 3;
+        from = i + 3;
     }
     false
 }
