@@ -40,6 +40,8 @@ pub(crate) enum Kind {
     Adts,
     Ac3,
     Mpa,
+    /// AAC in LATM/LOAS (ISO/IEC 14496-3 §1.7.2 AudioSyncStream).
+    Latm,
 }
 
 impl Kind {
@@ -48,6 +50,7 @@ impl Kind {
             Codec::Aac => Kind::Adts,
             Codec::Ac3 | Codec::Eac3 => Kind::Ac3,
             Codec::Mp2 | Codec::Mp3 => Kind::Mpa,
+            Codec::AacLatm => Kind::Latm,
             _ => Kind::None,
         }
     }
@@ -64,9 +67,34 @@ impl Kind {
                 let w = u32::from_be_bytes(h.get(..4)?.try_into().ok()?);
                 MpaHeader::parse_sized(w).map(|m| (m.frame_len as usize, m.samples, m.sample_rate, false))
             }
+            Kind::Latm => latm(h),
             Kind::None => None,
         }
     }
+}
+
+/// An AudioSyncStream frame (ISO/IEC 14496-3 §1.7.2: syncword 0x2B7,
+/// audioMuxLengthBytes), with the sampling frequency of the
+/// AudioSpecificConfig when the frame carries its StreamMuxConfig
+/// (§1.7.3; 0 when it does not, or when the header bytes do not reach it).
+fn latm(h: &[u8]) -> Option<(usize, u32, u32, bool)> {
+    let (&[b0, b1, b2], rest) = (<&[u8; 3]>::try_from(h.get(..3)?).ok()?, h.get(3..)?);
+    if b0 != 0x56 || b1 & 0xE0 != 0xE0 {
+        return None;
+    }
+    let len = ((((b1 & 0x1F) as usize) << 8) | b2 as usize) + 3;
+    let mut r = crate::codec::bits::BitReader::new(rest);
+    let mut rate = 0;
+    // useSameStreamMux 0, audioMuxVersion 0: allStreamsSameTimeFraming,
+    // numSubFrames, numProgram, numLayer, then the AudioSpecificConfig.
+    if !r.bit() && !r.bit() {
+        r.skip(14);
+        if r.bits(5) == 31 {
+            r.skip(6);
+        }
+        rate = *crate::codec::adts::SAMPLE_RATES.get(r.bits(4) as usize)?;
+    }
+    Some((len, 1024, rate, false))
 }
 
 /// Per-track cutting state, kept by the demuxer beside the stream.
@@ -90,6 +118,8 @@ pub(crate) struct Split {
     /// After a seek: bytes before the first frame header are dropped (the
     /// tail of a frame that began before the landing point).
     seeking: bool,
+    /// LATM: the sampling frequency of the last StreamMuxConfig.
+    rate: u32,
 }
 
 /// The PES payload being cut: in the input (`input`) or joined in scratch
@@ -189,11 +219,24 @@ impl Split {
         self.fresh.take().flatten().or(self.next_pts)
     }
 
-    fn advance(&mut self, pts: Option<i64>, samples: u32, rate: u32) {
+    /// A frame's sampling frequency: its own, or the last one given (LATM
+    /// frames that reuse the stream's configuration carry none).
+    fn rate(&mut self, rate: u32) -> u32 {
+        if rate != 0 {
+            self.rate = rate;
+        }
+        self.rate
+    }
+
+    /// Sets the time stamp of the next frame; returns this frame's duration.
+    fn advance(&mut self, pts: Option<i64>, samples: u32, rate: u32) -> u64 {
+        let rate = self.rate(rate);
+        let d = ticks(samples, rate);
         self.next_pts = pts.map(|p| match self.kind {
-            Kind::Adts => add_stable(p, samples, rate),
-            _ => p.saturating_add(ticks(samples, rate) as i64),
+            Kind::Adts | Kind::Latm => add_stable(p, samples, rate),
+            _ => p.saturating_add(d as i64),
         });
+        d
     }
 
     /// Forgets an unfinished frame and the time stamps (after a seek).
@@ -202,6 +245,7 @@ impl Split {
             kind: self.kind,
             slot: self.slot,
             seeking: true,
+            rate: self.rate,
             ..Split::default()
         };
     }
@@ -292,8 +336,8 @@ impl Split {
                 self.carry_pts = Some(pts);
                 return self.hold(src, cut, p, rest, len);
             }
-            self.advance(pts, samples, rate);
-            return Ok(Some(self.emit(cut, p, len, pts, Some(ticks(samples, rate)))));
+            let d = self.advance(pts, samples, rate);
+            return Ok(Some(self.emit(cut, p, len, pts, Some(d))));
         }
     }
 
@@ -356,8 +400,7 @@ impl Split {
             let mut h = [0u8; HDR];
             h.copy_from_slice(scratch_range(src, self.slot_at(), HDR)?);
             if let Some((_, samples, rate, _)) = self.kind.measure(&h) {
-                self.advance(pts, samples, rate);
-                duration = Some(ticks(samples, rate));
+                duration = Some(self.advance(pts, samples, rate));
             }
         }
         self.carry = 0;

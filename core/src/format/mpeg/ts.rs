@@ -285,7 +285,7 @@ fn codec_for(stream_type: u8, reg: Option<[u8; 4]>, desc: Option<u8>, hdmv: bool
         (0x03 | 0x04, _) => (C::Mp3, A),
         (0x0F, _) => (C::Aac, A),
         (0x10, _) => (C::Mpeg4, V),
-        (0x11, _) => (C::Unknown, A),
+        (0x11, _) => (C::AacLatm, A),
         (0x1B, _) => (C::H264, V),
         (0x24, _) => (C::Hevc, V),
         (0x33, _) => (C::Vvc, V),
