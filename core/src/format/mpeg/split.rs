@@ -1,5 +1,6 @@
 //! Cutting PES payloads into codec frames the way ffmpeg's parsers do (ADTS
-//! AAC, AC-3/E-AC-3, MPEG audio), shared by the TS and PS readers.
+//! AAC, AC-3/E-AC-3, MPEG audio, AAC in LATM), shared by the TS and PS
+//! readers.
 //!
 //! * Frames are found with the header parsers of [`crate::codec`]: a frame
 //!   inside one PES payload is a slice of it; a frame that runs on into the
@@ -12,8 +13,8 @@
 //!   frames whose 7-byte header is cut by a PES boundary take the PTS of the
 //!   next PES, as ffmpeg's AC-3 parser only sees them there. The step is
 //!   `samples * 90000 / rate` rounded down (AC-3, MPEG audio: the parser's
-//!   duration) or `av_add_stable` on the exact frame duration (AAC, whose
-//!   parser gives none).
+//!   duration) or `av_add_stable` on the exact frame duration (AAC and
+//!   LATM, whose parsers give none).
 //! * Bytes that hold no frame header are a packet of their own, up to the
 //!   next header. E-AC-3 dependent substreams stay with the frame before
 //!   them when they are in the same PES.
@@ -25,7 +26,8 @@ use crate::types::{Codec, Packet, PacketFlags};
 
 /// Bytes of scratch reserved per split track for a frame that spans PES
 /// packets: the largest ADTS frame (8191 bytes), AC-3/E-AC-3 frame (4096)
-/// or MPEG audio frame fits.
+/// or MPEG audio frame fits (a LATM frame can be 8194 bytes: the rare one
+/// over 8192 is delivered in pieces).
 pub(crate) const SLOT: usize = 8192;
 
 /// Header bytes read to measure a frame (ADTS and AC-3: 7, MPEG audio: 4).
