@@ -254,6 +254,7 @@ codecs! {
     FlashSv2 => "flashsv2",
     AdpcmSwf => "adpcm_swf",
     Nellymoser => "nellymoser",
+    AacLatm => "aac_latm",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).

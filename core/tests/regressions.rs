@@ -212,10 +212,14 @@ fn kind_for(family: &str) -> Option<FormatKind> {
     }
 }
 
+/// The slice has as much join scratch as the readers (MPEG-TS PES and
+/// frames that span PES packets are joined in it).
 fn open_slice(bytes: &[u8], kind: Option<FormatKind>) -> Run {
+    let mut scratch = vec![0u8; bytes.len().max(64)];
+    let src = SliceSource::with_scratch(bytes, &mut scratch);
     run(bytes.len(), || match kind {
-        Some(k) => Demuxer::open_as(SliceSource::new(bytes), k, Limits::default()),
-        None => Demuxer::open(SliceSource::new(bytes), None),
+        Some(k) => Demuxer::open_as(src, k, Limits::default()),
+        None => Demuxer::open(src, None),
     })
 }
 

@@ -183,6 +183,31 @@ fn check_prefix(fam: &str, bytes: &[u8], full: &Pulled, got: &Pulled, cut: usize
     Ok(())
 }
 
+/// Cuts `bytes` at `cut`: the slice gives a prefix of `full`, and the
+/// reader mode the same packets as the slice.
+fn check_cut(fam: &str, bytes: &[u8], full: &Pulled, cut: usize, ext: Option<&str>) -> Result<(), String> {
+    let prefix = &bytes[..cut];
+    let got = pull_slice(prefix, ext, false);
+    check_prefix(fam, bytes, full, &got, cut)?;
+    let streamed = pull_reader_from(
+        StdReader::new(Cursor::new(prefix), None),
+        scratch_for(prefix.len()),
+        ext,
+        false,
+    );
+    let kind = |p: &Pulled| (p.open_err.map(|e| e.kind()), p.end_err.map(|e| e.kind()));
+    if streamed.packets != got.packets || kind(&streamed) != kind(&got) {
+        return Err(format!(
+            "reader gives {} packets ({:?}), slice {} ({:?})",
+            streamed.packets.len(),
+            kind(&streamed),
+            got.packets.len(),
+            kind(&got)
+        ));
+    }
+    Ok(())
+}
+
 #[test]
 fn truncated_files_give_a_prefix_of_the_packets() {
     let mut failures = Vec::new();
@@ -215,29 +240,9 @@ fn truncated_files_give_a_prefix_of_the_packets() {
                 if fam == "mpegts" && [188, 192, 204].iter().any(|n| cut % n == 0) {
                     continue;
                 }
-                let prefix = &bytes[..cut];
-                let got = pull_slice(prefix, ext, false);
                 prefixes += 1;
-                if let Err(e) = check_prefix(fam, &bytes, &full, &got, cut) {
+                if let Err(e) = check_cut(fam, &bytes, &full, cut, ext) {
                     file_failures.push(format!("{} cut at {cut}: {e}", f.label()));
-                    continue;
-                }
-                let streamed = pull_reader_from(
-                    StdReader::new(Cursor::new(prefix), None),
-                    scratch_for(prefix.len()),
-                    ext,
-                    false,
-                );
-                let kind = |p: &Pulled| (p.open_err.map(|e| e.kind()), p.end_err.map(|e| e.kind()));
-                if streamed.packets != got.packets || kind(&streamed) != kind(&got) {
-                    file_failures.push(format!(
-                        "{} cut at {cut}: reader gives {} packets ({:?}), slice {} ({:?})",
-                        f.label(),
-                        streamed.packets.len(),
-                        kind(&streamed),
-                        got.packets.len(),
-                        kind(&got)
-                    ));
                 }
             }
             match exceptions.iter().find(|(fa, n, _)| fa == fam && *n == f.name) {
@@ -270,5 +275,37 @@ fn truncated_files_give_a_prefix_of_the_packets() {
         "{} failures:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+/// The MPEG-TS and PS inputs of `corpus/regressions` (fuzz findings of the
+/// truncation target), cut at every byte (MPEG-TS: inside a TS packet), give
+/// a prefix of the whole input's packets, the same in reader mode.
+#[test]
+fn regression_inputs_give_a_prefix_of_the_packets_at_every_cut() {
+    let mut failures = Vec::new();
+    for fam in ["mpegts", "mpegps"] {
+        let dir = corpus_dir().join("regressions").join(fam);
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for path in entries.flatten().map(|e| e.path()) {
+            let bytes = std::fs::read(&path).unwrap();
+            let ext = ext_of(&path);
+            let ext = ext.as_deref();
+            let full = pull_slice(&bytes, ext, false);
+            for cut in 1..bytes.len() {
+                if fam == "mpegts" && [188, 192, 204].iter().any(|n| cut % n == 0) {
+                    continue;
+                }
+                if let Err(e) = check_cut(fam, &bytes, &full, cut, ext) {
+                    failures.push(format!("{} cut at {cut}: {e}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
     );
 }

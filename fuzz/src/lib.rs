@@ -887,13 +887,7 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
 /// fixes"): their prefixes run for the invariants but are not compared, so
 /// the smoke run stays green on the seeds until the owner fixes them. Remove
 /// a kind when its findings are fixed.
-pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[
-    (
-        FormatKind::MpegTs,
-        "a cut inside a TS packet can give a full-sized, unflagged PES with other bytes than the whole \
-         input's",
-    ),
-];
+pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[];
 
 impl Log {
     /// The tracks at open, if it opened (recorded logs only).

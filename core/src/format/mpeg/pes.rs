@@ -1,6 +1,7 @@
 //! PES packet headers and the MPEG-2 systems CRC (ISO/IEC 13818-1 §2.4.3.6,
 //! §2.4.3.7, Annex A).
 
+#[cfg(feature = "ts")]
 /// CRC-32/MPEG-2 (polynomial 0x04C11DB7, not reflected, initial value
 /// 0xFFFFFFFF, no final XOR), table built at compile time (ISO/IEC 13818-1
 /// Annex A).
@@ -14,6 +15,7 @@ pub(crate) fn crc32_mpeg2(data: &[u8]) -> u32 {
 }
 
 // Evaluated at compile time only: an out-of-range index fails the build.
+#[cfg(feature = "ts")]
 #[allow(clippy::indexing_slicing)]
 const fn mpeg2_table() -> [u32; 256] {
     let mut t = [0u32; 256];
@@ -35,6 +37,7 @@ const fn mpeg2_table() -> [u32; 256] {
     t
 }
 
+#[cfg(feature = "ts")]
 static MPEG2_TABLE: [u32; 256] = mpeg2_table();
 
 /// What a PES header says (ISO/IEC 13818-1 §2.4.3.7).
@@ -141,6 +144,7 @@ fn parse_mpeg1(b: &[u8], stream_id: u8, packet_length: u16) -> Option<PesHeader>
 mod tests {
     use super::*;
 
+    #[cfg(feature = "ts")]
     #[test]
     fn crc_of_a_pat() {
         // A PAT section from a real stream, CRC included: the CRC over the

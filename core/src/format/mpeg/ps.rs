@@ -8,8 +8,14 @@
 //! the sub-stream header for private stream 1 (AC-3 `0x80`–`0x87`, DTS
 //! `0x88`–`0x8F`, LPCM `0xA0`–`0xAF`: 1 + 3 bytes; TrueHD `0xB0`–`0xBF`: 1 + 4;
 //! subpictures `0x20`–`0x3F`: 1), as ffmpeg's `mpeg` demuxer delivers them.
+//! Audio payloads are then cut into the frames ffmpeg's parsers cut
+//! ([`super::split`]); a frame across two PES is joined in scratch.
+//!
+//! The probe lists the streams met within `FRONT_SPAN` (1 s) of the first
+//! time stamp, and reads the last time stamp from the tail window.
 
 use super::pes::parse_pes_header;
+use super::split::{self, Cut, Split};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::MAX_TRACKS;
@@ -23,6 +29,8 @@ use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 struct Stream {
     id: u16,
     track: usize,
+    /// Cutting the PES payloads into codec frames.
+    sp: Split,
 }
 
 /// Demuxer state for MPEG program streams.
@@ -31,6 +39,12 @@ pub struct PsDemuxer {
     first: u64,
     pos: u64,
     streams: heapless::Vec<Stream, MAX_TRACKS>,
+    /// The PES payload being cut into frames.
+    cut: Option<Cut>,
+    /// Scratch offset past the carry slots of the split tracks.
+    base: usize,
+    /// Carry slots flushed at the end of the input.
+    flushing: usize,
 }
 
 /// What the next start code at an offset is.
@@ -77,6 +91,21 @@ fn next_start<S: Source>(src: &mut S, from: u64, limit: u64) -> Result<Option<u6
         at += (n - 3) as u64;
     }
     Ok(None)
+}
+
+/// Whether a video PES payload holds a sequence header with no sequence
+/// extension after it: MPEG-1 video (ISO/IEC 13818-2 §6.1.1.6: an MPEG-2
+/// sequence header is always followed by a sequence_extension).
+fn mpeg1_video<S: Source>(src: &mut S, off: u64, len: u64) -> Result<bool> {
+    let mut b = [0u8; 256];
+    let n = src.read_at(off, b.get_mut(..len.min(256) as usize).unwrap_or(&mut []))?;
+    let b = b.get(..n).unwrap_or(&[]);
+    let code = |c: u8| b.windows(4).position(|w| w == [0, 0, 1, c]);
+    Ok(match (code(0xB3), code(0xB5)) {
+        (Some(_), None) => true,
+        (Some(h), Some(x)) => x < h,
+        _ => false,
+    })
 }
 
 /// Whether the head looks like a program stream: a pack header at the start.
@@ -164,12 +193,16 @@ impl FormatDemuxer for PsDemuxer {
             first,
             pos: first,
             streams: heapless::Vec::new(),
+            cut: None,
+            base: 0,
+            flushing: 0,
         };
         // Probe: walk units within the probe budget and create a track for
         // every media stream, in order of appearance.
         let limit = first.saturating_add(ctx.limits.probe_bytes).min(src.len());
         let mut at = first;
         let mut guard = 0u32;
+        let (mut start, mut last): (Option<i64>, Option<i64>) = (None, None);
         while at < limit {
             guard += 1;
             if guard > ctx.limits.max_top_level {
@@ -178,9 +211,26 @@ impl FormatDemuxer for PsDemuxer {
             let Some(u) = d.unit(src, at)? else { break };
             match u {
                 Unit::Skip(n) => at += n.max(1),
-                Unit::Pes(key, _, _, _, _, total) => {
+                Unit::Pes(key, off, plen, pts, _, total) => {
+                    // The front window: streams that start within
+                    // `FRONT_SPAN` of the first time stamp.
+                    if let (Some(s0), Some(p)) = (start, pts) {
+                        if codec_for(key).is_some() && super::ticks_between(s0, p) > super::FRONT_SPAN {
+                            break;
+                        }
+                    }
+                    if codec_for(key).is_some() {
+                        start = match (start, pts) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
+                        last = last.max(pts);
+                    }
                     if !d.streams.iter().any(|s| s.id == key) {
-                        if let Some((codec, kind)) = codec_for(key) {
+                        if let Some((mut codec, kind)) = codec_for(key) {
+                            if codec == Codec::Mpeg2Video && mpeg1_video(src, off, plen)? {
+                                codec = Codec::Mpeg1Video;
+                            }
                             let t = Track {
                                 id: if key >= 0x100 {
                                     key as u32 & 0xFF
@@ -193,7 +243,11 @@ impl FormatDemuxer for PsDemuxer {
                                 ..Track::default()
                             };
                             if let Some(track) = ctx.add_track(t, at) {
-                                let _ = d.streams.push(Stream { id: key, track });
+                                let _ = d.streams.push(Stream {
+                                    id: key,
+                                    track,
+                                    sp: Split::default(),
+                                });
                             }
                         }
                     }
@@ -217,6 +271,16 @@ impl FormatDemuxer for PsDemuxer {
                 "no media stream in the program stream",
             ));
         }
+        // The duration: the last time stamp in the tail window.
+        let tail = src.len().saturating_sub(super::TAIL_WINDOW).max(at);
+        let last = last.max(d.last_pts(src, ctx, tail)?);
+        super::set_span(ctx, start, last);
+        let tracks = &ctx.tracks;
+        d.base = split::assign_slots(
+            d.streams
+                .iter_mut()
+                .map(|s| (&mut s.sp, tracks.get(s.track).map(|t| t.codec).unwrap_or_default())),
+        );
         Ok(d)
     }
 
@@ -228,7 +292,17 @@ impl FormatDemuxer for PsDemuxer {
             if guard > 1 << 24 {
                 return Err(Error::malformed(self.pos, "program stream walk does not advance"));
             }
+            if let Some(f) = split::next_frame(src, &mut self.cut, self.streams.iter_mut().map(|x| &mut x.sp))? {
+                return f.packet(src, self.base).map(Some);
+            }
             if self.pos + 4 > len {
+                // The end: frames left in the carry slots.
+                while let Some(s) = self.streams.get_mut(self.flushing) {
+                    self.flushing += 1;
+                    if let Some(f) = s.sp.flush(src, s.track, self.pos > len)? {
+                        return f.packet(src, self.base).map(Some);
+                    }
+                }
                 return Ok(None);
             }
             let b: [u8; 3] = src.array(self.pos)?;
@@ -241,12 +315,15 @@ impl FormatDemuxer for PsDemuxer {
                 continue;
             }
             let at = self.pos;
-            let Some(u) = self.unit(src, at)? else { return Ok(None) };
+            let Some(u) = self.unit(src, at)? else {
+                self.pos = len;
+                continue;
+            };
             match u {
                 Unit::Skip(n) => self.pos = at + n.max(1),
                 Unit::Pes(key, off, plen, pts, dts, total) => {
                     self.pos = at + total;
-                    let Some(s) = self.streams.iter().find(|s| s.id == key).copied() else {
+                    let Some(i) = self.streams.iter().position(|s| s.id == key) else {
                         continue;
                     };
                     let avail = len.saturating_sub(off);
@@ -255,10 +332,25 @@ impl FormatDemuxer for PsDemuxer {
                     if n == 0 {
                         continue;
                     }
-                    let codec = ctx.tracks.get(s.track).map(|t| t.codec).unwrap_or_default();
-                    let data = src.bytes(off, n)?;
+                    let Some(s) = self.streams.get_mut(i) else { continue };
+                    if s.sp.kind != split::Kind::None {
+                        s.sp.begin(pts);
+                        self.cut = Some(Cut {
+                            stream: i,
+                            track: s.track,
+                            input: Some(off),
+                            at: self.base,
+                            len: n,
+                            pos: off,
+                            done: 0,
+                        });
+                        continue;
+                    }
+                    let track = s.track;
+                    let codec = ctx.tracks.get(track).map(|t| t.codec).unwrap_or_default();
+                    let data = split::input_bytes(src, off, n, self.base)?;
                     return Ok(Some(Packet {
-                        track: s.track,
+                        track,
                         pts,
                         dts: dts.or(pts),
                         duration: None,
@@ -297,6 +389,11 @@ impl FormatDemuxer for PsDemuxer {
             Some((_, at)) if lo > self.first => at,
             _ => self.first,
         };
+        self.cut = None;
+        self.flushing = 0;
+        for s in self.streams.iter_mut() {
+            s.sp.reset();
+        }
         Ok(())
     }
 
@@ -311,6 +408,46 @@ impl FormatDemuxer for PsDemuxer {
 }
 
 impl PsDemuxer {
+    /// The largest time stamp of a known stream's PES from the first pack
+    /// header at or after `from` to the end.
+    fn last_pts<S: Source>(&self, src: &mut S, ctx: &Context, from: u64) -> Result<Option<i64>> {
+        let len = src.len();
+        let mut at = from;
+        // A pack header: start codes inside payloads are not units.
+        loop {
+            let Some(n) = next_start(src, at, len.saturating_sub(at))? else {
+                return Ok(None);
+            };
+            if src.array::<4>(n)?.get(3) == Some(&0xBA) {
+                at = n;
+                break;
+            }
+            at = n + 3;
+        }
+        let mut last: Option<i64> = None;
+        let mut guard = 0u32;
+        while at < len && guard < ctx.limits.max_top_level {
+            guard += 1;
+            match self.unit(src, at)? {
+                Some(Unit::Pes(k, _, _, pts, _, total)) => {
+                    if self.streams.iter().any(|s| s.id == k) {
+                        last = last.max(pts);
+                    }
+                    at += total.max(1);
+                }
+                Some(Unit::Skip(n)) => at += n.max(1),
+                None => break,
+            }
+            if src.array::<3>(at).is_ok_and(|b| b != [0, 0, 1]) {
+                match next_start(src, at, ctx.limits.resync_bytes)? {
+                    Some(n) => at = n,
+                    None => break,
+                }
+            }
+        }
+        Ok(last)
+    }
+
     /// The time stamp and offset of the first PES of `key` at or after
     /// `from` and before `until` that carries one, within
     /// `Limits::resync_bytes`.

@@ -9,11 +9,12 @@
 //!   next payload_unit_start_indicator, or its PES_packet_length reached, or
 //!   the end of the input), its payloads are joined into scratch with
 //!   `Source::gather`. A PES inside one TS packet is a slice of the input.
-//! * Packets are PES payloads with the PES time stamps; ffprobe splits some
-//!   of them further into codec frames with its parsers, so the oracle for
-//!   this family is stream-exact (same bytes in the same order per stream).
+//! * Packets are PES payloads with the PES time stamps, except audio, which
+//!   is cut into the frames ffmpeg's parsers cut ([`super::split`]), and
+//!   H.265, whose access units end before the next 3-byte start code.
 
 use super::pes::{crc32_mpeg2, parse_pes_header};
+use super::split::{self, Cut, Split};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::MAX_TRACKS;
@@ -45,6 +46,12 @@ struct Es {
     expected: u32,
     /// Last continuity counter, 0xFF before the first.
     cc: u8,
+    /// Cutting the PES payloads into codec frames.
+    sp: Split,
+    /// H.265: ffmpeg's parser cuts access units at the 3-byte start code.
+    hevc: bool,
+    /// Zero bytes before the first start code of the PES in progress.
+    lead: u8,
 }
 
 /// A PES ready to deliver.
@@ -58,6 +65,11 @@ struct Done {
     bytes: u32,
     /// The input ends inside this PES (flushed at the end of a cut input).
     truncated: bool,
+    /// H.265: zero bytes at the head of the payload that ffmpeg's parser
+    /// gives to the access unit before, and zero bytes to append (those of
+    /// the next PES).
+    skip: u8,
+    extra: u8,
 }
 
 /// Demuxer state for MPEG-TS.
@@ -74,6 +86,13 @@ pub struct TsDemuxer {
     ready: Option<Done>,
     flushing: usize,
     hdmv: bool,
+    /// The PES payload being cut into frames.
+    cut: Option<Cut>,
+    /// Scratch offset past the carry slots of the split tracks.
+    base: usize,
+    /// Reading stopped where the sync was lost: what is in progress there
+    /// is cut short.
+    lost: bool,
 }
 
 /// A PES ready to hand out: a range of the input or the joined scratch.
@@ -90,11 +109,11 @@ struct Ready {
 }
 
 /// Hands out a prepared PES payload.
-fn emit<S: Source>(src: &mut S, r: Ready) -> Result<Packet<'_>> {
+fn emit<S: Source>(src: &mut S, r: Ready, base: usize) -> Result<Packet<'_>> {
     let data = if r.contiguous {
-        src.bytes(r.offset, r.len)?
+        split::input_bytes(src, r.offset, r.len, base)?
     } else {
-        S::joined(src, r.len)?
+        S::joined(src, base + r.len)?.get(base..).unwrap_or(&[])
     };
     Ok(Packet {
         track: r.track,
@@ -266,7 +285,7 @@ fn codec_for(stream_type: u8, reg: Option<[u8; 4]>, desc: Option<u8>, hdmv: bool
         (0x03 | 0x04, _) => (C::Mp3, A),
         (0x0F, _) => (C::Aac, A),
         (0x10, _) => (C::Mpeg4, V),
-        (0x11, _) => (C::Unknown, A),
+        (0x11, _) => (C::AacLatm, A),
         (0x1B, _) => (C::H264, V),
         (0x24, _) => (C::Hevc, V),
         (0x33, _) => (C::Vvc, V),
@@ -356,6 +375,9 @@ impl FormatDemuxer for TsDemuxer {
             ready: None,
             flushing: 0,
             hdmv: packet_size == 192,
+            cut: None,
+            base: 0,
+            lost: false,
         };
         let mut pmts: heapless::Vec<(u16, bool), MAX_PROGRAMS> = heapless::Vec::new();
         let mut pat_seen = false;
@@ -434,14 +456,41 @@ impl FormatDemuxer for TsDemuxer {
                 });
             }
         }
+        // Start time and duration: the first time stamps after the tables
+        // (answered from the blocks already read), and the last ones in the
+        // tail window.
+        let want = d.es.iter().enumerate().fold(0u32, |m, (i, e)| {
+            let media = ctx.tracks.get(e.track).is_some_and(|t| t.kind != TrackKind::Data);
+            m | ((media as u32) << i)
+        });
+        let front_end = at.saturating_add(super::TAIL_WINDOW).min(len);
+        let (first_pts, front_last, scanned) = d.scan_pts(src, ctx, d.first, front_end, want)?;
+        let grid = |x: u64| d.first + (x.saturating_sub(d.first)).div_ceil(packet_size) * packet_size;
+        let tail = grid(len.saturating_sub(super::TAIL_WINDOW).max(scanned));
+        let (_, tail_last, _) = d.scan_pts(src, ctx, tail, len, 0)?;
+        super::set_span(ctx, first_pts, front_last.max(tail_last));
+        for e in d.es.iter_mut() {
+            e.hevc = ctx.tracks.get(e.track).is_some_and(|t| t.codec == Codec::Hevc);
+        }
+        let tracks = &ctx.tracks;
+        d.base = split::assign_slots(
+            d.es.iter_mut()
+                .map(|e| (&mut e.sp, tracks.get(e.track).map(|t| t.codec).unwrap_or_default())),
+        );
         Ok(d)
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         loop {
+            if let Some(f) = split::next_frame(src, &mut self.cut, self.es.iter_mut().map(|x| &mut x.sp))? {
+                return f.packet(src, self.base).map(Some);
+            }
             if let Some(done) = self.ready.take() {
                 if let Some(p) = self.prepare(src, ctx, done)? {
-                    return emit(src, p).map(Some);
+                    if self.begin_cut(p) {
+                        continue;
+                    }
+                    return emit(src, p, self.base).map(Some);
                 }
                 continue;
             }
@@ -451,11 +500,18 @@ impl FormatDemuxer for TsDemuxer {
                 // A trailing partial TS packet shows the input was cut: the
                 // PES in progress are then flushed flagged `truncated` (as
                 // are those shorter than their PES_packet_length).
-                let cut = (len - self.first) % self.packet_size != 0;
-                while self.flushing < self.es.len() {
-                    let i = self.flushing;
+                let cut = self.lost || (len - self.first) % self.packet_size != 0;
+                // Split tracks first: their whole frames come before the
+                // cut packets.
+                let n = self.es.len();
+                while self.flushing < 2 * n {
+                    let (i, pass) = (self.flushing % n, self.flushing / n);
                     self.flushing += 1;
-                    if let Some(e) = self.es.get_mut(i) {
+                    if let Some(e) = self
+                        .es
+                        .get_mut(i)
+                        .filter(|e| (e.sp.kind == split::Kind::None) == (pass == 1))
+                    {
                         if let Some(start) = e.start.take() {
                             if e.pieces > 0 {
                                 self.ready = Some(Done {
@@ -465,6 +521,8 @@ impl FormatDemuxer for TsDemuxer {
                                     pieces: e.pieces,
                                     bytes: e.bytes,
                                     truncated: cut || (e.expected > 0 && e.bytes < e.expected),
+                                    skip: e.lead,
+                                    extra: 0,
                                 });
                                 break;
                             }
@@ -474,6 +532,12 @@ impl FormatDemuxer for TsDemuxer {
                 if self.ready.is_some() {
                     continue;
                 }
+                // Then the frames left in the carry slots.
+                for e in self.es.iter_mut() {
+                    if let Some(f) = e.sp.flush(src, e.track, cut)? {
+                        return f.packet(src, self.base).map(Some);
+                    }
+                }
                 if self.pos < len && self.pos + self.prefix < len {
                     ctx.diags.report("ts.truncated-packet", self.pos);
                 }
@@ -482,13 +546,18 @@ impl FormatDemuxer for TsDemuxer {
             let at = self.pos;
             let Some(tp) = self.read_packet(src, at)? else {
                 match self.resync(src, at + 1, ctx.limits.resync_bytes)? {
-                    Some(n) => {
+                    // Five packets in a row confirm the sync; fewer, cut
+                    // short by the end of the input, do not (a longer input
+                    // could reject them): the PES in progress end there,
+                    // flagged truncated.
+                    Some(n) if n + self.prefix + SYNC_RUN * self.packet_size <= len => {
                         ctx.diags.report("ts.resync", at);
                         self.pos = n;
                     }
-                    None => {
+                    _ => {
                         ctx.diags.report("ts.sync-lost", at);
                         self.pos = len;
+                        self.lost = true;
                     }
                 }
                 continue;
@@ -514,6 +583,22 @@ impl FormatDemuxer for TsDemuxer {
                 continue;
             }
             if tp.pusi {
+                // H.265 (ffmpeg 5.1's parser): the zero bytes before the
+                // new PES's first 3-byte start code end the access unit
+                // before.
+                let mut zeros = 0u8;
+                if e.hevc {
+                    let mut b = [0u8; 40];
+                    let n = (tp.payload_len as usize).min(b.len());
+                    let b = b.get_mut(..n).unwrap_or(&mut []);
+                    src.read_exact_at(tp.payload, b)?;
+                    if let Some(es) = parse_pes_header(b).and_then(|h| b.get(h.header_len..)) {
+                        let z = es.iter().take_while(|&&x| x == 0).count();
+                        if z >= 3 && es.get(z) == Some(&1) {
+                            zeros = (z - 2).min(4) as u8;
+                        }
+                    }
+                }
                 let previous = e.start.take().map(|start| Done {
                     es: i,
                     start,
@@ -521,7 +606,11 @@ impl FormatDemuxer for TsDemuxer {
                     pieces: e.pieces,
                     bytes: e.bytes,
                     truncated: false,
+                    skip: e.lead,
+                    extra: zeros,
                 });
+                // The first access unit keeps its leading zeros.
+                e.lead = if previous.is_some() { zeros } else { 0 };
                 e.start = Some(at);
                 e.pieces = 1;
                 e.bytes = tp.payload_len as u32;
@@ -546,6 +635,8 @@ impl FormatDemuxer for TsDemuxer {
                         pieces: 1,
                         bytes: e.bytes,
                         truncated: false,
+                        skip: e.lead,
+                        extra: 0,
                     };
                     e.start = None;
                     if previous.is_some() {
@@ -553,7 +644,10 @@ impl FormatDemuxer for TsDemuxer {
                         self.ready = Some(done);
                         if let Some(p) = previous {
                             if let Some(pk) = self.prepare(src, ctx, p)? {
-                                return emit(src, pk).map(Some);
+                                if self.begin_cut(pk) {
+                                    continue;
+                                }
+                                return emit(src, pk, self.base).map(Some);
                             }
                         }
                         continue;
@@ -581,6 +675,8 @@ impl FormatDemuxer for TsDemuxer {
                         pieces: e.pieces,
                         bytes: e.bytes,
                         truncated: false,
+                        skip: e.lead,
+                        extra: 0,
                     });
                 }
             }
@@ -608,11 +704,15 @@ impl FormatDemuxer for TsDemuxer {
         self.pos = self.first + lo * self.packet_size;
         self.ready = None;
         self.flushing = 0;
+        self.cut = None;
+        self.lost = false;
         for e in self.es.iter_mut() {
+            e.sp.reset();
             e.start = None;
             e.pieces = 0;
             e.bytes = 0;
             e.cc = 0xFF;
+            e.lead = 0;
         }
         Ok(())
     }
@@ -771,6 +871,42 @@ fn find_registration(descs: &[u8]) -> Option<[u8; 4]> {
 }
 
 impl TsDemuxer {
+    /// Starts cutting `r` into frames when its track is split.
+    fn begin_cut(&mut self, r: Ready) -> bool {
+        let Some(i) = self.es.iter().position(|e| e.track == r.track) else {
+            return false;
+        };
+        let Some(e) = self.es.get_mut(i).filter(|e| e.sp.kind != split::Kind::None) else {
+            return false;
+        };
+        e.sp.begin(r.pts);
+        self.cut = Some(Cut {
+            stream: i,
+            track: r.track,
+            input: r.contiguous.then_some(r.offset),
+            at: self.base,
+            len: r.len,
+            pos: r.offset,
+            done: 0,
+        });
+        true
+    }
+
+    /// Appends `n` zero bytes to a prepared payload (joining it first when
+    /// it is a slice of the input).
+    fn append_zeros<S: Source>(&self, src: &mut S, mut r: Ready, n: u8) -> Result<Option<Ready>> {
+        if n == 0 {
+            return Ok(Some(r));
+        }
+        if r.contiguous {
+            src.gather(r.offset, r.len, self.base)?;
+            r.contiguous = false;
+        }
+        src.put(self.base + r.len, [0u8; 4].get(..n as usize).unwrap_or(&[]))?;
+        r.len += n as usize;
+        Ok(Some(r))
+    }
+
     /// Reads a completed PES's header and, when it spans TS packets, joins
     /// its payloads in scratch. `None` when it holds no usable PES header.
     fn prepare<S: Source>(&mut self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Ready>> {
@@ -796,25 +932,26 @@ impl TsDemuxer {
             ctx.diags.report("ts.bad-pes-header", done.start);
             return Ok(None);
         }
-        let payload_len = size - h.header_len;
+        let hl = h.header_len + (done.skip as usize).min(size - h.header_len);
+        let payload_len = size - hl;
         let mut r = Ready {
             track: e.track,
             codec: ctx.tracks.get(e.track).map(|t| t.codec).unwrap_or_default(),
             pts: h.pts,
             dts: h.dts.or(h.pts),
-            offset: first.payload + h.header_len as u64,
+            offset: first.payload + hl as u64,
             len: payload_len,
             contiguous: true,
             truncated: done.truncated,
         };
         if done.pieces == 1 || (first.payload_len as usize) >= size {
             // The whole PES is in one TS packet: a slice of the input.
-            return Ok(Some(r));
+            return self.append_zeros(src, r, done.extra);
         }
         // Join: walk the TS packets of this PID from the start.
         let mut at = done.start;
         let mut have = 0usize;
-        let mut skip = h.header_len;
+        let mut skip = hl;
         let mut pieces = 0u32;
         while at < done.end && pieces < done.pieces && have < payload_len {
             let Some(tp) = self.read_packet(src, at)? else {
@@ -836,14 +973,14 @@ impl TsDemuxer {
                     skip -= s;
                     let n = (tp.payload_len as usize - s).min(payload_len - have);
                     if n > 0 {
-                        if have + n > src.scratch_len() {
+                        if self.base + have + n > src.scratch_len() {
                             return Err(Error::new(
                                 ErrorKind::ScratchTooSmall,
                                 at,
                                 "a PES spanning TS packets needs scratch (SliceSource::with_scratch)",
                             ));
                         }
-                        src.gather(tp.payload + s as u64, n, have)?;
+                        src.gather(tp.payload + s as u64, n, self.base + have)?;
                         have += n;
                     }
                 }
@@ -852,7 +989,54 @@ impl TsDemuxer {
         }
         r.len = have;
         r.contiguous = false;
-        Ok(Some(r))
+        self.append_zeros(src, r, done.extra)
+    }
+
+    /// The smallest and largest PTS of the PES that start in `from..to` on
+    /// the PIDs in `self.es`, and where the scan stopped: once each PID of
+    /// the `want` mask (bits by `self.es` index) has given one, when `want`
+    /// is not 0.
+    ///
+    /// MPEG audio tracks (stream types 3 and 4) are named by the layer of
+    /// their first frame there, as ffmpeg names them (mp2 or mp3).
+    fn scan_pts<S: Source>(
+        &self,
+        src: &mut S,
+        ctx: &mut Context,
+        from: u64,
+        to: u64,
+        want: u32,
+    ) -> Result<(Option<i64>, Option<i64>, u64)> {
+        let (mut lo, mut hi, mut seen) = (None::<i64>, None::<i64>, 0u32);
+        let mut at = from;
+        while at + self.prefix + 188 <= to && (want == 0 || seen & want != want) {
+            let tp = self.read_packet(src, at)?;
+            at += self.packet_size;
+            let Some(tp) = tp.filter(|t| t.pusi && t.has_payload) else {
+                continue;
+            };
+            let Some(i) = self.es.iter().position(|e| e.pid == tp.pid) else {
+                continue;
+            };
+            let mut head = [0u8; 40];
+            let n = (tp.payload_len as usize).min(head.len());
+            let head = head.get_mut(..n).unwrap_or(&mut []);
+            src.read_exact_at(tp.payload, head)?;
+            let Some(h) = parse_pes_header(head) else { continue };
+            let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
+            let track = self.es.get(i).and_then(|e| ctx.tracks.get_mut(e.track));
+            if let (Some(t), Some(&[0xFF, b, ..])) = (track, head.get(h.header_len..)) {
+                if want & bit != 0 && t.codec == Codec::Mp3 && (b >> 1) & 3 == 2 {
+                    t.codec = Codec::Mp2;
+                }
+            }
+            if let Some(p) = h.pts {
+                lo = Some(lo.map_or(p, |l: i64| l.min(p)));
+                hi = hi.max(Some(p));
+                seen |= bit;
+            }
+        }
+        Ok((lo, hi, at))
     }
 
     /// The PTS of the first PES start of `pid` at or after `from`, scanning a

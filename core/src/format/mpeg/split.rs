@@ -1,0 +1,561 @@
+//! Cutting PES payloads into codec frames the way ffmpeg's parsers do (ADTS
+//! AAC, AC-3/E-AC-3, MPEG audio, AAC in LATM), shared by the TS and PS
+//! readers.
+//!
+//! * Frames are found with the header parsers of [`crate::codec`]: a frame
+//!   inside one PES payload is a slice of it; a frame that runs on into the
+//!   next PES of its stream is joined in a per-track carry slot at the start
+//!   of the caller's scratch (`SLOT` bytes per split track), so only the
+//!   bytes of that frame are copied.
+//! * Time stamps follow `av_parser_parse2`: a frame takes the PTS of the PES
+//!   that started since the previous frame began (the last one, when
+//!   several did); other frames continue from the previous frame. AC-3
+//!   frames whose 7-byte header is cut by a PES boundary take the PTS of the
+//!   next PES, as ffmpeg's AC-3 parser only sees them there. The step is
+//!   `samples * 90000 / rate` rounded down (AC-3, MPEG audio: the parser's
+//!   duration) or `av_add_stable` on the exact frame duration (AAC and
+//!   LATM, whose parsers give none).
+//! * Bytes that hold no frame header are a packet of their own, up to the
+//!   next header. E-AC-3 dependent substreams stay with the frame before
+//!   them when they are in the same PES.
+
+use crate::codec::{ac3::Ac3Header, adts::AdtsHeader, mpa::MpaHeader};
+use crate::error::{Error, Result};
+use crate::source::Source;
+use crate::types::{Codec, Packet, PacketFlags};
+
+/// Bytes of scratch reserved per split track for a frame that spans PES
+/// packets: the largest ADTS frame (8191 bytes), AC-3/E-AC-3 frame (4096)
+/// or MPEG audio frame fits (a LATM frame can be 8194 bytes: the rare one
+/// over 8192 is delivered in pieces).
+pub(crate) const SLOT: usize = 8192;
+
+/// Header bytes read to measure a frame (ADTS and AC-3: 7, MPEG audio: 4).
+const HDR: usize = 7;
+
+/// Which parser cuts a track's PES payloads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Not cut: one packet per PES.
+    #[default]
+    None,
+    Adts,
+    Ac3,
+    Mpa,
+    /// AAC in LATM/LOAS (ISO/IEC 14496-3 §1.7.2 AudioSyncStream).
+    Latm,
+}
+
+impl Kind {
+    pub(crate) fn of(codec: Codec) -> Kind {
+        match codec {
+            Codec::Aac => Kind::Adts,
+            Codec::Ac3 | Codec::Eac3 => Kind::Ac3,
+            Codec::Mp2 | Codec::Mp3 => Kind::Mpa,
+            Codec::AacLatm => Kind::Latm,
+            _ => Kind::None,
+        }
+    }
+
+    /// Frame length, samples per channel, sample rate and, for AC-3,
+    /// whether it is an E-AC-3 dependent substream.
+    fn measure(self, h: &[u8]) -> Option<(usize, u32, u32, bool)> {
+        match self {
+            Kind::Adts => AdtsHeader::parse(h).map(|a| (a.frame_len as usize, a.samples(), a.sample_rate, false)),
+            Kind::Ac3 => {
+                Ac3Header::parse(h).map(|a| (a.frame_len as usize, a.samples(), a.sample_rate, !a.starts_packet()))
+            }
+            Kind::Mpa => {
+                let w = u32::from_be_bytes(h.get(..4)?.try_into().ok()?);
+                MpaHeader::parse_sized(w).map(|m| (m.frame_len as usize, m.samples, m.sample_rate, false))
+            }
+            Kind::Latm => latm(h),
+            Kind::None => None,
+        }
+    }
+}
+
+/// An AudioSyncStream frame (ISO/IEC 14496-3 §1.7.2: syncword 0x2B7,
+/// audioMuxLengthBytes), with the sampling frequency of the
+/// AudioSpecificConfig when the frame carries its StreamMuxConfig
+/// (§1.7.3; 0 when it does not, or when the header bytes do not reach it).
+fn latm(h: &[u8]) -> Option<(usize, u32, u32, bool)> {
+    let (&[b0, b1, b2], rest) = (<&[u8; 3]>::try_from(h.get(..3)?).ok()?, h.get(3..)?);
+    if b0 != 0x56 || b1 & 0xE0 != 0xE0 {
+        return None;
+    }
+    let len = ((((b1 & 0x1F) as usize) << 8) | b2 as usize) + 3;
+    let mut r = crate::codec::bits::BitReader::new(rest);
+    let mut rate = 0;
+    // useSameStreamMux 0, audioMuxVersion 0: allStreamsSameTimeFraming,
+    // numSubFrames, numProgram, numLayer, then the AudioSpecificConfig.
+    if !r.bit() && !r.bit() {
+        r.skip(14);
+        if r.bits(5) == 31 {
+            r.skip(6);
+        }
+        rate = *crate::codec::adts::SAMPLE_RATES.get(r.bits(4) as usize)?;
+    }
+    Some((len, 1024, rate, false))
+}
+
+/// Per-track cutting state, kept by the demuxer beside the stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Split {
+    pub(crate) kind: Kind,
+    /// Carry slot index (the slot starts at `slot * SLOT` in scratch).
+    pub(crate) slot: u8,
+    /// Bytes of an unfinished frame in the slot.
+    carry: u16,
+    /// Its length once its header is complete, 0 before.
+    need: u16,
+    /// Its time stamp, fetched when it began (`None` inside: not yet, for
+    /// an AC-3 header cut by a PES boundary).
+    carry_pts: Option<Option<i64>>,
+    carry_pos: u64,
+    /// A PES began since the last frame did: its PTS.
+    fresh: Option<Option<i64>>,
+    /// The time stamp of the next frame when no PES gives one.
+    next_pts: Option<i64>,
+    /// After a seek: bytes before the first frame header are dropped (the
+    /// tail of a frame that began before the landing point).
+    seeking: bool,
+    /// LATM: the sampling frequency of the last StreamMuxConfig.
+    rate: u32,
+}
+
+/// The PES payload being cut: in the input (`input`) or joined in scratch
+/// at `at`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Cut {
+    /// Index of the stream in the demuxer's table.
+    pub(crate) stream: usize,
+    pub(crate) track: usize,
+    pub(crate) input: Option<u64>,
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+    /// Input offset of the PES payload (the packets' `pos`).
+    pub(crate) pos: u64,
+    /// Bytes of the payload already cut.
+    pub(crate) done: usize,
+}
+
+/// A packet at `off..off+len` of the input: borrowed where the source
+/// borrows its input, else read into scratch at `base`, past the carry
+/// slots that a reader's `bytes` would overwrite.
+pub(crate) fn input_bytes<S: Source>(src: &mut S, off: u64, len: usize, base: usize) -> Result<&[u8]> {
+    if src.is_slice() || base == 0 {
+        return src.bytes(off, len);
+    }
+    src.gather(off, len, base)?;
+    let end = base.checked_add(len).ok_or(Error::capacity(off, "scratch"))?;
+    Ok(S::joined(src, end)?.get(base..).unwrap_or(&[]))
+}
+
+/// Scratch bytes `at..at+len`.
+fn scratch_range<S: Source>(src: &S, at: usize, len: usize) -> Result<&[u8]> {
+    let end = at.checked_add(len).ok_or(Error::capacity(0, "scratch"))?;
+    Ok(S::joined(src, end)?.get(at..).unwrap_or(&[]))
+}
+
+/// `ts` plus one frame of `samples / rate` seconds in 1/90000, as ffmpeg's
+/// `av_add_stable` adds it (stays on the frame grid without drifting).
+fn add_stable(ts: i64, samples: u32, rate: u32) -> i64 {
+    let (m, d) = (samples as i128 * 90_000, rate.max(1) as i128);
+    let t = ts as i128;
+    if m % d == 0 {
+        return (t + m / d) as i64;
+    }
+    let near = |a: i128, b: i128, c: i128| (a * b + c / 2).div_euclid(c);
+    let old = near(t, d, m);
+    let old_ts = near(old, m, d);
+    (near(old + 1, m, d) + t - old_ts) as i64
+}
+
+/// One frame's duration in 1/90000, rounded down.
+fn ticks(samples: u32, rate: u32) -> u64 {
+    (samples as u64 * 90_000) / rate.max(1) as u64
+}
+
+impl Cut {
+    /// Copies payload bytes from `p` into `buf`; returns how many.
+    fn peek<S: Source>(&self, src: &mut S, p: usize, buf: &mut [u8]) -> Result<usize> {
+        let n = buf.len().min(self.len.saturating_sub(p));
+        let dst = buf.get_mut(..n).unwrap_or(&mut []);
+        match self.input {
+            Some(off) => src.read_exact_at(off + p as u64, dst)?,
+            None => dst.copy_from_slice(scratch_range(src, self.at + p, n)?),
+        }
+        Ok(n)
+    }
+
+    /// Copies `n` payload bytes from `p` to scratch at `to`.
+    fn copy_out<S: Source>(&self, src: &mut S, p: usize, n: usize, to: usize) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        if let Some(off) = self.input {
+            return src.gather(off + p as u64, n, to);
+        }
+        let mut buf = [0u8; 256];
+        let mut k = 0;
+        while k < n {
+            let m = (n - k).min(buf.len());
+            let b = buf.get_mut(..m).unwrap_or(&mut []);
+            b.copy_from_slice(scratch_range(src, self.at + p + k, m)?);
+            src.put(to + k, b)?;
+            k += m;
+        }
+        Ok(())
+    }
+}
+
+impl Split {
+    /// A PES of this stream begins: its payload is cut next.
+    pub(crate) fn begin(&mut self, pts: Option<i64>) {
+        self.fresh = Some(pts);
+    }
+
+    /// The time stamp of a frame beginning now.
+    fn fetch(&mut self) -> Option<i64> {
+        self.fresh.take().flatten().or(self.next_pts)
+    }
+
+    /// A frame's sampling frequency: its own, or the last one given (LATM
+    /// frames that reuse the stream's configuration carry none).
+    fn rate(&mut self, rate: u32) -> u32 {
+        if rate != 0 {
+            self.rate = rate;
+        }
+        self.rate
+    }
+
+    /// Sets the time stamp of the next frame; returns this frame's duration.
+    fn advance(&mut self, pts: Option<i64>, samples: u32, rate: u32) -> u64 {
+        let rate = self.rate(rate);
+        let d = ticks(samples, rate);
+        self.next_pts = pts.map(|p| match self.kind {
+            Kind::Adts | Kind::Latm => add_stable(p, samples, rate),
+            _ => p.saturating_add(d as i64),
+        });
+        d
+    }
+
+    /// Forgets an unfinished frame and the time stamps (after a seek).
+    pub(crate) fn reset(&mut self) {
+        *self = Split {
+            kind: self.kind,
+            slot: self.slot,
+            seeking: true,
+            rate: self.rate,
+            ..Split::default()
+        };
+    }
+
+    fn slot_at(&self) -> usize {
+        self.slot as usize * SLOT
+    }
+
+    /// The next frame of `cut`, or `None` when the rest of it waits for the
+    /// next PES (kept in the carry slot) or it is used up.
+    pub(crate) fn next<S: Source>(&mut self, src: &mut S, cut: &mut Cut) -> Result<Option<Frame>> {
+        if self.carry > 0 {
+            if self.need == 0 {
+                if !self.fill(src, cut, HDR)? {
+                    return Ok(None);
+                }
+                if self.carry_pts.is_none() {
+                    self.carry_pts = Some(self.fetch());
+                }
+                let mut h = [0u8; HDR];
+                h.copy_from_slice(scratch_range(src, self.slot_at(), HDR)?);
+                match self.kind.measure(&h) {
+                    Some((len, ..)) if (HDR..=SLOT).contains(&len) => self.need = len as u16,
+                    _ => return self.flush(src, cut.track, false),
+                }
+            }
+            if !self.fill(src, cut, self.need as usize)? {
+                return Ok(None);
+            }
+            return self.flush(src, cut.track, false);
+        }
+        loop {
+            let rest = cut.len - cut.done;
+            if rest == 0 {
+                return Ok(None);
+            }
+            let mut h = [0u8; HDR];
+            let hn = cut.peek(src, cut.done, &mut h)?;
+            let p = cut.done;
+            if hn < HDR && self.seeking {
+                cut.done = cut.len;
+                return Ok(None);
+            }
+            if hn < HDR {
+                // A header cut by the end of the PES: AC-3 takes the next PES's
+                // time stamp, the others this one.
+                self.carry_pts = if self.kind == Kind::Ac3 {
+                    None
+                } else {
+                    Some(self.fetch())
+                };
+                return self.hold(src, cut, p, hn, 0);
+            }
+            let Some((mut len, samples, rate, _)) = self.kind.measure(&h) else {
+                // No frame here: the bytes up to the next header are a packet.
+                let mut j = p + 1;
+                while j + HDR <= cut.len && j - p < SLOT {
+                    cut.peek(src, j, &mut h)?;
+                    if self.kind.measure(&h).is_some() {
+                        break;
+                    }
+                    j += 1;
+                }
+                if j + HDR > cut.len {
+                    j = cut.len;
+                }
+                if self.seeking {
+                    cut.done = j;
+                    continue;
+                }
+                let pts = self.fetch();
+                return Ok(Some(self.emit(cut, p, j - p, pts, None)));
+            };
+            self.seeking = false;
+            // E-AC-3 dependent substreams in this PES join the frame.
+            while self.kind == Kind::Ac3 && p + len + HDR <= cut.len {
+                cut.peek(src, p + len, &mut h)?;
+                match self.kind.measure(&h) {
+                    Some((l, _, _, true)) => len += l,
+                    _ => break,
+                }
+            }
+            let pts = self.fetch();
+            if len > rest {
+                if len > SLOT {
+                    return Ok(Some(self.emit(cut, p, rest, pts, None)));
+                }
+                self.carry_pts = Some(pts);
+                return self.hold(src, cut, p, rest, len);
+            }
+            let d = self.advance(pts, samples, rate);
+            return Ok(Some(self.emit(cut, p, len, pts, Some(d))));
+        }
+    }
+
+    /// Appends bytes of `cut` to the carry until it holds `upto`; whether
+    /// it does.
+    fn fill<S: Source>(&mut self, src: &mut S, cut: &mut Cut, upto: usize) -> Result<bool> {
+        let c = self.carry as usize;
+        let n = upto.saturating_sub(c).min(cut.len - cut.done);
+        cut.copy_out(src, cut.done, n, self.slot_at() + c)?;
+        cut.done += n;
+        self.carry = (c + n) as u16;
+        Ok(c + n >= upto)
+    }
+
+    /// Moves the last `n` bytes of `cut` (from `p`) to the carry slot.
+    fn hold<S: Source>(
+        &mut self,
+        src: &mut S,
+        cut: &mut Cut,
+        p: usize,
+        n: usize,
+        need: usize,
+    ) -> Result<Option<Frame>> {
+        cut.copy_out(src, p, n, self.slot_at())?;
+        cut.done = cut.len;
+        self.carry = n as u16;
+        self.need = need as u16;
+        self.carry_pos = cut.input.map_or(cut.pos, |o| o + p as u64);
+        Ok(None)
+    }
+
+    fn emit(&mut self, cut: &mut Cut, p: usize, n: usize, pts: Option<i64>, duration: Option<u64>) -> Frame {
+        cut.done = p + n;
+        Frame {
+            track: cut.track,
+            input: cut.input.map(|o| o + p as u64),
+            at: cut.at + p,
+            len: n,
+            pos: cut.input.map_or(cut.pos, |o| o + p as u64),
+            pts,
+            duration,
+            // A frame measured by its header is whole even in a PES cut
+            // by the end of the input; only the carry can be cut short.
+            truncated: false,
+        }
+    }
+
+    /// The frame in the carry slot as a packet (at the end of the input,
+    /// or once complete); `None` when there is none. `cut_short`: the
+    /// input ended inside it.
+    pub(crate) fn flush<S: Source>(&mut self, src: &mut S, track: usize, cut_short: bool) -> Result<Option<Frame>> {
+        let c = self.carry as usize;
+        if c == 0 {
+            return Ok(None);
+        }
+        let complete = self.need as usize == c;
+        let pts = self.carry_pts.take().unwrap_or_else(|| self.fetch());
+        let mut duration = None;
+        if complete {
+            let mut h = [0u8; HDR];
+            h.copy_from_slice(scratch_range(src, self.slot_at(), HDR)?);
+            if let Some((_, samples, rate, _)) = self.kind.measure(&h) {
+                duration = Some(self.advance(pts, samples, rate));
+            }
+        }
+        self.carry = 0;
+        self.need = 0;
+        Ok(Some(Frame {
+            track,
+            input: None,
+            at: self.slot_at(),
+            len: c,
+            pos: self.carry_pos,
+            pts,
+            duration,
+            truncated: cut_short || !complete,
+        }))
+    }
+}
+
+/// The next frame of the PES being cut (`cut`), whose stream is
+/// `cut.stream` of `splits`; `cut` is cleared when it is used up.
+pub(crate) fn next_frame<'a, S: Source>(
+    src: &mut S,
+    cut: &mut Option<Cut>,
+    mut splits: impl Iterator<Item = &'a mut Split>,
+) -> Result<Option<Frame>> {
+    let Some(mut c) = *cut else { return Ok(None) };
+    let Some(sp) = splits.nth(c.stream) else {
+        return Ok(None);
+    };
+    let f = sp.next(src, &mut c)?;
+    *cut = f.is_some().then_some(c);
+    Ok(f)
+}
+
+/// A frame to hand out: `len` bytes of the input at `input`, or of scratch
+/// at `at`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Frame {
+    track: usize,
+    input: Option<u64>,
+    at: usize,
+    len: usize,
+    pos: u64,
+    pts: Option<i64>,
+    duration: Option<u64>,
+    truncated: bool,
+}
+
+impl Frame {
+    /// The frame as a packet (`base`: scratch offset past the carry slots).
+    pub(crate) fn packet<S: Source>(self, src: &mut S, base: usize) -> Result<Packet<'_>> {
+        let data = match self.input {
+            Some(off) => input_bytes(src, off, self.len, base)?,
+            None => scratch_range(src, self.at, self.len)?,
+        };
+        Ok(Packet {
+            track: self.track,
+            pts: self.pts,
+            dts: self.pts,
+            duration: self.duration,
+            flags: PacketFlags {
+                keyframe: true,
+                truncated: self.truncated,
+                ..PacketFlags::default()
+            },
+            pos: Some(self.pos),
+            contiguous: self.input.is_some(),
+            data,
+        })
+    }
+}
+
+/// Gives each track whose codec ffmpeg's parser cuts a carry slot; returns
+/// the scratch offset past the slots.
+pub(crate) fn assign_slots<'a>(splits: impl Iterator<Item = (&'a mut Split, Codec)>) -> usize {
+    let mut n = 0usize;
+    for (s, codec) in splits {
+        s.kind = Kind::of(codec);
+        if s.kind != Kind::None {
+            s.slot = n as u8;
+            n += 1;
+        }
+    }
+    n * SLOT
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use crate::source::SliceSource;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// An ADTS frame (AAC LC, 48 kHz, stereo) of `len` bytes filled with `fill`.
+    fn adts(len: usize, fill: u8) -> Vec<u8> {
+        let l = len as u16;
+        let mut f = vec![
+            0xFF,
+            0xF1,
+            0x4C,
+            0x80 | (l >> 11) as u8,
+            (l >> 3) as u8,
+            ((l & 7) << 5) as u8 | 0x1F,
+            0xFC,
+        ];
+        f.resize(len, fill);
+        f
+    }
+
+    #[test]
+    fn frames_across_pes_are_joined_with_the_pes_time_stamps() {
+        // PES 1: a 100-byte frame and the first 50 bytes of a 120-byte one;
+        // PES 2: the other 70 bytes and an 80-byte frame.
+        let (a, b, c) = (adts(100, 1), adts(120, 2), adts(80, 3));
+        let mut input = a.clone();
+        input.extend_from_slice(&b);
+        input.extend_from_slice(&c);
+        let mut scratch = vec![0u8; 2 * SLOT];
+        let mut src = SliceSource::with_scratch(&input, &mut scratch);
+        let mut sp = Split {
+            kind: Kind::Adts,
+            ..Split::default()
+        };
+        let mut got = Vec::new();
+        for (off, len, pts) in [(0usize, 150usize, 9000i64), (150, 150, 20000)] {
+            sp.begin(Some(pts));
+            let mut cut = Cut {
+                input: Some(off as u64),
+                at: SLOT,
+                len,
+                pos: off as u64,
+                ..Cut::default()
+            };
+            while let Some(f) = sp.next(&mut src, &mut cut).unwrap() {
+                let p = f.packet(&mut src, SLOT).unwrap();
+                got.push((p.pts, p.data.to_vec(), p.contiguous));
+            }
+        }
+        assert_eq!(sp.flush(&mut src, 0, false).unwrap().map(|f| f.len), None);
+        // The second frame starts in PES 1: it continues from the first
+        // (+1920); the third is the first to start in PES 2: its PTS.
+        assert_eq!(got[0], (Some(9000), a, true));
+        assert_eq!(got[1], (Some(10920), b, false));
+        assert_eq!(got[2], (Some(20000), c, true));
+        assert_eq!(got.len(), 3);
+    }
+
+    #[test]
+    fn stable_addition_follows_the_frame_grid() {
+        // AAC 1024 samples at 44.1 kHz: 2089.8 ticks, added on the grid.
+        assert_eq!(add_stable(5_387_160_282, 1024, 44100), 5_387_162_372);
+        assert_eq!(add_stable(0, 1024, 48000), 1920);
+        assert_eq!(ticks(1536, 44100), 3134);
+    }
+}
