@@ -1,6 +1,7 @@
 #![no_main]
 //! Fuzzes the shared tag and element parsers on their own, without a
-//! container around them: the EBML element reader (Matroska/WebM), ID3v2
+//! container around them: the EBML element reader (Matroska/WebM), MPEG-TS
+//! PSI sections (PMT, descriptors, CRC), FLV's AMF0 values, ID3v2
 //! tags and their frames (MP3, ADTS, AIFF, WAV `id3 `), Vorbis comments (Ogg,
 //! FLAC, Matroska) and the FLAC frame header, STREAMINFO and PICTURE
 //! parsers. The first byte picks the offset where the parser starts, so a
@@ -14,6 +15,8 @@ use mediaslice::{Source, SliceSource};
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else { return };
     mediaslice::format::mkv::fuzz_ebml(rest);
+    mediaslice::format::mpeg::ts::fuzz_psi(rest);
+    mediaslice::format::flv::fuzz_amf0(rest);
     let at = u64::from(first) % (rest.len() as u64 + 1);
     let len = rest.len() as u64;
 

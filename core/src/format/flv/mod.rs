@@ -1124,6 +1124,32 @@ impl FormatDemuxer for FlvDemuxer {
     }
 }
 
+/// Standalone fuzz entry for the AMF0 reader (`fuzz/fuzz_targets/shared_parsers.rs`):
+/// `data` as a script tag body, its map opened and every key and value
+/// walked (AMF 0 §2), and as a single value skipped. Built only under
+/// `cfg(fuzzing)`.
+#[cfg(fuzzing)]
+pub fn fuzz_amf0(data: &[u8]) {
+    let mut src = crate::source::SliceSource::new(data);
+    let end = data.len() as u64;
+    for start in [0u64, 1] {
+        let mut a = Amf::new(start, end);
+        if let Ok(Some(_)) = a.open_map(&mut src) {
+            for _ in 0..10_000 {
+                match a.read_key(&mut src) {
+                    Ok(Some(_)) => {}
+                    _ => break,
+                }
+                if !a.skip_value(&mut src, 0).unwrap_or(false) {
+                    break;
+                }
+            }
+        }
+        let mut b = Amf::new(start, end);
+        let _ = b.skip_value(&mut src, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;

@@ -1060,3 +1060,32 @@ impl TsDemuxer {
         Ok(None)
     }
 }
+
+/// Standalone fuzz entry for the PSI parsers (`fuzz/fuzz_targets/shared_parsers.rs`):
+/// `data` as one PMT section (§2.4.4.8) with its CRC checked, then parsed
+/// into tracks (as a 188- and as a 192-byte stream, whose HDMV rules
+/// differ), and its descriptors walked. Built only under `cfg(fuzzing)`.
+#[cfg(fuzzing)]
+pub fn fuzz_psi(data: &[u8]) {
+    let mut ctx = Context::default();
+    let _ = check_crc(data, &mut ctx, 0);
+    for packet_size in [188u64, 192] {
+        let mut d = TsDemuxer {
+            packet_size,
+            prefix: packet_size - 188,
+            first: 0,
+            pos: 0,
+            es: heapless::Vec::new(),
+            ready: None,
+            flushing: 0,
+            hdmv: packet_size == 192,
+            cut: None,
+            base: 0,
+            lost: false,
+        };
+        let mut out: heapless::Vec<(u16, Track), MAX_TRACKS> = heapless::Vec::new();
+        parse_pmt(data, &mut d, &mut out, &mut ctx, 0);
+    }
+    walk_descriptors(data, |_, _| {});
+    let _ = find_registration(data);
+}
