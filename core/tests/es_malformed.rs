@@ -178,3 +178,55 @@ fn slice_less_annexb_input_gives_a_prefix_at_every_cut() {
         }
     }
 }
+
+/// Packets of `data` forced to `kind`: position, bytes, truncated flag.
+fn forced(data: &[u8], kind: mediaslice::FormatKind) -> Vec<(Option<u64>, Vec<u8>, bool)> {
+    let mut out = Vec::new();
+    let Ok(mut d) = Demuxer::open_as(SliceSource::new(data), kind, mediaslice::Limits::default()) else {
+        return out;
+    };
+    while let Ok(Some(p)) = d.next_packet() {
+        out.push((p.pos, p.data.to_vec(), p.flags.truncated));
+    }
+    out
+}
+
+/// Found by the `truncation` fuzz target on an input forced to H.265: a cut
+/// right after a start code whose NAL unit is empty (another start code
+/// follows) split the access unit there, while the whole input does not
+/// split at an empty NAL unit. Every cut must give the whole input's packets
+/// but the last, and a last one that is a prefix of its counterpart.
+#[test]
+fn cut_after_an_empty_nal_unit_gives_a_prefix() {
+    for kind in [mediaslice::FormatKind::Hevc, mediaslice::FormatKind::H264] {
+        // A first picture's slice (H.265 IDR_W_RADL / H.264 IDR, first in
+        // the picture), then a start code whose NAL unit is empty (another
+        // start code follows at once), then a new picture's slice.
+        let mut data: Vec<u8> = if kind == mediaslice::FormatKind::Hevc {
+            vec![0, 0, 0, 1, 0x26, 0x01, 0x80]
+        } else {
+            vec![0, 0, 0, 1, 0x65, 0x88]
+        };
+        data.extend((0..150u32).map(|i| (i * 7 % 251) as u8 | 0x80));
+        data.extend_from_slice(&[0, 0, 0, 0, 0, 1]);
+        data.extend_from_slice(&[0, 0, 1, 0, 0, 0x9a, 0, 0, 0x11, 0x22]);
+        data.extend((0..40u32).map(|i| (i * 13 % 251) as u8 | 0x80));
+        let whole = forced(&data, kind);
+        assert!(!whole.is_empty());
+        for cut in 1..data.len() {
+            let part = forced(&data[..cut], kind);
+            for (i, p) in part.iter().enumerate() {
+                let w = &whole[i];
+                assert_eq!(p.0, w.0, "{kind:?} cut {cut}: packet {i} position");
+                if i + 1 < part.len() {
+                    assert_eq!(
+                        p.1, w.1,
+                        "{kind:?} cut {cut}: packet {i} differs from the whole input's"
+                    );
+                } else {
+                    assert!(w.1.starts_with(&p.1), "{kind:?} cut {cut}: last packet is not a prefix");
+                }
+            }
+        }
+    }
+}

@@ -56,6 +56,27 @@ pub(crate) fn trailing_zeros<S: Source>(src: &mut S, at: u64, end: u64) -> Resul
     Ok(tail.iter().rev().take_while(|&&x| x == 0).count() as u64)
 }
 
+/// Where a start code that the end of the input leaves without the `hdr`
+/// bytes after it that decide its access unit begins, counting the zero
+/// bytes before it, when it lies after `at`. The access unit in progress ends
+/// there or later in the whole input, never earlier.
+fn start_code_cut_at_end<S: Source>(src: &mut S, at: u64, end: u64, hdr: usize) -> Result<Option<u64>> {
+    let n = (end - at).min(8) as usize;
+    let mut b = [0u8; 8];
+    let tail = b.get_mut(..n).unwrap_or(&mut []);
+    src.read_exact_at(end - n as u64, tail)?;
+    for k in 0..hdr {
+        let Some(j) = n.checked_sub(3 + k) else { break };
+        if tail.get(j..j + 3) == Some(&[0, 0, 1][..]) {
+            let zeros = tail
+                .get(..j + 2)
+                .map_or(0, |h| h.iter().rev().take_while(|&&x| x == 0).count());
+            return Ok(Some(end - n as u64 + (j + 2 - zeros) as u64).filter(|&s| s > at));
+        }
+    }
+    Ok(None)
+}
+
 /// Where a start code's NAL header is, and its first bytes.
 fn next_nal<S: Source>(src: &mut S, from: u64, limit: u64) -> Result<Option<(u64, [u8; 3])>> {
     let Some(p) = scan(src, from, limit, 5, |b| b.starts_with(&[0, 0, 1]))? else {
@@ -279,7 +300,23 @@ impl AnnexBDemuxer {
             ),
         };
         if let Some(b) = unfinished.filter(|&b| b > at) {
-            return Ok((b, key, false));
+            // Whether the cut NAL unit starts a new access unit is not known:
+            // the access unit ends at its start code or runs on past it. Give
+            // the part before the start code, flagged, and end there: a
+            // prefix of the whole input's access unit either way (a fuzz
+            // find: an empty NAL unit followed by another start code did not
+            // end the access unit in the whole input).
+            return Ok((b, key, true));
+        }
+        // NAL header plus the byte that decides a new picture.
+        let hdr = match self.codec {
+            AnnexBCodec::H264 => 2,
+            AnnexBCodec::Hevc => 3,
+        };
+        if let Some(sc) = start_code_cut_at_end(src, at, self.end, hdr)? {
+            // A start code at the very end whose NAL header is cut, which the
+            // scan did not see (it overlaps the NAL unit before it).
+            return Ok((sc, key, true));
         }
         if !has_slice && (has_prefix || cut_nal) {
             return Ok((self.end, key, true));
