@@ -833,6 +833,13 @@ pub fn compare_logs(slice: &Log, stream: &Log, io_may_fail: bool) {
         if io_may_fail && matches!(b.error().map(|e| e.kind()), Some(mediaslice::ErrorKind::Io(_))) {
             return;
         }
+        // A reader needs scratch for every packet it hands out (after the
+        // MPEG-TS/PS audio carry slots, 8 KiB per split track), a slice only
+        // for the packets it joins: with the same scratch the reader may stop
+        // first, saying so.
+        if matches!(b.error().map(|e| e.kind()), Some(mediaslice::ErrorKind::ScratchTooSmall)) {
+            return;
+        }
         panic!("slice and stream differ at event {i}:\n slice:  {a:?}\n stream: {b:?}");
     }
     if slice.events.len() != stream.events.len() {
@@ -887,7 +894,11 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
 /// fixes"): their prefixes run for the invariants but are not compared, so
 /// the smoke run stays green on the seeds until the owner fixes them. Remove
 /// a kind when its findings are fixed.
-pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[];
+pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[(
+    FormatKind::MpegPs,
+    "the audio frame splitter on damaged AC-3 in private stream 1: at a cut inside a frame held in the \
+     carry slot, the prefix gives a longer piece than the whole input's packet (docs/fuzzing.md)",
+)];
 
 impl Log {
     /// The tracks at open, if it opened (recorded logs only).
@@ -1044,7 +1055,7 @@ fn check_prefix(data: &[u8], cut: usize, full: &[PacketSum], got: &[&PacketSum],
             // cannot see it in a cut one.
             && p.len <= f.len;
         let same_bytes = match (&f.bytes, p.pos) {
-            (Some(b), _) => crc32(&b.0[..p.len]) == p.crc,
+            (Some(b), _) => b.0.get(..p.len).is_some_and(|x| crc32(x) == p.crc),
             (None, Some(pos)) if p.contiguous => {
                 let s = pos as usize;
                 data.get(s..s + p.len).is_some_and(|d| crc32(d) == p.crc)

@@ -311,15 +311,26 @@ impl Split {
                     }
                     j += 1;
                 }
+                // The PES reaches the end of the input: a header may start in
+                // its last bytes and be cut (the whole input would end the
+                // packet there). Give what lies before them, flagged, and
+                // nothing after (a `truncation` fuzz find on a cut VOB).
+                let at_end = cut.pos.saturating_add(cut.len as u64) >= src.len();
+                let last = at_end && j + HDR > cut.len && cut.len.saturating_sub(HDR - 1) > p;
                 if j + HDR > cut.len {
-                    j = cut.len;
+                    j = if last { cut.len - (HDR - 1) } else { cut.len };
                 }
                 if self.seeking {
                     cut.done = j;
                     continue;
                 }
                 let pts = self.fetch();
-                return Ok(Some(self.emit(cut, p, j - p, pts, None)));
+                let mut f = self.emit(cut, p, j - p, pts, None);
+                if last {
+                    f.truncated = true;
+                    cut.done = cut.len;
+                }
+                return Ok(Some(f));
             };
             self.seeking = false;
             // E-AC-3 dependent substreams in this PES join the frame.
