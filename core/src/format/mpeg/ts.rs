@@ -144,6 +144,24 @@ struct TsPacket {
 }
 
 impl TsDemuxer {
+    /// The state before any table is read: TS packets of `packet_size`
+    /// bytes (`prefix` of them before the sync byte), the first at `first`.
+    fn fresh(packet_size: u64, prefix: u64, first: u64) -> Self {
+        TsDemuxer {
+            packet_size,
+            prefix,
+            first,
+            pos: first,
+            es: heapless::Vec::new(),
+            ready: None,
+            flushing: 0,
+            hdmv: packet_size == 192,
+            cut: None,
+            base: 0,
+            lost: false,
+        }
+    }
+
     fn read_packet<S: Source>(&self, src: &mut S, at: u64) -> Result<Option<TsPacket>> {
         let h: [u8; 5] = src.array(at + self.prefix)?;
         if h[0] != SYNC {
@@ -366,19 +384,7 @@ impl FormatDemuxer for TsDemuxer {
         if first > 0 {
             ctx.diags.report("ts.leading-junk", 0);
         }
-        let mut d = TsDemuxer {
-            packet_size,
-            prefix,
-            first,
-            pos: first,
-            es: heapless::Vec::new(),
-            ready: None,
-            flushing: 0,
-            hdmv: packet_size == 192,
-            cut: None,
-            base: 0,
-            lost: false,
-        };
+        let mut d = TsDemuxer::fresh(packet_size, prefix, first);
         let mut pmts: heapless::Vec<(u16, bool), MAX_PROGRAMS> = heapless::Vec::new();
         let mut pat_seen = false;
         let mut buf = [0u8; MAX_SECTION];
@@ -1070,19 +1076,7 @@ pub fn fuzz_psi(data: &[u8]) {
     let mut ctx = Context::default();
     let _ = check_crc(data, &mut ctx, 0);
     for packet_size in [188u64, 192] {
-        let mut d = TsDemuxer {
-            packet_size,
-            prefix: packet_size - 188,
-            first: 0,
-            pos: 0,
-            es: heapless::Vec::new(),
-            ready: None,
-            flushing: 0,
-            hdmv: packet_size == 192,
-            cut: None,
-            base: 0,
-            lost: false,
-        };
+        let mut d = TsDemuxer::fresh(packet_size, packet_size - 188, 0);
         let mut out: heapless::Vec<(u16, Track), MAX_TRACKS> = heapless::Vec::new();
         parse_pmt(data, &mut d, &mut out, &mut ctx, 0);
     }
