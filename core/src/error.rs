@@ -35,21 +35,24 @@ pub enum ErrorKind {
 }
 
 /// An error with the offset where parsing stopped and a static description.
+///
+/// 16 bytes on 32-bit targets: the description and two 32-bit words, the
+/// low 32 bits of the offset and then bits 32..48 of the offset with the
+/// kind's code in the top 16 bits. A `Result` carrying it is returned in
+/// memory, so every `?` that passes one on copies it: each word less is
+/// about 5 KiB of flash on thumbv7em (docs/embedded.md). Offsets from
+/// 2^48 (256 TiB) up are kept as 2^48 - 1 ([`Error::OFFSET_MAX`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Error {
-    kind: ErrorKind,
-    /// The offset as two 32-bit halves (low first): 4-byte rather than
-    /// 8-byte alignment makes the error 20 bytes instead of 24 on 32-bit
-    /// targets, and every `?` that passes one on copies a word less (about
-    /// 5 KiB of flash on thumbv7em). [`Error::offset`] joins them.
-    offset: [u32; 2],
     what: &'static str,
+    lo: u32,
+    hi: u32,
 }
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
-            .field("kind", &self.kind)
+            .field("kind", &self.kind())
             .field("offset", &self.offset())
             .field("what", &self.what)
             .finish()
@@ -62,7 +65,7 @@ impl defmt::Format for Error {
         defmt::write!(
             f,
             "Error {{ kind: {}, offset: {=u64}, what: {=str} }}",
-            self.kind,
+            self.kind(),
             self.offset(),
             self.what
         )
@@ -70,12 +73,21 @@ impl defmt::Format for Error {
 }
 
 impl Error {
-    /// Builds an error of `kind` at byte `offset` with a static description.
+    /// The largest offset an error keeps; larger ones are clamped to it.
+    pub const OFFSET_MAX: u64 = (1 << 48) - 1;
+
+    /// Builds an error of `kind` at byte `offset` (clamped to
+    /// [`Error::OFFSET_MAX`]) with a static description.
     pub const fn new(kind: ErrorKind, offset: u64, what: &'static str) -> Self {
+        let offset = if offset > Self::OFFSET_MAX {
+            Self::OFFSET_MAX
+        } else {
+            offset
+        };
         Error {
-            kind,
-            offset: [offset as u32, (offset >> 32) as u32],
             what,
+            lo: offset as u32,
+            hi: (offset >> 32) as u32 | (kind_code(kind) as u32) << 16,
         }
     }
     /// `Malformed` at `offset`.
@@ -100,11 +112,11 @@ impl Error {
     }
     /// The category of the error.
     pub const fn kind(&self) -> ErrorKind {
-        self.kind
+        kind_of((self.hi >> 16) as u16)
     }
     /// The byte offset in the input where parsing stopped.
     pub const fn offset(&self) -> u64 {
-        self.offset[0] as u64 | (self.offset[1] as u64) << 32
+        self.lo as u64 | ((self.hi & 0xFFFF) as u64) << 32
     }
     /// A static, human-readable description (often citing the spec).
     pub const fn description(&self) -> &'static str {
@@ -114,13 +126,13 @@ impl Error {
     /// packet before the cut has been delivered when this is returned from
     /// `next_packet`.
     pub const fn is_truncation(&self) -> bool {
-        matches!(self.kind, ErrorKind::Truncated)
+        matches!(self.kind(), ErrorKind::Truncated)
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = match self.kind {
+        let kind = match self.kind() {
             ErrorKind::UnknownFormat => "unknown format",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Malformed => "malformed input",
@@ -132,7 +144,7 @@ impl fmt::Display for Error {
             ErrorKind::InvalidArgument => "invalid argument",
             ErrorKind::Io(_) => "I/O error",
         };
-        if let ErrorKind::Io(k) = self.kind {
+        if let ErrorKind::Io(k) = self.kind() {
             write!(f, "{kind} ({k:?}) at byte {}: {}", self.offset(), self.what)
         } else {
             write!(f, "{kind} at byte {}: {}", self.offset(), self.what)
@@ -141,6 +153,85 @@ impl fmt::Display for Error {
 }
 
 impl core::error::Error for Error {}
+
+/// The first code of the `Io` kinds.
+const IO: u16 = 16;
+
+/// The 16-bit code of a kind (the inverse of [`kind_of`]).
+const fn kind_code(kind: ErrorKind) -> u16 {
+    use embedded_io::ErrorKind as K;
+    match kind {
+        ErrorKind::UnknownFormat => 0,
+        ErrorKind::Unsupported => 1,
+        ErrorKind::Malformed => 2,
+        ErrorKind::Truncated => 3,
+        ErrorKind::LimitExceeded => 4,
+        ErrorKind::CapacityExceeded => 5,
+        ErrorKind::ScratchTooSmall => 6,
+        ErrorKind::OffsetOverflow => 7,
+        ErrorKind::InvalidArgument => 8,
+        ErrorKind::Io(k) => {
+            IO + match k {
+                K::NotFound => 1,
+                K::PermissionDenied => 2,
+                K::ConnectionRefused => 3,
+                K::ConnectionReset => 4,
+                K::ConnectionAborted => 5,
+                K::NotConnected => 6,
+                K::AddrInUse => 7,
+                K::AddrNotAvailable => 8,
+                K::BrokenPipe => 9,
+                K::AlreadyExists => 10,
+                K::InvalidInput => 11,
+                K::InvalidData => 12,
+                K::TimedOut => 13,
+                K::Interrupted => 14,
+                K::Unsupported => 15,
+                K::OutOfMemory => 16,
+                K::WriteZero => 17,
+                _ => 0,
+            }
+        }
+    }
+}
+
+/// The kind of a 16-bit code made by [`kind_code`]; a code it never makes
+/// reads as `Malformed`, an `Io` code for a reader kind added to
+/// `embedded_io` later as `Io(Other)`.
+const fn kind_of(code: u16) -> ErrorKind {
+    use embedded_io::ErrorKind as K;
+    match code {
+        0 => ErrorKind::UnknownFormat,
+        1 => ErrorKind::Unsupported,
+        3 => ErrorKind::Truncated,
+        4 => ErrorKind::LimitExceeded,
+        5 => ErrorKind::CapacityExceeded,
+        6 => ErrorKind::ScratchTooSmall,
+        7 => ErrorKind::OffsetOverflow,
+        8 => ErrorKind::InvalidArgument,
+        c if c >= IO => ErrorKind::Io(match c - IO {
+            1 => K::NotFound,
+            2 => K::PermissionDenied,
+            3 => K::ConnectionRefused,
+            4 => K::ConnectionReset,
+            5 => K::ConnectionAborted,
+            6 => K::NotConnected,
+            7 => K::AddrInUse,
+            8 => K::AddrNotAvailable,
+            9 => K::BrokenPipe,
+            10 => K::AlreadyExists,
+            11 => K::InvalidInput,
+            12 => K::InvalidData,
+            13 => K::TimedOut,
+            14 => K::Interrupted,
+            15 => K::Unsupported,
+            16 => K::OutOfMemory,
+            17 => K::WriteZero,
+            _ => K::Other,
+        }),
+        _ => ErrorKind::Malformed,
+    }
+}
 
 /// The crate's result type.
 pub type Result<T> = core::result::Result<T, Error>;
@@ -151,7 +242,7 @@ mod tests {
 
     #[test]
     fn offset_round_trips_and_debug_is_unchanged() {
-        for off in [0u64, 1, u32::MAX as u64, 1 << 32, 0x1234_5678_9ABC_DEF0, u64::MAX] {
+        for off in [0u64, 1, u32::MAX as u64, 1 << 32, 0x1234_5678_9ABC, Error::OFFSET_MAX] {
             assert_eq!(Error::malformed(off, "x").offset(), off);
         }
         let e = Error::truncated(5_000_000_000, "cut");
@@ -161,5 +252,52 @@ mod tests {
             "Error { kind: Truncated, offset: 5000000000, what: \"cut\" }"
         );
         assert_eq!(std::format!("{e}"), "truncated input at byte 5000000000: cut");
+    }
+
+    #[test]
+    fn every_kind_and_offset_round_trips() {
+        use embedded_io::ErrorKind as K;
+        let io = [
+            K::Other,
+            K::NotFound,
+            K::PermissionDenied,
+            K::ConnectionRefused,
+            K::ConnectionReset,
+            K::ConnectionAborted,
+            K::NotConnected,
+            K::AddrInUse,
+            K::AddrNotAvailable,
+            K::BrokenPipe,
+            K::AlreadyExists,
+            K::InvalidInput,
+            K::InvalidData,
+            K::TimedOut,
+            K::Interrupted,
+            K::Unsupported,
+            K::OutOfMemory,
+            K::WriteZero,
+        ];
+        let plain = [
+            ErrorKind::UnknownFormat,
+            ErrorKind::Unsupported,
+            ErrorKind::Malformed,
+            ErrorKind::Truncated,
+            ErrorKind::LimitExceeded,
+            ErrorKind::CapacityExceeded,
+            ErrorKind::ScratchTooSmall,
+            ErrorKind::OffsetOverflow,
+            ErrorKind::InvalidArgument,
+        ];
+        let kinds = plain.into_iter().chain(io.into_iter().map(ErrorKind::Io));
+        for kind in kinds {
+            for off in [0u64, 7, u32::MAX as u64 + 1, Error::OFFSET_MAX] {
+                let e = Error::new(kind, off, "w");
+                assert_eq!((e.kind(), e.offset(), e.description()), (kind, off, "w"));
+            }
+        }
+        // Offsets past 2^48 are clamped, and do not spill into the kind.
+        let e = Error::truncated(u64::MAX, "far");
+        assert_eq!((e.kind(), e.offset()), (ErrorKind::Truncated, Error::OFFSET_MAX));
+        assert_eq!(core::mem::size_of::<Error>(), 2 * core::mem::size_of::<usize>() + 8);
     }
 }

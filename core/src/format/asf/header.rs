@@ -258,14 +258,14 @@ pub(super) enum StreamType {
 
 /// Classifies a stream type GUID; `None` for types ffmpeg does not read.
 pub(super) fn stream_type(g: &Guid) -> Option<StreamType> {
-    Some(match *g {
-        guids::AUDIO_MEDIA => StreamType::Audio,
-        guids::VIDEO_MEDIA => StreamType::Video,
-        guids::JFIF_MEDIA => StreamType::Jfif,
-        guids::COMMAND_MEDIA => StreamType::Command,
-        guids::BINARY_MEDIA => StreamType::Binary,
-        _ => return None,
-    })
+    const TYPES: [(Guid, StreamType); 5] = [
+        (guids::AUDIO_MEDIA, StreamType::Audio),
+        (guids::VIDEO_MEDIA, StreamType::Video),
+        (guids::JFIF_MEDIA, StreamType::Jfif),
+        (guids::COMMAND_MEDIA, StreamType::Command),
+        (guids::BINARY_MEDIA, StreamType::Binary),
+    ];
+    guids::lookup(g, &TYPES)
 }
 
 /// ffmpeg's `ff_asf_metadata_conv`: ASF attribute names and the common

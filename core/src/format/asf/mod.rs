@@ -56,6 +56,32 @@ const MAX_OBJECT_SIZE: u32 = 1 << 24;
 const MAX_PACKET_LENGTH: u32 = 1 << 29;
 /// ASF timestamps are milliseconds.
 const MS: Rational = Rational::new(1, 1000);
+/// The header objects the reader acts on (§3.2–§3.4, §3.10, §3.11, §4.1,
+/// §4.7, §4.8).
+#[derive(Clone, Copy)]
+enum Object {
+    FileProperties,
+    StreamProperties,
+    ExtendedStreamProperties,
+    HeaderExtension,
+    ContentDescription,
+    ExtendedContentDescription,
+    /// The Metadata and the Metadata Library Object, read alike.
+    Metadata,
+}
+
+/// Their GUIDs.
+const HEADER_OBJECTS: [(guids::Guid, Object); 8] = [
+    (guids::FILE_PROPERTIES, Object::FileProperties),
+    (guids::STREAM_PROPERTIES, Object::StreamProperties),
+    (guids::EXTENDED_STREAM_PROPERTIES, Object::ExtendedStreamProperties),
+    (guids::HEADER_EXTENSION, Object::HeaderExtension),
+    (guids::CONTENT_DESCRIPTION, Object::ContentDescription),
+    (guids::EXTENDED_CONTENT_DESCRIPTION, Object::ExtendedContentDescription),
+    (guids::METADATA, Object::Metadata),
+    (guids::METADATA_LIBRARY, Object::Metadata),
+];
+
 /// Size of the data object header (§5.1): GUID, size, file id, packet
 /// count, reserved.
 const DATA_HEADER: u64 = 50;
@@ -285,8 +311,8 @@ impl FormatDemuxer for AsfDemuxer {
             }
             let body = at + 24;
             let end = at.saturating_add(size);
-            match g {
-                guids::FILE_PROPERTIES => {
+            match guids::lookup(&g, &HEADER_OBJECTS) {
+                Some(Object::FileProperties) => {
                     let (b, n) = read_small::<S, 80>(src, body)?;
                     let p = FileProperties::parse(b.get(..n).unwrap_or(&[]))
                         .ok_or(Error::truncated(body, "File Properties Object cut short (ASF §3.2)"))?;
@@ -295,10 +321,10 @@ impl FormatDemuxer for AsfDemuxer {
                     }
                     props = Some(p);
                 }
-                guids::STREAM_PROPERTIES => {
+                Some(Object::StreamProperties) => {
                     d.stream_properties(src, ctx, body, size, props.unwrap_or_default())?;
                 }
-                guids::EXTENDED_STREAM_PROPERTIES => {
+                Some(Object::ExtendedStreamProperties) => {
                     // §4.1: fixed part, stream names, payload extension systems,
                     // then an optional Stream Properties Object, which ffmpeg
                     // reads as the next object.
@@ -343,23 +369,23 @@ impl FormatDemuxer for AsfDemuxer {
                         continue;
                     }
                 }
-                guids::HEADER_EXTENSION => {
+                Some(Object::HeaderExtension) => {
                     // §3.4: reserved GUID, reserved WORD, data size, objects.
                     at = body + 22;
                     continue;
                 }
-                guids::CONTENT_DESCRIPTION => {
+                Some(Object::ContentDescription) => {
                     d.remember_tags(ctx, TagObject::Content, body, end, file_len, at);
                 }
-                guids::EXTENDED_CONTENT_DESCRIPTION => {
+                Some(Object::ExtendedContentDescription) => {
                     d.remember_tags(ctx, TagObject::Extended, body, end, file_len, at);
                     d.find_pictures(src, ctx, TagObject::Extended, body, end)?;
                 }
-                guids::METADATA | guids::METADATA_LIBRARY => {
+                Some(Object::Metadata) => {
                     d.remember_tags(ctx, TagObject::Metadata, body, end, file_len, at);
                     d.find_pictures(src, ctx, TagObject::Metadata, body, end)?;
                 }
-                _ => {}
+                None => {}
             }
             if end <= at {
                 return Err(Error::malformed(at, "ASF object size wraps"));

@@ -3,42 +3,11 @@
 
 #[cfg(feature = "ts")]
 /// CRC-32/MPEG-2 (polynomial 0x04C11DB7, not reflected, initial value
-/// 0xFFFFFFFF, no final XOR), table built at compile time (ISO/IEC 13818-1
-/// Annex A).
+/// 0xFFFFFFFF, no final XOR; ISO/IEC 13818-1 Annex A): the crate's one
+/// table for that polynomial, shared with the Ogg page checksum.
 pub(crate) fn crc32_mpeg2(data: &[u8]) -> u32 {
-    let mut c = 0xFFFF_FFFFu32;
-    for &b in data {
-        let i = ((c >> 24) ^ b as u32) & 0xFF;
-        c = (c << 8) ^ MPEG2_TABLE.get(i as usize).copied().unwrap_or(0);
-    }
-    c
+    crate::crc::crc32_poly04c11db7(0xFFFF_FFFF, data)
 }
-
-// Evaluated at compile time only: an out-of-range index fails the build.
-#[cfg(feature = "ts")]
-#[allow(clippy::indexing_slicing)]
-const fn mpeg2_table() -> [u32; 256] {
-    let mut t = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = (i as u32) << 24;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 0x8000_0000 != 0 {
-                (c << 1) ^ 0x04C1_1DB7
-            } else {
-                c << 1
-            };
-            k += 1;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-}
-
-#[cfg(feature = "ts")]
-static MPEG2_TABLE: [u32; 256] = mpeg2_table();
 
 /// What a PES header says (ISO/IEC 13818-1 §2.4.3.7).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
