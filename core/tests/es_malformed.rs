@@ -230,3 +230,30 @@ fn cut_after_an_empty_nal_unit_gives_a_prefix() {
         }
     }
 }
+
+/// Found by the `truncation` fuzz target on an input forced to H.265: bytes
+/// before the first start code ("01"), then a start code whose NAL header is
+/// cut. The whole input gives "01" (the start code ends it); the first two
+/// bytes gave "01 00", whose zero byte may begin that start code. Zero bytes
+/// at the very end of a cut input are now left out of a slice-less last
+/// packet too, so every cut gives a prefix of the whole input's packet.
+#[test]
+fn junk_before_a_cut_start_code_gives_a_prefix_at_every_cut() {
+    for kind in [mediaslice::FormatKind::Hevc, mediaslice::FormatKind::H264] {
+        let data = [0x01, 0x00, 0x00, 0x01, 0x9b];
+        let whole = forced(&data, kind);
+        assert_eq!(whole.len(), 1, "{kind:?}: {whole:?}");
+        assert_eq!(whole[0].1, [0x01], "{kind:?}: the start code ends the first packet");
+        for cut in 1..data.len() {
+            let part = forced(&data[..cut], kind);
+            assert!(part.len() <= 1, "{kind:?} cut {cut}: {part:?}");
+            if let Some((pos, bytes, _)) = part.first() {
+                assert_eq!(*pos, whole[0].0, "{kind:?} cut {cut}");
+                assert!(
+                    whole[0].1.starts_with(bytes),
+                    "{kind:?} cut {cut}: {bytes:?} not a prefix of the whole"
+                );
+            }
+        }
+    }
+}

@@ -10,10 +10,12 @@ use libfuzzer_sys::fuzz_target;
 use mediaslice::format::es::id3::{id3v2_at, FrameWalk};
 use mediaslice::format::xiph::comment::{split_entry, CommentCursor};
 use mediaslice::format::xiph::flac::{FrameHeader, Picture, StreamInfo};
-use mediaslice::{Source, SliceSource};
+use mediaslice::{SliceSource, Source};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&first, rest)) = data.split_first() else { return };
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
     mediaslice::format::mkv::fuzz_ebml(rest);
     mediaslice::format::mpeg::ts::fuzz_psi(rest);
     mediaslice::format::flv::fuzz_amf0(rest);

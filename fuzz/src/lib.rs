@@ -837,7 +837,10 @@ pub fn compare_logs(slice: &Log, stream: &Log, io_may_fail: bool) {
         // MPEG-TS/PS audio carry slots, 8 KiB per split track), a slice only
         // for the packets it joins: with the same scratch the reader may stop
         // first, saying so.
-        if matches!(b.error().map(|e| e.kind()), Some(mediaslice::ErrorKind::ScratchTooSmall)) {
+        if matches!(
+            b.error().map(|e| e.kind()),
+            Some(mediaslice::ErrorKind::ScratchTooSmall)
+        ) {
             return;
         }
         panic!("slice and stream differ at event {i}:\n slice:  {a:?}\n stream: {b:?}");
@@ -894,11 +897,7 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
 /// fixes"): their prefixes run for the invariants but are not compared, so
 /// the smoke run stays green on the seeds until the owner fixes them. Remove
 /// a kind when its findings are fixed.
-pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[(
-    FormatKind::MpegPs,
-    "the audio frame splitter on damaged AC-3 in private stream 1: at a cut inside a frame held in the \
-     carry slot, the prefix gives a longer piece than the whole input's packet (docs/fuzzing.md)",
-)];
+pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[];
 
 impl Log {
     /// The tracks at open, if it opened (recorded logs only).

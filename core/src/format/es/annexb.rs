@@ -318,12 +318,16 @@ impl AnnexBDemuxer {
             // scan did not see (it overlaps the NAL unit before it).
             return Ok((sc, key, true));
         }
-        if !has_slice && (has_prefix || cut_nal) {
-            return Ok((self.end, key, true));
-        }
         let zeros = trailing_zeros(src, at, self.end)?;
-        if (1..=3).contains(&zeros) && self.end - zeros > at {
-            return Ok((self.end - zeros, key, true));
+        let trimmed = ((1..=3).contains(&zeros) && self.end - zeros > at).then(|| self.end - zeros);
+        if !has_slice && (has_prefix || cut_nal) {
+            // Its zero bytes at the very end are left out too (a fuzz find:
+            // bytes before the first start code, "01 00" cut from
+            // "01 00 00 01 ..", gave both bytes where the whole gives one).
+            return Ok((trimmed.unwrap_or(self.end), key, true));
+        }
+        if let Some(t) = trimmed {
+            return Ok((t, key, true));
         }
         Ok((self.end, key, false))
     }

@@ -126,7 +126,14 @@ impl PsDemuxer {
             0xBA => {
                 // Pack header: MPEG-2 14 bytes + stuffing, MPEG-1 12 bytes.
                 if h[4] & 0xC0 == 0x40 {
-                    let b: [u8; 14] = src.array(at)?;
+                    // The input may end inside it: the walk ends there, in
+                    // the probe as in reading (a `truncation` fuzz find:
+                    // the whole input failed to open where a prefix opened).
+                    let b: [u8; 14] = match src.array(at) {
+                        Ok(b) => b,
+                        Err(e) if e.is_truncation() => return Ok(None),
+                        Err(e) => return Err(e),
+                    };
                     Ok(Some(Unit::Skip(14 + (b[13] & 7) as u64)))
                 } else {
                     Ok(Some(Unit::Skip(12)))
@@ -140,7 +147,7 @@ impl PsDemuxer {
                     0xBD => {
                         let mut head = [0u8; 64];
                         let n = (total.min(64)) as usize;
-                        src.read_exact_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
+                        let n = src.read_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
                         let Some(p) = parse_pes_header(head.get(..n).unwrap_or(&[])) else {
                             return Ok(Some(Unit::Skip(total)));
                         };
@@ -170,7 +177,8 @@ impl PsDemuxer {
                 };
                 let mut head = [0u8; 64];
                 let n = (total.min(64)) as usize;
-                src.read_exact_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
+                // Fewer bytes only where the input ends inside the PES.
+                let n = src.read_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
                 let Some(p) = parse_pes_header(head.get(..n).unwrap_or(&[])) else {
                     return Ok(Some(Unit::Skip(total)));
                 };
@@ -308,10 +316,11 @@ impl FormatDemuxer for PsDemuxer {
             let b: [u8; 3] = src.array(self.pos)?;
             if b != [0, 0, 1] {
                 ctx.diags.report("ps.resync", self.pos);
-                match next_start(src, self.pos, ctx.limits.resync_bytes)? {
-                    Some(n) => self.pos = n,
-                    None => return Ok(None),
-                }
+                // No start code within the resync window: the walk ends
+                // here, and the frames left in the carry slots are given
+                // as at the end of the input (a `truncation` fuzz find: a
+                // prefix that ended at the junk gave them, the whole did not).
+                self.pos = next_start(src, self.pos, ctx.limits.resync_bytes)?.unwrap_or(len);
                 continue;
             }
             let at = self.pos;

@@ -57,6 +57,21 @@ impl Kind {
         }
     }
 
+    /// Whether `b`, the first bytes of a would-be header (fewer than a
+    /// header), can begin one: its sync bits as far as they go (ADTS
+    /// 0xFFF, AC-3 0x0B77, MPEG audio 0x7FF, LATM 0x2B7). Every header
+    /// [`Kind::measure`] accepts passes.
+    fn could_start(self, b: &[u8]) -> bool {
+        let (s0, s1, m1) = match self {
+            Kind::Adts => (0xFF, 0xF0, 0xF0),
+            Kind::Ac3 => (0x0B, 0x77, 0xFF),
+            Kind::Mpa => (0xFF, 0xE0, 0xE0),
+            Kind::Latm => (0x56, 0xE0, 0xE0),
+            Kind::None => return false,
+        };
+        b.first().is_none_or(|&x| x == s0) && b.get(1).is_none_or(|&x| x & m1 == s1)
+    }
+
     /// Frame length, samples per channel, sample rate and, for AC-3,
     /// whether it is an E-AC-3 dependent substream.
     fn measure(self, h: &[u8]) -> Option<(usize, u32, u32, bool)> {
@@ -290,6 +305,27 @@ impl Split {
             if hn < HDR && self.seeking {
                 cut.done = cut.len;
                 return Ok(None);
+            }
+            if hn < HDR && cut.pos.saturating_add(cut.len as u64) >= src.len() {
+                // The input ends in these bytes. The whole input could make
+                // them a frame, or junk up to the next header: hold them as
+                // a frame only when they can begin one and no header can
+                // begin later in them; else give the bytes up to the first
+                // place a header could begin, flagged, and nothing after (a
+                // `truncation` fuzz find on a cut VOB: "c8 0b" was held and
+                // given as one piece where the whole input gives the junk
+                // byte c8, then the frame at 0b 77).
+                let tail = h.get(..hn).unwrap_or(&[]);
+                let q = (1..hn)
+                    .find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[])))
+                    .unwrap_or(hn);
+                if q < hn || !self.kind.could_start(tail) {
+                    let pts = self.fetch();
+                    let mut f = self.emit(cut, p, q, pts, None);
+                    f.truncated = true;
+                    cut.done = cut.len;
+                    return Ok(Some(f));
+                }
             }
             if hn < HDR {
                 // A header cut by the end of the PES: AC-3 takes the next PES's
