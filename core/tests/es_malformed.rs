@@ -257,3 +257,68 @@ fn junk_before_a_cut_start_code_gives_a_prefix_at_every_cut() {
         }
     }
 }
+
+/// Found by the `truncation` fuzz target (AC-3 and E-AC-3, eight inputs):
+/// bytes after a frame that the whole input appends to it as junk, or that
+/// begin the next frame, were given with the frame when the input ended in
+/// them (a prefix gave the frame plus the 0x0B of the next sync word, one
+/// byte more than the whole input's packet). Now such a packet ends where a
+/// cut header could begin, flagged, and nothing after it is given.
+#[test]
+fn ac3_junk_and_cut_sync_give_a_prefix_at_every_cut() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/ac3");
+    for (file, kind) in [
+        ("stereo.ac3", mediaslice::FormatKind::Ac3),
+        ("stereo.eac3", mediaslice::FormatKind::Eac3),
+    ] {
+        let src = std::fs::read(dir.join(file)).unwrap();
+        let frames = forced(&src, kind);
+        assert!(frames.len() >= 3, "{file}");
+        let (a, b) = (frames[0].1.len(), frames[1].1.len());
+        // Frame 1, junk with a lone 0x0B in it, frame 2, a lone 0x0B, frame 3.
+        let mut data = src[..a].to_vec();
+        data.extend_from_slice(&[0x12, 0x0B, 0x34]);
+        data.extend_from_slice(&src[a..a + b]);
+        data.push(0x0B);
+        data.extend_from_slice(&src[a + b..a + b + frames[2].1.len()]);
+        let whole = forced(&data, kind);
+        assert_eq!(
+            whole.len(),
+            3,
+            "{file}: junk joins the frame before it: {:?}",
+            whole.iter().map(|p| p.1.len()).collect::<Vec<_>>()
+        );
+        for cut in 1..data.len() {
+            let part = forced(&data[..cut], kind);
+            if cut == a || cut == a + 3 + b {
+                // The cuts the prefix cannot tell: exactly at the end of a
+                // frame that the whole input follows with junk (which
+                // ffmpeg's parser, and so the whole input, appends to it).
+                // The frame is given whole and unflagged, as at the end of
+                // any complete file (docs/formats/ac3.md).
+                let n = part.len();
+                assert_eq!(part[..n - 1], whole[..n - 1], "{file} cut {cut}");
+                let start = part[n - 1].0.unwrap() as usize;
+                assert_eq!(
+                    (&part[n - 1].1[..], part[n - 1].2),
+                    (&data[start..cut], false),
+                    "{file} cut {cut}"
+                );
+                assert!(whole[n - 1].1.starts_with(&part[n - 1].1), "{file} cut {cut}");
+                continue;
+            }
+            for (i, p) in part.iter().enumerate() {
+                let w = &whole[i];
+                assert_eq!(p.0, w.0, "{file} cut {cut}: packet {i} position");
+                if i + 1 < part.len() || !p.2 {
+                    assert_eq!(p, w, "{file} cut {cut}: packet {i}");
+                } else {
+                    assert!(
+                        w.1.starts_with(&p.1),
+                        "{file} cut {cut}: last packet not a prefix of the whole's"
+                    );
+                }
+            }
+        }
+    }
+}

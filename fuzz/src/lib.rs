@@ -770,10 +770,14 @@ fn diff_plan(extra_ts: i64) -> Plan {
     }
 }
 
-/// Scratch for both sides: enough for any packet a slice of `len` bytes can
-/// hold, so `ScratchTooSmall` never separates them.
+/// Scratch for every run: enough for any packet a slice of `len` bytes can
+/// hold, plus 64 KiB for the MPEG-TS/PS audio carry slots (8 KiB per split
+/// track; eight tracks), as core's tests give (`common::scratch_for`). With
+/// `len` alone, a whole input with more split tracks than its prefix ran out
+/// of scratch where the prefix did not (a `truncation` finding that was the
+/// harness's, not the library's).
 fn scratch(len: usize) -> Vec<u8> {
-    vec![0u8; len.max(64)]
+    vec![0u8; len.max(64) + (64 << 10)]
 }
 
 fn stream_run<const BLOCKS: usize>(media: &[u8], cfg: &StreamConfig, plan: &Plan) -> Option<Log> {
@@ -897,7 +901,32 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
 /// fixes"): their prefixes run for the invariants but are not compared, so
 /// the smoke run stays green on the seeds until the owner fixes them. Remove
 /// a kind when its findings are fixed.
-pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[];
+pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[
+    (
+        FormatKind::MpegTs,
+        "audio frames split from a PES: a PES that the cut leaves in one TS packet is a slice of the input, \
+         its frames contiguous at their own offsets, where the whole input joins the PES and gives every frame \
+         the PES's offset, not contiguous (24 inputs in fuzz/findings/truncation, third session)",
+    ),
+    (
+        FormatKind::H264,
+        "Annex B forced on other data: the prefix's last access unit one byte longer than the whole's \
+         (4 inputs in fuzz/findings/truncation)",
+    ),
+    (
+        FormatKind::Mp3,
+        "the prefix's last frame longer or shorter than the whole's (2 inputs in fuzz/findings/truncation)",
+    ),
+    (
+        FormatKind::Ac3,
+        "a cut exactly at the end of a frame that the whole input follows with junk: the whole appends the junk \
+         to the frame (ffmpeg's parser), the prefix cannot know of it (docs/formats/ac3.md)",
+    ),
+    (
+        FormatKind::Eac3,
+        "as AC-3: a cut exactly at the end of a frame followed by junk (2 inputs in fuzz/findings/truncation)",
+    ),
+];
 
 impl Log {
     /// The tracks at open, if it opened (recorded logs only).
@@ -966,7 +995,13 @@ pub fn run_truncation(data: &[u8]) {
         cuts.dedup();
     }
     let cut_plan = Plan { keep_bytes: 0, ..plan };
-    let capped = whole.events.iter().any(|e| matches!(e, Event::Capped));
+    // A whole input that hits the packet cap, or runs out of the scratch
+    // (more split audio tracks than the carry room above), is a reference
+    // only up to there: its prefixes may give more.
+    let capped = whole.events.iter().any(|e| {
+        matches!(e, Event::Capped)
+            || matches!(e, Event::PacketErr(x) if x.kind() == mediaslice::ErrorKind::ScratchTooSmall)
+    });
     let exact = !STREAM_EXACT.contains(&kind);
     for cut in cuts {
         let prefix = &data[..cut];
@@ -1061,12 +1096,14 @@ fn check_prefix(data: &[u8], cut: usize, full: &[PacketSum], got: &[&PacketSum],
             }
             _ => true,
         };
-        // The cut falls inside the packet and the demuxer says so; or the
-        // packetisation is the reader's own.
-        let inside = f
-            .pos
-            .is_some_and(|pos| (pos as usize) < cut && cut < pos as usize + f.len);
-        let allowed = (inside && p.flags.truncated) || !exact;
+        // The last packet of the prefix may be flagged `truncated` where
+        // the whole input's is not, with the same head and its bytes a
+        // prefix (or all) of the whole's: a demuxer cannot always know at
+        // the end of a cut input whether a packet ends (bytes after an AC-3
+        // frame may be junk that the whole input appends to it, or the next
+        // frame's header), and says so. core/tests/truncation.rs accepts
+        // the same. Or the packetisation is the reader's own.
+        let allowed = p.flags.truncated || !exact;
         if !(last && allowed && same_head && same_bytes) {
             panic!(
                 "prefix of {cut} bytes: packet {i} is not the whole input's (or its cut prefix)\n \

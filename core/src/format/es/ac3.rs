@@ -98,6 +98,21 @@ pub fn probe_at_start<S: Source>(src: &mut S) -> Result<Option<bool>> {
 }
 
 impl Ac3Demuxer {
+    /// Where a sync frame header cut by the end of the input could begin at
+    /// or after `from`: the first place in the last `HEADER_LEN - 1` bytes
+    /// whose bytes are the sync word 0x0B77 (ATSC A/52 §5.4.1.1) as far as
+    /// they go. A longer input could hold a frame there.
+    fn cut_header_at<S: Source>(&self, src: &mut S, from: u64) -> Result<Option<u64>> {
+        let start = from.max(self.end.saturating_sub(HEADER_LEN as u64 - 1));
+        let mut b = [0u8; HEADER_LEN];
+        let want = self.end.saturating_sub(start).min(HEADER_LEN as u64) as usize;
+        let n = src.read_at(start, b.get_mut(..want).unwrap_or(&mut []))?;
+        let tail = b.get(..n).unwrap_or(&[]);
+        Ok((0..n)
+            .find(|&k| matches!(tail.get(k..).unwrap_or(&[]), [0x0B] | [0x0B, 0x77, ..]))
+            .map(|k| start + k as u64))
+    }
+
     /// The next sync frame header at or after `from` within the resync
     /// limit.
     fn next_header<S: Source>(&self, src: &mut S, from: u64, limits: &Limits) -> Result<Option<(u64, Ac3Header)>> {
@@ -127,7 +142,13 @@ impl Ac3Demuxer {
                     self.pos = self.end;
                     return Ok(None);
                 }
-                self.end
+                // Bytes without a header up to the end of the input: a
+                // longer input could continue them, or start a frame in
+                // their last bytes. They end where a cut header could
+                // begin, flagged, and nothing after them is given
+                // (`truncation` fuzz finds).
+                cut = true;
+                self.cut_header_at(src, at + 1)?.unwrap_or(self.end)
             }
             Some((p, _)) if p > at => {
                 ctx.diags.report("ac3.junk-skipped", at);
@@ -158,7 +179,13 @@ impl Ac3Demuxer {
                     match self.next_header(src, frame_end, &ctx.limits)? {
                         Some((q, n)) if !n.starts_packet() => frame_end = q + n.frame_len as u64,
                         Some((q, _)) => break q,
-                        None => break self.end,
+                        // Bytes after the frame up to the end of the input,
+                        // no header among them: as above (a prefix gave the
+                        // frame plus the 0x0B that begins the next one).
+                        None => {
+                            cut = true;
+                            break self.cut_header_at(src, frame_end)?.unwrap_or(self.end);
+                        }
                     }
                 }
             }
@@ -169,7 +196,9 @@ impl Ac3Demuxer {
             self.pos = self.end;
             return Err(Error::limit(at, "AC-3 packet larger than limits.max_packet"));
         }
-        self.pos = stop;
+        // A packet flagged at the end of the input is the last one: what
+        // follows it (a cut header) is not given.
+        self.pos = if cut { self.end } else { stop };
         let dur = samples * TIME_BASE_HZ as u64 / self.sample_rate.max(1) as u64;
         let pts = self.pts;
         self.pts = self.pts.saturating_add(dur as i64);

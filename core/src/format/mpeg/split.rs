@@ -315,6 +315,13 @@ impl Split {
                 // `truncation` fuzz find on a cut VOB: "c8 0b" was held and
                 // given as one piece where the whole input gives the junk
                 // byte c8, then the frame at 0b 77).
+                if self.kind == Kind::Ac3 {
+                    // AC-3 bytes cut by the end of a PES take the time stamp
+                    // of the next PES (see `next`), which a cut input does
+                    // not have: fewer than a header's bytes are not given.
+                    cut.done = cut.len;
+                    return Ok(None);
+                }
                 let tail = h.get(..hn).unwrap_or(&[]);
                 let q = (1..hn)
                     .find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[])))
@@ -440,6 +447,15 @@ impl Split {
     pub(crate) fn flush<S: Source>(&mut self, src: &mut S, track: usize, cut_short: bool) -> Result<Option<Frame>> {
         let c = self.carry as usize;
         if c == 0 {
+            return Ok(None);
+        }
+        if self.carry_pts.is_none() {
+            // AC-3 bytes fewer than a header, cut by a PES boundary, at the
+            // end of the input: their time stamp is the next PES's, which
+            // the input does not have (a prefix gave another one than the
+            // whole input, a `truncation` find). Not given.
+            self.carry = 0;
+            self.need = 0;
             return Ok(None);
         }
         let complete = self.need as usize == c;
