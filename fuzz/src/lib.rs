@@ -923,6 +923,11 @@ pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[
          to the frame (ffmpeg's parser), the prefix cannot know of it (docs/formats/ac3.md)",
     ),
     (
+        FormatKind::Flac,
+        "the prefix's last frame shorter than the whole's and not flagged (1 input in fuzz/findings/truncation, \
+         found by the smoke run at the end of the third session)",
+    ),
+    (
         FormatKind::Eac3,
         "as AC-3: a cut exactly at the end of a frame followed by junk (2 inputs in fuzz/findings/truncation)",
     ),
