@@ -246,9 +246,13 @@ fn find_first_frame<S: Source>(src: &mut S, ctx: &Context, from: u64) -> Result<
                 if tried > FIRST_FRAME_CANDIDATES {
                     break;
                 }
-                let end = find_frame_end(src, pos, &fh, FIRST_FRAME_PROBE);
-                if end.is_ok_and(|e| e.crc_ok) {
-                    return Ok(Some((pos, fh)));
+                match find_frame_end(src, pos, &fh, FIRST_FRAME_PROBE) {
+                    Ok(e) if e.crc_ok => return Ok(Some((pos, fh))),
+                    // A failing reader is not a damaged candidate: say so
+                    // rather than find no frame (a `slice_vs_stream` find: a
+                    // forward-only reader gave no packet and no error).
+                    Err(e) if matches!(e.kind(), ErrorKind::Io(_)) => return Err(e),
+                    _ => {}
                 }
                 next_at = next_at.max(pos + 1);
             }
