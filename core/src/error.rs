@@ -203,6 +203,7 @@ const fn kind_of(code: u16) -> ErrorKind {
     match code {
         0 => ErrorKind::UnknownFormat,
         1 => ErrorKind::Unsupported,
+        2 => ErrorKind::Malformed,
         3 => ErrorKind::Truncated,
         4 => ErrorKind::LimitExceeded,
         5 => ErrorKind::CapacityExceeded,

@@ -22,6 +22,8 @@
 
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use mediaslice::{Demuxer, Error, ErrorKind, FormatKind, Limits, ReaderSource, SliceSource, Source};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -212,19 +214,12 @@ fn kind_for(family: &str) -> Option<FormatKind> {
     }
 }
 
-/// Scratch of every mode: the input's size plus 64 KiB, as in the other
-/// tests (common::scratch_for), so that no packet outgrows it and a reader
-/// has room for the MPEG-TS/PS carry slots (8 KiB per split audio track)
-/// before its packets: with the input's size alone, a reader over a 2 KiB
-/// VOB stopped with `ScratchTooSmall` where the slice did not.
-fn scratch_len(bytes: &[u8]) -> usize {
-    bytes.len() + (64 << 10)
-}
-
 /// The slice has as much join scratch as the readers (MPEG-TS PES and
-/// frames that span PES packets are joined in it).
+/// frames that span PES packets are joined in it): `common::scratch_for`,
+/// the input's size plus 64 KiB, which also leaves a reader room for the
+/// MPEG-TS/PS carry slots (8 KiB per split audio track) before its packets.
 fn open_slice(bytes: &[u8], kind: Option<FormatKind>) -> Run {
-    let mut scratch = vec![0u8; scratch_len(bytes)];
+    let mut scratch = common::scratch_for(bytes.len());
     let src = SliceSource::with_scratch(bytes, &mut scratch);
     run(bytes.len(), || match kind {
         Some(k) => Demuxer::open_as(src, k, Limits::default()),
@@ -243,7 +238,7 @@ fn open_failing<const BLOCKS: usize>(
     seeking: Seeking,
     fail_from: Option<u64>,
 ) -> Run {
-    let scratch = vec![0u8; scratch_len(bytes)];
+    let scratch = common::scratch_for(bytes.len());
     let reader = Reader {
         data: bytes,
         pos: 0,

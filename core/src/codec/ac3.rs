@@ -64,6 +64,13 @@ fn ac3_frame_len(frmsizecod: u8, fscod: u8) -> Option<u32> {
     Some(words * 2)
 }
 
+/// Whether `b`, the first bytes of a would-be sync frame (fewer than a
+/// header), can begin one: the sync word 0x0B77 (ATSC A/52 §5.4.1.1) as far
+/// as they go.
+pub fn sync_prefix(b: &[u8]) -> bool {
+    b.first().is_none_or(|&x| x == 0x0B) && b.get(1).is_none_or(|&x| x == 0x77)
+}
+
 impl Ac3Header {
     /// Parses the sync frame header at the start of `b`, with the checks of
     /// ffmpeg's `ff_ac3_parse_header`: sync word 0x0B77, `bsid` ≤ 16, a

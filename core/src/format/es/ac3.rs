@@ -13,7 +13,7 @@
 
 use super::id3;
 use super::{scan, Frame};
-use crate::codec::ac3::{frame_crc_ok, Ac3Header, HEADER_LEN};
+use crate::codec::ac3::{frame_crc_ok, sync_prefix, Ac3Header, HEADER_LEN};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -109,7 +109,7 @@ impl Ac3Demuxer {
         let n = src.read_at(start, b.get_mut(..want).unwrap_or(&mut []))?;
         let tail = b.get(..n).unwrap_or(&[]);
         Ok((0..n)
-            .find(|&k| matches!(tail.get(k..).unwrap_or(&[]), [0x0B] | [0x0B, 0x77, ..]))
+            .find(|&k| sync_prefix(tail.get(k..).unwrap_or(&[])))
             .map(|k| start + k as u64))
     }
 

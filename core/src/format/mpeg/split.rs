@@ -64,7 +64,7 @@ impl Kind {
     fn could_start(self, b: &[u8]) -> bool {
         let (s0, s1, m1) = match self {
             Kind::Adts => (0xFF, 0xF0, 0xF0),
-            Kind::Ac3 => (0x0B, 0x77, 0xFF),
+            Kind::Ac3 => return crate::codec::ac3::sync_prefix(b),
             Kind::Mpa => (0xFF, 0xE0, 0xE0),
             Kind::Latm => (0x56, 0xE0, 0xE0),
             Kind::None => return false,
