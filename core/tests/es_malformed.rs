@@ -322,3 +322,73 @@ fn ac3_junk_and_cut_sync_give_a_prefix_at_every_cut() {
         }
     }
 }
+
+/// Every prefix of `data` read as `kind` gives the whole input's packets,
+/// the last of them possibly a flagged prefix of its counterpart (`exact`),
+/// or any prefix of it: an Annex B stream has no lengths, so a cut inside
+/// the last access unit's slices cannot be told from the end of a file.
+fn assert_prefix_at_every_cut(data: &[u8], kind: mediaslice::FormatKind, exact: bool, label: &str) {
+    let whole = forced(data, kind);
+    for cut in 1..data.len() {
+        let part = forced(&data[..cut], kind);
+        assert!(
+            part.len() <= whole.len(),
+            "{label} cut {cut}: more packets than the whole"
+        );
+        for (i, p) in part.iter().enumerate() {
+            let w = &whole[i];
+            assert_eq!(p.0, w.0, "{label} cut {cut}: packet {i} position");
+            if p == w {
+                continue;
+            }
+            assert!(
+                i + 1 == part.len() && (p.2 || !exact) && w.1.starts_with(&p.1),
+                "{label} cut {cut}: packet {i} ({} bytes, truncated {}) is neither the whole's ({} bytes) \
+                 nor its flagged prefix",
+                p.1.len(),
+                p.2,
+                w.1.len()
+            );
+        }
+    }
+}
+
+/// Found by the `truncation` fuzz target (MPEG audio, two inputs): bytes
+/// without a frame header up to the end of the input were given unflagged,
+/// where the whole input continues them as junk in the next frame's packet.
+/// Now they are flagged, end where a cut frame sync could begin, and are the
+/// last packet.
+#[test]
+fn mp3_junk_at_the_end_gives_a_prefix_at_every_cut() {
+    let src = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/mp3/cbr_bare.mp3")).unwrap();
+    let frames = forced(&src, mediaslice::FormatKind::Mp3);
+    assert!(frames.len() >= 4);
+    let at = |i: usize| frames[i].0.unwrap() as usize;
+    // Two frames, junk with a lone 0xFF in it, two more frames.
+    let mut data = src[at(0)..at(2)].to_vec();
+    data.extend_from_slice(&[0x12, 0x34, 0xFF, 0x12, 0x56, 0x78, 0x9A]);
+    data.extend_from_slice(&src[at(2)..at(4)]);
+    let whole = forced(&data, mediaslice::FormatKind::Mp3);
+    assert_eq!(whole.len(), 4, "the junk joins frame 3's packet");
+    assert_eq!(whole[2].1.len(), 7 + frames[2].1.len());
+    assert_prefix_at_every_cut(&data, mediaslice::FormatKind::Mp3, true, "mp3");
+}
+
+/// Found by the `truncation` fuzz target (H.264 forced on other data, four
+/// inputs): ten zero bytes at the end of a prefix were kept in the last
+/// access unit, where the whole input gives the last three of them to the
+/// next one ("00 00 00 01"). Up to three zero bytes at the end are now left
+/// out, however many there are.
+#[test]
+fn annexb_zero_run_before_a_start_code_gives_a_prefix_at_every_cut() {
+    let src = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/h264/baseline.h264")).unwrap();
+    let aus = forced(&src, mediaslice::FormatKind::H264);
+    assert!(aus.len() >= 3);
+    let (a, b) = (aus[0].1.len(), aus[1].1.len());
+    let mut data = src[..a].to_vec();
+    data.extend_from_slice(&[0; 10]);
+    data.extend_from_slice(&src[a..a + b]);
+    let whole = forced(&data, mediaslice::FormatKind::H264);
+    assert_eq!(whole.len(), 2);
+    assert_prefix_at_every_cut(&data, mediaslice::FormatKind::H264, false, "h264");
+}

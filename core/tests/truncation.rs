@@ -309,3 +309,36 @@ fn regression_inputs_give_a_prefix_of_the_packets_at_every_cut() {
         failures[..failures.len().min(10)].join("\n")
     );
 }
+
+/// A PMT found after a resync that only the end of the input confirms (the
+/// input ends before five packets in a row could be checked) is not taken:
+/// the whole input, whose junk after four packets rejects that resync, finds
+/// no PMT and does not open, so no prefix may give packets either. The
+/// reading loop already stopped at such a resync (fuzz finding 7); the table
+/// search at open did not.
+#[test]
+fn ts_tables_after_a_resync_only_the_end_confirms_are_not_taken() {
+    let src = std::fs::read(corpus_dir().join("files/mpegts/h264_aac.ts")).unwrap();
+    let pkt = |i: usize| &src[i * 188..(i + 1) * 188];
+    let pid = |p: &[u8]| (u16::from(p[1] & 0x1F) << 8) | u16::from(p[2]);
+    assert_eq!((pid(pkt(1)), pid(pkt(2)), pid(pkt(3))), (0, 0x1000, 0x100));
+    let mut null = vec![0xFFu8; 188];
+    null[..4].copy_from_slice(&[0x47, 0x1F, 0xFF, 0x10]);
+    // SDT, PAT and three null packets: a confirmed start; junk; the PMT and
+    // three video packets (four in a row); junk.
+    let mut data = [pkt(0), pkt(1), &null, &null, &null].concat();
+    data.extend_from_slice(&[0u8; 100]);
+    let run = data.len();
+    data.extend_from_slice(&[pkt(2), pkt(3), pkt(4), pkt(5)].concat());
+    data.extend_from_slice(&[0u8; 400]);
+    let full = pull_slice(&data, Some("ts"), false);
+    assert!(full.open_err.is_some(), "the whole input has no confirmed PMT");
+    for cut in run..data.len() {
+        let got = pull_slice(&data[..cut], Some("ts"), false);
+        assert!(
+            got.open_err.is_some() || got.packets.is_empty(),
+            "cut at {cut}: {} packets where the whole input does not open",
+            got.packets.len()
+        );
+    }
+}

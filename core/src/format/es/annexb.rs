@@ -318,8 +318,15 @@ impl AnnexBDemuxer {
             // scan did not see (it overlaps the NAL unit before it).
             return Ok((sc, key, true));
         }
-        let zeros = trailing_zeros(src, at, self.end)?;
-        let trimmed = ((1..=3).contains(&zeros) && self.end - zeros > at).then(|| self.end - zeros);
+        // The zero bytes at the very end could be followed by "01", "00 01"
+        // or "00 00 01" in a longer input, and the start code's three bytes
+        // before its 01 begin the next access unit there: up to three of
+        // them are left out, however many there are (a fuzz find: ten zero
+        // bytes at the end of a prefix kept one that the whole input gives
+        // to the next access unit's "00 00 00 01").
+        // When nothing but those zero bytes is left, nothing is given.
+        let zeros = trailing_zeros(src, at, self.end)?.min(3);
+        let trimmed = (zeros > 0).then(|| (self.end - zeros).max(at));
         if !has_slice && (has_prefix || cut_nal) {
             // Its zero bytes at the very end are left out too (a fuzz find:
             // bytes before the first start code, "01 00" cut from
@@ -357,6 +364,10 @@ impl FormatDemuxer for AnnexBDemuxer {
         };
         // A trimmed last access unit (`cut`) ends the stream.
         self.pos = if cut { self.end } else { stop };
+        if stop <= at {
+            // Only zero bytes that may begin a start code were left.
+            return Ok(None);
+        }
         self.index += 1;
         let data = src.bytes(at, (stop - at) as usize)?;
         Ok(Some(Packet {
@@ -382,14 +393,19 @@ impl FormatDemuxer for AnnexBDemuxer {
         let (mut pos, mut index) = (0u64, 0u64);
         let (mut best, mut best_index) = (0u64, 0u64);
         while pos < self.end && index <= target {
-            let Ok((stop, key, _)) = self.access_unit(src, pos, ctx.limits.max_packet as u64) else {
+            let Ok((stop, key, cut)) = self.access_unit(src, pos, ctx.limits.max_packet as u64) else {
                 break;
             };
+            if stop <= pos {
+                // Only zero bytes that may begin a start code: no packet.
+                break;
+            }
             if key {
                 best = pos;
                 best_index = index;
             }
-            pos = stop;
+            // A cut last access unit ends the stream, as in `next_packet`.
+            pos = if cut { self.end } else { stop };
             index += 1;
         }
         self.pos = best;

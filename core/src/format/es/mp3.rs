@@ -152,6 +152,21 @@ impl Mp3Demuxer {
     }
 }
 
+/// Where a frame header cut by the end of the input (`end`) could begin at
+/// or after `from`: the first place in the last three bytes whose bytes are
+/// the 11-bit frame sync (ISO/IEC 11172-3 §2.4.2.3) as far as they go.
+fn cut_header_at<S: Source>(src: &mut S, from: u64, end: u64) -> Result<Option<u64>> {
+    let start = from.max(end.saturating_sub(3));
+    let mut b = [0u8; 3];
+    let want = end.saturating_sub(start).min(3) as usize;
+    let n = src.read_at(start, b.get_mut(..want).unwrap_or(&mut []))?;
+    let tail = b.get(..n).unwrap_or(&[]);
+    let could = |t: &[u8]| t.first().is_none_or(|&x| x == 0xFF) && t.get(1).is_none_or(|&x| x & 0xE0 == 0xE0);
+    Ok((0..n)
+        .find(|&k| could(tail.get(k..).unwrap_or(&[])))
+        .map(|k| start + k as u64))
+}
+
 impl Mp3Demuxer {
     fn advance<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Frame>> {
         if self.pos >= self.end {
@@ -186,10 +201,17 @@ impl Mp3Demuxer {
                     self.pos = self.end;
                     return Ok(None);
                 }
-                // Fewer than four bytes left that start a header: a frame cut
-                // right after its sync.
-                cut = rest < 4 && h.first() == Some(&0xFF);
-                (self.end, self.last_duration)
+                // Bytes without a frame header up to the end of the input:
+                // a longer input could continue them (junk joins the next
+                // frame's packet) or begin a frame in their last bytes. They
+                // end where a cut header could begin, flagged, and nothing
+                // after them is given (`truncation` fuzz finds: a prefix gave
+                // 862 bytes of the whole input's 1 925-byte packet unflagged).
+                cut = true;
+                (
+                    cut_header_at(src, at + 1, self.end)?.unwrap_or(self.end),
+                    self.last_duration,
+                )
             }
         };
         let len = stop - at;
@@ -201,7 +223,9 @@ impl Mp3Demuxer {
             // A frame cut by the end of input is still given, as ffmpeg does.
             ctx.diags.report("mp3.truncated-frame", at);
         }
-        self.pos = stop;
+        // A packet flagged at the end of the input is the last one: what
+        // follows it (a cut header) is not given.
+        self.pos = if cut { self.end } else { stop };
         let pts = self.pts;
         self.pts = self.pts.saturating_add(dur as i64);
         Ok(Some(Frame { at, len, pts, dur, cut }))

@@ -65,7 +65,8 @@ struct FrameEnd {
     next: Option<FrameHeader>,
     /// Whether the frame's CRC-16 checked.
     crc_ok: bool,
-    /// Whether the input ends inside the next frame's header.
+    /// Whether the input ends inside the next frame's header, or before a
+    /// candidate end could be proven: the frame is the last one given.
     cut: bool,
 }
 
@@ -135,11 +136,19 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
                 ));
             }
             if let Some((p, nh)) = fallback {
+                // The input ends before the CRC had a frame's length past
+                // the candidate to prove it false. A candidate that
+                // continues the numbering ends the frame (a damaged frame
+                // near the end of a file keeps the frames after it). One
+                // that only repeats it may be a copy inside the frame, which
+                // a longer input would end later (a `truncation` fuzz find):
+                // the frame ends there, flagged, and it is the last.
+                let repeat = !h.is_followed_by(&nh);
                 return Ok(FrameEnd {
                     end: start + p as u64,
-                    next: Some(nh),
+                    next: (!repeat).then_some(nh),
                     crc_ok: false,
-                    cut: false,
+                    cut: repeat,
                 });
             }
             return Ok(FrameEnd {
@@ -564,7 +573,10 @@ impl FormatDemuxer for FlacDemuxer {
         let start = self.pos;
         if self.cut {
             self.pos = file_len;
-            return Err(Error::truncated(start, "input ends inside a FLAC frame header"));
+            return Err(Error::truncated(
+                start,
+                "input ends inside a FLAC frame header, or before the frame before it could be ended",
+            ));
         }
         let Some(h) = self.next else {
             // Data before the first frame: one packet, as ffmpeg's parser

@@ -152,6 +152,40 @@ fn a_cut_frame_is_flagged_and_a_cut_header_is_a_truncation() {
 }
 
 #[test]
+fn a_cut_before_a_repeated_header_is_proven_false_flags_the_frame_and_ends() {
+    // Frame 1 holds a copy of its own header late in its body: a candidate
+    // that repeats the numbering but where the CRC-16 does not check (it
+    // checks at frame 2). A cut between the copy and frame 2 cannot prove
+    // the copy false: the frame ends there flagged, and it is the last
+    // (a `truncation` fuzz find gave it unflagged, then more packets).
+    let h1 = frame(1, 192, 0)[..7].to_vec();
+    let mut f1 = h1.clone();
+    f1.extend_from_slice(&[0x5A; 16]);
+    let copy = f1.len();
+    assert_ne!(crc16(0, &f1), 0, "the copy must not look like a frame end");
+    f1.extend_from_slice(&h1);
+    f1.extend_from_slice(&[0x11, 0x22, 0x33]);
+    let c = crc16(0, &f1);
+    f1.extend_from_slice(&c.to_be_bytes());
+    let fr = std::vec![frame(0, 192, 0x1234), f1, frame(2, 192, 0), frame(3, 100, 0x7777)];
+    let f = file(&fr, 676);
+    let (got, end) = pull(&f, None);
+    assert!(end.is_none());
+    let want: Vec<_> = fr.iter().map(|x| x.len()).collect();
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), want);
+    assert!(got.iter().all(|g| !g.3));
+    let body = f.len() - want.iter().sum::<usize>();
+    let f1_at = body + fr[0].len();
+    for cut in f1_at + copy + h1.len()..f1_at + fr[1].len() {
+        let (got, end) = pull(&f[..cut], None);
+        assert_eq!(got.len(), 2, "cut at {cut}");
+        assert_eq!(got[0], (fr[0].len(), Some(0), Some(192), false));
+        assert_eq!((got[1].0, got[1].1, got[1].3), (copy, Some(192), true), "cut at {cut}");
+        assert_eq!(end.map(|e| e.kind()), Some(ErrorKind::Truncated));
+    }
+}
+
+#[test]
 fn seek_lands_on_the_frame_holding_the_target() {
     let fr = frames();
     let f = file(&fr, 676);

@@ -352,6 +352,7 @@ impl FormatDemuxer for PsDemuxer {
                             len: n,
                             pos: off,
                             done: 0,
+                            last: off.saturating_add(n as u64) >= src.len(),
                         });
                         continue;
                     }

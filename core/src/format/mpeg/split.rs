@@ -153,6 +153,9 @@ pub(crate) struct Cut {
     pub(crate) pos: u64,
     /// Bytes of the payload already cut.
     pub(crate) done: usize,
+    /// The payload reaches the end of the input: a longer input could
+    /// continue it (for a joined TS PES, `pos + len` says nothing of that).
+    pub(crate) last: bool,
 }
 
 /// A packet at `off..off+len` of the input: borrowed where the source
@@ -306,7 +309,7 @@ impl Split {
                 cut.done = cut.len;
                 return Ok(None);
             }
-            if hn < HDR && cut.pos.saturating_add(cut.len as u64) >= src.len() {
+            if hn < HDR && cut.last {
                 // The input ends in these bytes. The whole input could make
                 // them a frame, or junk up to the next header: hold them as
                 // a frame only when they can begin one and no header can
@@ -358,7 +361,7 @@ impl Split {
                 // its last bytes and be cut (the whole input would end the
                 // packet there). Give what lies before them, flagged, and
                 // nothing after (a `truncation` fuzz find on a cut VOB).
-                let at_end = cut.pos.saturating_add(cut.len as u64) >= src.len();
+                let at_end = cut.last;
                 let last = at_end && j + HDR > cut.len && cut.len.saturating_sub(HDR - 1) > p;
                 if j + HDR > cut.len {
                     j = if last { cut.len - (HDR - 1) } else { cut.len };
@@ -598,6 +601,7 @@ mod tests {
                 at: SLOT,
                 len,
                 pos: off as u64,
+                last: off + len >= input.len(),
                 ..Cut::default()
             };
             while let Some(f) = sp.next(&mut src, &mut cut).unwrap() {

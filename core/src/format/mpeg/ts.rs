@@ -106,6 +106,9 @@ struct Ready {
     len: usize,
     contiguous: bool,
     truncated: bool,
+    /// No whole TS packet follows the PES's last one: the input ends in or
+    /// right after it, and a longer input could continue it.
+    last: bool,
 }
 
 /// Hands out a prepared PES payload.
@@ -187,6 +190,14 @@ impl TsDemuxer {
         }))
     }
 
+    /// Whether a resync to `n` is confirmed by `SYNC_RUN` whole packets
+    /// before the end of the input (`len`), not only by the end itself.
+    fn confirmed(&self, n: u64, len: u64) -> bool {
+        n.saturating_add(self.prefix)
+            .saturating_add(SYNC_RUN * self.packet_size)
+            <= len
+    }
+
     /// Finds the next offset at or after `from` where `SYNC_RUN` packets in a
     /// row carry the sync byte, scanning at most `limit` bytes.
     fn resync<S: Source>(&self, src: &mut S, from: u64, limit: u64) -> Result<Option<u64>> {
@@ -232,8 +243,9 @@ fn sync_run<S: Source>(src: &mut S, at: u64, size: u64) -> Result<bool> {
 }
 
 /// Detects the packet size and the first packet: returns (size, prefix,
-/// first packet offset).
-fn find_start<S: Source>(src: &mut S, limit: u64) -> Result<Option<(u64, u64, u64)>> {
+/// first packet offset, whether `SYNC_RUN` packets confirm it rather than
+/// only the end of the input).
+fn find_start<S: Source>(src: &mut S, limit: u64) -> Result<Option<(u64, u64, u64, bool)>> {
     let len = src.len();
     let stop = limit.min(len);
     let mut buf = [0u8; 256];
@@ -250,7 +262,8 @@ fn find_start<S: Source>(src: &mut S, limit: u64) -> Result<Option<(u64, u64, u6
             let s = at + i as u64;
             for (size, prefix) in [(188u64, 0u64), (192, 4), (204, 0)] {
                 if s >= prefix && sync_run(src, s, size)? {
-                    return Ok(Some((size, prefix, s - prefix)));
+                    let confirmed = s.saturating_add((SYNC_RUN - 1) * size) < len;
+                    return Ok(Some((size, prefix, s - prefix, confirmed)));
                 }
             }
         }
@@ -379,8 +392,13 @@ fn read_section<S: Source>(
 impl FormatDemuxer for TsDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let budget = ctx.limits.probe_bytes;
-        let (packet_size, prefix, first) = find_start(src, ctx.limits.resync_bytes)?
+        let (packet_size, prefix, first, confirmed) = find_start(src, ctx.limits.resync_bytes)?
             .ok_or(Error::malformed(0, "no MPEG-TS sync (ISO/IEC 13818-1 §2.4.3.2)"))?;
+        if !confirmed {
+            // Fewer than `SYNC_RUN` packets before the end of the input: a
+            // longer input could reject this sync (or packet size).
+            ctx.diags.report("ts.unconfirmed-sync", first);
+        }
         if first > 0 {
             ctx.diags.report("ts.leading-junk", 0);
         }
@@ -395,12 +413,15 @@ impl FormatDemuxer for TsDemuxer {
         while at + packet_size <= limit || (at < limit && at + 188 + prefix <= len) {
             let Some(tp) = d.read_packet(src, at)? else {
                 match d.resync(src, at + 1, ctx.limits.resync_bytes)? {
-                    Some(n) => {
+                    // As in the reading loop, a sync that only the end of
+                    // the input confirms is not taken: a longer input could
+                    // reject it, and the tables found after it.
+                    Some(n) if d.confirmed(n, len) => {
                         ctx.diags.report("ts.resync", at);
                         at = n;
                         continue;
                     }
-                    None => break,
+                    _ => break,
                 }
             };
             if tp.pusi && tp.has_payload {
@@ -556,7 +577,7 @@ impl FormatDemuxer for TsDemuxer {
                     // short by the end of the input, do not (a longer input
                     // could reject them): the PES in progress end there,
                     // flagged truncated.
-                    Some(n) if n + self.prefix + SYNC_RUN * self.packet_size <= len => {
+                    Some(n) if self.confirmed(n, len) => {
                         ctx.diags.report("ts.resync", at);
                         self.pos = n;
                     }
@@ -894,6 +915,7 @@ impl TsDemuxer {
             len: r.len,
             pos: r.offset,
             done: 0,
+            last: r.last,
         });
         true
     }
@@ -949,9 +971,18 @@ impl TsDemuxer {
             len: payload_len,
             contiguous: true,
             truncated: done.truncated,
+            last: done.end.saturating_add(self.prefix + 188) > src.len(),
         };
-        if done.pieces == 1 || (first.payload_len as usize) >= size {
-            // The whole PES is in one TS packet: a slice of the input.
+        // The whole PES in one TS packet is a slice of the input. For a
+        // track whose PES are split into frames that holds only when the
+        // PES is known complete there (its length field says so): a PES
+        // that the end of the input (or a PES of unknown length) leaves in
+        // one packet is joined in scratch like one spanning packets, so a
+        // prefix gives its frames the same offsets and `contiguous` as the
+        // whole input does (truncation fuzz, third session of 2 December).
+        let complete = h.packet_length > 0 && total >= 6 + h.packet_length as usize;
+        let slice = complete || e.sp.kind == split::Kind::None;
+        if slice && (done.pieces == 1 || (first.payload_len as usize) >= size) {
             return self.append_zeros(src, r, done.extra);
         }
         // Join: walk the TS packets of this PID from the start.
