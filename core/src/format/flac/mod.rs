@@ -631,7 +631,10 @@ impl FormatDemuxer for FlacDemuxer {
         let last = (total > 0 && self.frame_start(&h).saturating_add(h.block_size as u64) >= total)
             || (!h.variable && self.prev_block != 0 && self.prev_block != h.block_size);
         self.prev_block = h.block_size;
-        let pts = self.frame_pts(&h, fe.next.is_some() || (cut_short && !last));
+        // A frame that a (cut or unproven) header ends is timed as one with
+        // a next frame: the whole input has one there.
+        let followed = fe.next.is_some() || (fe.cut && fe.end < file_len);
+        let pts = self.frame_pts(&h, followed || (cut_short && !last));
         self.prev_end = Some(pts.saturating_add(duration as i64));
         self.pos = fe.end;
         self.next = fe.next;
