@@ -34,6 +34,13 @@ const BITRATES: [[[u16; 15]; 3]; 2] = [
 
 const SAMPLE_RATES: [u32; 3] = [44100, 48000, 32000];
 
+/// Whether `b`, the first bytes of a would-be frame header (fewer than a
+/// header), can begin one: the 11-bit frame sync (ISO/IEC 11172-3
+/// §2.4.2.3) as far as they go.
+pub fn sync_prefix(b: &[u8]) -> bool {
+    b.first().is_none_or(|&x| x == 0xFF) && b.get(1).is_none_or(|&x| x & 0xE0 == 0xE0)
+}
+
 /// A decoded MPEG audio frame header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MpaHeader {

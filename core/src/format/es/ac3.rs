@@ -12,7 +12,7 @@
 //! never fatal, and not checked when fuzzing).
 
 use super::id3;
-use super::{scan, Frame};
+use super::{cut_header_at, scan, Frame};
 use crate::codec::ac3::{frame_crc_ok, sync_prefix, Ac3Header, HEADER_LEN};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
@@ -98,21 +98,6 @@ pub fn probe_at_start<S: Source>(src: &mut S) -> Result<Option<bool>> {
 }
 
 impl Ac3Demuxer {
-    /// Where a sync frame header cut by the end of the input could begin at
-    /// or after `from`: the first place in the last `HEADER_LEN - 1` bytes
-    /// whose bytes are the sync word 0x0B77 (ATSC A/52 §5.4.1.1) as far as
-    /// they go. A longer input could hold a frame there.
-    fn cut_header_at<S: Source>(&self, src: &mut S, from: u64) -> Result<Option<u64>> {
-        let start = from.max(self.end.saturating_sub(HEADER_LEN as u64 - 1));
-        let mut b = [0u8; HEADER_LEN];
-        let want = self.end.saturating_sub(start).min(HEADER_LEN as u64) as usize;
-        let n = src.read_at(start, b.get_mut(..want).unwrap_or(&mut []))?;
-        let tail = b.get(..n).unwrap_or(&[]);
-        Ok((0..n)
-            .find(|&k| sync_prefix(tail.get(k..).unwrap_or(&[])))
-            .map(|k| start + k as u64))
-    }
-
     /// The next sync frame header at or after `from` within the resync
     /// limit.
     fn next_header<S: Source>(&self, src: &mut S, from: u64, limits: &Limits) -> Result<Option<(u64, Ac3Header)>> {
@@ -148,7 +133,7 @@ impl Ac3Demuxer {
                 // begin, flagged, and nothing after them is given
                 // (`truncation` fuzz finds).
                 cut = true;
-                self.cut_header_at(src, at + 1)?.unwrap_or(self.end)
+                cut_header_at(src, at + 1, self.end, HEADER_LEN, sync_prefix)?.unwrap_or(self.end)
             }
             Some((p, _)) if p > at => {
                 ctx.diags.report("ac3.junk-skipped", at);
@@ -184,7 +169,8 @@ impl Ac3Demuxer {
                         // frame plus the 0x0B that begins the next one).
                         None => {
                             cut = true;
-                            break self.cut_header_at(src, frame_end)?.unwrap_or(self.end);
+                            break cut_header_at(src, frame_end, self.end, HEADER_LEN, sync_prefix)?
+                                .unwrap_or(self.end);
                         }
                     }
                 }

@@ -111,6 +111,29 @@ pub(crate) fn seek_audio<D: Clone, S: Source>(
 /// Most frames a seek walks.
 pub(crate) const MAX_SEEK_STEPS: u32 = 10_000_000;
 
+/// Where a frame header that the end of the input (`end`) cuts could begin
+/// at or after `from`: the first place in the last `hdr - 1` bytes (at most
+/// 15) whose bytes pass `could_start` (the format's sync word, as far as
+/// they go). A longer input could hold a frame there.
+#[cfg_attr(not(any(feature = "mp3", feature = "ac3")), allow(dead_code))]
+pub(crate) fn cut_header_at<S: Source>(
+    src: &mut S,
+    from: u64,
+    end: u64,
+    hdr: usize,
+    could_start: impl Fn(&[u8]) -> bool,
+) -> Result<Option<u64>> {
+    let keep = hdr.clamp(1, 16) as u64 - 1;
+    let start = from.max(end.saturating_sub(keep));
+    let mut b = [0u8; 15];
+    let want = end.saturating_sub(start).min(keep) as usize;
+    let n = src.read_at(start, b.get_mut(..want).unwrap_or(&mut []))?;
+    let tail = b.get(..n).unwrap_or(&[]);
+    Ok((0..n)
+        .find(|&k| could_start(tail.get(k..).unwrap_or(&[])))
+        .map(|k| start + k as u64))
+}
+
 /// How many bytes at the end of `at..end` are a cut start code prefix
 /// (`00`, `00 00` or `00 00 01`): 0 to 3.
 #[cfg_attr(not(any(feature = "mpegvideo", feature = "m4v")), allow(dead_code))]

@@ -22,8 +22,8 @@
 //!   (`APETAGEX`) tag.
 
 use super::id3::{self, FrameWalk, Id3v2};
-use super::{scan, Frame};
-use crate::codec::mpa::{parse_vbr, MpaHeader, SAME_HEADER_MASK, STREAM_MASK};
+use super::{cut_header_at, scan, Frame};
+use crate::codec::mpa::{parse_vbr, sync_prefix, MpaHeader, SAME_HEADER_MASK, STREAM_MASK};
 use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
@@ -152,21 +152,6 @@ impl Mp3Demuxer {
     }
 }
 
-/// Where a frame header cut by the end of the input (`end`) could begin at
-/// or after `from`: the first place in the last three bytes whose bytes are
-/// the 11-bit frame sync (ISO/IEC 11172-3 §2.4.2.3) as far as they go.
-fn cut_header_at<S: Source>(src: &mut S, from: u64, end: u64) -> Result<Option<u64>> {
-    let start = from.max(end.saturating_sub(3));
-    let mut b = [0u8; 3];
-    let want = end.saturating_sub(start).min(3) as usize;
-    let n = src.read_at(start, b.get_mut(..want).unwrap_or(&mut []))?;
-    let tail = b.get(..n).unwrap_or(&[]);
-    let could = |t: &[u8]| t.first().is_none_or(|&x| x == 0xFF) && t.get(1).is_none_or(|&x| x & 0xE0 == 0xE0);
-    Ok((0..n)
-        .find(|&k| could(tail.get(k..).unwrap_or(&[])))
-        .map(|k| start + k as u64))
-}
-
 impl Mp3Demuxer {
     fn advance<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Frame>> {
         if self.pos >= self.end {
@@ -209,7 +194,7 @@ impl Mp3Demuxer {
                 // 862 bytes of the whole input's 1 925-byte packet unflagged).
                 cut = true;
                 (
-                    cut_header_at(src, at + 1, self.end)?.unwrap_or(self.end),
+                    cut_header_at(src, at + 1, self.end, 4, sync_prefix)?.unwrap_or(self.end),
                     self.last_duration,
                 )
             }

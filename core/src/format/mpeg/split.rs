@@ -65,7 +65,7 @@ impl Kind {
         let (s0, s1, m1) = match self {
             Kind::Adts => (0xFF, 0xF0, 0xF0),
             Kind::Ac3 => return crate::codec::ac3::sync_prefix(b),
-            Kind::Mpa => (0xFF, 0xE0, 0xE0),
+            Kind::Mpa => return crate::codec::mpa::sync_prefix(b),
             Kind::Latm => (0x56, 0xE0, 0xE0),
             Kind::None => return false,
         };
