@@ -284,7 +284,7 @@ fn truncated_files_give_a_prefix_of_the_packets() {
 #[test]
 fn regression_inputs_give_a_prefix_of_the_packets_at_every_cut() {
     let mut failures = Vec::new();
-    for fam in ["mpegts", "mpegps"] {
+    for fam in ["mpegts", "mpegps", "flac"] {
         let dir = corpus_dir().join("regressions").join(fam);
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for path in entries.flatten().map(|e| e.path()) {

@@ -118,6 +118,9 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
     let mut scanned = 0usize;
     let min_next = h.len as usize;
     let mut fallback: Option<(usize, FrameHeader)> = None;
+    // The first header the end of the input cuts (before any fallback), and
+    // whether the frame's CRC-16 checks up to it.
+    let mut cut_header: Option<(usize, bool)> = None;
     loop {
         let w = win.get(src, scanned.saturating_add(SCAN_CHUNK + MAX_FRAME_HEADER))?;
         let wlen = w.len();
@@ -134,6 +137,28 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
                     start,
                     "FLAC frame larger than the scratch buffer",
                 ));
+            }
+            // Under `cfg(fuzzing)` the CRC-16 is not checked here either: a
+            // frame that runs to the end cannot be told from a cut one (a
+            // `truncation` find: a prefix whose last bytes happened to be the
+            // frame's CRC-16 took it as the first frame, the whole input,
+            // whose frame runs on, did not).
+            let whole_ok = !cfg!(fuzzing) && crc == 0;
+            if let Some((p, ok)) = cut_header {
+                // A header the end of the input cuts: the whole input may end
+                // the frame at it (by its CRC-16, or by the numbering of a
+                // damaged frame), so the frame ends there and the next is
+                // cut, flagged unless its CRC-16 checks there. A CRC-16 that
+                // checks over all the rest says the frame ends with the
+                // input instead (the last byte of a file may be 0xFF).
+                if ok || !whole_ok {
+                    return Ok(FrameEnd {
+                        end: start + p as u64,
+                        next: None,
+                        crc_ok: ok,
+                        cut: true,
+                    });
+                }
             }
             if let Some((p, nh)) = fallback {
                 // The input ends before the CRC had a frame's length past
@@ -154,17 +179,35 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
             return Ok(FrameEnd {
                 end: file_len,
                 next: None,
-                crc_ok: crc == 0,
+                crc_ok: whole_ok,
                 cut: false,
             });
         }
         let mut i = scanned;
         while i < limit {
-            let rest = w.get(i..limit).unwrap_or(&[]);
+            // A damaged frame: the CRC-16 gets a frame's length past the
+            // numbering candidate to prove it false (a header at or before
+            // `2p + MAX_FRAME_HEADER`), then the numbering is trusted. The
+            // deadline is a position, not the first 0xFF byte after it: a
+            // scan that found no 0xFF there took a later header, which a
+            // prefix cut at that header's 0xFF did not (a `truncation` find).
+            let deadline = fallback.map(|(p, _)| p.saturating_mul(2).saturating_add(MAX_FRAME_HEADER + 1));
+            if let (Some(d), Some((p, nh))) = (deadline, fallback) {
+                if i >= d {
+                    return Ok(FrameEnd {
+                        end: start + p as u64,
+                        next: Some(nh),
+                        crc_ok: false,
+                        cut: false,
+                    });
+                }
+            }
+            let stop = deadline.map_or(limit, |d| d.min(limit));
+            let rest = w.get(i..stop).unwrap_or(&[]);
             let Some(k) = rest.iter().position(|&b| b == 0xFF) else {
                 crc = crc16(crc, rest);
-                i = limit;
-                break;
+                i = stop;
+                continue;
             };
             crc = crc16(crc, rest.get(..k).unwrap_or(&[]));
             i += k;
@@ -183,31 +226,20 @@ fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader, max_len: 
                     if fallback.is_none() && h.may_precede(&nh) {
                         fallback = Some((i, nh));
                     }
-                } else if at_eof && end - i < MAX_FRAME_HEADER && crc == 0 && !cfg!(fuzzing) {
-                    // The frame checks up to a sync code whose header the
-                    // input cuts: the frame ends there, the next is cut.
-                    return Ok(FrameEnd {
-                        end: start + i as u64,
-                        next: None,
-                        crc_ok: true,
-                        cut: true,
-                    });
+                } else if at_eof
+                    && fallback.is_none()
+                    && cut_header.is_none()
+                    && w.get(i..end).is_some_and(FrameHeader::could_begin)
+                {
+                    // The input cuts a header here; decided at the end (see
+                    // above). With a candidate pending, the end-of-input rule
+                    // for it decides (the whole input would end the frame
+                    // there first).
+                    cut_header = Some((i, !cfg!(fuzzing) && crc == 0));
                 }
             }
             crc = crc16(crc, &[0xFF]);
             i += 1;
-            if let Some((p, nh)) = fallback {
-                // A damaged frame: give the CRC a frame's length past the
-                // candidate to prove it false, then trust the numbering.
-                if i > p.saturating_mul(2).saturating_add(MAX_FRAME_HEADER) {
-                    return Ok(FrameEnd {
-                        end: start + p as u64,
-                        next: Some(nh),
-                        crc_ok: false,
-                        cut: false,
-                    });
-                }
-            }
         }
         scanned = i;
         if scanned as u64 > max_len {
@@ -257,6 +289,14 @@ fn find_first_frame<S: Source>(src: &mut S, ctx: &Context, from: u64) -> Result<
                 }
                 match find_frame_end(src, pos, &fh, FIRST_FRAME_PROBE) {
                     Ok(e) if e.crc_ok => return Ok(Some((pos, fh))),
+                    // Without the CRC-16 (`cfg(fuzzing)`) a candidate whose
+                    // frame the end of the input leaves unended is not
+                    // disproved: a longer input may end it by the numbering.
+                    // A later candidate lies inside that frame, so the search
+                    // ends undecided (a `truncation` find: a prefix took a
+                    // later candidate than the whole input). With the CRC-16
+                    // such a frame failed its check, and the search goes on.
+                    Ok(e) if cfg!(fuzzing) && (e.next.is_none() || e.cut) => return Ok(None),
                     // A failing reader is not a damaged candidate: say so
                     // rather than find no frame (a `slice_vs_stream` find: a
                     // forward-only reader gave no packet and no error).
@@ -610,12 +650,17 @@ impl FormatDemuxer for FlacDemuxer {
             }));
         };
         let fe = find_frame_end(src, start, &h, ctx.limits.max_packet as u64)?;
-        if cfg!(fuzzing) && fe.next.is_none() && !fe.cut {
-            // Without the CRC-16 a frame that runs to the end of the input
-            // cannot be told from a cut one: stop before it, so that a
-            // prefix of an input gives a prefix of its packets.
+        if cfg!(fuzzing) && fe.next.is_none() {
+            // Without the CRC-16 a frame that no header ends (it runs to the
+            // end of the input, or to a header the end cuts, or to a repeated
+            // number the end leaves unproven) cannot be told from a cut one,
+            // nor timed as the whole input would time it: stop before it, so
+            // that a prefix of an input gives a prefix of its packets.
             self.pos = file_len;
-            return Err(Error::truncated(start, "FLAC frame runs to the end of the input"));
+            return Err(Error::truncated(
+                start,
+                "FLAC frame not ended by a header before the end of the input",
+            ));
         }
         if !fe.crc_ok && fe.next.is_some() {
             ctx.diags.report("flac.frame-crc-mismatch", start);
@@ -630,10 +675,25 @@ impl FormatDemuxer for FlacDemuxer {
         let total = self.info.map_or(0, |i| i.total_samples);
         let last = (total > 0 && self.frame_start(&h).saturating_add(h.block_size as u64) >= total)
             || (!h.variable && self.prev_block != 0 && self.prev_block != h.block_size);
-        self.prev_block = h.block_size;
         // A frame that a (cut or unproven) header ends is timed as one with
         // a next frame: the whole input has one there.
         let followed = fe.next.is_some() || (fe.cut && fe.end < file_len);
+        if cut_short && followed && last && self.frame_pts(&h, true) != self.frame_pts(&h, false) {
+            // A damaged frame that ends where the end of the input cuts a
+            // header (or at an unproven repeated number), but that the
+            // stream's length or a changed block size says is the last: the
+            // whole input times it by its number if that header is real, as
+            // the previous frame's end if not. The two differ and the bytes
+            // that decide it are past the end, so the frame is not given (a
+            // `truncation` find). A damaged frame that simply runs to the end
+            // is timed as the last, as ffmpeg times it.
+            self.pos = file_len;
+            return Err(Error::truncated(
+                start,
+                "input ends where a FLAC frame header may begin, before the damaged frame before it can be timed",
+            ));
+        }
+        self.prev_block = h.block_size;
         let pts = self.frame_pts(&h, followed || (cut_short && !last));
         self.prev_end = Some(pts.saturating_add(duration as i64));
         self.pos = fe.end;

@@ -152,6 +152,115 @@ fn a_cut_frame_is_flagged_and_a_cut_header_is_a_truncation() {
 }
 
 #[test]
+fn a_cut_inside_the_header_that_ends_a_damaged_frame_flags_the_frame_there() {
+    // Frame 1 is damaged (its CRC-16 fails): the whole file ends it at frame
+    // 2's header by the numbering. A cut inside that header used to run the
+    // damaged frame to the cut, longer than the whole file's (`truncation`
+    // fuzz finding, repeated-frame-number-cut-timing.flac cut at 120-125).
+    let mut fr = frames();
+    fr[1][8] ^= 0x40;
+    let f = file(&fr, 676);
+    let (whole, end) = pull(&f, None);
+    assert!(end.is_none());
+    assert_eq!(whole.len(), 4);
+    assert!(!whole[1].3, "the whole file ends the damaged frame by the numbering");
+    let body = f.len() - fr.iter().map(|x| x.len()).sum::<usize>();
+    let f2_at = body + fr[0].len() + fr[1].len();
+    for cut in f2_at + 1..f2_at + 7 {
+        let (got, end) = pull(&f[..cut], None);
+        assert_eq!(got.len(), 2, "cut at {cut}");
+        assert_eq!(got[0], whole[0]);
+        assert_eq!(
+            (got[1].0, got[1].1, got[1].3),
+            (fr[1].len(), Some(192), true),
+            "cut at {cut}"
+        );
+        assert_eq!(end.map(|e| e.kind()), Some(ErrorKind::Truncated), "cut at {cut}");
+    }
+    // Frame 1 intact: the cut header ends it unflagged (its CRC-16 checks).
+    let fr = frames();
+    let f = file(&fr, 676);
+    let (got, _) = pull(&f[..f2_at + 3], None);
+    assert_eq!((got.len(), got[1].0, got[1].3), (2, fr[1].len(), false));
+}
+
+#[test]
+fn a_last_frame_whose_crc_ends_in_0xff_is_whole() {
+    // The file's last byte is 0xFF, which could begin a header the end
+    // cuts; the CRC-16 checks over the whole frame, so it ends with the
+    // input (music-metadata__test-unknown-duration.flac, the last frame).
+    let last = (0..=u16::MAX)
+        .map(|v| frame(3, 100, v))
+        .find(|f| f.last() == Some(&0xFF))
+        .unwrap();
+    let fr = std::vec![frame(0, 192, 0x1234), frame(1, 192, 0), frame(2, 192, 7), last];
+    let f = file(&fr, 676);
+    let (got, end) = pull(&f, None);
+    assert!(end.is_none());
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[3], (fr[3].len(), Some(576), Some(100), false));
+    // Damaged, the same bytes may be a prefix of a file where the 0xFF
+    // begins a real header: that file times the frame by its number (300),
+    // this one as the last (576). The frame is not given (documented in
+    // docs/formats/flac.md: a damaged, short last frame ending in bytes
+    // that could begin a header is lost).
+    let mut fr = fr;
+    fr[3][8] ^= 0x40;
+    let f = file(&fr, 676);
+    let (got, end) = pull(&f, None);
+    assert_eq!(got.len(), 3);
+    assert_eq!(end.map(|e| e.kind()), Some(ErrorKind::Truncated));
+    // A damaged last frame ending in other bytes is given whole, flagged,
+    // timed as the last.
+    let last = (0..=u16::MAX)
+        .map(|v| {
+            let mut f = frame(3, 100, v);
+            f[8] ^= 0x40;
+            f
+        })
+        .find(|f| f.last() == Some(&0x00))
+        .unwrap();
+    fr[3] = last;
+    let f = file(&fr, 676);
+    let (got, end) = pull(&f, None);
+    assert!(end.is_none());
+    assert_eq!(got[3], (fr[3].len(), Some(576), Some(100), true));
+}
+
+#[test]
+fn a_damaged_last_frame_before_a_cut_header_is_not_given_when_its_time_is_undecided() {
+    // STREAMINFO's sample count ends with frame 1, which repeats frame 0's
+    // number and is damaged. If the header the input cuts is real, the whole
+    // file times frame 1 by its number (0); if not, as the last frame, at
+    // the previous frame's end (192). The prefix cannot tell: frame 1 is
+    // not given (a `truncation` fuzz find on
+    // repeated-frame-number-cut-timing.flac).
+    let mut f1 = frame(0, 192, 0x4321);
+    f1[8] ^= 0x40;
+    let fr = std::vec![frame(0, 192, 0x1234), f1, frame(1, 192, 0)];
+    // Frame 1 starts at sample 0 by its number: a count of 192 ends with it.
+    let f = file(&fr, 192);
+    let body = f.len() - fr.iter().map(|x| x.len()).sum::<usize>();
+    let f2_at = body + fr[0].len() + fr[1].len();
+    for cut in f2_at + 1..f2_at + 7 {
+        let (got, end) = pull(&f[..cut], None);
+        assert_eq!(got.len(), 1, "cut at {cut}");
+        assert_eq!(got[0], (fr[0].len(), Some(0), Some(192), false));
+        assert_eq!(end.map(|e| e.kind()), Some(ErrorKind::Truncated), "cut at {cut}");
+    }
+    // When the numbering agrees with the previous frames, the two times are
+    // the same and the flagged frame is given.
+    let mut f1 = frame(1, 192, 0x4321);
+    f1[8] ^= 0x40;
+    let fr = std::vec![frame(0, 192, 0x1234), f1, frame(2, 192, 0)];
+    let f = file(&fr, 2 * 192);
+    let (got, end) = pull(&f[..f2_at + 3], None);
+    assert_eq!(got.len(), 2);
+    assert_eq!((got[1].0, got[1].1, got[1].3), (fr[1].len(), Some(192), true));
+    assert_eq!(end.map(|e| e.kind()), Some(ErrorKind::Truncated));
+}
+
+#[test]
 fn a_cut_before_a_repeated_header_is_proven_false_flags_the_frame_and_ends() {
     // Frame 1 holds a copy of its own header late in its body: a candidate
     // that repeats the numbering but where the CRC-16 does not check (it

@@ -44,7 +44,28 @@ impl FrameHeader {
     /// 32-bit samples (size code 7) are accepted as RFC 9639 §9.1.4 allows;
     /// ffmpeg 5.1 rejects them.
     pub fn parse(b: &[u8]) -> Option<FrameHeader> {
-        let at = |i: usize| b.get(i).copied();
+        Self::parse_until(b, &core::cell::Cell::new(false))
+    }
+
+    /// Whether `b` could begin a frame header that it cuts short: every
+    /// field it holds is valid (§9.1), and the header needs bytes beyond
+    /// `b`'s end (so its CRC-8 cannot be checked yet). False for a complete
+    /// header, valid or not.
+    pub fn could_begin(b: &[u8]) -> bool {
+        let short = core::cell::Cell::new(false);
+        Self::parse_until(b, &short).is_none() && short.get()
+    }
+
+    /// [`FrameHeader::parse`], setting `short` when it stops for want of a
+    /// byte rather than for an invalid field.
+    fn parse_until(b: &[u8], short: &core::cell::Cell<bool>) -> Option<FrameHeader> {
+        let at = |i: usize| {
+            let v = b.get(i).copied();
+            if v.is_none() {
+                short.set(true);
+            }
+            v
+        };
         if at(0)? != 0xFF || at(1)? & 0xFE != 0xF8 {
             return None;
         }
@@ -112,7 +133,8 @@ impl FrameHeader {
                 u16::from_be_bytes([at(i - 2)?, at(i - 1)?]) as u32 * 10
             }
         };
-        if crc8(0, b.get(..i)?) != at(i)? {
+        let crc = at(i)?;
+        if crc8(0, b.get(..i)?) != crc {
             return None;
         }
         Some(FrameHeader {
@@ -394,6 +416,31 @@ mod tests {
         assert!(FrameHeader::parse(&h[..len - 1]).is_none());
         let (h, len) = header(false, 0, 9, &[0], &[]);
         assert!(FrameHeader::parse(&h[..len]).is_none());
+    }
+
+    #[test]
+    fn could_begin_only_a_header_cut_short() {
+        // Two-byte coded number, 16-bit block size and sample rate: 11 bytes.
+        let (h, len) = header(true, 7, 13, &[0xC2, 0x80], &[0x01, 0x00, 0xAC, 0x44]);
+        for n in 1..len {
+            assert!(FrameHeader::could_begin(&h[..n]), "{n} of {len} bytes");
+        }
+        // A whole header, valid or not, is not a cut one.
+        assert!(!FrameHeader::could_begin(&h[..len]));
+        let mut bad = h;
+        bad[len - 1] ^= 1;
+        assert!(!FrameHeader::could_begin(&bad[..len]));
+        // A field that no more bytes can make valid: reserved block size
+        // code, a set reserved bit, a bad continuation byte of the number.
+        let (h, _) = header(false, 0, 9, &[0], &[]);
+        assert!(!FrameHeader::could_begin(&h[..4]));
+        let mut r = header(false, 0xC, 9, &[5], &[]).0;
+        r[3] |= 1;
+        assert!(!FrameHeader::could_begin(&r[..5]));
+        let (h, _) = header(true, 7, 13, &[0xC2, 0x00], &[]);
+        assert!(!FrameHeader::could_begin(&h[..6]));
+        assert!(!FrameHeader::could_begin(&[0xFF, 0x00]));
+        assert!(FrameHeader::could_begin(&[0xFF]));
     }
 
     #[test]
