@@ -392,3 +392,36 @@ fn annexb_zero_run_before_a_start_code_gives_a_prefix_at_every_cut() {
     assert_eq!(whole.len(), 2);
     assert_prefix_at_every_cut(&data, mediaslice::FormatKind::H264, false, "h264");
 }
+
+/// An H.264 input that ends before the open probe found an SPS with VUI
+/// timing says so (`annexb.unconfirmed-rate`): its access units are timed
+/// at 25 fps, where a longer input with the SPS further on is timed by it
+/// (a `truncation` fuzz find). A probe that ends for its NAL-unit limit,
+/// not the end of the input, has decided and does not.
+#[test]
+fn h264_rate_undecided_at_the_end_of_the_input_is_reported() {
+    let kind = mediaslice::FormatKind::H264;
+    let reported = |data: &[u8]| {
+        let d = Demuxer::open_as(SliceSource::new(data), kind, mediaslice::Limits::default()).unwrap();
+        let diags = d.diagnostics();
+        (
+            diags.contains("annexb.unconfirmed-rate"),
+            diags.contains("annexb.no-sps"),
+        )
+    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/h264/baseline.h264");
+    let whole = std::fs::read(path).unwrap();
+    assert_eq!(reported(&whole), (false, false), "the whole file has its SPS first");
+    // Cut inside the SPS (it ends at byte 27): its size parses, its VUI
+    // timing is cut off.
+    assert_eq!(reported(&whole[..20]), (true, false));
+    // Access unit delimiters only, ended by the input before any SPS.
+    let aud = [0u8, 0, 0, 1, 0x09, 0xF0];
+    let auds: Vec<u8> = aud.iter().copied().cycle().take(aud.len() * 10).collect();
+    assert_eq!(reported(&auds), (true, true));
+    // Seventy delimiters, then the file: the probe stops at its 64 NAL
+    // units without an SPS, whatever follows.
+    let mut long: Vec<u8> = aud.iter().copied().cycle().take(aud.len() * 70).collect();
+    long.extend_from_slice(&whole);
+    assert_eq!(reported(&long), (false, true));
+}

@@ -180,8 +180,13 @@ impl AnnexBDemuxer {
         let mut from = 0;
         let mut dims = (0u32, 0u32);
         let mut timing = None;
+        // Whether the search for the SPS ran into the end of the input (no
+        // more NAL units before it, or an SPS read cut by it): a longer
+        // input could give another frame rate.
+        let mut reached_end = false;
         for _ in 0..PROBE_NALS {
             let Some((at, h)) = next_nal(src, from, limit)? else {
+                reached_end = limit >= end;
                 break;
             };
             from = at;
@@ -189,6 +194,7 @@ impl AnnexBDemuxer {
             match codec {
                 AnnexBCodec::H264 if h[0] & 0x1F == h264::nal::SPS => {
                     let n = src.read_at(at, &mut b)?;
+                    reached_end |= n < b.len() && at.saturating_add(n as u64) >= end;
                     if let Some(s) = h264::Sps::parse(b.get(..n).unwrap_or(&[])) {
                         dims = (s.width, s.height);
                         timing = s.timing;
@@ -207,6 +213,12 @@ impl AnnexBDemuxer {
         }
         if dims.0 == 0 {
             ctx.diags.report("annexb.no-sps", 0);
+        }
+        if codec == AnnexBCodec::H264 && timing.is_none() && reached_end {
+            // 25 fps, as ffmpeg times a stream this short; a longer input
+            // whose SPS (with VUI timing) lies past the end would time every
+            // access unit by it (a `truncation` find).
+            ctx.diags.report("annexb.unconfirmed-rate", 0);
         }
         // ffmpeg: VUI time_scale / (2 * num_units_in_tick) frames per second.
         let frame_duration = match timing {

@@ -240,6 +240,7 @@ impl FormatDemuxer for Mp3Demuxer {
         let mut start = off;
         let limit = off.saturating_add(START_SEARCH).min(end);
         let mut from = off;
+        let mut paired = false;
         while from < limit {
             let hit = scan(src, from, limit, 4, sized_frame)?;
             let Some(p) = hit else { break };
@@ -247,6 +248,7 @@ impl FormatDemuxer for Mp3Demuxer {
                 if let Some(h2) = header_at(src, p + h.frame_len as u64)? {
                     if h2.raw & STREAM_MASK == h.raw & STREAM_MASK {
                         start = p;
+                        paired = true;
                         break;
                     }
                 }
@@ -255,6 +257,13 @@ impl FormatDemuxer for Mp3Demuxer {
         }
         if start > off {
             ctx.diags.report("mp3.junk-skipped", off);
+        }
+        if !paired && limit == end {
+            // The input ends within the 64 KiB search without a pair of
+            // frames: data starts right after the tags, as ffmpeg starts a
+            // file this short, but a longer input may hold a pair further on
+            // and start there instead (a `truncation` find).
+            ctx.diags.report("mp3.unconfirmed-start", off);
         }
         let first = match header_at(src, start)? {
             Some(h) => h,
