@@ -425,3 +425,78 @@ fn h264_rate_undecided_at_the_end_of_the_input_is_reported() {
     long.extend_from_slice(&whole);
     assert_eq!(reported(&long), (false, true));
 }
+
+/// Found by the `truncation` fuzz target (H.265 forced, 79 bytes): a start
+/// code at the very end whose NAL header is cut, after a run of zero bytes,
+/// ended the last access unit before every zero the 8-byte tail window saw
+/// (six), where a prefix cut inside that run leaves out three: the prefix's
+/// last access unit was longer than the whole input's. Both now leave out at
+/// most three zero bytes before the 01.
+#[test]
+fn zero_run_before_a_start_code_cut_at_the_end_gives_a_prefix_at_every_cut() {
+    let mut data = b"RI".to_vec();
+    data.extend_from_slice(&[0; 25]);
+    data.extend_from_slice(b"JUNK\x14\xe0\x13\x3a\x86\xd0\x94\x1a\x00\x25\x00\x37\x03\x20\x84");
+    data.extend_from_slice(&[0; 31]);
+    data.extend_from_slice(&[0x01, 0x2f]);
+    for kind in [mediaslice::FormatKind::Hevc, mediaslice::FormatKind::H264] {
+        let whole = forced(&data, kind);
+        assert_eq!(whole.len(), 1, "{kind:?}");
+        assert!(whole[0].2, "{kind:?}: the last access unit is flagged");
+        assert_prefix_at_every_cut(&data, kind, false, &format!("{kind:?}"));
+    }
+}
+
+/// Found by the `truncation` fuzz target (an input forced to MPEG-PS, its
+/// second stream split into audio frames): a PES that reaches the end of the
+/// input with exactly a header's length (7 bytes) of junk left gave the junk
+/// before its last 6 bytes (1 byte), assuming a header could begin in any of
+/// them; one byte less, the end-of-input tail rule tests them
+/// (`could_start`) and gave 6. Both now end the junk where a header could
+/// begin by its sync bits, and no later than a slot's length. Stream by
+/// stream (as the TS/PS contract is), every cut near the end gives a prefix.
+#[test]
+fn ps_junk_tail_at_the_end_gives_a_prefix_per_stream() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/regressions/truncation/mpegps-forced-junk-tail-of-a-header-length.bin");
+    let data = std::fs::read(path).unwrap();
+    let kind = mediaslice::FormatKind::MpegPs;
+    let pull = |b: &[u8]| {
+        let mut scratch = vec![0u8; b.len() + (64 << 10)];
+        let mut out = Vec::new();
+        let mut d = Demuxer::open_as(
+            SliceSource::with_scratch(b, &mut scratch),
+            kind,
+            mediaslice::Limits::default(),
+        )
+        .unwrap();
+        while let Ok(Some(p)) = d.next_packet() {
+            out.push((p.track, p.pos, p.data.to_vec(), p.flags.truncated));
+        }
+        out
+    };
+    let whole = pull(&data);
+    assert!(whole.iter().any(|p| p.0 == 1), "the split stream has packets");
+    for cut in data.len() - 300..data.len() {
+        let part = pull(&data[..cut]);
+        for t in 0..2 {
+            let w: Vec<_> = whole.iter().filter(|p| p.0 == t).collect();
+            let g: Vec<_> = part.iter().filter(|p| p.0 == t).collect();
+            assert!(g.len() <= w.len(), "cut {cut} track {t}: more packets than the whole");
+            for (i, p) in g.iter().enumerate() {
+                if p == &w[i] {
+                    continue;
+                }
+                assert!(
+                    i + 1 == g.len() && p.3 && p.1 == w[i].1 && w[i].2.starts_with(&p.2),
+                    "cut {cut} track {t}: packet {i} ({} bytes at {:?}, truncated {}) is neither the whole's \
+                     ({} bytes) nor its flagged prefix",
+                    p.2.len(),
+                    p.1,
+                    p.3,
+                    w[i].2.len()
+                );
+            }
+        }
+    }
+}

@@ -68,9 +68,15 @@ fn start_code_cut_at_end<S: Source>(src: &mut S, at: u64, end: u64, hdr: usize) 
     for k in 0..hdr {
         let Some(j) = n.checked_sub(3 + k) else { break };
         if tail.get(j..j + 3) == Some(&[0, 0, 1][..]) {
+            // At most three zero bytes before the 01 (a four-byte start
+            // code), as the end-of-input rule leaves out of a stream that
+            // ends in zero bytes: counting every zero the 8-byte window saw
+            // made a prefix cut in that zero run end up to four bytes later
+            // than the whole input (a `truncation` find, H.265 forced).
             let zeros = tail
                 .get(..j + 2)
-                .map_or(0, |h| h.iter().rev().take_while(|&&x| x == 0).count());
+                .map_or(0, |h| h.iter().rev().take_while(|&&x| x == 0).count())
+                .min(3);
             return Ok(Some(end - n as u64 + (j + 2 - zeros) as u64).filter(|&s| s > at));
         }
     }

@@ -359,12 +359,27 @@ impl Split {
                 }
                 // The PES reaches the end of the input: a header may start in
                 // its last bytes and be cut (the whole input would end the
-                // packet there). Give what lies before them, flagged, and
-                // nothing after (a `truncation` fuzz find on a cut VOB).
+                // packet there). Give what lies before the first of them
+                // that can begin one (`Kind::could_start`, the test the tail
+                // rule above makes), flagged, and nothing after (`truncation`
+                // fuzz finds on a cut VOB; testing every one of the last
+                // bytes as a header start, this branch gave 1 byte where a
+                // prefix one byte shorter, taking the tail rule, gave 6).
                 let at_end = cut.last;
                 let last = at_end && j + HDR > cut.len && cut.len.saturating_sub(HDR - 1) > p;
                 if j + HDR > cut.len {
-                    j = if last { cut.len - (HDR - 1) } else { cut.len };
+                    j = cut.len;
+                    if last {
+                        let from = cut.len - (HDR - 1);
+                        let mut t = [0u8; HDR];
+                        let tn = cut.peek(src, from, &mut t)?;
+                        let tail = t.get(..tn).unwrap_or(&[]);
+                        if let Some(k) = (0..tn).find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[]))) {
+                            j = from + k;
+                        }
+                        // A longer input cuts junk at a slot's length.
+                        j = j.min(p + SLOT);
+                    }
                 }
                 if self.seeking {
                     cut.done = j;
