@@ -472,7 +472,7 @@ impl FormatDemuxer for TsDemuxer {
         }
         // Private data (stream_type 0x06) with no descriptor that names its
         // codec: ffmpeg probes the payload; look at the first PES of each.
-        sniff_private(&d, src, &mut desc_tracks, at, limit)?;
+        sniff_private(&d, src, ctx, &mut desc_tracks, at, limit)?;
         for (pid, t) in desc_tracks {
             if let Some(track) = ctx.add_track(t, 0) {
                 let _ = d.es.push(Es {
@@ -755,10 +755,14 @@ impl FormatDemuxer for TsDemuxer {
 }
 
 /// Identifies undescribed private streams from their first PES payload:
-/// ADTS AAC, AC-3/E-AC-3 or MPEG audio sync words.
+/// ADTS AAC, AC-3/E-AC-3 or MPEG audio sync words. Reports
+/// `ts.unconfirmed-codec` when the input ends (`limit` is clamped to it) ahead of the
+/// first PES of such a stream: it stays a data track, which a longer input
+/// may identify.
 fn sniff_private<S: Source>(
     d: &TsDemuxer,
     src: &mut S,
+    ctx: &mut Context,
     tracks: &mut heapless::Vec<(u16, Track), MAX_TRACKS>,
     from: u64,
     limit: u64,
@@ -800,6 +804,12 @@ fn sniff_private<S: Source>(
             }
         }
         at += d.packet_size;
+    }
+    if left > 0 && stop >= src.len() {
+        // A `truncation` find: a prefix cut before the first PES of an
+        // undescribed private stream gave a data track where the whole
+        // input, with that PES, gave AAC.
+        ctx.diags.report("ts.unconfirmed-codec", at);
     }
     Ok(())
 }
