@@ -906,6 +906,10 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
     // 25 fps, where a longer input may time every access unit by an SPS
     // further on.
     "annexb.unconfirmed-rate",
+    // MPEG-TS whose input ends before the first PES of an undescribed
+    // private stream: a data track, which a longer input may identify as
+    // audio from that PES.
+    "ts.unconfirmed-codec",
 ];
 
 /// Kinds with open truncation findings (docs/fuzzing.md, "Findings and

@@ -254,6 +254,8 @@ pub struct Pulled {
     pub tags: Vec<OwnedTag>,
     /// The error that ended the tags, if one did.
     pub tag_err: Option<Error>,
+    /// The diagnostic codes reported by the end of the pull.
+    pub diagnostics: Vec<&'static str>,
 }
 
 /// Most tags read before a walk is declared endless.
@@ -305,6 +307,7 @@ pub fn pull<S: Source>(src: S, ext: Option<&str>, with_tags: bool) -> Pulled {
         }
     }
     out.stream_crc = crcs.iter().map(|(c, n)| (c.finish(), *n)).collect();
+    out.diagnostics = d.diagnostics().iter().map(|(x, _)| x.code).collect();
     if with_tags {
         let (tags, err) = pull_tags(&mut d);
         out.tags = tags;
