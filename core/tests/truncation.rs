@@ -431,3 +431,26 @@ fn ts_private_stream_cut_before_its_first_pes_is_reported() {
     assert_eq!(probe(&bytes[..10_000]), (0x06, TrackKind::Data, true));
     assert_eq!(probe(&bytes[..12_000]), (0x06, TrackKind::Audio, false));
 }
+
+/// A `truncation` fuzz find (AVI without an index, read by walking `movi`):
+/// three bytes of damage before a video chunk make the walk resynchronise
+/// at it. A prefix that cuts that chunk rejected its header (its size runs
+/// past the end of the input) and resynchronised on chunk headers inside its
+/// data, giving packets the whole file does not. Such a header of a stream
+/// chunk whose size a packet may have is now taken, and the chunk is cut.
+/// Every cut from the damage to past the chunk's end gives a prefix.
+#[test]
+fn avi_resync_at_a_chunk_the_end_cuts_gives_a_prefix() {
+    let path = corpus_dir().join("regressions/avi/resync-to-a-chunk-the-end-cuts.avi");
+    let bytes = std::fs::read(&path).unwrap();
+    let full = pull_slice(&bytes, Some("avi"), false);
+    assert!(full.packets.iter().any(|p| p.pos == Some(112_217)));
+    let mut compared = 0;
+    for cut in 112_200..118_800 {
+        match check_cut("avi", &bytes, &full, cut, Some("avi")) {
+            Ok(c) => compared += (c == Compared::Yes) as usize,
+            Err(e) => panic!("cut at {cut}: {e}"),
+        }
+    }
+    assert_eq!(compared, 118_800 - 112_200);
+}

@@ -226,15 +226,20 @@ fn read_index_header<S: Source>(src: &mut S, body: u64) -> Result<IndexHeader> {
 }
 
 /// Whether the bytes at `at` look like a chunk header worth resuming at.
-fn plausible_header(h: &[u8], at: u64, file_len: u64, nstreams: usize) -> bool {
+/// `max_packet` is `Limits::max_packet`.
+fn plausible_header(h: &[u8], at: u64, file_len: u64, nstreams: usize, max_packet: u32) -> bool {
     let id = fourcc(h);
     let size = h.get(4..8).map(|s| u32::from_le_bytes(fourcc(s))).unwrap_or(u32::MAX);
     if at.saturating_add(8).saturating_add(u64::from(size)) > file_len {
         // An `idx1` that the end of the input cuts still ends the chunks
         // (the walk stops at it); without this a resync in a cut file went
         // on into the index and read its entries as chunk headers, giving
-        // packets the whole file does not (a `truncation` fuzz find).
-        return &id == b"idx1";
+        // packets the whole file does not (a `truncation` fuzz find). So
+        // does a stream chunk of a size a packet may have: a longer input
+        // holds it whole and resumes there, where a resync that passed it
+        // read chunk headers inside its data (a `truncation` fuzz find).
+        // A larger size is damage (a random size rarely is that small).
+        return &id == b"idx1" || (is_data_chunk(&id, nstreams) && size <= max_packet);
     }
     is_data_chunk(&id, nstreams) || matches!(&id, b"LIST" | b"RIFF" | b"JUNK" | b"idx1")
 }
@@ -1232,7 +1237,7 @@ impl AviDemuxer {
                     return Ok(None);
                 }
                 if let Some(h) = buf.get(i..i + 8) {
-                    if plausible_header(h, p, file_len, n) {
+                    if plausible_header(h, p, file_len, n, ctx.limits.max_packet) {
                         return Ok(Some(p));
                     }
                 }
