@@ -500,3 +500,35 @@ fn ps_junk_tail_at_the_end_gives_a_prefix_per_stream() {
         }
     }
 }
+
+/// A `truncation` fuzz find (MPEG audio forced): the first frame pair is
+/// searched for as ffmpeg does, and a frame whose successor the end of the
+/// input cuts cannot be paired. A prefix then started at a later pair, found
+/// inside that frame, where the whole input pairs the first frame and starts
+/// there. Such a prefix now reports `mp3.unconfirmed-start` (excused by the
+/// `truncation` harnesses); the whole input does not.
+#[test]
+fn mp3_start_before_a_pair_cut_by_the_end_is_reported() {
+    // MPEG-1 Layer III, 44.1 kHz, stereo: 320 kbit/s frames are 1 044 bytes,
+    // 32 kbit/s frames 104 bytes (same stream, other bit rate).
+    let big = [0xFF, 0xFB, 0xE0, 0x00];
+    let small = [0xFF, 0xFB, 0x10, 0x00];
+    let mut data = vec![0u8; 1044 * 3];
+    for k in 0..3 {
+        data[k * 1044..k * 1044 + 4].copy_from_slice(&big);
+    }
+    // Two small frames inside the first big one.
+    data[10..14].copy_from_slice(&small);
+    data[114..118].copy_from_slice(&small);
+    let kind = mediaslice::FormatKind::Mp3;
+    let open = |b: &[u8]| {
+        let d = Demuxer::open_as(SliceSource::new(b), kind, mediaslice::Limits::default()).unwrap();
+        d.diagnostics().contains("mp3.unconfirmed-start")
+    };
+    let first_pos = |b: &[u8]| forced(b, kind).first().and_then(|p| p.0);
+    assert_eq!(first_pos(&data), Some(0));
+    assert!(!open(&data));
+    let cut = &data[..1000];
+    assert_eq!(first_pos(cut), Some(10), "the prefix pairs the small frames");
+    assert!(open(cut), "and says that its start is not confirmed");
+}

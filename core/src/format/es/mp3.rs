@@ -241,10 +241,14 @@ impl FormatDemuxer for Mp3Demuxer {
         let limit = off.saturating_add(START_SEARCH).min(end);
         let mut from = off;
         let mut paired = false;
+        // A candidate whose successor's header the end of the input cuts:
+        // a longer input may pair it and start there.
+        let mut unpaired_at_end = false;
         while from < limit {
             let hit = scan(src, from, limit, 4, sized_frame)?;
             let Some(p) = hit else { break };
             if let Some(h) = header_at(src, p)? {
+                unpaired_at_end |= (p + h.frame_len as u64).saturating_add(4) > end;
                 if let Some(h2) = header_at(src, p + h.frame_len as u64)? {
                     if h2.raw & STREAM_MASK == h.raw & STREAM_MASK {
                         start = p;
@@ -258,11 +262,13 @@ impl FormatDemuxer for Mp3Demuxer {
         if start > off {
             ctx.diags.report("mp3.junk-skipped", off);
         }
-        if !paired && limit == end {
+        if (!paired && limit == end) || unpaired_at_end {
             // The input ends within the 64 KiB search without a pair of
             // frames: data starts right after the tags, as ffmpeg starts a
             // file this short, but a longer input may hold a pair further on
-            // and start there instead (a `truncation` find).
+            // and start there instead (a `truncation` find). Or a frame
+            // before the start chosen had its successor past the end: a
+            // longer input may pair it and start earlier (another).
             ctx.diags.report("mp3.unconfirmed-start", off);
         }
         let first = match header_at(src, start)? {
