@@ -432,25 +432,33 @@ fn ts_private_stream_cut_before_its_first_pes_is_reported() {
     assert_eq!(probe(&bytes[..12_000]), (0x06, TrackKind::Audio, false));
 }
 
-/// A `truncation` fuzz find (AVI without an index, read by walking `movi`):
-/// three bytes of damage before a video chunk make the walk resynchronise
-/// at it. A prefix that cuts that chunk rejected its header (its size runs
-/// past the end of the input) and resynchronised on chunk headers inside its
-/// data, giving packets the whole file does not. Such a header of a stream
-/// chunk whose size a packet may have is now taken, and the chunk is cut.
-/// Every cut from the damage to past the chunk's end gives a prefix.
+/// Two `truncation` fuzz finds (AVI without an index, read by walking
+/// `movi`): damage makes the walk resynchronise, and the chunk it should
+/// resume at (a video chunk, or a chunk such as `JUNK` that covers the rest
+/// of the damage) runs past the end of a prefix. The prefix rejected that
+/// header (its size runs past the end) and resynchronised on chunk headers
+/// inside the chunk, giving packets the whole file does not. Such headers
+/// are now taken: a stream chunk (of a size a packet may have) is cut, other
+/// chunks end the walk. Every cut from the damage to past the chunk's end
+/// gives a prefix.
 #[test]
 fn avi_resync_at_a_chunk_the_end_cuts_gives_a_prefix() {
-    let path = corpus_dir().join("regressions/avi/resync-to-a-chunk-the-end-cuts.avi");
-    let bytes = std::fs::read(&path).unwrap();
-    let full = pull_slice(&bytes, Some("avi"), false);
-    assert!(full.packets.iter().any(|p| p.pos == Some(112_217)));
-    let mut compared = 0;
-    for cut in 112_200..118_800 {
-        match check_cut("avi", &bytes, &full, cut, Some("avi")) {
-            Ok(c) => compared += (c == Compared::Yes) as usize,
-            Err(e) => panic!("cut at {cut}: {e}"),
+    for (name, pos, cuts) in [
+        ("resync-to-a-chunk-the-end-cuts.avi", 112_217, 112_200..118_800),
+        ("resync-to-a-list-or-junk-the-end-cuts.avi", 56_943, 42_300..57_000),
+    ] {
+        let path = corpus_dir().join("regressions/avi").join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        let full = pull_slice(&bytes, Some("avi"), false);
+        assert!(full.packets.iter().any(|p| p.pos == Some(pos)), "{name}");
+        let mut compared = 0;
+        let n = cuts.len();
+        for cut in cuts {
+            match check_cut("avi", &bytes, &full, cut, Some("avi")) {
+                Ok(c) => compared += (c == Compared::Yes) as usize,
+                Err(e) => panic!("{name} cut at {cut}: {e}"),
+            }
         }
+        assert_eq!(compared, n, "{name}");
     }
-    assert_eq!(compared, 118_800 - 112_200);
 }

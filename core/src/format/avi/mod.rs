@@ -235,11 +235,14 @@ fn plausible_header(h: &[u8], at: u64, file_len: u64, nstreams: usize, max_packe
         // (the walk stops at it); without this a resync in a cut file went
         // on into the index and read its entries as chunk headers, giving
         // packets the whole file does not (a `truncation` fuzz find). So
-        // does a stream chunk of a size a packet may have: a longer input
-        // holds it whole and resumes there, where a resync that passed it
-        // read chunk headers inside its data (a `truncation` fuzz find).
-        // A larger size is damage (a random size rarely is that small).
-        return &id == b"idx1" || (is_data_chunk(&id, nstreams) && size <= max_packet);
+        // do `LIST`, `RIFF` and `JUNK` (four exact bytes rarely match by
+        // chance) and a stream chunk of a size a packet may have: a longer
+        // input holds the chunk whole and resumes there (or after it), where
+        // a resync that passed it read chunk headers inside its data (two
+        // `truncation` fuzz finds). A larger stream chunk size is damage (a
+        // random size rarely is that small).
+        return matches!(&id, b"idx1" | b"LIST" | b"RIFF" | b"JUNK")
+            || (is_data_chunk(&id, nstreams) && size <= max_packet);
     }
     is_data_chunk(&id, nstreams) || matches!(&id, b"LIST" | b"RIFF" | b"JUNK" | b"idx1")
 }
