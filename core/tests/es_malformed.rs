@@ -532,3 +532,21 @@ fn mp3_start_before_a_pair_cut_by_the_end_is_reported() {
     assert_eq!(first_pos(cut), Some(10), "the prefix pairs the small frames");
     assert!(open(cut), "and says that its start is not confirmed");
 }
+
+/// A `truncation` fuzz find (MPEG-4 Part 2 forced): the frame rate comes
+/// from the VOL header; a prefix that cuts it before its time resolution
+/// is timed at 25 fps where the whole input is timed by the VOL. Such a
+/// prefix says so (`m4v.unconfirmed-rate`); the whole file does not.
+#[test]
+fn m4v_vol_cut_before_its_rate_is_reported() {
+    let data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/m4v/mpeg4.m4v")).unwrap();
+    let vol = data.windows(4).position(|w| w == [0, 0, 1, 0x20]).unwrap();
+    let kind = mediaslice::FormatKind::M4v;
+    let reported = |b: &[u8]| {
+        let d = Demuxer::open_as(SliceSource::new(b), kind, mediaslice::Limits::default()).unwrap();
+        d.diagnostics().contains("m4v.unconfirmed-rate")
+    };
+    assert!(!reported(&data));
+    // Cut just after the VOL start code: its fields are gone.
+    assert!(reported(&data[..vol + 5]));
+}

@@ -116,6 +116,7 @@ const UNDECIDED_AT_THE_END: &[&str] = &[
     "mp3.unconfirmed-start",
     "annexb.unconfirmed-rate",
     "ts.unconfirmed-codec",
+    "m4v.unconfirmed-rate",
 ];
 
 /// Whether a prefix says that what it gives depends on bytes past its end.

@@ -910,6 +910,9 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
     // private stream: a data track, which a longer input may identify as
     // audio from that PES.
     "ts.unconfirmed-codec",
+    // MPEG-4 Part 2 whose VOL header the end of the input cuts before its
+    // time resolution: 25 fps, where a longer input times frames by the VOL.
+    "m4v.unconfirmed-rate",
 ];
 
 /// Kinds with open truncation findings (docs/fuzzing.md, "Findings and

@@ -116,6 +116,12 @@ impl FormatDemuxer for M4vDemuxer {
         let frame_duration = if st.resolution > 0 {
             (TIME_BASE_HZ as u64 * inc / st.resolution as u64).max(1)
         } else {
+            if n < head.len() && vol.saturating_add(n as u64) >= end {
+                // The end of the input cuts the VOL header before its
+                // vop_time_increment_resolution: 25 fps, where a longer
+                // input times every frame by the VOL (a `truncation` find).
+                ctx.diags.report("m4v.unconfirmed-rate", vol);
+            }
             (TIME_BASE_HZ / 25) as u64
         };
         let track = Track {
