@@ -230,21 +230,17 @@ fn read_index_header<S: Source>(src: &mut S, body: u64) -> Result<IndexHeader> {
 fn plausible_header(h: &[u8], at: u64, file_len: u64, nstreams: usize, max_packet: u32) -> bool {
     let id = fourcc(h);
     let size = h.get(4..8).map(|s| u32::from_le_bytes(fourcc(s))).unwrap_or(u32::MAX);
-    if at.saturating_add(8).saturating_add(u64::from(size)) > file_len {
-        // An `idx1` that the end of the input cuts still ends the chunks
-        // (the walk stops at it); without this a resync in a cut file went
-        // on into the index and read its entries as chunk headers, giving
-        // packets the whole file does not (a `truncation` fuzz find). So
-        // do `LIST`, `RIFF` and `JUNK` (four exact bytes rarely match by
-        // chance) and a stream chunk of a size a packet may have: a longer
-        // input holds the chunk whole and resumes there (or after it), where
-        // a resync that passed it read chunk headers inside its data (two
-        // `truncation` fuzz finds). A larger stream chunk size is damage (a
-        // random size rarely is that small).
-        return matches!(&id, b"idx1" | b"LIST" | b"RIFF" | b"JUNK")
-            || (is_data_chunk(&id, nstreams) && size <= max_packet);
-    }
-    is_data_chunk(&id, nstreams) || matches!(&id, b"LIST" | b"RIFF" | b"JUNK" | b"idx1")
+    // A header whose size runs past the end of the input is still taken
+    // when a longer input could hold its chunk whole, so that the walk
+    // resumes where the whole file's does: `idx1` (a resync in a cut file
+    // went on into the index and read its entries as chunk headers), `LIST`,
+    // `RIFF` and `JUNK` (four exact bytes rarely match by chance), and a
+    // stream chunk of a size a packet may have (a resync that passed it read
+    // chunk headers inside its data). A larger stream chunk size is damage
+    // (a random size rarely is that small). Three `truncation` fuzz finds.
+    let fits = at.saturating_add(8).saturating_add(u64::from(size)) <= file_len;
+    matches!(&id, b"idx1" | b"LIST" | b"RIFF" | b"JUNK")
+        || (is_data_chunk(&id, nstreams) && (fits || size <= max_packet))
 }
 
 impl IxCursor {
