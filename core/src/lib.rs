@@ -18,6 +18,7 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+pub(crate) mod bytes;
 pub mod codec;
 pub mod crc;
 pub mod demux;
@@ -25,15 +26,20 @@ pub mod detect;
 pub mod diag;
 pub mod error;
 pub mod format;
+pub mod kind;
 pub mod limits;
+pub(crate) mod signature;
 pub mod source;
 pub mod tags;
 pub mod types;
 
-pub use demux::{AnyDemuxer, Context, Demuxer, FormatInfo};
-pub use detect::{detect, FormatKind};
+pub use demux::Demuxer;
+pub use detect::detect;
 pub use diag::{Diagnostic, Diagnostics};
 pub use error::{Error, ErrorKind, Result};
+pub use format::any::AnyDemuxer;
+pub use format::traits::{Context, FormatInfo};
+pub use kind::FormatKind;
 pub use limits::{Limits, MAX_TRACKS};
 pub use source::{IoStats, ReaderSource, SliceSource, Source};
 pub use tags::{Tag, TagKey, TagScope, TagValue};

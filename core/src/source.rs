@@ -19,6 +19,11 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use embedded_io::{Read, Seek, SeekFrom};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+/// The largest fixed layout [`Source::read`] reads (bytes): every header
+/// struct in this crate is smaller.
+pub const MAX_LAYOUT_READ: usize = 256;
 
 /// Bytes and calls a source has served, counted by the source itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -103,6 +108,23 @@ pub trait Source {
         let mut b = [0u8; N];
         self.read_exact_at(offset, &mut b)?;
         Ok(b)
+    }
+
+    /// Reads a fixed layout `T` (a zerocopy struct of at most
+    /// [`MAX_LAYOUT_READ`] bytes) at `offset`: one call that says what it
+    /// reads, in place of a hand-sized array.
+    ///
+    /// Errors: `Truncated` when the input ends inside it;
+    /// `InvalidArgument` when `T` is larger than [`MAX_LAYOUT_READ`].
+    fn read<T: FromBytes + KnownLayout + Immutable + Unaligned>(&mut self, offset: u64) -> Result<T> {
+        let mut buf = [0u8; MAX_LAYOUT_READ];
+        let b = buf.get_mut(..core::mem::size_of::<T>()).ok_or(Error::new(
+            ErrorKind::InvalidArgument,
+            offset,
+            "source read: layout larger than MAX_LAYOUT_READ",
+        ))?;
+        self.read_exact_at(offset, b)?;
+        T::read_from_bytes(b).map_err(|_| Error::new(ErrorKind::InvalidArgument, offset, "source read: layout size"))
     }
 
     /// Reads a big-endian `u32` at `offset`.

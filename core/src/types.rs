@@ -360,6 +360,64 @@ pub struct Packet<'a> {
     pub data: &'a [u8],
 }
 
+impl<'a> Packet<'a> {
+    /// A packet of `track` stored contiguously in the input at `pos`, with
+    /// `data` its bytes: no timestamps, no flags. Add them with
+    /// [`Packet::with_times`] and [`Packet::with_flags`].
+    pub const fn contiguous(track: usize, pos: u64, data: &'a [u8]) -> Self {
+        Packet {
+            track,
+            pts: None,
+            dts: None,
+            duration: None,
+            flags: PacketFlags {
+                keyframe: false,
+                discard: false,
+                truncated: false,
+            },
+            pos: Some(pos),
+            contiguous: true,
+            data,
+        }
+    }
+
+    /// A packet of `track` joined from pieces of the input (in scratch),
+    /// whose first piece is at `pos`.
+    pub const fn joined(track: usize, pos: Option<u64>, data: &'a [u8]) -> Self {
+        Packet {
+            pos,
+            contiguous: false,
+            ..Packet::contiguous(track, 0, data)
+        }
+    }
+
+    /// The same packet with these timestamps and duration.
+    pub const fn with_times(self, pts: Option<i64>, dts: Option<i64>, duration: Option<u64>) -> Self {
+        Packet {
+            pts,
+            dts,
+            duration,
+            ..self
+        }
+    }
+
+    /// The same packet with these flags.
+    pub const fn with_flags(self, flags: PacketFlags) -> Self {
+        Packet { flags, ..self }
+    }
+}
+
+impl PacketFlags {
+    /// Flags with only `keyframe` set as given.
+    pub const fn keyframe(keyframe: bool) -> Self {
+        PacketFlags {
+            keyframe,
+            discard: false,
+            truncated: false,
+        }
+    }
+}
+
 impl Packet<'_> {
     /// The payload's range in the input when it is stored contiguously.
     pub fn input_range(&self) -> Option<ByteRange> {

@@ -6,6 +6,8 @@
 //! extension); the Xing VBR header, the LAME tag rev. 1 and the Fraunhofer
 //! VBRI header as published by their authors.
 
+use crate::bytes::{be16, be32};
+
 /// The 11-bit frame sync: twelve ones but for the MPEG 2.5 bit.
 pub const SYNC_MASK: u32 = 0xFFE0_0000;
 
@@ -171,14 +173,6 @@ pub struct VbrInfo {
     pub encoder_padding: Option<u16>,
     /// The encoder string of a LAME tag (9 bytes, e.g. `LAME3.100`).
     pub encoder: Option<[u8; 9]>,
-}
-
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(b.get(at..at.checked_add(4)?)?.try_into().ok()?))
-}
-
-fn be16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes(b.get(at..at.checked_add(2)?)?.try_into().ok()?))
 }
 
 /// Parses a Xing/Info (with its LAME tag) or VBRI header in `frame`, the

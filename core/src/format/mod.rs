@@ -1,4 +1,8 @@
-//! One module per format family.
+//! One module per format family, the interface they implement
+//! ([`traits`]), and the dispatch over all of them ([`any`]).
+
+pub mod any;
+pub mod traits;
 
 #[cfg(feature = "aiff")]
 pub mod aiff;

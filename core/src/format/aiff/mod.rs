@@ -12,8 +12,8 @@
 //! largest multiple of the block alignment not over 4096 bytes, the last one
 //! possibly shorter.
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope, TagValue};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};

@@ -20,8 +20,8 @@ mod header;
 mod text;
 
 use self::header::{FileProperties, Rd, StreamType};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagKey, TagScope, TagValue};
 use crate::types::{rescale, ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};

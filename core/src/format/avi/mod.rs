@@ -24,9 +24,9 @@
 mod codec;
 pub mod layout;
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
 use crate::format::riff::{codec_for as wave_codec, info_name, WaveFormat, FORMAT_EXTENSIBLE};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope};

@@ -18,8 +18,8 @@
 //! constant-size packets (IMA4) are one packet each; variable packets are the
 //! packet table's entries.
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope, TagValue};
 use crate::types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};

@@ -14,8 +14,8 @@
 use super::id3;
 use super::{cut_header_at, scan, Frame};
 use crate::codec::ac3::{frame_crc_ok, sync_prefix, Ac3Header, HEADER_LEN};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};

@@ -15,8 +15,8 @@
 use super::id3::{self, FrameWalk, Id3v2};
 use super::{scan, Frame};
 use crate::codec::adts::{AdtsHeader, HEADER_LEN};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagValue};

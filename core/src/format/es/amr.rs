@@ -7,8 +7,8 @@
 //! multichannel headers (`#!AMR_MC1.0\n`, `#!AMR-WB_MC1.0\n`) are detected
 //! and refused: ffmpeg does not read them either.
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};

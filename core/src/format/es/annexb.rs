@@ -12,8 +12,8 @@
 
 use super::scan;
 use crate::codec::{h264, hevc};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};

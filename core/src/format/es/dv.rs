@@ -8,8 +8,8 @@
 //! into the caller's scratch (`pcm_s16le` packets, joined like any packet a
 //! container splits). See `docs/formats/dv.md`.
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};

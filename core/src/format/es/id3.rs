@@ -7,8 +7,8 @@
 //! (128 bytes, `TAG`); APEv2 tag footer (32 bytes, `APETAGEX`); Lyrics3 v2.00
 //! (`LYRICSBEGIN` … size(6) `LYRICS200`).
 
-use crate::demux::Context;
 use crate::error::Result;
+use crate::format::traits::Context;
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagKey, TagScope, TagValue};
 use crate::types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};

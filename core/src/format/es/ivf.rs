@@ -8,8 +8,8 @@
 //! `frame_type` 0 (VP9 bitstream §6.2), AV1 a key frame header (§5.9.2).
 
 use crate::codec::av1::{self, obu, ObuHeader, SequenceHeader};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};

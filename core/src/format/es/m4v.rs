@@ -13,8 +13,8 @@
 
 use super::scan;
 use crate::codec::mpeg4v::{FrameSplitter, Mpeg4State};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};

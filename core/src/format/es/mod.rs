@@ -18,9 +18,9 @@
 //! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
 //!
-//! Shared here: a bounded forward scanner over a [`Source`], the guard that
-//! keeps the elementary-stream probes off files that start with another
-//! container's signature, and the probe itself ([`probe`]).
+//! Shared here: a bounded forward scanner over a [`Source`] and the probe
+//! itself ([`probe`]); detection keeps the probe off files that start with
+//! another container's signature (`crate::signature::is_foreign`).
 
 #[cfg(feature = "ac3")]
 pub mod ac3;
@@ -45,8 +45,8 @@ pub mod mpegvideo;
 #[cfg(feature = "obu")]
 pub mod obu;
 
-use crate::detect::FormatKind;
 use crate::error::Result;
+use crate::kind::FormatKind;
 use crate::limits::Limits;
 use crate::source::Source;
 
@@ -90,9 +90,9 @@ impl Frame {
 pub(crate) fn seek_audio<D: Clone, S: Source>(
     d: &mut D,
     src: &mut S,
-    ctx: &mut crate::demux::Context,
+    ctx: &mut crate::format::traits::Context,
     ts: i64,
-    mut advance: impl FnMut(&mut D, &mut S, &mut crate::demux::Context) -> Result<Option<Frame>>,
+    mut advance: impl FnMut(&mut D, &mut S, &mut crate::format::traits::Context) -> Result<Option<Frame>>,
 ) -> Result<()> {
     for _ in 0..MAX_SEEK_STEPS {
         let saved = d.clone();
@@ -219,56 +219,10 @@ pub(crate) fn scan<S: Source>(
     Ok(None)
 }
 
-/// Whether `head` starts with the signature of a container this module does
-/// not read; the elementary-stream probes then stay away, since such files
-/// carry audio frames (MP4, AVI, Matroska, MPEG-PS ...) that would fool them.
-pub(crate) fn foreign_magic(head: &[u8]) -> bool {
-    // Tables in flash looked up by one loop: a `matches!` over byte-string
-    // patterns compiles to a decision tree of about 1.4 KiB on thumbv7em.
-    static AT_0: [[u8; 4]; 17] = [
-        *b"RIFF",
-        *b"RF64",
-        *b"BW64",
-        *b"FORM",
-        *b"OggS",
-        *b"fLaC",
-        *b"caff",
-        *b"\x1A\x45\xDF\xA3",
-        *b"\x30\x26\xB2\x75",
-        *b"\x00\x00\x01\xBA",
-        *b"MThd",
-        *b"wvpk",
-        *b"MAC ",
-        *b"TTA1",
-        *b"\x89PNG",
-        *b"GIF8",
-        *b"%PDF",
-    ];
-    // ISO BMFF / QuickTime top-level box types.
-    static AT_4: [[u8; 4]; 10] = [
-        *b"ftyp", *b"moov", *b"mdat", *b"free", *b"skip", *b"wide", *b"styp", *b"moof", *b"sidx", *b"pnot",
-    ];
-    let word = |at: usize| head.get(at..at + 4).and_then(|b| <[u8; 4]>::try_from(b).ok());
-    word(0).is_some_and(|w| AT_0.contains(&w))
-        || head.get(0..3) == Some(b"FLV")
-        || word(4).is_some_and(|w| AT_4.contains(&w))
-        || (head.first() == Some(&0x47) && head.get(188) == Some(&0x47))
-        || (head.get(4) == Some(&0x47) && head.get(196) == Some(&0x47))
-}
-
-/// Bytes of the head the probe checks for foreign signatures.
-pub(crate) const PROBE_HEAD: usize = 200;
-
 /// Probes the input for an elementary stream when the magic-byte detection
-/// found nothing: skips leading ID3v2 tags, then asks each compiled-in
+/// found nothing and the head is no container's: skips leading ID3v2 tags, then asks each compiled-in
 /// format for a run of valid frames. Bounded by `limits.probe_bytes`.
 pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKind>> {
-    let mut head = [0u8; PROBE_HEAD];
-    let n = src.read_at(0, &mut head)?;
-    let head = head.get(..n).unwrap_or(&[]);
-    if foreign_magic(head) {
-        return Ok(None);
-    }
     let _ = limits;
     #[cfg(feature = "dv")]
     if dv::probe(src)? {

@@ -24,8 +24,8 @@
 use super::id3::{self, FrameWalk, Id3v2};
 use super::{cut_header_at, scan, Frame};
 use crate::codec::mpa::{parse_vbr, sync_prefix, MpaHeader, SAME_HEADER_MASK, STREAM_MASK};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagKey, TagScope, TagValue};

@@ -9,8 +9,8 @@
 
 use super::ivf::av1_unit;
 use crate::codec::av1::{leb128, obu, write_leb128, ObuHeader, SequenceHeader};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};

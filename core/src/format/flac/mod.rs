@@ -21,8 +21,8 @@
 
 mod id3;
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::format::xiph::comment::{common_name, split_entry, CommentCursor};
 use crate::format::xiph::crc::crc16;
 use crate::format::xiph::flac::{FrameHeader, Picture, StreamInfo, MAX_FRAME_HEADER, PICTURE_TYPES, STREAMINFO_LEN};

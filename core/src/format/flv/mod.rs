@@ -15,8 +15,8 @@
 //! skipped, and a script tag other than the header metadata becoming a
 //! subtitle or data packet. Every packet is a slice of the input.
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagKey, TagScope, TagValue};
 use crate::types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};

@@ -2,8 +2,8 @@
 
 use super::ebml::{parse_svint, parse_vint, read_element, read_uint, Children};
 use super::{ids, Emit, MkvDemuxer, Skip, TrackState};
-use crate::demux::Context;
 use crate::error::{Error, Result};
+use crate::format::traits::Context;
 use crate::source::Source;
 use crate::types::{div_u128, Codec, Packet, PacketFlags};
 

@@ -40,8 +40,8 @@ mod vorbis;
 #[cfg(feature = "mkv-zlib")]
 mod zlib;
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};

@@ -4,8 +4,8 @@
 use super::block::skip_from;
 use super::ebml::{parse_vint, read_element, read_uint, Children};
 use super::{ids, MkvDemuxer};
-use crate::demux::Context;
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::traits::Context;
 use crate::source::Source;
 use crate::types::TrackKind;
 

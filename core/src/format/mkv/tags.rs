@@ -6,8 +6,8 @@
 
 use super::ebml::{read_element, read_uint, Children, Element};
 use super::{ids, MkvDemuxer};
-use crate::demux::Context;
 use crate::error::Result;
+use crate::format::traits::Context;
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope, TagValue};
 use crate::types::ByteRange;

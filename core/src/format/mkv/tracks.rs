@@ -3,8 +3,8 @@
 use super::codec;
 use super::ebml::{read_float, read_str, read_uint, Children, Element};
 use super::{ids, range_of, time_base, Encoding, MkvDemuxer, TrackState, MAX_STRIPPED};
-use crate::demux::Context;
 use crate::error::Result;
+use crate::format::traits::Context;
 use crate::source::Source;
 use crate::types::{rescale, ByteRange, Codec, Language, Rational, Track, TrackKind};
 

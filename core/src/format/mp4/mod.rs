@@ -23,8 +23,8 @@ use self::boxes::{
     read_box_header, tfhd_flags, trun_flags, AudioSampleEntry, BoxHeader, MdhdV0, MdhdV1, MvhdV0, MvhdV1,
     VisualSampleEntry, SAMPLE_DEPENDS_YES, SAMPLE_NON_SYNC,
 };
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};

@@ -4,8 +4,8 @@
 
 use super::boxes::read_box_header;
 use super::{soft, TagBoxes};
-use crate::demux::Context;
 use crate::error::Result;
+use crate::format::traits::Context;
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope, TagValue};
 use core::fmt::Write;

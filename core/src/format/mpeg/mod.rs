@@ -8,7 +8,7 @@ pub(crate) mod split;
 #[cfg(feature = "ts")]
 pub mod ts;
 
-use crate::demux::Context;
+use crate::format::traits::Context;
 use crate::types::Codec;
 
 /// How far past the first time stamp the program stream probe looks for

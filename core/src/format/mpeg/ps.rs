@@ -16,8 +16,8 @@
 
 use super::pes::parse_pes_header;
 use super::split::{self, Cut, Split};
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};

@@ -25,8 +25,8 @@
 pub mod codec;
 pub mod page;
 
-use crate::demux::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::traits::{Context, FormatDemuxer};
 use crate::format::xiph::comment::{common_name, split_entry};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagKey, TagScope};

@@ -10,9 +10,9 @@
 //! packet is the largest multiple of the block alignment not over 4096 bytes
 //! (at least one block), the last one possibly shorter.
 
-use crate::demux::{Context, FormatDemuxer};
-use crate::detect::W64_RIFF_GUID;
 use crate::error::{Error, Result};
+use crate::format::traits::{Context, FormatDemuxer};
+use crate::signature::W64_RIFF_GUID;
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope, TagValue};
 use crate::types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};

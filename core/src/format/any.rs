@@ -1,0 +1,286 @@
+//! The dispatch over every format demuxer compiled in: one enum variant per
+//! format, no `Box<dyn>`. This is the one file that names every format (as
+//! gimli-rs/object's `read/any.rs`); the interface they implement is in
+//! [`super::traits`], which names none.
+
+// With no format compiled in, the dispatch uses none of its arguments.
+#![cfg_attr(
+    not(any(
+        feature = "mp4",
+        feature = "riff",
+        feature = "asf",
+        feature = "flv",
+        feature = "mkv",
+        feature = "ts",
+        feature = "ps",
+        feature = "avi",
+        feature = "aiff",
+        feature = "caf",
+        feature = "ogg",
+        feature = "flac",
+        feature = "mp3",
+        feature = "aac",
+        feature = "ac3",
+        feature = "h264",
+        feature = "hevc",
+        feature = "ivf",
+        feature = "amr",
+        feature = "obu",
+        feature = "dv",
+        feature = "mpegvideo",
+        feature = "m4v",
+    )),
+    allow(unused_variables, unused_imports)
+)]
+
+use super::traits::{Context, FormatDemuxer};
+use crate::error::{Error, ErrorKind, Result};
+use crate::kind::FormatKind;
+use crate::source::Source;
+use crate::tags::{Tag, TagCursor};
+use crate::types::Packet;
+
+/// One variant per format demuxer compiled in: dispatch with no `Box<dyn>`.
+///
+/// Public so that firmware can measure `size_of::<AnyDemuxer>()`, the
+/// demuxer state it must budget; its methods are the crate's own.
+#[non_exhaustive]
+#[allow(clippy::large_enum_variant)]
+pub enum AnyDemuxer {
+    /// ISO BMFF.
+    #[cfg(feature = "mp4")]
+    Mp4(crate::format::mp4::Mp4Demuxer),
+    /// WAV, RF64, Wave64.
+    #[cfg(feature = "riff")]
+    Wav(crate::format::riff::WavDemuxer),
+    /// ASF: WMV, WMA.
+    #[cfg(feature = "asf")]
+    Asf(crate::format::asf::AsfDemuxer),
+    /// Flash Video.
+    #[cfg(feature = "flv")]
+    Flv(crate::format::flv::FlvDemuxer),
+    /// Matroska, WebM, MKA.
+    #[cfg(feature = "mkv")]
+    Matroska(crate::format::mkv::MkvDemuxer),
+    /// MPEG-TS.
+    #[cfg(feature = "ts")]
+    Ts(crate::format::mpeg::ts::TsDemuxer),
+    /// MPEG-PS.
+    #[cfg(feature = "ps")]
+    Ps(crate::format::mpeg::ps::PsDemuxer),
+    /// AVI and OpenDML.
+    #[cfg(feature = "avi")]
+    Avi(crate::format::avi::AviDemuxer),
+    /// AIFF and AIFF-C.
+    #[cfg(feature = "aiff")]
+    Aiff(crate::format::aiff::AiffDemuxer),
+    /// Apple Core Audio Format.
+    #[cfg(feature = "caf")]
+    Caf(crate::format::caf::CafDemuxer),
+    /// Ogg.
+    #[cfg(feature = "ogg")]
+    Ogg(crate::format::ogg::OggDemuxer),
+    /// Native FLAC.
+    #[cfg(feature = "flac")]
+    Flac(crate::format::flac::FlacDemuxer),
+    /// MPEG audio elementary stream.
+    #[cfg(feature = "mp3")]
+    Mp3(crate::format::es::mp3::Mp3Demuxer),
+    /// AAC in ADTS frames.
+    #[cfg(feature = "aac")]
+    Adts(crate::format::es::adts::AdtsDemuxer),
+    /// AC-3 and E-AC-3.
+    #[cfg(feature = "ac3")]
+    Ac3(crate::format::es::ac3::Ac3Demuxer),
+    /// H.264 Annex B.
+    #[cfg(feature = "h264")]
+    H264(crate::format::es::annexb::H264Demuxer),
+    /// H.265 Annex B.
+    #[cfg(feature = "hevc")]
+    Hevc(crate::format::es::annexb::HevcDemuxer),
+    /// IVF.
+    #[cfg(feature = "ivf")]
+    Ivf(crate::format::es::ivf::IvfDemuxer),
+    /// AMR storage format.
+    #[cfg(feature = "amr")]
+    Amr(crate::format::es::amr::AmrDemuxer),
+    /// AV1 low-overhead OBU stream.
+    #[cfg(feature = "obu")]
+    Obu(crate::format::es::obu::ObuDemuxer),
+    /// AV1 Annex B stream.
+    #[cfg(feature = "obu")]
+    Av1AnnexB(crate::format::es::obu::Av1AnnexBDemuxer),
+    /// DV.
+    #[cfg(feature = "dv")]
+    Dv(crate::format::es::dv::DvDemuxer),
+    /// MPEG-1/2 video elementary stream.
+    #[cfg(feature = "mpegvideo")]
+    MpegVideo(crate::format::es::mpegvideo::MpegVideoDemuxer),
+    /// MPEG-4 Part 2 video elementary stream.
+    #[cfg(feature = "m4v")]
+    M4v(crate::format::es::m4v::M4vDemuxer),
+    /// No value: keeps the enum inhabited-by-type when no format feature is
+    /// compiled in, so `core` builds with none (it can never be made).
+    #[doc(hidden)]
+    NoFormat(core::convert::Infallible),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $d:ident => $e:expr) => {
+        match $self {
+            #[cfg(feature = "mp4")]
+            AnyDemuxer::Mp4($d) => $e,
+            #[cfg(feature = "riff")]
+            AnyDemuxer::Wav($d) => $e,
+            #[cfg(feature = "asf")]
+            AnyDemuxer::Asf($d) => $e,
+            #[cfg(feature = "flv")]
+            AnyDemuxer::Flv($d) => $e,
+            #[cfg(feature = "mkv")]
+            AnyDemuxer::Matroska($d) => $e,
+            #[cfg(feature = "ts")]
+            AnyDemuxer::Ts($d) => $e,
+            #[cfg(feature = "ps")]
+            AnyDemuxer::Ps($d) => $e,
+            #[cfg(feature = "avi")]
+            AnyDemuxer::Avi($d) => $e,
+            #[cfg(feature = "aiff")]
+            AnyDemuxer::Aiff($d) => $e,
+            #[cfg(feature = "caf")]
+            AnyDemuxer::Caf($d) => $e,
+            #[cfg(feature = "ogg")]
+            AnyDemuxer::Ogg($d) => $e,
+            #[cfg(feature = "flac")]
+            AnyDemuxer::Flac($d) => $e,
+            #[cfg(feature = "mp3")]
+            AnyDemuxer::Mp3($d) => $e,
+            #[cfg(feature = "aac")]
+            AnyDemuxer::Adts($d) => $e,
+            #[cfg(feature = "ac3")]
+            AnyDemuxer::Ac3($d) => $e,
+            #[cfg(feature = "h264")]
+            AnyDemuxer::H264($d) => $e,
+            #[cfg(feature = "hevc")]
+            AnyDemuxer::Hevc($d) => $e,
+            #[cfg(feature = "ivf")]
+            AnyDemuxer::Ivf($d) => $e,
+            #[cfg(feature = "amr")]
+            AnyDemuxer::Amr($d) => $e,
+            #[cfg(feature = "obu")]
+            AnyDemuxer::Obu($d) => $e,
+            #[cfg(feature = "mpegvideo")]
+            AnyDemuxer::MpegVideo($d) => $e,
+            #[cfg(feature = "m4v")]
+            AnyDemuxer::M4v($d) => $e,
+            #[cfg(feature = "obu")]
+            AnyDemuxer::Av1AnnexB($d) => $e,
+            #[cfg(feature = "dv")]
+            AnyDemuxer::Dv($d) => $e,
+            AnyDemuxer::NoFormat(never) => match *never {},
+        }
+    };
+}
+
+impl AnyDemuxer {
+    /// Opens the demuxer of format `kind` over `src`.
+    pub(crate) fn open<S: Source>(kind: FormatKind, src: &mut S, ctx: &mut Context) -> Result<Self> {
+        match kind {
+            #[cfg(feature = "mp4")]
+            FormatKind::Mp4 => Ok(AnyDemuxer::Mp4(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "riff")]
+            FormatKind::Wav | FormatKind::Rf64 | FormatKind::Wave64 => {
+                Ok(AnyDemuxer::Wav(FormatDemuxer::open(src, ctx)?))
+            }
+            #[cfg(feature = "asf")]
+            FormatKind::Asf => Ok(AnyDemuxer::Asf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "flv")]
+            FormatKind::Flv => Ok(AnyDemuxer::Flv(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mkv")]
+            FormatKind::Matroska => Ok(AnyDemuxer::Matroska(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ts")]
+            FormatKind::MpegTs => Ok(AnyDemuxer::Ts(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ps")]
+            FormatKind::MpegPs => Ok(AnyDemuxer::Ps(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "avi")]
+            FormatKind::Avi => Ok(AnyDemuxer::Avi(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "aiff")]
+            FormatKind::Aiff => Ok(AnyDemuxer::Aiff(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "caf")]
+            FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ogg")]
+            FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "flac")]
+            FormatKind::Flac => Ok(AnyDemuxer::Flac(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mp3")]
+            FormatKind::Mp3 => Ok(AnyDemuxer::Mp3(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "aac")]
+            FormatKind::Aac => Ok(AnyDemuxer::Adts(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ac3")]
+            FormatKind::Ac3 | FormatKind::Eac3 => Ok(AnyDemuxer::Ac3(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "h264")]
+            FormatKind::H264 => Ok(AnyDemuxer::H264(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "hevc")]
+            FormatKind::Hevc => Ok(AnyDemuxer::Hevc(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ivf")]
+            FormatKind::Ivf => Ok(AnyDemuxer::Ivf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "amr")]
+            FormatKind::Amr => Ok(AnyDemuxer::Amr(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "obu")]
+            FormatKind::Obu => Ok(AnyDemuxer::Obu(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "dv")]
+            FormatKind::Dv => Ok(AnyDemuxer::Dv(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "obu")]
+            FormatKind::Av1AnnexB => Ok(AnyDemuxer::Av1AnnexB(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mpegvideo")]
+            FormatKind::MpegVideo => Ok(AnyDemuxer::MpegVideo(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "m4v")]
+            FormatKind::M4v => Ok(AnyDemuxer::M4v(FormatDemuxer::open(src, ctx)?)),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::new(
+                ErrorKind::UnknownFormat,
+                0,
+                "format not compiled into this build",
+            )),
+        }
+    }
+
+    /// See [`FormatDemuxer::max_packet_size`].
+    pub(crate) fn max_packet_size(&self) -> Option<usize> {
+        dispatch!(self, d => d.max_packet_size())
+    }
+
+    /// See [`FormatDemuxer::next_packet`].
+    pub(crate) fn next_packet<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &mut Context,
+    ) -> Result<Option<Packet<'s>>> {
+        dispatch!(self, d => d.next_packet(src, ctx))
+    }
+
+    /// See [`FormatDemuxer::seek`].
+    pub(crate) fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
+        dispatch!(self, d => d.seek(src, ctx, track, ts))
+    }
+
+    /// See [`FormatDemuxer::next_tag`].
+    pub(crate) fn next_tag<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        dispatch!(self, d => d.next_tag(src, ctx, cur))
+    }
+
+    /// See [`FormatDemuxer::header_packet`].
+    pub(crate) fn header_packet<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        track: usize,
+        index: usize,
+    ) -> Result<Option<&'s [u8]>> {
+        dispatch!(self, d => d.header_packet(src, ctx, track, index))
+    }
+}

@@ -1,0 +1,88 @@
+//! The interface every format demuxer implements, and the state it shares
+//! with the driver. This file names no format: a format author reads this
+//! and [`crate::source::Source`], not the dispatch over all formats
+//! (`format/any.rs`) or the driver (`demux.rs`).
+
+use crate::diag::Diagnostics;
+use crate::error::Result;
+use crate::limits::{Limits, MAX_TRACKS};
+use crate::source::Source;
+use crate::tags::{Tag, TagCursor};
+use crate::types::{Packet, Track};
+
+/// Facts about the whole input that a format demuxer finds while opening.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct FormatInfo {
+    /// Duration of the whole presentation in microseconds, when known.
+    pub duration_us: Option<u64>,
+    /// Start time in microseconds, when known.
+    pub start_us: Option<i64>,
+    /// Overall bit rate in bits per second, when the container says.
+    pub bit_rate: Option<u64>,
+}
+
+/// State shared by a format demuxer and the driver: limits, diagnostics,
+/// tracks and format facts.
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Context {
+    /// The limits in force.
+    pub limits: Limits,
+    /// Findings so far.
+    pub diags: Diagnostics,
+    /// The tracks, in the order packets refer to them.
+    pub tracks: heapless::Vec<Track, MAX_TRACKS>,
+    /// Facts about the whole input.
+    pub info: FormatInfo,
+}
+
+impl Context {
+    /// Adds a track, or reports `track-capacity` when the table is full.
+    /// Returns its index.
+    pub(crate) fn add_track(&mut self, t: Track, offset: u64) -> Option<usize> {
+        let i = self.tracks.len();
+        if self.tracks.push(t).is_err() {
+            self.diags.report("track-capacity", offset);
+            return None;
+        }
+        Some(i)
+    }
+}
+
+/// What each format module implements. The driver, [`Demuxer`], holds the
+/// source; a format demuxer holds only its own state, so its size does not
+/// depend on the source type.
+pub(crate) trait FormatDemuxer: Sized {
+    /// Reads the headers: tracks, durations, table positions.
+    fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self>;
+    /// The next packet in delivery order, or `None` at the end.
+    fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>>;
+    /// Positions the demuxer so that `track` restarts at or before `ts`.
+    fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()>;
+    /// The next tag, or `None` when all were given. The tag may borrow the
+    /// demuxer's own state as well as the source (for keys kept apart from
+    /// their values, such as QuickTime `keys`).
+    fn next_tag<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>>;
+    /// The largest packet, when the container can tell without reading them.
+    fn max_packet_size(&self) -> Option<usize> {
+        None
+    }
+    /// Header packet `index` of `track` for codecs whose configuration is
+    /// several packets (Vorbis, Theora in Ogg), or `None`.
+    fn header_packet<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        track: usize,
+        index: usize,
+    ) -> Result<Option<&'s [u8]>> {
+        let _ = (src, ctx, track, index);
+        Ok(None)
+    }
+}

@@ -1,0 +1,137 @@
+//! [`FormatKind`]: the name of every container and stream format, and
+//! ffprobe's name for it. A leaf: it imports nothing, so detection, the
+//! formats and the driver can all name a format without importing each other.
+
+/// A container or stream format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum FormatKind {
+    /// ISO base media file format: MP4, MOV, M4A, 3GP, fragmented MP4.
+    Mp4,
+    /// RIFF WAVE.
+    Wav,
+    /// RF64 / BW64 (WAVE with a `ds64` chunk for sizes over 4 GiB).
+    Rf64,
+    /// Sony Wave64.
+    Wave64,
+    /// ASF: WMV, WMA.
+    Asf,
+    /// Flash Video.
+    Flv,
+    /// Matroska, WebM and MKA (EBML DocType `matroska` or `webm`).
+    Matroska,
+    /// MPEG transport stream (188, 192 or 204-byte packets).
+    MpegTs,
+    /// MPEG program stream (PS, VOB, MPEG-1 system stream).
+    MpegPs,
+    /// AVI (RIFF `AVI `), including OpenDML.
+    Avi,
+    /// AIFF and AIFF-C.
+    Aiff,
+    /// Apple Core Audio Format.
+    Caf,
+    /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
+    Ogg,
+    /// Native FLAC (RFC 9639).
+    Flac,
+    /// MPEG audio elementary stream (MP1, MP2, MP3) with ID3 tags.
+    Mp3,
+    /// AAC in ADTS frames.
+    Aac,
+    /// AC-3 (ATSC A/52) elementary stream.
+    Ac3,
+    /// E-AC-3 (ATSC A/52 Annex E) elementary stream.
+    Eac3,
+    /// AMR-NB or AMR-WB storage format (RFC 4867 §5).
+    Amr,
+    /// H.264 Annex B byte stream.
+    H264,
+    /// H.265 Annex B byte stream.
+    Hevc,
+    /// IVF (VP8, VP9, AV1 frames with a 32-byte header).
+    Ivf,
+    /// AV1 low-overhead bitstream format (OBUs with size fields).
+    Obu,
+    /// AV1 Annex B length-delimited bitstream (AV1 spec Annex B).
+    Av1AnnexB,
+    /// DV (IEC 61834 / SMPTE 314M DIF stream).
+    Dv,
+    /// MPEG-1/2 video elementary stream.
+    MpegVideo,
+    /// MPEG-4 Part 2 video elementary stream.
+    M4v,
+}
+
+impl FormatKind {
+    /// ffprobe's `format_name` for this format.
+    pub const fn ffmpeg_name(self) -> &'static str {
+        match self {
+            FormatKind::Mp4 => "mov,mp4,m4a,3gp,3g2,mj2",
+            FormatKind::Wav | FormatKind::Rf64 => "wav",
+            FormatKind::Wave64 => "w64",
+            FormatKind::Asf => "asf",
+            FormatKind::Flv => "flv",
+            FormatKind::Matroska => "matroska,webm",
+            FormatKind::MpegTs => "mpegts",
+            FormatKind::MpegPs => "mpeg",
+            FormatKind::Avi => "avi",
+            FormatKind::Aiff => "aiff",
+            FormatKind::Caf => "caf",
+            FormatKind::Ogg => "ogg",
+            FormatKind::Flac => "flac",
+            FormatKind::Mp3 => "mp3",
+            FormatKind::Aac => "aac",
+            FormatKind::Ac3 => "ac3",
+            FormatKind::Eac3 => "eac3",
+            FormatKind::Amr => "amr",
+            FormatKind::H264 => "h264",
+            FormatKind::Hevc => "hevc",
+            FormatKind::Ivf => "ivf",
+            FormatKind::Obu => "obu",
+            FormatKind::Av1AnnexB => "av1",
+            FormatKind::Dv => "dv",
+            FormatKind::MpegVideo => "mpegvideo",
+            FormatKind::M4v => "m4v",
+        }
+    }
+
+    /// A short name for people.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FormatKind::Mp4 => "ISO BMFF (MP4/MOV)",
+            FormatKind::Wav => "WAV",
+            FormatKind::Rf64 => "RF64",
+            FormatKind::Wave64 => "Wave64",
+            FormatKind::Asf => "ASF (WMV/WMA)",
+            FormatKind::Flv => "FLV",
+            FormatKind::Matroska => "Matroska / WebM",
+            FormatKind::MpegTs => "MPEG-TS",
+            FormatKind::MpegPs => "MPEG-PS",
+            FormatKind::Avi => "AVI",
+            FormatKind::Aiff => "AIFF",
+            FormatKind::Caf => "CAF",
+            FormatKind::Ogg => "Ogg",
+            FormatKind::Flac => "FLAC",
+            FormatKind::Mp3 => "MPEG audio",
+            FormatKind::Aac => "AAC (ADTS)",
+            FormatKind::Ac3 => "AC-3",
+            FormatKind::Eac3 => "E-AC-3",
+            FormatKind::Amr => "AMR",
+            FormatKind::H264 => "H.264 (Annex B)",
+            FormatKind::Hevc => "H.265 (Annex B)",
+            FormatKind::Ivf => "IVF",
+            FormatKind::Obu => "AV1 (OBU)",
+            FormatKind::Av1AnnexB => "AV1 (Annex B)",
+            FormatKind::Dv => "DV",
+            FormatKind::MpegVideo => "MPEG-1/2 video",
+            FormatKind::M4v => "MPEG-4 Part 2 video",
+        }
+    }
+}
+
+impl core::fmt::Display for FormatKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
