@@ -12,8 +12,6 @@ pub struct Limits {
     /// tables before giving up. Default 6 MiB (the MPEG-TS table search
     /// reports `ts.tables-not-found` when it runs out).
     pub probe_bytes: u64,
-    /// Deepest nesting of boxes, elements or lists. Default 16.
-    pub max_depth: u8,
     /// Most top-level boxes or chunks walked while opening. Default 100 000.
     pub max_top_level: u32,
     /// Most bytes scanned to find the next sync point after damage. Default
@@ -32,7 +30,6 @@ impl Default for Limits {
         Limits {
             max_packet: 64 << 20,
             probe_bytes: 6 << 20,
-            max_depth: 16,
             max_top_level: 100_000,
             resync_bytes: 1 << 20,
             max_tag_bytes: 1 << 20,
