@@ -6,7 +6,10 @@
 //! input) or an [`embedded_io`] reader with caller scratch ([`ReaderSource`],
 //! packets borrow the scratch). One parser per format serves both.
 //!
-//! See `docs/architecture.md` for the reading model.
+//! It writes through a [`Sink`]: a caller's buffer ([`SliceSink`]) or an
+//! [`embedded_io`] writer ([`WriterSink`], [`SeekWriterSink`]).
+//!
+//! See `docs/architecture.md` for the reading and writing model.
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -29,6 +32,7 @@ pub mod format;
 pub mod kind;
 pub mod limits;
 pub(crate) mod signature;
+pub mod sink;
 pub mod source;
 pub mod tags;
 pub mod types;
@@ -41,6 +45,7 @@ pub use format::any::AnyDemuxer;
 pub use format::traits::{Context, FormatInfo};
 pub use kind::FormatKind;
 pub use limits::{Limits, MAX_TRACKS};
+pub use sink::{SeekWriterSink, Sink, SinkStats, SliceSink, WriterSink};
 pub use source::{IoStats, ReaderSource, SliceSource, Source};
 pub use tags::{Tag, TagKey, TagScope, TagValue};
 pub use types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};
