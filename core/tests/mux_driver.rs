@@ -17,8 +17,7 @@ use mediaslice::mux::dump::{
     DumpHeader, DumpPacketHeader, DumpTrackFields, DUMP_MAGIC, DUMP_TRAILER_TRACK, DUMP_UNKNOWN_COUNT,
 };
 use mediaslice::{
-    Demuxer, ErrorKind, MuxFormat, Muxer, Rational, SeekWriterSink, Sink, SliceSink, SliceSource, TrackSpec,
-    WriterSink,
+    Demuxer, ErrorKind, MuxFormat, Muxer, Rational, SeekWriterSink, Sink, SliceSink, SliceSource, TrackSpec, WriterSink,
 };
 use zerocopy::FromBytes;
 
@@ -161,7 +160,11 @@ fn every_corpus_file_round_trips_through_the_dump() {
             assert_eq!((got.header_count, got.trailer_count), (n, n), "{label}");
             assert_eq!(got.tracks.len(), want.tracks.len(), "{label}");
             for ((g, t), c) in got.tracks.iter().zip(&want.tracks).zip(&configs) {
-                assert_eq!((g.codec.as_str(), g.time_base), (t.codec.ffmpeg_name(), t.time_base), "{label}");
+                assert_eq!(
+                    (g.codec.as_str(), g.time_base),
+                    (t.codec.ffmpeg_name(), t.time_base),
+                    "{label}"
+                );
                 assert_eq!(&g.config, c, "{label}");
             }
             let want_packets: Vec<Pkt> = want.packets.iter().map(kept).collect();
@@ -173,7 +176,10 @@ fn every_corpus_file_round_trips_through_the_dump() {
     println!("{files_checked} corpus files, {packets} packets through the dump");
     // 75 corpus files and 4875 packets when this was written: far fewer means
     // files stopped opening and were skipped.
-    assert!(files_checked >= 70 && packets >= 4000, "{files_checked} files, {packets} packets");
+    assert!(
+        files_checked >= 70 && packets >= 4000,
+        "{files_checked} files, {packets} packets"
+    );
 }
 
 /// A write+seek target over a `Vec`, for `SeekWriterSink`.
