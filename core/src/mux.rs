@@ -115,11 +115,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
     /// [`crate::format::mux_traits::MAX_CONFIG_BYTES`] configuration bytes.
     pub fn add_track(&mut self, spec: &TrackSpec<'_>) -> Result<usize> {
         if self.stage != Stage::Tracks {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                self.sink.position(),
-                "mux: a track added after the header or a failure",
-            ));
+            return Err(self.out_of_order("mux: a track added after the header or a failure"));
         }
         // A refused track leaves the muxer usable: nothing was written.
         self.inner.add_track(&mut self.ctx, spec)
@@ -133,11 +129,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
     /// sink error.
     pub fn write_header(&mut self) -> Result<()> {
         if self.stage != Stage::Tracks || self.ctx.tracks.is_empty() {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                self.sink.position(),
-                "mux: header with no track, twice, or after a failure",
-            ));
+            return Err(self.out_of_order("mux: header with no track, twice, or after a failure"));
         }
         let r = self
             .inner
@@ -158,11 +150,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
             self.write_header()?;
         }
         if self.stage != Stage::Packets || packet.track >= self.ctx.tracks.len() {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                self.sink.position(),
-                "mux: a packet of an undeclared track, or after a failure",
-            ));
+            return Err(self.out_of_order("mux: a packet of an undeclared track, or after a failure"));
         }
         let r = self
             .inner
@@ -183,11 +171,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
             self.write_header()?;
         }
         if self.stage != Stage::Packets {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                self.sink.position(),
-                "mux: finish after a failure",
-            ));
+            return Err(self.out_of_order("mux: finish after a failure"));
         }
         self.inner
             .finish(&mut self.sink, self.scratch.as_mut(), &mut self.ctx)?;
@@ -198,6 +182,11 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
     /// [`Muxer::finish_parts`], giving back only the sink.
     pub fn finish(self) -> Result<K> {
         self.finish_parts().map(|(sink, _)| sink)
+    }
+
+    /// `InvalidArgument` at the sink's position: a call out of its order.
+    fn out_of_order(&self, what: &'static str) -> Error {
+        Error::new(ErrorKind::InvalidArgument, self.sink.position(), what)
     }
 
     /// Moves to `next` when `r` is fine, to `Failed` when not.

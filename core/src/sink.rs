@@ -310,9 +310,7 @@ impl<W: Write> Sink for WriterSink<W> {
 /// to the bytes, writing them and seeking back to the end (two seeks a
 /// patch). Positions are the writer's own stream positions.
 pub struct SeekWriterSink<W> {
-    writer: W,
-    pos: u64,
-    stats: SinkStats,
+    stream: WriterSink<W>,
 }
 
 impl<W: Write + Seek> SeekWriterSink<W> {
@@ -322,40 +320,34 @@ impl<W: Write + Seek> SeekWriterSink<W> {
     /// Errors: `Io` when the seek fails.
     pub fn new(mut writer: W) -> Result<Self> {
         let pos = writer.seek(SeekFrom::Current(0)).map_err(|e| io_error(e, 0))?;
-        Ok(SeekWriterSink {
-            writer,
-            pos,
-            stats: SinkStats {
-                seeks: 1,
-                ..SinkStats::default()
-            },
-        })
+        let mut stream = WriterSink::new(writer);
+        stream.pos = pos;
+        stream.stats.seeks = 1;
+        Ok(SeekWriterSink { stream })
     }
 
     /// Gives back the writer, positioned at the end of what was written
     /// (not flushed: call [`Sink::flush`] first).
     pub fn into_inner(self) -> W {
-        self.writer
+        self.stream.writer
     }
 
     fn seek_to(&mut self, pos: u64) -> Result<()> {
-        self.stats.seeks += 1;
-        self.writer
-            .seek(SeekFrom::Start(pos))
-            .map_err(|e| io_error(e, pos))
-            .map(|_| ())
+        self.stream.stats.seeks += 1;
+        match self.stream.writer.seek(SeekFrom::Start(pos)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(io_error(e, pos)),
+        }
     }
 }
 
 impl<W: Write + Seek> Sink for SeekWriterSink<W> {
     fn position(&self) -> u64 {
-        self.pos
+        self.stream.pos
     }
 
     fn write_all(&mut self, data: &[u8]) -> Result<()> {
-        write_fully(&mut self.writer, &mut self.stats, self.pos, data)?;
-        self.pos = self.pos.saturating_add(data.len() as u64);
-        Ok(())
+        self.stream.write_all(data)
     }
 
     fn can_patch(&self) -> bool {
@@ -363,19 +355,20 @@ impl<W: Write + Seek> Sink for SeekWriterSink<W> {
     }
 
     fn patch_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
-        check_patch(pos, data.len(), self.pos)?;
+        let end = self.stream.pos;
+        check_patch(pos, data.len(), end)?;
         self.seek_to(pos)?;
-        write_fully(&mut self.writer, &mut self.stats, pos, data)?;
-        self.stats.patches += 1;
-        self.seek_to(self.pos)
+        write_fully(&mut self.stream.writer, &mut self.stream.stats, pos, data)?;
+        self.stream.stats.patches += 1;
+        self.seek_to(end)
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.writer.flush().map_err(|e| io_error(e, self.pos))
+        self.stream.flush()
     }
 
     fn stats(&self) -> SinkStats {
-        self.stats
+        self.stream.stats
     }
 }
 

@@ -68,11 +68,10 @@ static TEMP_COUNTER: AtomicU32 = AtomicU32::new(0);
 /// [`Sink::stats`] counts the system calls.
 #[derive(Debug)]
 pub struct FileSink {
-    file: File,
+    /// Appends go through the file's own position, as to any stream.
+    stream: StreamSink<File>,
     target: PathBuf,
     temp: PathBuf,
-    pos: u64,
-    stats: SinkStats,
     committed: bool,
 }
 
@@ -99,11 +98,9 @@ impl FileSink {
             match OpenOptions::new().write(true).create_new(true).open(&temp) {
                 Ok(file) => {
                     return Ok(FileSink {
-                        file,
+                        stream: StreamSink::new(file),
                         target,
                         temp,
-                        pos: 0,
-                        stats: SinkStats::default(),
                         committed: false,
                     })
                 }
@@ -131,7 +128,7 @@ impl FileSink {
     /// Errors: the error of the sync or the rename; the temporary file is
     /// then removed and the target is as it was.
     pub fn commit(mut self) -> std::io::Result<()> {
-        self.file.sync_all()?;
+        self.stream.writer.sync_all()?;
         std::fs::rename(&self.temp, &self.target)?;
         self.committed = true;
         let dir = self.target.parent().filter(|d| !d.as_os_str().is_empty());
@@ -153,18 +150,15 @@ impl Drop for FileSink {
 
 impl Sink for FileSink {
     fn position(&self) -> u64 {
-        self.pos
+        self.stream.pos
     }
 
     fn write_all(&mut self, data: &[u8]) -> Result<()> {
-        self.write_vectored(&[data])
+        self.stream.write_all(data)
     }
 
     fn write_vectored(&mut self, parts: &[&[u8]]) -> Result<()> {
-        let before = self.stats.bytes_written;
-        write_parts(&mut &self.file, &mut self.stats, self.pos, parts)?;
-        self.pos += self.stats.bytes_written - before;
-        Ok(())
+        self.stream.write_vectored(parts)
     }
 
     fn can_patch(&self) -> bool {
@@ -172,31 +166,34 @@ impl Sink for FileSink {
     }
 
     fn patch_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
-        check_patch(pos, data.len(), self.pos)?;
+        check_patch(pos, data.len(), self.stream.pos)?;
+        let stats = &mut self.stream.stats;
         let mut done = 0usize;
         while let Some(rest) = data.get(done..).filter(|r| !r.is_empty()) {
             let at = pos + done as u64;
-            match self.file.write_at(rest, at) {
+            match self.stream.writer.write_at(rest, at) {
                 Ok(0) => return Err(write_zero(at)),
                 Ok(n) => {
                     done += n;
-                    self.stats.writes += 1;
-                    self.stats.bytes_written += n as u64;
+                    stats.writes += 1;
+                    stats.bytes_written += n as u64;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(io_error(&e, at)),
             }
         }
-        self.stats.patches += 1;
+        stats.patches += 1;
         Ok(())
     }
 
+    /// Nothing to do: a file sink buffers nothing in user space (see
+    /// [`FileSink::commit`] for durability).
     fn flush(&mut self) -> Result<()> {
         Ok(())
     }
 
     fn stats(&self) -> SinkStats {
-        self.stats
+        self.stream.stats
     }
 }
 
