@@ -30,11 +30,17 @@ pub enum ErrorKind {
     /// The caller asked for something that does not exist (a track index, a
     /// seek target before any data).
     InvalidArgument,
-    /// The underlying reader failed; its kind is kept, not flattened.
+    /// A sink has no room for the bytes a write gives it (a
+    /// [`crate::sink::SliceSink`] whose buffer is full). Nothing of that
+    /// write was stored; the offset is the sink's position.
+    SinkFull,
+    /// The underlying reader or writer failed; its kind is kept, not
+    /// flattened.
     Io(embedded_io::ErrorKind),
 }
 
-/// An error with the offset where parsing stopped and a static description.
+/// An error with the offset where parsing (or, on the write side, writing)
+/// stopped and a static description.
 ///
 /// 16 bytes on 32-bit targets: the description and two 32-bit words, the
 /// low 32 bits of the offset and then bits 32..48 of the offset with the
@@ -142,6 +148,7 @@ impl fmt::Display for Error {
             ErrorKind::ScratchTooSmall => "scratch buffer too small",
             ErrorKind::OffsetOverflow => "offset beyond address space",
             ErrorKind::InvalidArgument => "invalid argument",
+            ErrorKind::SinkFull => "sink full",
             ErrorKind::Io(_) => "I/O error",
         };
         if let ErrorKind::Io(k) = self.kind() {
@@ -170,6 +177,7 @@ const fn kind_code(kind: ErrorKind) -> u16 {
         ErrorKind::ScratchTooSmall => 6,
         ErrorKind::OffsetOverflow => 7,
         ErrorKind::InvalidArgument => 8,
+        ErrorKind::SinkFull => 9,
         ErrorKind::Io(k) => {
             IO + match k {
                 K::NotFound => 1,
@@ -210,6 +218,7 @@ const fn kind_of(code: u16) -> ErrorKind {
         6 => ErrorKind::ScratchTooSmall,
         7 => ErrorKind::OffsetOverflow,
         8 => ErrorKind::InvalidArgument,
+        9 => ErrorKind::SinkFull,
         c if c >= IO => ErrorKind::Io(match c - IO {
             1 => K::NotFound,
             2 => K::PermissionDenied,
@@ -288,6 +297,7 @@ mod tests {
             ErrorKind::ScratchTooSmall,
             ErrorKind::OffsetOverflow,
             ErrorKind::InvalidArgument,
+            ErrorKind::SinkFull,
         ];
         let kinds = plain.into_iter().chain(io.into_iter().map(ErrorKind::Io));
         for kind in kinds {

@@ -1,6 +1,7 @@
 //! [`FormatKind`]: the name of every container and stream format, and
-//! ffprobe's name for it. A leaf: it imports nothing, so detection, the
-//! formats and the driver can all name a format without importing each other.
+//! ffprobe's name for it; [`MuxFormat`]: the name of every format the write
+//! side produces. A leaf: it imports nothing, so detection, the formats and
+//! the drivers can all name a format without importing each other.
 
 /// A container or stream format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +132,35 @@ impl FormatKind {
 }
 
 impl core::fmt::Display for FormatKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A format the write side produces: the target of a
+/// [`crate::mux::Muxer`]. Apart from [`FormatKind`] because a write target
+/// says more than a read format (fragmented or not, WebM or Matroska) and
+/// includes writers with no reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum MuxFormat {
+    /// mediaslice's packet dump (`mux::dump`, feature `dump`): every packet
+    /// with a fixed header, length-prefixed. The write side's test target
+    /// and a debugging aid; no other program reads it.
+    Dump,
+}
+
+impl MuxFormat {
+    /// A short name for people.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MuxFormat::Dump => "mediaslice packet dump",
+        }
+    }
+}
+
+impl core::fmt::Display for MuxFormat {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }

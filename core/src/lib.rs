@@ -6,7 +6,12 @@
 //! input) or an [`embedded_io`] reader with caller scratch ([`ReaderSource`],
 //! packets borrow the scratch). One parser per format serves both.
 //!
-//! See `docs/architecture.md` for the reading model.
+//! It writes through a [`Sink`] the same way: a [`Muxer`] takes packets
+//! (borrowed, from a [`Demuxer`] or built by hand) and writes a container to
+//! a caller's buffer ([`SliceSink`]), an [`embedded_io`] writer
+//! ([`WriterSink`], [`SeekWriterSink`]) or, in `mediaslice-std`, a file.
+//!
+//! See `docs/architecture.md` for the reading and writing model.
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -28,7 +33,9 @@ pub mod error;
 pub mod format;
 pub mod kind;
 pub mod limits;
+pub mod mux;
 pub(crate) mod signature;
+pub mod sink;
 pub mod source;
 pub mod tags;
 pub mod types;
@@ -37,10 +44,13 @@ pub use demux::Demuxer;
 pub use detect::detect;
 pub use diag::{Diagnostic, Diagnostics};
 pub use error::{Error, ErrorKind, Result};
-pub use format::any::AnyDemuxer;
+pub use format::any::{AnyDemuxer, AnyMuxer};
+pub use format::mux_traits::{MuxContext, TrackSpec};
 pub use format::traits::{Context, FormatInfo};
-pub use kind::FormatKind;
+pub use kind::{FormatKind, MuxFormat};
 pub use limits::{Limits, MAX_TRACKS};
+pub use mux::Muxer;
+pub use sink::{SeekWriterSink, Sink, SinkStats, SliceSink, WriterSink};
 pub use source::{IoStats, ReaderSource, SliceSource, Source};
 pub use tags::{Tag, TagKey, TagScope, TagValue};
 pub use types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};

@@ -1,5 +1,5 @@
-//! std sources for mediaslice, and the pieces of the `mediaslice` command-line
-//! tool that are worth reusing.
+//! std sources and sinks for mediaslice, and the pieces of the `mediaslice`
+//! command-line tool that are worth reusing.
 //!
 //! * [`MmapSource`]: a read-only memory map of a file. Packets borrow the map
 //!   (zero copy), exactly as with [`mediaslice::SliceSource`]; the operating
@@ -13,6 +13,12 @@
 //! * [`HttpSource`]: a resource on an HTTP(S) server, read with closed
 //!   `Range` requests through a bounded block cache with read-ahead; its
 //!   stats count requests and body bytes, and per-open caps bound both.
+//! * [`FileSink`]: a file for a muxer to write, under a temporary name in
+//!   its target's folder until [`FileSink::commit`] renames it over the
+//!   target; dropped without a commit, it is removed. Patchable (positioned
+//!   writes), with `writev` for a header and a borrowed payload.
+//! * [`StdoutSink`] (a [`StreamSink`] over standard output): a stream, not
+//!   patchable.
 //! * [`StdIo`]: wraps any [`std::io::Read`] + [`std::io::Seek`] as an
 //!   [`embedded_io`] reader, for [`mediaslice::ReaderSource`].
 //! * [`ffprobe`]: ffprobe-compatible spellings (FourCC strings, times,
@@ -23,11 +29,13 @@ mod file;
 mod http;
 mod mmap;
 mod scratch;
+mod sink;
 mod stdio;
 
 pub use file::FileSource;
 pub use http::{is_http_url, ErrorLog, HttpConfig, HttpSource, HttpStats};
 pub use mmap::MmapSource;
+pub use sink::{FileSink, StdoutSink, StreamSink};
 pub use stdio::StdIo;
 
 /// A [`mediaslice::ReaderSource`] over a [`std::fs::File`] with an owned

@@ -6,6 +6,10 @@
 //! std adapter's `MmapSource`. The payloads are touched (CRC-32) so the
 //! loop does real work. The demuxer is opened before counting starts.
 //!
+//! The remux loop allocates nothing either: every packet of every corpus
+//! file written through a `Muxer` (the packet dump) into a `SliceSink`,
+//! from the first `next_packet()` to `finish()`.
+//!
 //! The counter is per thread: other tests running at the same time do not
 //! disturb it.
 //!
@@ -19,7 +23,7 @@ mod common;
 
 use common::*;
 use mediaslice::crc::Crc32;
-use mediaslice::{Demuxer, ReaderSource, SliceSource, Source};
+use mediaslice::{Demuxer, MuxFormat, Muxer, ReaderSource, SliceSink, SliceSource, Source, TrackSpec};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -142,5 +146,57 @@ fn pull_loop_allocates_nothing() {
     }
     println!("{files_checked} files, {packets} packets pulled with the allocator counting");
     assert!(files_checked > 0, "no file was checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Demuxes `bytes` into a packet dump in `out` with counting on from the
+/// first `next_packet()` through `finish()` (tracks are declared before);
+/// returns (allocations, packets).
+fn count_remux(
+    bytes: &[u8],
+    ext: Option<&str>,
+    scratch: &mut [u8],
+    out: &mut [u8],
+) -> mediaslice::Result<(usize, u64)> {
+    let mut demuxer = Demuxer::open(SliceSource::with_scratch(bytes, scratch), ext)?;
+    let mut muxer = Muxer::new(SliceSink::new(out), MuxFormat::Dump)?;
+    for i in 0..demuxer.tracks().len() {
+        let track = demuxer.tracks()[i].clone();
+        muxer.add_track(&TrackSpec::new(&track).with_config(demuxer.codec_config(i)?))?;
+    }
+    let before = allocs();
+    COUNTING.with(|c| c.set(true));
+    let r = (|| {
+        while let Some(p) = demuxer.next_packet()? {
+            muxer.write_packet(&p)?;
+        }
+        let n = muxer.packets();
+        muxer.finish().map(|_| n)
+    })();
+    COUNTING.with(|c| c.set(false));
+    Ok((allocs() - before, r?))
+}
+
+#[test]
+fn remux_loop_allocates_nothing() {
+    let mut failures = Vec::new();
+    let (mut files_checked, mut packets) = (0u64, 0u64);
+    for &fam in FAMILIES {
+        for f in family_files(fam).into_iter().filter(|f| f.origin == Origin::Corpus) {
+            let bytes = f.read();
+            let ext = f.ext();
+            let mut scratch = scratch_for(bytes.len());
+            // Room for every payload (inflated ones included) and headers.
+            let mut out = vec![0u8; bytes.len() * 4 + (1 << 20)];
+            match count_remux(&bytes, ext.as_deref(), &mut scratch, &mut out) {
+                Ok((0, n)) => packets += n,
+                Ok((a, n)) => failures.push(format!("{}: {a} allocations over {n} packets", f.label())),
+                Err(e) => failures.push(format!("{}: {e}", f.label())),
+            }
+            files_checked += 1;
+        }
+    }
+    println!("{files_checked} corpus files, {packets} packets remuxed with the allocator counting");
+    assert!(files_checked > 0 && packets > 0, "nothing was remuxed");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

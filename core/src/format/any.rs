@@ -1,7 +1,8 @@
-//! The dispatch over every format demuxer compiled in: one enum variant per
-//! format, no `Box<dyn>`. This is the one file that names every format (as
-//! gimli-rs/object's `read/any.rs`); the interface they implement is in
-//! [`super::traits`], which names none.
+//! The dispatch over every format demuxer and muxer compiled in: one enum
+//! variant per format, no `Box<dyn>`. This is the one file that names every
+//! format (as gimli-rs/object's `read/any.rs`); the interfaces they
+//! implement are in [`super::traits`] and [`super::mux_traits`], which name
+//! none.
 
 // With no format compiled in, the dispatch uses none of its arguments.
 #![cfg_attr(
@@ -33,9 +34,11 @@
     allow(unused_variables, unused_imports)
 )]
 
+use super::mux_traits::{FormatMuxer, MuxContext, TrackSpec};
 use super::traits::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
-use crate::kind::FormatKind;
+use crate::kind::{FormatKind, MuxFormat};
+use crate::sink::Sink;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::Packet;
@@ -282,5 +285,82 @@ impl AnyDemuxer {
         index: usize,
     ) -> Result<Option<&'s [u8]>> {
         dispatch!(self, d => d.header_packet(src, ctx, track, index))
+    }
+}
+
+/// One variant per format muxer compiled in: the write side's
+/// [`AnyDemuxer`], dispatch with no `Box<dyn>`.
+///
+/// Public so that firmware can measure `size_of::<AnyMuxer>()`; its methods
+/// are the crate's own, reached through [`crate::mux::Muxer`].
+#[non_exhaustive]
+pub enum AnyMuxer {
+    /// The packet dump (`mux::dump`).
+    #[cfg(feature = "dump")]
+    Dump(crate::mux::dump::DumpMuxer),
+    /// No value: keeps the enum inhabited-by-type when no muxer is compiled
+    /// in, so `core` builds with none (it can never be made).
+    #[doc(hidden)]
+    NoFormat(core::convert::Infallible),
+}
+
+macro_rules! dispatch_mux {
+    ($self:expr, $m:ident => $e:expr) => {
+        match $self {
+            #[cfg(feature = "dump")]
+            AnyMuxer::Dump($m) => $e,
+            AnyMuxer::NoFormat(never) => match *never {},
+        }
+    };
+}
+
+// With no muxer compiled in, the dispatch uses none of its arguments.
+#[cfg_attr(not(feature = "dump"), allow(unused_variables))]
+impl AnyMuxer {
+    /// An empty muxer of `format`.
+    ///
+    /// Errors: `UnknownFormat` when `format` is not compiled into this build.
+    pub(crate) fn new(format: MuxFormat) -> Result<Self> {
+        match format {
+            #[cfg(feature = "dump")]
+            MuxFormat::Dump => Ok(AnyMuxer::Dump(FormatMuxer::new())),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::new(
+                ErrorKind::UnknownFormat,
+                0,
+                "muxer not compiled into this build",
+            )),
+        }
+    }
+
+    /// See [`FormatMuxer::add_track`].
+    pub(crate) fn add_track(&mut self, ctx: &mut MuxContext, spec: &TrackSpec<'_>) -> Result<usize> {
+        dispatch_mux!(self, m => m.add_track(ctx, spec))
+    }
+
+    /// See [`FormatMuxer::write_header`].
+    pub(crate) fn write_header<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        ctx: &mut MuxContext,
+    ) -> Result<()> {
+        dispatch_mux!(self, m => m.write_header(sink, scratch, ctx))
+    }
+
+    /// See [`FormatMuxer::write_packet`].
+    pub(crate) fn write_packet<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        ctx: &mut MuxContext,
+        packet: &Packet<'_>,
+    ) -> Result<()> {
+        dispatch_mux!(self, m => m.write_packet(sink, scratch, ctx, packet))
+    }
+
+    /// See [`FormatMuxer::finish`].
+    pub(crate) fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
+        dispatch_mux!(self, m => m.finish(sink, scratch, ctx))
     }
 }

@@ -1,7 +1,9 @@
-//! One module per format family, the interface they implement
-//! ([`traits`]), and the dispatch over all of them ([`any`]).
+//! One module per format family, the interfaces they implement
+//! ([`traits`] to read, [`mux_traits`] to write), and the dispatch over all
+//! of them ([`any`]).
 
 pub mod any;
+pub mod mux_traits;
 pub mod traits;
 
 #[cfg(feature = "aiff")]

@@ -1,0 +1,211 @@
+//! The interface every format muxer implements, and the state it shares
+//! with the driver. This file names no format: a muxer author reads this and
+//! [`crate::sink::Sink`], not the dispatch over all muxers (`format/any.rs`)
+//! or the driver (`mux.rs`). It is the write side's [`super::traits`].
+//!
+//! The order of calls is fixed and enforced by the driver,
+//! [`crate::mux::Muxer`]:
+//!
+//! ```text
+//! add_track × n ─► write_header ─► write_packet × m ─► finish
+//! ```
+//!
+//! How the formats to come fit it:
+//!
+//! * **Matroska / WebM.** `write_header` writes EBML, the Segment and the
+//!   Tracks (codec private bytes from [`MuxContext::config`]). On a sink that
+//!   cannot patch ([`crate::sink::Sink::can_patch`]), the Segment and each
+//!   Cluster get the unknown size (all ones, RFC 8794 §6.2) and no Cues or a
+//!   Cues at the end without a SeekHead entry; on a patchable sink the sizes,
+//!   the SeekHead and the duration are patched in `finish`.
+//! * **MP4.** `write_header` writes `ftyp` and an `mdat` header whose size is
+//!   patched in `finish`, which then writes `moov` after the media (the
+//!   sample tables grow with the packets: bounded, or spilled, see
+//!   `docs/architecture.md`). It needs a patchable sink and says
+//!   `Unsupported` in `write_header` otherwise.
+//! * **Fragmented MP4.** `write_header` writes `ftyp` + `moov` (the init
+//!   segment); each fragment is a `moof` + `mdat`. On a patchable sink the
+//!   `trun` is reserved and patched when the fragment closes; on a stream
+//!   the fragment is held in the driver's caller-supplied scratch
+//!   ([`crate::mux::Muxer::with_scratch`]) until it closes. No index grows.
+
+use crate::error::{Error, Result};
+use crate::limits::MAX_TRACKS;
+use crate::sink::Sink;
+use crate::types::{Packet, Track};
+
+/// Most codec configuration bytes a muxer keeps for all its tracks together
+/// (avcC, hvcC, AudioSpecificConfig, Matroska CodecPrivate): 8 KiB. A
+/// Vorbis CodecPrivate, with its setup header, is the largest usual one
+/// (a few KiB). Beyond it [`MuxContext::push_track`] fails with
+/// `CapacityExceeded`.
+pub const MAX_CONFIG_BYTES: usize = 8 * 1024;
+
+/// A track to write: its facts, taken from a demuxer's [`Track`] or built by
+/// hand, and its codec configuration bytes.
+///
+/// `track.config` (a range of the demuxer's input) is not read: the bytes
+/// come from `config`, which a caller takes from
+/// [`crate::Demuxer::codec_config`] or builds itself.
+#[derive(Debug, Clone, Copy)]
+pub struct TrackSpec<'a> {
+    /// Kind, codec, time base, dimensions, sample rate, language ...
+    pub track: &'a Track,
+    /// Codec configuration record (avcC, esds DecoderSpecificInfo,
+    /// CodecPrivate ...), empty when the codec has none.
+    pub config: &'a [u8],
+}
+
+impl<'a> TrackSpec<'a> {
+    /// A track with no codec configuration bytes.
+    pub const fn new(track: &'a Track) -> Self {
+        TrackSpec { track, config: &[] }
+    }
+
+    /// The same track with these codec configuration bytes.
+    pub const fn with_config(self, config: &'a [u8]) -> Self {
+        TrackSpec { config, ..self }
+    }
+}
+
+/// State shared by a format muxer and the driver: the declared tracks, their
+/// codec configuration bytes, and what has been written. Fixed capacity:
+/// [`MAX_TRACKS`] tracks, [`MAX_CONFIG_BYTES`] configuration bytes.
+#[derive(Debug, Clone, Default)]
+pub struct MuxContext {
+    /// The tracks, in the order packets refer to them (a packet's `track`
+    /// indexes this table). Their `config` field is `None`: the bytes are
+    /// in [`MuxContext::config`].
+    pub tracks: heapless::Vec<Track, MAX_TRACKS>,
+    /// All tracks' configuration bytes, one after another.
+    configs: heapless::Vec<u8, MAX_CONFIG_BYTES>,
+    /// Where each track's configuration bytes end in `configs`.
+    config_ends: heapless::Vec<u16, MAX_TRACKS>,
+    /// Packets written so far (by [`FormatMuxer::write_packet`] calls that
+    /// succeeded).
+    pub packets: u64,
+}
+
+impl MuxContext {
+    /// Adds a track and a copy of its configuration bytes; returns its
+    /// index.
+    ///
+    /// Errors: `CapacityExceeded` when [`MAX_TRACKS`] tracks are declared
+    /// already or the configuration bytes do not fit in what is left of
+    /// [`MAX_CONFIG_BYTES`]; nothing is added then.
+    pub fn push_track(&mut self, spec: &TrackSpec<'_>) -> Result<usize> {
+        let index = self.tracks.len();
+        if self.tracks.is_full() {
+            return Err(Error::capacity(0, "mux: more tracks than MAX_TRACKS"));
+        }
+        let start = self.configs.len();
+        self.configs
+            .extend_from_slice(spec.config)
+            .map_err(|_| Error::capacity(0, "mux: codec configuration beyond MAX_CONFIG_BYTES"))?;
+        let end = u16::try_from(self.configs.len()).ok();
+        let track = Track {
+            config: None,
+            ..spec.track.clone()
+        };
+        match end {
+            Some(end) if self.config_ends.push(end).is_ok() && self.tracks.push(track).is_ok() => Ok(index),
+            _ => {
+                self.configs.truncate(start);
+                self.config_ends.truncate(index);
+                Err(Error::capacity(0, "mux: track table full"))
+            }
+        }
+    }
+
+    /// The codec configuration bytes of track `index`: empty when it has
+    /// none or there is no such track.
+    pub fn config(&self, index: usize) -> &[u8] {
+        let end = self.config_ends.get(index).map_or(0, |&e| usize::from(e));
+        let start = match index.checked_sub(1) {
+            Some(prev) => self.config_ends.get(prev).map_or(0, |&e| usize::from(e)),
+            None => 0,
+        };
+        self.configs.get(start..end).unwrap_or(&[])
+    }
+}
+
+/// What each format muxer implements. The driver, [`crate::mux::Muxer`],
+/// holds the sink, the scratch and the [`MuxContext`]; a format muxer holds
+/// only its own fixed-capacity state (positions to patch, per-track
+/// counters), so its size does not depend on the sink type.
+///
+/// Every method but [`FormatMuxer::new`] and [`FormatMuxer::add_track`]
+/// writes through `sink`; `scratch` is the caller's memory for a format that
+/// must hold bytes back (empty unless the caller gave some). After any error
+/// the driver calls nothing more.
+// Unused in a build with no muxer (`--no-default-features`).
+#[allow(dead_code)]
+pub(crate) trait FormatMuxer: Sized {
+    /// A muxer with no tracks; writes nothing.
+    fn new() -> Self;
+
+    /// Declares a track: checks that the format can carry its codec, then
+    /// records it with [`MuxContext::push_track`]. Returns its index. The
+    /// default accepts every track.
+    ///
+    /// Errors: `Unsupported` for a codec the format cannot carry;
+    /// `CapacityExceeded` from the context.
+    fn add_track(&mut self, ctx: &mut MuxContext, spec: &TrackSpec<'_>) -> Result<usize> {
+        ctx.push_track(spec)
+    }
+
+    /// Writes what precedes the first packet, once every track is declared.
+    ///
+    /// Errors: `Unsupported` when the format needs a patchable sink and this
+    /// one is not; a sink error.
+    fn write_header<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()>;
+
+    /// Writes one packet; `packet.data` is borrowed, and goes to the sink
+    /// with no copy (see [`Sink::write_vectored`]). `packet.track` is a valid
+    /// index into `ctx.tracks` (the driver checked).
+    ///
+    /// Errors: `Unsupported` for a packet the format cannot store (for
+    /// example timestamps going back where it forbids it); a sink error.
+    fn write_packet<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        ctx: &mut MuxContext,
+        packet: &Packet<'_>,
+    ) -> Result<()>;
+
+    /// Writes what follows the last packet (an index, a trailer) and
+    /// patches what it could not know before (sizes, counts, durations).
+    ///
+    /// Errors: a sink error.
+    fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn context_keeps_each_tracks_config_and_refuses_what_does_not_fit() {
+        let t = Track::default();
+        let mut ctx = MuxContext::default();
+        assert_eq!(ctx.push_track(&TrackSpec::new(&t).with_config(b"avcC")).unwrap(), 0);
+        assert_eq!(ctx.push_track(&TrackSpec::new(&t)).unwrap(), 1);
+        assert_eq!(ctx.push_track(&TrackSpec::new(&t).with_config(b"esds")).unwrap(), 2);
+        assert_eq!(
+            (ctx.config(0), ctx.config(1), ctx.config(2)),
+            (&b"avcC"[..], &b""[..], &b"esds"[..])
+        );
+        assert_eq!(ctx.config(3), b"");
+        let big = [0u8; MAX_CONFIG_BYTES];
+        let e = ctx.push_track(&TrackSpec::new(&t).with_config(&big)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::CapacityExceeded);
+        assert_eq!((ctx.tracks.len(), ctx.config(2)), (3, &b"esds"[..]));
+        while ctx.tracks.len() < MAX_TRACKS {
+            ctx.push_track(&TrackSpec::new(&t)).unwrap();
+        }
+        let e = ctx.push_track(&TrackSpec::new(&t)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::CapacityExceeded);
+    }
+}
