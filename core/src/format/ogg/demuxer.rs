@@ -11,7 +11,7 @@ use crate::types::{ByteRange, Packet, PacketFlags, Track};
 
 use super::logical::{packet_head, Extracted, Piece, Run, Starts, Stream, Walker, MAX_STREAMS};
 use super::mapping::{vorbis, CodecState, PacketView, NOPTS};
-use super::physical::{find_page, Found, MAX_PAGE, NO_GRANULE};
+use super::physical::{find_page, Found, MAX_PAGE, MAX_SEGMENTS, NO_GRANULE};
 use super::tags::TagWalk;
 
 /// Bytes of a header packet read to parse it.
@@ -424,7 +424,7 @@ impl FormatDemuxer for OggDemuxer {
         let mut d = OggDemuxer {
             run: Run::new(),
             data_start: 0,
-            starts: [[0; 2]; 255],
+            starts: [[0; 2]; MAX_SEGMENTS],
             opened: false,
             tags: TagWalk::default(),
         };

@@ -13,6 +13,8 @@ use crate::source::Source;
 pub const CAPTURE: &[u8; 4] = b"OggS";
 /// Size of the fixed page header ([`PageHeader`]).
 pub const HEADER_LEN: usize = core::mem::size_of::<PageHeader>();
+// RFC 3533 §6: the fixed header is 27 bytes.
+const _: () = assert!(HEADER_LEN == 27);
 /// Most lacing values in a page's segment table (`page_segments` is a byte).
 pub const MAX_SEGMENTS: usize = 255;
 /// The largest page: header, 255 lacing values, 255 segments of 255 bytes.
@@ -113,7 +115,7 @@ pub fn read_page<S: Source>(src: &mut S, at: u64, check: bool) -> Result<PageRea
         return Ok(PageRead::Bad);
     };
     let k = n.min(CAPTURE.len());
-    if hdr.capture.get(..k) != CAPTURE.get(..k) || (n > 4 && hdr.version != 0) {
+    if hdr.capture.get(..k) != CAPTURE.get(..k) || (n > CAPTURE.len() && hdr.version != 0) {
         return Ok(PageRead::Bad);
     }
     if n < HEADER_LEN {

@@ -27,7 +27,7 @@ pub mod vorbis;
 
 use crate::types::{Codec, Rational, Track, TrackKind};
 
-use super::physical::{FLAG_EOS, NO_GRANULE};
+use super::physical::{FLAG_EOS, MAX_SEGMENTS, NO_GRANULE};
 use flac::FlacState;
 use opus::OpusState;
 use speex::SpeexState;
@@ -267,7 +267,7 @@ pub struct PacketView<'a> {
     pub segp: usize,
     /// For each lacing value that ends a packet starting on this page, the
     /// packet's first two bytes (ffmpeg reads them past an empty packet).
-    pub starts: &'a [[u8; 2]; 255],
+    pub starts: &'a [[u8; 2]; MAX_SEGMENTS],
 }
 
 impl PacketView<'_> {
