@@ -24,12 +24,10 @@
 //!   available whole through `Demuxer::header_packet`. Header parsing stops
 //!   at the first data packet of any stream, as in ffmpeg; headers of other
 //!   streams after it are still recognised.
-//! * `demuxer.rs`, `seek.rs`, `tags.rs`: the [`FormatDemuxer`] over them.
+//! * `demuxer.rs`, `seek.rs`, `tags.rs`: the `FormatDemuxer` over them.
 //!
 //! Timestamps follow ffmpeg's Ogg demuxer, which ffprobe reports: see
 //! [`mapping`] for the per-codec rules and `docs/formats/ogg.md`.
-//!
-//! [`FormatDemuxer`]: crate::format::traits::FormatDemuxer
 
 mod demuxer;
 mod logical;
