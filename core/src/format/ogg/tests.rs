@@ -6,7 +6,7 @@ use std::borrow::ToOwned;
 use std::vec;
 use std::vec::Vec;
 
-use super::page::{FLAG_BOS, FLAG_CONTINUED, FLAG_EOS};
+use super::physical::{FLAG_BOS, FLAG_CONTINUED, FLAG_EOS};
 use crate::format::xiph::crc::crc32_ogg;
 use crate::{Demuxer, ReaderSource, SliceSource, TagScope, TagValue};
 
@@ -100,7 +100,7 @@ fn opus_packets_timing_tags_and_headers() {
     assert_eq!(t.codec.ffmpeg_name(), "opus");
     assert_eq!((t.sample_rate, t.channels, t.time_base.den), (48000, 1, 48000));
     assert_eq!(t.duration, Some(4 * 960 - 50));
-    let head = super::codec::OpusHead::parse(d.codec_config(0).unwrap()).unwrap();
+    let head = super::OpusHead::parse(d.codec_config(0).unwrap()).unwrap();
     assert_eq!((head.pre_skip, head.output_gain), (312, -256));
     assert_eq!(d.header_packet(0, 1).unwrap().unwrap(), &opus_tags()[..]);
     let mut got = Vec::new();

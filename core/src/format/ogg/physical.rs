@@ -1,5 +1,9 @@
-//! Ogg pages (RFC 3533 §6): the 27-byte header, the segment table, the
-//! CRC-32 check, and the search for the next page after damage.
+//! The physical bitstream (RFC 3533 §6): the 27-byte page header, the
+//! segment table, the CRC-32 check, and the search for the next page after
+//! damage. Nothing here knows about logical streams or codecs.
+
+use zerocopy::little_endian::{U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::{Error, Result};
 use crate::format::xiph::crc::crc32_ogg;
@@ -7,10 +11,14 @@ use crate::source::Source;
 
 /// The capture pattern that starts every page (RFC 3533 §6).
 pub const CAPTURE: &[u8; 4] = b"OggS";
-/// Size of the fixed page header.
-pub const HEADER_LEN: usize = 27;
+/// Size of the fixed page header ([`PageHeader`]).
+pub const HEADER_LEN: usize = core::mem::size_of::<PageHeader>();
+// RFC 3533 §6: the fixed header is 27 bytes.
+const _: () = assert!(HEADER_LEN == 27);
+/// Most lacing values in a page's segment table (`page_segments` is a byte).
+pub const MAX_SEGMENTS: usize = 255;
 /// The largest page: header, 255 lacing values, 255 segments of 255 bytes.
-pub const MAX_PAGE: u64 = 27 + 255 + 255 * 255;
+pub const MAX_PAGE: u64 = HEADER_LEN as u64 + 255 + 255 * 255;
 
 /// `header_type` flag: the page continues a packet of the previous page.
 pub const FLAG_CONTINUED: u8 = 0x01;
@@ -21,6 +29,29 @@ pub const FLAG_EOS: u8 = 0x04;
 
 /// The granule position of a page on which no packet ends (RFC 3533 §6).
 pub const NO_GRANULE: u64 = u64::MAX;
+
+/// The fixed page header (RFC 3533 §6), 27 bytes little-endian; the segment
+/// table of `segments` lacing values follows it.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Clone, Copy, Debug)]
+#[repr(C)]
+pub struct PageHeader {
+    /// `capture_pattern`: `OggS`.
+    pub capture: [u8; 4],
+    /// `stream_structure_version`: 0.
+    pub version: u8,
+    /// `header_type_flag`: [`FLAG_CONTINUED`], [`FLAG_BOS`], [`FLAG_EOS`].
+    pub header_type: u8,
+    /// `granule_position` ([`NO_GRANULE`] when no packet ends on the page).
+    pub granule: U64,
+    /// `bitstream_serial_number`.
+    pub serial: U32,
+    /// `page_sequence_number`.
+    pub sequence: U32,
+    /// `CRC_checksum`, computed with this field zeroed.
+    pub crc: U32,
+    /// `number_page_segments`: lacing values in the segment table.
+    pub segments: u8,
+}
 
 /// One page header with its segment table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +69,7 @@ pub struct Page {
     /// Number of lacing values.
     pub nsegs: u8,
     /// The lacing values.
-    pub segs: [u8; 255],
+    pub segs: [u8; MAX_SEGMENTS],
     /// Offset of the first body byte.
     pub body: u64,
     /// Body length (the sum of the lacing values).
@@ -80,16 +111,18 @@ pub enum PageRead {
 pub fn read_page<S: Source>(src: &mut S, at: u64, check: bool) -> Result<PageRead> {
     let mut h = [0u8; HEADER_LEN];
     let n = src.read_at(at, &mut h)?;
-    if h.get(..n.min(4)) != CAPTURE.get(..n.min(4)) || (n > 4 && h[4] != 0) {
+    let Ok((hdr, _)) = PageHeader::ref_from_prefix(&h) else {
+        return Ok(PageRead::Bad);
+    };
+    let k = n.min(CAPTURE.len());
+    if hdr.capture.get(..k) != CAPTURE.get(..k) || (n > CAPTURE.len() && hdr.version != 0) {
         return Ok(PageRead::Bad);
     }
     if n < HEADER_LEN {
         return Ok(PageRead::Cut);
     }
-    let mut g = [0u8; 8];
-    g.copy_from_slice(&h[6..14]);
-    let nsegs = h[26];
-    let mut segs = [0u8; 255];
+    let nsegs = hdr.segments;
+    let mut segs = [0u8; MAX_SEGMENTS];
     let lacing = segs.get_mut(..nsegs as usize).unwrap_or(&mut []);
     let m = src.read_at(at + HEADER_LEN as u64, lacing)?;
     if m < lacing.len() {
@@ -102,23 +135,22 @@ pub fn read_page<S: Source>(src: &mut S, at: u64, check: bool) -> Result<PageRea
     }
     let page = Page {
         offset: at,
-        flags: h[5],
-        granule: u64::from_le_bytes(g),
-        serial: u32::from_le_bytes([h[14], h[15], h[16], h[17]]),
-        seq: u32::from_le_bytes([h[18], h[19], h[20], h[21]]),
+        flags: hdr.header_type,
+        granule: hdr.granule.get(),
+        serial: hdr.serial.get(),
+        seq: hdr.sequence.get(),
         nsegs,
         segs,
         body,
         body_len,
     };
     if check && !cfg!(fuzzing) {
-        let stored = u32::from_le_bytes([h[22], h[23], h[24], h[25]]);
-        let mut hz = h;
-        hz[22..26].fill(0);
-        let mut crc = crc32_ogg(0, &hz);
+        let mut zeroed = *hdr;
+        zeroed.crc = U32::ZERO;
+        let mut crc = crc32_ogg(0, zeroed.as_bytes());
         crc = crc32_ogg(crc, page.lacing());
         crc = body_crc(src, crc, body, body_len)?;
-        if crc != stored {
+        if crc != hdr.crc.get() {
             return Ok(PageRead::BadCrc);
         }
     }
@@ -209,12 +241,13 @@ pub fn find_page<S: Source>(src: &mut S, from: u64, limit: u64) -> Result<Found>
 fn looks_cut<S: Source>(src: &mut S, at: u64) -> Result<bool> {
     let mut h = [0u8; 5];
     let n = src.read_at(at, &mut h)?;
-    Ok(n < 5 || h[4] == 0)
+    let [.., version] = h;
+    Ok(n < h.len() || version == 0)
 }
 
 /// The error for a page cut by the end of the input.
 pub fn cut_error(at: u64) -> Error {
-    Error::truncated(at, "input ends inside an Ogg page (RFC 3533 §6)")
+    Error::truncated(at, "ogg page: input ends inside the page (RFC 3533 §6)")
 }
 
 #[cfg(test)]
