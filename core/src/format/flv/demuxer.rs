@@ -51,6 +51,11 @@ struct Payload {
     key: bool,
 }
 
+/// The error of a tag whose body the end of the input (at `len`) cuts.
+const fn body_cut(len: u64) -> Error {
+    Error::truncated(len, "flv tag: body runs past the end of the input (FLV 10.1 E.4.1)")
+}
+
 /// Demuxer state for FLV.
 #[derive(Debug, Clone)]
 pub struct FlvDemuxer {
@@ -411,10 +416,7 @@ impl FormatDemuxer for FlvDemuxer {
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         if self.cut {
-            return Err(Error::truncated(
-                src.len(),
-                "flv tag: body runs past the end of the input (FLV 10.1 E.4.1)",
-            ));
+            return Err(body_cut(src.len()));
         }
         let mut guard = 0u64;
         loop {
@@ -433,10 +435,7 @@ impl FormatDemuxer for FlvDemuxer {
                 return Ok(None);
             };
             let cut = t.end() > src.len();
-            let cut_err = Error::truncated(
-                src.len(),
-                "flv tag: body runs past the end of the input (FLV 10.1 E.4.1)",
-            );
+            let cut_err = body_cut(src.len());
             if cut && !matches!(t.kind, 8 | 9) {
                 return Err(cut_err);
             }
