@@ -4,6 +4,17 @@
 use zerocopy::little_endian::{I32, U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
+/// A RIFF chunk header (AVI RIFF reference, "RIFF File Format"): ckID and
+/// ckSize, the size of the data that follows (without the pad byte).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+pub struct ChunkHeader {
+    /// ckID: a FourCC (`LIST`, `strh`, `00dc`, ...).
+    pub id: [u8; 4],
+    /// ckSize.
+    pub size: U32,
+}
+
 /// `avih`: AVIMAINHEADER (AVI RIFF reference, "AVI Main Header").
 #[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
@@ -136,6 +147,17 @@ pub struct SuperIndexEntry {
     pub size: U32,
     /// dwDuration covered, in stream ticks.
     pub duration: U32,
+}
+
+/// One standard-index entry (OpenDML 1.02 AVISTDINDEX.aIndex).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+pub struct StdIndexEntry {
+    /// dwOffset of the chunk's data, from the index's qwBaseOffset.
+    pub offset: U32,
+    /// dwSize of the chunk's data; bit 31 (AVISTDINDEX_DELTAFRAME) set for
+    /// a non-key frame.
+    pub size: U32,
 }
 
 /// AVIIF_KEYFRAME in an `idx1` entry.

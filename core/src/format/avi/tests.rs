@@ -3,7 +3,8 @@
 
 extern crate std;
 
-use super::*;
+use crate::tags::TagScope;
+use crate::types::{Codec, Rational};
 use crate::{Demuxer, FormatKind, SliceSource, TagValue};
 use std::vec;
 use std::vec::Vec;
