@@ -274,8 +274,8 @@ impl AsfDemuxer {
             c.multi = None;
             return Ok(Step::Continue);
         }
-        let b: [u8; 1] = src.array(c.at)?;
-        let sub = b[0] as i64;
+        let [len]: [u8; 1] = src.array(c.at)?;
+        let sub = len as i64;
         c.at += 1;
         c.size_left -= 1;
         m.left -= 1;

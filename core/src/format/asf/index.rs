@@ -337,8 +337,8 @@ fn sub_payloads<S: Source>(src: &mut S, data: u64, end: u64) -> Result<i64> {
     let mut count = 0i64;
     let mut at = data;
     while at < end.min(src.len()) && count < MAX_SUB_PAYLOADS {
-        let b: [u8; 1] = src.array(at)?;
-        at = at.saturating_add(1 + b[0] as u64);
+        let [len]: [u8; 1] = src.array(at)?;
+        at = at.saturating_add(1 + len as u64);
         count += 1;
     }
     Ok(count)
