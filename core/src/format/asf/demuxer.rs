@@ -9,7 +9,7 @@ use super::data_packet::{
 };
 use super::header::{check_header_object, FileProperties, HeaderWalk};
 use super::index::SeekFilter;
-use super::layout::DATA_HEADER;
+use super::layout::{DataObjectHeader, DATA_HEADER};
 use super::pictures::{Picture, MAX_PICTURES};
 use super::reassembly::Step;
 use super::streams::{StreamState, KEPT_STREAMS};
@@ -145,10 +145,11 @@ impl AsfDemuxer {
                 "asf data object: header cut short (ASF 1.20 §5.1)",
             ));
         }
+        let data_size = src.read::<DataObjectHeader>(data_at)?.size.get();
         // ffmpeg trusts the data object size unless the file is a broadcast
         // or the size is implausible; then it reads to the end.
-        let data_end = if !props.broadcast() && walk.data_size >= 100 {
-            data_at.saturating_add(walk.data_size)
+        let data_end = if !props.broadcast() && data_size >= 100 {
+            data_at.saturating_add(data_size)
         } else {
             u64::MAX
         };

@@ -105,8 +105,6 @@ pub(super) struct HeaderWalk {
     pub leaks: heapless::Vec<Leak, MAX_STREAMS>,
     /// Where the Data Object starts.
     pub data_at: u64,
-    /// Its Object Size.
-    pub data_size: u64,
 }
 
 /// Checks the Header Object (§3.1) at the start of the input.
@@ -145,7 +143,6 @@ impl AsfDemuxer {
             props: None,
             leaks: heapless::Vec::new(),
             data_at: 0,
-            data_size: 0,
         };
         let mut at = core::mem::size_of::<HeaderObject>() as u64;
         let mut walked = 0u32;
@@ -164,12 +161,11 @@ impl AsfDemuxer {
                 ));
             }
             let h = src.read::<ObjectHeader>(at)?;
-            let size = h.size.get();
             if h.guid == guids::DATA {
                 w.data_at = at;
-                w.data_size = size;
                 return Ok(w);
             }
+            let size = h.size.get();
             if size < OBJECT_HEADER {
                 return Err(Error::malformed(
                     at,

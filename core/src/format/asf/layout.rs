@@ -195,9 +195,25 @@ pub(super) struct PayloadExtensionSystem {
 /// Specification rev 1.20 §3.4): reserved GUID, reserved WORD, data size.
 pub(super) const HEADER_EXTENSION_FIXED: u64 = 22;
 
-/// Size of the Data Object header (ASF Specification rev 1.20 §5.1): GUID,
-/// size, file id, total data packets, reserved.
-pub(super) const DATA_HEADER: u64 = 50;
+/// The Data Object header (ASF Specification rev 1.20 §5.1): 50 bytes,
+/// then the data packets.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+pub(super) struct DataObjectHeader {
+    /// ASF_Data_Object.
+    pub guid: Guid,
+    /// Object Size, this header and the data packets included.
+    pub size: U64,
+    /// File ID.
+    pub file_id: Guid,
+    /// Total Data Packets (invalid when the broadcast flag is set).
+    pub total_packets: U64,
+    /// Reserved (0x0101).
+    pub reserved: U16,
+}
+
+/// Size of the Data Object header (§5.1).
+pub(super) const DATA_HEADER: u64 = core::mem::size_of::<DataObjectHeader>() as u64;
 
 /// The send time and duration that end a data packet's payload parsing
 /// information (ASF Specification rev 1.20 §5.2.2), after its
@@ -322,6 +338,7 @@ mod tests {
         assert_eq!(size_of::<VideoTypeSpecific>(), 31);
         assert_eq!(size_of::<ExtendedStreamPropertiesFixed>(), 64);
         assert_eq!(size_of::<PayloadExtensionSystem>(), 22);
+        assert_eq!(DATA_HEADER, 50);
         assert_eq!(size_of::<PacketTimes>(), 6);
         assert_eq!(size_of::<ReplicatedData>(), 8);
         assert_eq!(size_of::<SimpleIndexFixed>() as u64, SIMPLE_INDEX_FIXED);
