@@ -23,13 +23,6 @@ pub fn lookup<T: Copy>(g: &Guid, table: &[(Guid, T)]) -> Option<T> {
     table.iter().find(|(t, _)| t == g).map(|&(_, v)| v)
 }
 
-/// ASF_Header_Object (§3.1).
-pub const HEADER: Guid = guid(
-    0x75B2_2630,
-    0x668E,
-    0x11CF,
-    [0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C],
-);
 /// ASF_Data_Object (§5.1).
 pub const DATA: Guid = guid(
     0x75B2_2636,
@@ -157,9 +150,15 @@ mod tests {
 
     #[test]
     fn header_guid_bytes() {
+        // ASF_Header_Object (§3.1), kept in `crate::signature` for detection.
         assert_eq!(
-            HEADER,
-            [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11, 0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C]
+            guid(
+                0x75B2_2630,
+                0x668E,
+                0x11CF,
+                [0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C]
+            ),
+            crate::signature::ASF_HEADER_GUID
         );
     }
 }

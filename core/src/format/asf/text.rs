@@ -6,6 +6,7 @@
 //! [`Source::joined`]. With no scratch (or too little), the text cannot be
 //! given and the tag is skipped; `Demuxer::next_tag` documents this.
 
+use crate::bytes;
 use crate::error::Result;
 use crate::source::Source;
 
@@ -29,7 +30,7 @@ pub(super) fn utf16_to_scratch<S: Source>(src: &mut S, at: u64, len: u32, dst: u
         src.read_exact_at(at + done * 2, chunk)?;
         done += take as u64;
         for pair in chunk.chunks_exact(2) {
-            let u = u16::from_le_bytes([pair.first().copied().unwrap_or(0), pair.get(1).copied().unwrap_or(0)]);
+            let u = bytes::le16(pair, 0).unwrap_or(0);
             let ch = match (u, high) {
                 (0, _) => break 'outer,
                 (0xD800..=0xDBFF, None) => {
@@ -76,9 +77,7 @@ fn flush<S: Source>(src: &mut S, dst: usize, written: &mut usize, bytes: &[u8]) 
 /// Whether the UTF-16LE units in `b` spell `s` (ASCII), followed by a NUL or
 /// the end of `b`.
 pub(super) fn utf16_eq(b: &[u8], s: &str) -> bool {
-    let mut units = b
-        .chunks_exact(2)
-        .map(|p| u16::from_le_bytes([p.first().copied().unwrap_or(0), p.get(1).copied().unwrap_or(0)]));
+    let mut units = b.chunks_exact(2).map(|p| bytes::le16(p, 0).unwrap_or(0));
     for c in s.bytes() {
         if units.next() != Some(c as u16) {
             return false;
