@@ -166,13 +166,17 @@ pub(crate) fn input_bytes<S: Source>(src: &mut S, off: u64, len: usize, base: us
         return src.bytes(off, len);
     }
     src.gather(off, len, base)?;
-    let end = base.checked_add(len).ok_or(Error::capacity(off, "scratch"))?;
+    let end = base
+        .checked_add(len)
+        .ok_or(Error::capacity(off, "mpeg audio frames: scratch range past usize::MAX"))?;
     Ok(S::joined(src, end)?.get(base..).unwrap_or(&[]))
 }
 
 /// Scratch bytes `at..at+len`.
 fn scratch_range<S: Source>(src: &S, at: usize, len: usize) -> Result<&[u8]> {
-    let end = at.checked_add(len).ok_or(Error::capacity(0, "scratch"))?;
+    let end = at
+        .checked_add(len)
+        .ok_or(Error::capacity(0, "mpeg audio frames: scratch range past usize::MAX"))?;
     Ok(S::joined(src, end)?.get(at..).unwrap_or(&[]))
 }
 
@@ -278,24 +282,7 @@ impl Split {
     /// next PES (kept in the carry slot) or it is used up.
     pub(crate) fn next<S: Source>(&mut self, src: &mut S, cut: &mut Cut) -> Result<Option<Frame>> {
         if self.carry > 0 {
-            if self.need == 0 {
-                if !self.fill(src, cut, HDR)? {
-                    return Ok(None);
-                }
-                if self.carry_pts.is_none() {
-                    self.carry_pts = Some(self.fetch());
-                }
-                let mut h = [0u8; HDR];
-                h.copy_from_slice(scratch_range(src, self.slot_at(), HDR)?);
-                match self.kind.measure(&h) {
-                    Some((len, ..)) if (HDR..=SLOT).contains(&len) => self.need = len as u16,
-                    _ => return self.flush(src, cut.track, false),
-                }
-            }
-            if !self.fill(src, cut, self.need as usize)? {
-                return Ok(None);
-            }
-            return self.flush(src, cut.track, false);
+            return self.resume_carry(src, cut);
         }
         loop {
             let rest = cut.len - cut.done;
@@ -305,93 +292,15 @@ impl Split {
             let mut h = [0u8; HDR];
             let hn = cut.peek(src, cut.done, &mut h)?;
             let p = cut.done;
-            if hn < HDR && self.seeking {
-                cut.done = cut.len;
-                return Ok(None);
-            }
-            if hn < HDR && cut.last {
-                // The input ends in these bytes. The whole input could make
-                // them a frame, or junk up to the next header: hold them as
-                // a frame only when they can begin one and no header can
-                // begin later in them; else give the bytes up to the first
-                // place a header could begin, flagged, and nothing after (a
-                // `truncation` fuzz find on a cut VOB: "c8 0b" was held and
-                // given as one piece where the whole input gives the junk
-                // byte c8, then the frame at 0b 77).
-                if self.kind == Kind::Ac3 {
-                    // AC-3 bytes cut by the end of a PES take the time stamp
-                    // of the next PES (see `next`), which a cut input does
-                    // not have: fewer than a header's bytes are not given.
-                    cut.done = cut.len;
-                    return Ok(None);
-                }
-                let tail = h.get(..hn).unwrap_or(&[]);
-                let q = (1..hn)
-                    .find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[])))
-                    .unwrap_or(hn);
-                if q < hn || !self.kind.could_start(tail) {
-                    let pts = self.fetch();
-                    let mut f = self.emit(cut, p, q, pts, None);
-                    f.truncated = true;
-                    cut.done = cut.len;
-                    return Ok(Some(f));
-                }
-            }
             if hn < HDR {
-                // A header cut by the end of the PES: AC-3 takes the next PES's
-                // time stamp, the others this one.
-                self.carry_pts = if self.kind == Kind::Ac3 {
-                    None
-                } else {
-                    Some(self.fetch())
-                };
-                return self.hold(src, cut, p, hn, 0);
+                return self.short_tail(src, cut, p, h.get(..hn).unwrap_or(&[]));
             }
             let Some((mut len, samples, rate, _)) = self.kind.measure(&h) else {
-                // No frame here: the bytes up to the next header are a packet.
-                let mut j = p + 1;
-                while j + HDR <= cut.len && j - p < SLOT {
-                    cut.peek(src, j, &mut h)?;
-                    if self.kind.measure(&h).is_some() {
-                        break;
-                    }
-                    j += 1;
+                match self.junk(src, cut, p)? {
+                    Some(f) => return Ok(Some(f)),
+                    // Dropped after a seek: look again past it.
+                    None => continue,
                 }
-                // The PES reaches the end of the input: a header may start in
-                // its last bytes and be cut (the whole input would end the
-                // packet there). Give what lies before the first of them
-                // that can begin one (`Kind::could_start`, the test the tail
-                // rule above makes), flagged, and nothing after (`truncation`
-                // fuzz finds on a cut VOB; testing every one of the last
-                // bytes as a header start, this branch gave 1 byte where a
-                // prefix one byte shorter, taking the tail rule, gave 6).
-                let at_end = cut.last;
-                let last = at_end && j + HDR > cut.len && cut.len.saturating_sub(HDR - 1) > p;
-                if j + HDR > cut.len {
-                    j = cut.len;
-                    if last {
-                        let from = cut.len - (HDR - 1);
-                        let mut t = [0u8; HDR];
-                        let tn = cut.peek(src, from, &mut t)?;
-                        let tail = t.get(..tn).unwrap_or(&[]);
-                        if let Some(k) = (0..tn).find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[]))) {
-                            j = from + k;
-                        }
-                        // A longer input cuts junk at a slot's length.
-                        j = j.min(p + SLOT);
-                    }
-                }
-                if self.seeking {
-                    cut.done = j;
-                    continue;
-                }
-                let pts = self.fetch();
-                let mut f = self.emit(cut, p, j - p, pts, None);
-                if last {
-                    f.truncated = true;
-                    cut.done = cut.len;
-                }
-                return Ok(Some(f));
             };
             self.seeking = false;
             // E-AC-3 dependent substreams in this PES join the frame.
@@ -413,6 +322,134 @@ impl Split {
             let d = self.advance(pts, samples, rate);
             return Ok(Some(self.emit(cut, p, len, pts, Some(d))));
         }
+    }
+
+    /// Completes the frame in the carry slot from the start of `cut`: its
+    /// header first (then its length is known), then its bytes; the frame
+    /// once whole, `None` while `cut` is too short.
+    fn resume_carry<S: Source>(&mut self, src: &mut S, cut: &mut Cut) -> Result<Option<Frame>> {
+        if self.need == 0 {
+            if !self.fill(src, cut, HDR)? {
+                return Ok(None);
+            }
+            if self.carry_pts.is_none() {
+                self.carry_pts = Some(self.fetch());
+            }
+            let mut h = [0u8; HDR];
+            h.copy_from_slice(scratch_range(src, self.slot_at(), HDR)?);
+            match self.kind.measure(&h) {
+                Some((len, ..)) if (HDR..=SLOT).contains(&len) => self.need = len as u16,
+                _ => return self.flush(src, cut.track, false),
+            }
+        }
+        if !self.fill(src, cut, self.need as usize)? {
+            return Ok(None);
+        }
+        self.flush(src, cut.track, false)
+    }
+
+    /// The last bytes of `cut` from `p` (`tail`), fewer than a header.
+    /// After a seek they are dropped. At the end of the input they are a
+    /// cut frame or junk (see below); otherwise they wait in the carry slot
+    /// for the next PES.
+    fn short_tail<S: Source>(&mut self, src: &mut S, cut: &mut Cut, p: usize, tail: &[u8]) -> Result<Option<Frame>> {
+        let hn = tail.len();
+        if self.seeking {
+            cut.done = cut.len;
+            return Ok(None);
+        }
+        if cut.last {
+            // The input ends in these bytes. The whole input could make
+            // them a frame, or junk up to the next header: hold them as
+            // a frame only when they can begin one and no header can
+            // begin later in them; else give the bytes up to the first
+            // place a header could begin, flagged, and nothing after (a
+            // `truncation` fuzz find on a cut VOB: "c8 0b" was held and
+            // given as one piece where the whole input gives the junk
+            // byte c8, then the frame at 0b 77).
+            if self.kind == Kind::Ac3 {
+                // AC-3 bytes cut by the end of a PES take the time stamp
+                // of the next PES (see `next`), which a cut input does
+                // not have: fewer than a header's bytes are not given.
+                cut.done = cut.len;
+                return Ok(None);
+            }
+            let q = (1..hn)
+                .find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[])))
+                .unwrap_or(hn);
+            if q < hn || !self.kind.could_start(tail) {
+                let pts = self.fetch();
+                let mut f = self.emit(cut, p, q, pts, None);
+                f.truncated = true;
+                cut.done = cut.len;
+                return Ok(Some(f));
+            }
+        }
+        // A header cut by the end of the PES: AC-3 takes the next PES's
+        // time stamp, the others this one.
+        self.carry_pts = if self.kind == Kind::Ac3 {
+            None
+        } else {
+            Some(self.fetch())
+        };
+        self.hold(src, cut, p, hn, 0)
+    }
+
+    /// No frame header at `p`: the bytes up to the next header are a
+    /// packet, flagged when the end of the input cuts them; `None` when
+    /// they are dropped after a seek (`cut.done` then past them).
+    fn junk<S: Source>(&mut self, src: &mut S, cut: &mut Cut, p: usize) -> Result<Option<Frame>> {
+        let (j, last) = self.junk_end(src, cut, p)?;
+        if self.seeking {
+            cut.done = j;
+            return Ok(None);
+        }
+        let pts = self.fetch();
+        let mut f = self.emit(cut, p, j - p, pts, None);
+        if last {
+            f.truncated = true;
+            cut.done = cut.len;
+        }
+        Ok(Some(f))
+    }
+
+    /// Where junk from `p` ends: the next header, at most `SLOT` bytes on,
+    /// or the end of the payload; and whether the end of the input cuts it.
+    fn junk_end<S: Source>(&self, src: &mut S, cut: &Cut, p: usize) -> Result<(usize, bool)> {
+        let mut h = [0u8; HDR];
+        let mut j = p + 1;
+        while j + HDR <= cut.len && j - p < SLOT {
+            cut.peek(src, j, &mut h)?;
+            if self.kind.measure(&h).is_some() {
+                break;
+            }
+            j += 1;
+        }
+        // The PES reaches the end of the input: a header may start in
+        // its last bytes and be cut (the whole input would end the
+        // packet there). Give what lies before the first of them
+        // that can begin one (`Kind::could_start`, the test the tail
+        // rule above makes), flagged, and nothing after (`truncation`
+        // fuzz finds on a cut VOB; testing every one of the last
+        // bytes as a header start, this branch gave 1 byte where a
+        // prefix one byte shorter, taking the tail rule, gave 6).
+        let at_end = cut.last;
+        let last = at_end && j + HDR > cut.len && cut.len.saturating_sub(HDR - 1) > p;
+        if j + HDR > cut.len {
+            j = cut.len;
+            if last {
+                let from = cut.len - (HDR - 1);
+                let mut t = [0u8; HDR];
+                let tn = cut.peek(src, from, &mut t)?;
+                let tail = t.get(..tn).unwrap_or(&[]);
+                if let Some(k) = (0..tn).find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[]))) {
+                    j = from + k;
+                }
+                // A longer input cuts junk at a slot's length.
+                j = j.min(p + SLOT);
+            }
+        }
+        Ok((j, last))
     }
 
     /// Appends bytes of `cut` to the carry until it holds `upto`; whether
@@ -538,20 +575,15 @@ impl Frame {
             Some(off) => input_bytes(src, off, self.len, base)?,
             None => scratch_range(src, self.at, self.len)?,
         };
-        Ok(Packet {
-            track: self.track,
-            pts: self.pts,
-            dts: self.pts,
-            duration: self.duration,
-            flags: PacketFlags {
-                keyframe: true,
-                truncated: self.truncated,
-                ..PacketFlags::default()
-            },
-            pos: Some(self.pos),
-            contiguous: self.input.is_some(),
-            data,
-        })
+        let packet = match self.input {
+            Some(_) => Packet::contiguous(self.track, self.pos, data),
+            None => Packet::joined(self.track, Some(self.pos), data),
+        };
+        let flags = PacketFlags {
+            truncated: self.truncated,
+            ..PacketFlags::keyframe(true)
+        };
+        Ok(packet.with_times(self.pts, self.pts, self.duration).with_flags(flags))
     }
 }
 

@@ -103,6 +103,10 @@ impl Es {
     /// (§2.4.3.3): `false` for a duplicate packet, to be ignored as ffmpeg
     /// does (`ts.duplicate-packet`); other gaps are reported
     /// (`ts.cc-discontinuity`).
+    ///
+    /// On the per-packet path, and not generic: `#[inline]` lets it inline
+    /// into the reading loop across crates, as it did as part of it.
+    #[inline]
     fn continuity(&mut self, tp: &TsPacket, ctx: &mut Context, at: u64) -> bool {
         if self.cc != NO_CC {
             if tp.cc == self.cc && !tp.pusi {
@@ -122,6 +126,9 @@ impl Es {
     /// PES_packet_length is reached.
     ///
     /// Errors: `LimitExceeded` past `max_packet` bytes.
+    ///
+    /// On the per-packet path: `#[inline]` as [`Es::continuity`].
+    #[inline]
     fn extend(&mut self, i: usize, tp: &TsPacket, at: u64, end: u64, max_packet: u32) -> Result<Option<Done>> {
         if self.start.is_none() {
             return Ok(None);
