@@ -18,11 +18,21 @@
 //! * Bytes that hold no frame header are a packet of their own, up to the
 //!   next header. E-AC-3 dependent substreams stay with the frame before
 //!   them when they are in the same PES.
+//!
+//! Entry points: [`Split`] (per-track state: [`Split::begin`] when a PES
+//! starts, [`next_frame`] for its frames, [`Split::flush`] at the end),
+//! [`assign_slots`], [`input_bytes`]; `kind.rs` measures frame headers.
 
-use crate::codec::{ac3::Ac3Header, adts::AdtsHeader, mpa::MpaHeader};
 use crate::error::{Error, Result};
 use crate::source::Source;
 use crate::types::{Codec, Packet, PacketFlags};
+
+mod kind;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use kind::Kind;
+use kind::{add_stable, ticks};
 
 /// Bytes of scratch reserved per split track for a frame that spans PES
 /// packets: the largest ADTS frame (8191 bytes), AC-3/E-AC-3 frame (4096)
@@ -32,87 +42,6 @@ pub(crate) const SLOT: usize = 8192;
 
 /// Header bytes read to measure a frame (ADTS and AC-3: 7, MPEG audio: 4).
 const HDR: usize = 7;
-
-/// Which parser cuts a track's PES payloads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Not cut: one packet per PES.
-    #[default]
-    None,
-    Adts,
-    Ac3,
-    Mpa,
-    /// AAC in LATM/LOAS (ISO/IEC 14496-3 §1.7.2 AudioSyncStream).
-    Latm,
-}
-
-impl Kind {
-    pub(crate) fn of(codec: Codec) -> Kind {
-        match codec {
-            Codec::Aac => Kind::Adts,
-            Codec::Ac3 | Codec::Eac3 => Kind::Ac3,
-            Codec::Mp2 | Codec::Mp3 => Kind::Mpa,
-            Codec::AacLatm => Kind::Latm,
-            _ => Kind::None,
-        }
-    }
-
-    /// Whether `b`, the first bytes of a would-be header (fewer than a
-    /// header), can begin one: its sync bits as far as they go (ADTS
-    /// 0xFFF, AC-3 0x0B77, MPEG audio 0x7FF, LATM 0x2B7). Every header
-    /// [`Kind::measure`] accepts passes.
-    fn could_start(self, b: &[u8]) -> bool {
-        let (s0, s1, m1) = match self {
-            Kind::Adts => (0xFF, 0xF0, 0xF0),
-            Kind::Ac3 => return crate::codec::ac3::sync_prefix(b),
-            Kind::Mpa => return crate::codec::mpa::sync_prefix(b),
-            Kind::Latm => (0x56, 0xE0, 0xE0),
-            Kind::None => return false,
-        };
-        b.first().is_none_or(|&x| x == s0) && b.get(1).is_none_or(|&x| x & m1 == s1)
-    }
-
-    /// Frame length, samples per channel, sample rate and, for AC-3,
-    /// whether it is an E-AC-3 dependent substream.
-    fn measure(self, h: &[u8]) -> Option<(usize, u32, u32, bool)> {
-        match self {
-            Kind::Adts => AdtsHeader::parse(h).map(|a| (a.frame_len as usize, a.samples(), a.sample_rate, false)),
-            Kind::Ac3 => {
-                Ac3Header::parse(h).map(|a| (a.frame_len as usize, a.samples(), a.sample_rate, !a.starts_packet()))
-            }
-            Kind::Mpa => {
-                let w = u32::from_be_bytes(h.get(..4)?.try_into().ok()?);
-                MpaHeader::parse_sized(w).map(|m| (m.frame_len as usize, m.samples, m.sample_rate, false))
-            }
-            Kind::Latm => latm(h),
-            Kind::None => None,
-        }
-    }
-}
-
-/// An AudioSyncStream frame (ISO/IEC 14496-3 §1.7.2: syncword 0x2B7,
-/// audioMuxLengthBytes), with the sampling frequency of the
-/// AudioSpecificConfig when the frame carries its StreamMuxConfig
-/// (§1.7.3; 0 when it does not, or when the header bytes do not reach it).
-fn latm(h: &[u8]) -> Option<(usize, u32, u32, bool)> {
-    let (&[b0, b1, b2], rest) = (<&[u8; 3]>::try_from(h.get(..3)?).ok()?, h.get(3..)?);
-    if b0 != 0x56 || b1 & 0xE0 != 0xE0 {
-        return None;
-    }
-    let len = ((((b1 & 0x1F) as usize) << 8) | b2 as usize) + 3;
-    let mut r = crate::codec::bits::BitReader::new(rest);
-    let mut rate = 0;
-    // useSameStreamMux 0, audioMuxVersion 0: allStreamsSameTimeFraming,
-    // numSubFrames, numProgram, numLayer, then the AudioSpecificConfig.
-    if !r.bit() && !r.bit() {
-        r.skip(14);
-        if r.bits(5) == 31 {
-            r.skip(6);
-        }
-        rate = *crate::codec::adts::SAMPLE_RATES.get(r.bits(4) as usize)?;
-    }
-    Some((len, 1024, rate, false))
-}
 
 /// Per-track cutting state, kept by the demuxer beside the stream.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -178,25 +107,6 @@ fn scratch_range<S: Source>(src: &S, at: usize, len: usize) -> Result<&[u8]> {
         .checked_add(len)
         .ok_or(Error::capacity(0, "mpeg audio frames: scratch range past usize::MAX"))?;
     Ok(S::joined(src, end)?.get(at..).unwrap_or(&[]))
-}
-
-/// `ts` plus one frame of `samples / rate` seconds in 1/90000, as ffmpeg's
-/// `av_add_stable` adds it (stays on the frame grid without drifting).
-fn add_stable(ts: i64, samples: u32, rate: u32) -> i64 {
-    let (m, d) = (samples as i128 * 90_000, rate.max(1) as i128);
-    let t = ts as i128;
-    if m % d == 0 {
-        return (t + m / d) as i64;
-    }
-    let near = |a: i128, b: i128, c: i128| (a * b + c / 2).div_euclid(c);
-    let old = near(t, d, m);
-    let old_ts = near(old, m, d);
-    (near(old + 1, m, d) + t - old_ts) as i64
-}
-
-/// One frame's duration in 1/90000, rounded down.
-fn ticks(samples: u32, rate: u32) -> u64 {
-    (samples as u64 * 90_000) / rate.max(1) as u64
 }
 
 impl Cut {
@@ -599,77 +509,4 @@ pub(crate) fn assign_slots<'a>(splits: impl Iterator<Item = (&'a mut Split, Code
         }
     }
     n * SLOT
-}
-
-#[cfg(test)]
-mod tests {
-    extern crate std;
-
-    use super::*;
-    use crate::source::SliceSource;
-    use std::vec;
-    use std::vec::Vec;
-
-    /// An ADTS frame (AAC LC, 48 kHz, stereo) of `len` bytes filled with `fill`.
-    fn adts(len: usize, fill: u8) -> Vec<u8> {
-        let l = len as u16;
-        let mut f = vec![
-            0xFF,
-            0xF1,
-            0x4C,
-            0x80 | (l >> 11) as u8,
-            (l >> 3) as u8,
-            ((l & 7) << 5) as u8 | 0x1F,
-            0xFC,
-        ];
-        f.resize(len, fill);
-        f
-    }
-
-    #[test]
-    fn frames_across_pes_are_joined_with_the_pes_time_stamps() {
-        // PES 1: a 100-byte frame and the first 50 bytes of a 120-byte one;
-        // PES 2: the other 70 bytes and an 80-byte frame.
-        let (a, b, c) = (adts(100, 1), adts(120, 2), adts(80, 3));
-        let mut input = a.clone();
-        input.extend_from_slice(&b);
-        input.extend_from_slice(&c);
-        let mut scratch = vec![0u8; 2 * SLOT];
-        let mut src = SliceSource::with_scratch(&input, &mut scratch);
-        let mut sp = Split {
-            kind: Kind::Adts,
-            ..Split::default()
-        };
-        let mut got = Vec::new();
-        for (off, len, pts) in [(0usize, 150usize, 9000i64), (150, 150, 20000)] {
-            sp.begin(Some(pts));
-            let mut cut = Cut {
-                input: Some(off as u64),
-                at: SLOT,
-                len,
-                pos: off as u64,
-                last: off + len >= input.len(),
-                ..Cut::default()
-            };
-            while let Some(f) = sp.next(&mut src, &mut cut).unwrap() {
-                let p = f.packet(&mut src, SLOT).unwrap();
-                got.push((p.pts, p.data.to_vec(), p.contiguous));
-            }
-        }
-        assert_eq!(sp.flush(&mut src, 0, false).unwrap().map(|f| f.len), None);
-        // The second frame starts in PES 1: it continues from the first
-        // (+1920); the third is the first to start in PES 2: its PTS.
-        assert_eq!(got[0], (Some(9000), a, true));
-        assert_eq!(got[1], (Some(10920), b, false));
-        assert_eq!(got[2], (Some(20000), c, true));
-        assert_eq!(got.len(), 3);
-    }
-
-    #[test]
-    fn stable_addition_follows_the_frame_grid() {
-        // AAC 1024 samples at 44.1 kHz: 2089.8 ticks, added on the grid.
-        assert_eq!(add_stable(5_387_160_282, 1024, 44100), 5_387_162_372);
-        assert_eq!(add_stable(0, 1024, 48000), 1920);
-        assert_eq!(ticks(1536, 44100), 3134);
-    }
 }
