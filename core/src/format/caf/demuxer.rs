@@ -116,6 +116,10 @@ impl CafDemuxer {
     ///
     /// Errors: `Truncated` when it runs past a `data` chunk that is whole
     /// (ffmpeg stops there, EIO).
+    ///
+    /// Once per packet, and not generic: `#[inline]` lets it inline into
+    /// `next_packet` across crates, as it did as part of it.
+    #[inline]
     fn fit(&mut self, size: u64, frames: u64) -> Result<(u64, u64, bool)> {
         let left = self.data_end - self.pos;
         let claimed_left = self.claimed_end.saturating_sub(self.pos);

@@ -29,8 +29,6 @@ struct Tables {
     /// The PMT PIDs the PAT lists, and whether each was read.
     pmts: heapless::Vec<(u16, bool), MAX_PROGRAMS>,
     pat_seen: bool,
-    /// The tracks the PMTs describe.
-    tracks: PidTracks,
     /// Where the search stopped.
     at: u64,
 }
@@ -58,11 +56,14 @@ impl TsDemuxer {
         let mut d = TsDemuxer::fresh(start.packet_size, start.prefix, start.first);
         let len = src.len();
         let limit = start.first.saturating_add(ctx.limits.probe_bytes).min(len);
-        let mut t = d.find_tables(src, ctx, limit)?;
+        // The tracks the PMTs describe (a local, not a field of `Tables`:
+        // that made the compiler zero 2 KiB at every open).
+        let mut tracks = PidTracks::new();
+        let t = d.find_tables(src, ctx, limit, &mut tracks)?;
         let at = t.at;
         if !t.pat_seen || t.pmts.iter().any(|p| !p.1) {
             ctx.diags.report("ts.tables-not-found", at);
-            if t.tracks.is_empty() {
+            if tracks.is_empty() {
                 return Err(Error::new(
                     ErrorKind::Malformed,
                     at,
@@ -73,8 +74,8 @@ impl TsDemuxer {
         }
         // Private data (stream_type 0x06) with no descriptor that names its
         // codec: ffmpeg probes the payload; look at the first PES of each.
-        d.sniff_private(src, ctx, &mut t.tracks, at, limit)?;
-        for (pid, track) in t.tracks {
+        d.sniff_private(src, ctx, &mut tracks, at, limit)?;
+        for (pid, track) in tracks {
             if let Some(track) = ctx.add_track(track, 0) {
                 let _ = d.es.push(Es::new(pid, track));
             }
@@ -92,12 +93,18 @@ impl TsDemuxer {
     }
 
     /// Reads the PAT and then the PMTs it lists from the first packet up to
-    /// `limit`, resynchronising after junk as the reading loop does.
-    fn find_tables<S: Source>(&mut self, src: &mut S, ctx: &mut Context, limit: u64) -> Result<Tables> {
+    /// `limit`, resynchronising after junk as the reading loop does; the
+    /// tracks they describe go to `tracks`.
+    fn find_tables<S: Source>(
+        &mut self,
+        src: &mut S,
+        ctx: &mut Context,
+        limit: u64,
+        tracks: &mut PidTracks,
+    ) -> Result<Tables> {
         let mut t = Tables {
             pmts: heapless::Vec::new(),
             pat_seen: false,
-            tracks: PidTracks::new(),
             at: self.first,
         };
         let mut buf = [0u8; MAX_SECTION];
@@ -131,7 +138,7 @@ impl TsDemuxer {
                     if let Some(n) = psi::read_section(self, src, tp, at, &mut buf, limit)? {
                         let sec = buf.get(..n).unwrap_or(&[]);
                         if sec.first() == Some(&TABLE_PMT) && psi::check_crc(sec, ctx, at) {
-                            psi::parse_pmt(sec, self, &mut t.tracks, ctx, at);
+                            psi::parse_pmt(sec, self, tracks, ctx, at);
                             if let Some(p) = t.pmts.get_mut(i) {
                                 p.1 = true;
                             }
