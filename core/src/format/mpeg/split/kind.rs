@@ -53,7 +53,7 @@ impl Kind {
                 Ac3Header::parse(h).map(|a| (a.frame_len as usize, a.samples(), a.sample_rate, !a.starts_packet()))
             }
             Kind::Mpa => {
-                let w = u32::from_be_bytes(h.get(..4)?.try_into().ok()?);
+                let w = crate::bytes::be32(h, 0)?;
                 MpaHeader::parse_sized(w).map(|m| (m.frame_len as usize, m.samples, m.sample_rate, false))
             }
             Kind::Latm => latm(h),

@@ -19,8 +19,8 @@ use zerocopy::FromBytes;
 /// Most bisection steps of a seek: 64 halvings narrow any range of TS
 /// packets in a `u64` input to one.
 const MAX_SEEK_STEPS: u32 = 64;
-/// Bytes of a PES payload's start read for the H.265 zero-byte count: the
-/// PES header before the first start code (as the time-stamp scans read).
+/// Bytes of a PES start read for the H.265 zero-byte count: the PES header
+/// and the zeros of the first start code after it.
 const HEVC_HEAD: usize = 40;
 /// Bytes of a PES start read for its time stamps (the fixed header, the
 /// flags and header length, PTS and DTS; §2.4.3.7).
@@ -284,6 +284,7 @@ impl TsDemuxer {
         e.start = Some(at);
         e.pieces = 1;
         e.bytes = tp.payload_len as u32;
+        // 0 first: it stays so when the read below fails.
         e.expected = 0;
         e.expected = pes_expected(src, &tp)?;
         let complete = e.expected > 0 && e.bytes >= e.expected;
