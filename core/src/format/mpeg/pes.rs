@@ -1,6 +1,9 @@
 //! PES packet headers and the MPEG-2 systems CRC (ISO/IEC 13818-1 §2.4.3.6,
 //! §2.4.3.7, Annex A).
 
+use zerocopy::big_endian::U16;
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
 #[cfg(feature = "ts")]
 /// CRC-32/MPEG-2 (polynomial 0x04C11DB7, not reflected, initial value
 /// 0xFFFFFFFF, no final XOR; ISO/IEC 13818-1 Annex A): the crate's one
@@ -8,6 +11,44 @@
 pub(crate) fn crc32_mpeg2(data: &[u8]) -> u32 {
     crate::crc::crc32_poly04c11db7(0xFFFF_FFFF, data)
 }
+
+/// The fixed start of every PES packet (§2.4.3.6, Table 2-21).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+pub(crate) struct PesStart {
+    /// packet_start_code_prefix: `00 00 01`.
+    pub prefix: [u8; 3],
+    /// stream_id.
+    pub stream_id: u8,
+    /// PES_packet_length: bytes after this field (0: unbounded, video in TS).
+    pub packet_length: U16,
+}
+
+impl PesStart {
+    /// Whether it starts with the packet_start_code_prefix.
+    pub(crate) fn is_start(&self) -> bool {
+        self.prefix == [0, 0, 1]
+    }
+}
+
+/// The flags and length that follow [`PesStart`] in an MPEG-2 PES header
+/// (§2.4.3.6: every stream_id but those of [`has_no_extension`]).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+struct PesFlags {
+    /// '10', scrambling, priority, alignment, copyright, original.
+    marker: u8,
+    /// PTS_DTS_flags (2 bits), then ESCR, ES rate, trick mode, additional
+    /// copy info, CRC, extension flags.
+    flags: u8,
+    /// PES_header_data_length: header bytes after this field.
+    header_data_length: u8,
+}
+
+/// Most stuffing bytes before the fields of an MPEG-1 packet header
+/// (ISO/IEC 11172-1 §2.4.3.3: "up to 16"); a longer run of 0xFF ends the
+/// skip there.
+const MAX_MPEG1_STUFFING: u32 = 16;
 
 /// What a PES header says (ISO/IEC 13818-1 §2.4.3.7).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -45,11 +86,12 @@ fn has_no_extension(id: u8) -> bool {
 /// first bytes of the packet). Returns `None` when `b` does not start with a
 /// packet start code prefix or is too short for its header.
 pub(crate) fn parse_pes_header(b: &[u8]) -> Option<PesHeader> {
-    if b.get(..3)? != [0, 0, 1] {
+    let (start, rest) = PesStart::ref_from_prefix(b).ok()?;
+    if !start.is_start() {
         return None;
     }
-    let stream_id = *b.get(3)?;
-    let packet_length = u16::from_be_bytes([*b.get(4)?, *b.get(5)?]);
+    let stream_id = start.stream_id;
+    let packet_length = start.packet_length.get();
     if has_no_extension(stream_id) {
         return Some(PesHeader {
             stream_id,
@@ -59,19 +101,20 @@ pub(crate) fn parse_pes_header(b: &[u8]) -> Option<PesHeader> {
             dts: None,
         });
     }
-    let flags0 = *b.get(6)?;
-    if flags0 & 0xC0 != 0x80 {
+    let f = match PesFlags::ref_from_prefix(rest) {
+        Ok((f, _)) if f.marker & 0xC0 == 0x80 => f,
         // MPEG-1 style header (program streams): stuffing, STD buffer, then
         // time stamps (ISO/IEC 11172-1 §2.4.3.3).
-        return parse_mpeg1(b, stream_id, packet_length);
-    }
-    let flags = *b.get(7)?;
-    let hdl = *b.get(8)? as usize;
+        _ if *rest.first()? & 0xC0 != 0x80 => return parse_mpeg1(b, stream_id, packet_length),
+        // An MPEG-2 header cut before its length.
+        _ => return None,
+    };
+    let hdl = f.header_data_length as usize;
     let mut pts = None;
     let mut dts = None;
-    if flags & 0x80 != 0 {
+    if f.flags & 0x80 != 0 {
         pts = timestamp(b.get(9..14)?);
-        if flags & 0x40 != 0 {
+        if f.flags & 0x40 != 0 {
             dts = timestamp(b.get(14..19)?);
         }
     }
@@ -84,12 +127,14 @@ pub(crate) fn parse_pes_header(b: &[u8]) -> Option<PesHeader> {
     })
 }
 
+/// The rest of an MPEG-1 packet header (ISO/IEC 11172-1 §2.4.3.3) after
+/// the fixed start: stuffing, STD buffer size, then PTS or PTS and DTS.
 fn parse_mpeg1(b: &[u8], stream_id: u8, packet_length: u16) -> Option<PesHeader> {
     let mut i = 6usize;
-    let mut guard = 0;
-    while *b.get(i)? == 0xFF && guard < 16 {
+    let mut stuffing = 0;
+    while *b.get(i)? == 0xFF && stuffing < MAX_MPEG1_STUFFING {
         i += 1;
-        guard += 1;
+        stuffing += 1;
     }
     if *b.get(i)? & 0xC0 == 0x40 {
         i += 2;

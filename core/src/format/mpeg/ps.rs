@@ -14,7 +14,7 @@
 //! The probe lists the streams met within `FRONT_SPAN` (1 s) of the first
 //! time stamp, and reads the last time stamp from the tail window.
 
-use super::pes::parse_pes_header;
+use super::pes::{parse_pes_header, PesHeader};
 use super::split::{self, Cut, Split};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::traits::{Context, FormatDemuxer};
@@ -22,6 +22,31 @@ use crate::limits::MAX_TRACKS;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+
+/// Bytes of an MPEG-1 pack header (ISO/IEC 11172-1 §2.4.3.2).
+const MPEG1_PACK: u64 = 12;
+/// Bytes of an MPEG-2 pack header before its stuffing (ISO/IEC 13818-1
+/// §2.5.3.3; pack_stuffing_length is the low 3 bits of its last byte).
+const MPEG2_PACK: u64 = 14;
+/// Bytes of the MPEG_program_end_code (§2.5.3.2).
+const PROGRAM_END: u64 = 4;
+/// Bytes of a PES packet copied out to read its header: every header with
+/// stuffing, and the DVD sub-stream header after it.
+const PES_HEAD_COPY: usize = 64;
+/// Most turns of the reading loop in one `next_packet` call. Every turn
+/// moves on by at least a byte, ends the walk or hands out a frame, so
+/// only a fault in that reasoning reaches this (16 Mi turns, well past
+/// `Limits::resync_bytes` of junk).
+const MAX_WALK_STEPS: u64 = 1 << 24;
+/// Most bisection steps of a seek: 64 halvings narrow any `u64` byte range.
+const MAX_SEEK_STEPS: u32 = 64;
+/// The bisection stops when the range is this many bytes or fewer: the
+/// scan from its low end (one `pts_after`) covers the rest.
+const SEEK_CLOSE: u64 = 2048;
+/// Most units read by one `pts_after` looking for a time stamp, besides
+/// its `Limits::resync_bytes` window (a window of tiny units, such as
+/// program end codes, would otherwise take one turn per 4 bytes).
+const MAX_PTS_SCAN_UNITS: u32 = 100_000;
 
 /// Per-stream state: the PES stream_id (or 0x100 + sub-stream id for private
 /// stream 1) and the track.
@@ -113,9 +138,94 @@ pub(crate) fn looks_like_ps(head: &[u8]) -> bool {
     head.get(..4) == Some(&[0, 0, 1, 0xBA][..]) && head.get(4).is_some_and(|b| b & 0xC0 == 0x40 || b & 0xF0 == 0x20)
 }
 
+/// Reads the pack header at `at` (ISO/IEC 13818-1 §2.5.3.3: 14 bytes and
+/// pack_stuffing_length; ISO/IEC 11172-1 §2.4.3.2: 12 bytes), told apart by
+/// `b4`, its fifth byte. `None` when the input ends inside an MPEG-2 one.
+fn pack_header<S: Source>(src: &mut S, at: u64, b4: u8) -> Result<Option<Unit>> {
+    if b4 & 0xC0 != 0x40 {
+        return Ok(Some(Unit::Skip(MPEG1_PACK)));
+    }
+    // The input may end inside it: the walk ends there, in the probe as
+    // in reading (a `truncation` fuzz find: the whole input failed to open
+    // where a prefix opened).
+    let b: [u8; MPEG2_PACK as usize] = match src.array(at) {
+        Ok(b) => b,
+        Err(e) if e.is_truncation() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(Unit::Skip(MPEG2_PACK + (b[13] & 7) as u64)))
+}
+
+/// Reads the PES header of the packet at `at` (`total` bytes): the header
+/// copied out, at most [`PES_HEAD_COPY`] bytes (fewer only where the input
+/// ends inside the PES), and what it says; `None` when it is not a PES
+/// header.
+fn pes_head<S: Source>(src: &mut S, at: u64, total: u64) -> Result<Option<([u8; PES_HEAD_COPY], PesHeader)>> {
+    let mut head = [0u8; PES_HEAD_COPY];
+    let n = (total.min(PES_HEAD_COPY as u64)) as usize;
+    let n = src.read_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
+    Ok(parse_pes_header(head.get(..n).unwrap_or(&[])).map(|p| (head, p)))
+}
+
+/// A PES packet of private stream 1 at `at` (`total` bytes): its payload
+/// after the DVD sub-stream header (1 byte of sub-stream id, and 3 more
+/// for AC-3, DTS and LPCM, 4 more for TrueHD), keyed 0x100 + sub-stream id.
+fn private_stream_1<S: Source>(src: &mut S, at: u64, total: u64) -> Result<Option<Unit>> {
+    let Some((head, p)) = pes_head(src, at, total)? else {
+        return Ok(Some(Unit::Skip(total)));
+    };
+    let Some(&sub) = head.get(p.header_len) else {
+        return Ok(Some(Unit::Skip(total)));
+    };
+    let skip = match sub {
+        0x80..=0xAF | 0xC0..=0xCF => 4,
+        0xB0..=0xBF => 5,
+        _ => 1,
+    };
+    let off = p.header_len as u64 + skip;
+    if off > total {
+        return Ok(Some(Unit::Skip(total)));
+    }
+    Ok(Some(Unit::Pes(
+        0x100 | sub as u16,
+        at + off,
+        total - off,
+        p.pts,
+        p.dts,
+        total,
+    )))
+}
+
+/// A PES packet of an audio or video stream (`key`, its stream_id) at `at`
+/// (`total` bytes).
+fn media_pes<S: Source>(src: &mut S, at: u64, total: u64, key: u16) -> Result<Option<Unit>> {
+    let Some((_, p)) = pes_head(src, at, total)? else {
+        return Ok(Some(Unit::Skip(total)));
+    };
+    let off = p.header_len as u64;
+    if off > total {
+        return Ok(Some(Unit::Skip(total)));
+    }
+    Ok(Some(Unit::Pes(key, at + off, total - off, p.pts, p.dts, total)))
+}
+
+/// `at` when a start code prefix is there (or the input ends there), else
+/// the next start code within `limit` bytes; `None` when there is none.
+fn realign<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Option<u64>> {
+    match src.array::<3>(at) {
+        Ok(b) if b != [0, 0, 1] => next_start(src, at, limit),
+        _ => Ok(Some(at)),
+    }
+}
+
 impl PsDemuxer {
-    /// Reads the unit starting at `at` (a start code prefix).
+    /// Reads the unit starting at `at` (a start code prefix): pack header,
+    /// program end code, system header, map, padding or PES packet
+    /// (ISO/IEC 13818-1 §2.5.3, Table 2-22). `None` when the input ends
+    /// inside its first bytes.
     fn unit<S: Source>(&self, src: &mut S, at: u64) -> Result<Option<Unit>> {
+        // The start code, then PES_packet_length (or a pack header's first
+        // byte).
         let h: [u8; 6] = match src.array(at) {
             Ok(h) => h,
             Err(e) if e.is_truncation() => return Ok(None),
@@ -123,80 +233,103 @@ impl PsDemuxer {
         };
         let code = h[3];
         match code {
-            0xBA => {
-                // Pack header: MPEG-2 14 bytes + stuffing, MPEG-1 12 bytes.
-                if h[4] & 0xC0 == 0x40 {
-                    // The input may end inside it: the walk ends there, in
-                    // the probe as in reading (a `truncation` fuzz find:
-                    // the whole input failed to open where a prefix opened).
-                    let b: [u8; 14] = match src.array(at) {
-                        Ok(b) => b,
-                        Err(e) if e.is_truncation() => return Ok(None),
-                        Err(e) => return Err(e),
-                    };
-                    Ok(Some(Unit::Skip(14 + (b[13] & 7) as u64)))
-                } else {
-                    Ok(Some(Unit::Skip(12)))
-                }
-            }
-            0xB9 => Ok(Some(Unit::Skip(4))),
+            0xBA => pack_header(src, at, h[4]),
+            0xB9 => Ok(Some(Unit::Skip(PROGRAM_END))),
             0xBB..=0xFF => {
-                let len = u16::from_be_bytes([h[4], h[5]]) as u64;
-                let total = 6 + len;
-                let key = match code {
-                    0xBD => {
-                        let mut head = [0u8; 64];
-                        let n = (total.min(64)) as usize;
-                        let n = src.read_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
-                        let Some(p) = parse_pes_header(head.get(..n).unwrap_or(&[])) else {
-                            return Ok(Some(Unit::Skip(total)));
-                        };
-                        let Some(&sub) = head.get(p.header_len) else {
-                            return Ok(Some(Unit::Skip(total)));
-                        };
-                        let skip = match sub {
-                            0x80..=0xAF | 0xC0..=0xCF => 4,
-                            0xB0..=0xBF => 5,
-                            _ => 1,
-                        };
-                        let off = p.header_len as u64 + skip;
-                        if off > total {
-                            return Ok(Some(Unit::Skip(total)));
-                        }
-                        return Ok(Some(Unit::Pes(
-                            0x100 | sub as u16,
-                            at + off,
-                            total - off,
-                            p.pts,
-                            p.dts,
-                            total,
-                        )));
-                    }
-                    0xC0..=0xEF => code as u16,
-                    _ => return Ok(Some(Unit::Skip(total))),
-                };
-                let mut head = [0u8; 64];
-                let n = (total.min(64)) as usize;
-                // Fewer bytes only where the input ends inside the PES.
-                let n = src.read_at(at, head.get_mut(..n).unwrap_or(&mut []))?;
-                let Some(p) = parse_pes_header(head.get(..n).unwrap_or(&[])) else {
-                    return Ok(Some(Unit::Skip(total)));
-                };
-                let off = p.header_len as u64;
-                if off > total {
-                    return Ok(Some(Unit::Skip(total)));
+                let total = 6 + u16::from_be_bytes([h[4], h[5]]) as u64;
+                match code {
+                    0xBD => private_stream_1(src, at, total),
+                    0xC0..=0xEF => media_pes(src, at, total, code as u16),
+                    _ => Ok(Some(Unit::Skip(total))),
                 }
-                Ok(Some(Unit::Pes(key, at + off, total - off, p.pts, p.dts, total)))
             }
             _ => Ok(Some(Unit::Skip(3))),
         }
+    }
+
+    /// Adds the track of stream `key` at its first PES packet (the unit at
+    /// `at`, its payload `plen` bytes at `off`) when it is a media stream
+    /// not met before; MPEG video is named MPEG-1 or MPEG-2 from it.
+    fn add_stream<S: Source>(
+        &mut self,
+        src: &mut S,
+        ctx: &mut Context,
+        key: u16,
+        (off, plen, at): (u64, u64, u64),
+    ) -> Result<()> {
+        if self.streams.iter().any(|s| s.id == key) {
+            return Ok(());
+        }
+        let Some((mut codec, kind)) = codec_for(key) else {
+            return Ok(());
+        };
+        if codec == Codec::Mpeg2Video && mpeg1_video(src, off, plen)? {
+            codec = Codec::Mpeg1Video;
+        }
+        let t = Track {
+            id: if key >= 0x100 {
+                key as u32 & 0xFF
+            } else {
+                0x100 | key as u32
+            },
+            kind,
+            codec,
+            time_base: Rational::new(1, 90_000),
+            ..Track::default()
+        };
+        if let Some(track) = ctx.add_track(t, at) {
+            let _ = self.streams.push(Stream {
+                id: key,
+                track,
+                sp: Split::default(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A PES packet of stream `key` met while reading (payload `plen`
+    /// bytes at `off`): `None` when it is not a known stream's, is empty,
+    /// or is cut into frames (then `self.cut` holds it); else the track,
+    /// the bytes there are and whether the input cuts them.
+    fn take_pes(
+        &mut self,
+        len: u64,
+        key: u16,
+        (off, plen): (u64, u64),
+        pts: Option<i64>,
+    ) -> Option<(usize, usize, bool)> {
+        let i = self.streams.iter().position(|s| s.id == key)?;
+        let avail = len.saturating_sub(off);
+        let truncated = plen > avail;
+        let n = plen.min(avail) as usize;
+        if n == 0 {
+            return None;
+        }
+        let s = self.streams.get_mut(i)?;
+        if s.sp.kind == split::Kind::None {
+            return Some((s.track, n, truncated));
+        }
+        s.sp.begin(pts);
+        self.cut = Some(Cut {
+            stream: i,
+            track: s.track,
+            input: Some(off),
+            at: self.base,
+            len: n,
+            pos: off,
+            done: 0,
+            last: off.saturating_add(n as u64) >= len,
+        });
+        None
     }
 }
 
 impl FormatDemuxer for PsDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
-        let first = next_start(src, 0, ctx.limits.resync_bytes)?
-            .ok_or(Error::malformed(0, "no MPEG start code (ISO/IEC 13818-1 §2.5.3)"))?;
+        let first = next_start(src, 0, ctx.limits.resync_bytes)?.ok_or(Error::malformed(
+            0,
+            "mpegps: no start code within Limits::resync_bytes (ISO/IEC 13818-1 §2.5.3)",
+        ))?;
         let mut d = PsDemuxer {
             first,
             pos: first,
@@ -209,74 +342,48 @@ impl FormatDemuxer for PsDemuxer {
         // every media stream, in order of appearance.
         let limit = first.saturating_add(ctx.limits.probe_bytes).min(src.len());
         let mut at = first;
-        let mut guard = 0u32;
+        let mut walked = 0u32;
         let (mut start, mut last): (Option<i64>, Option<i64>) = (None, None);
         while at < limit {
-            guard += 1;
-            if guard > ctx.limits.max_top_level {
+            walked += 1;
+            if walked > ctx.limits.max_top_level {
                 break;
             }
             let Some(u) = d.unit(src, at)? else { break };
             match u {
                 Unit::Skip(n) => at += n.max(1),
                 Unit::Pes(key, off, plen, pts, _, total) => {
+                    let media = codec_for(key).is_some();
                     // The front window: streams that start within
                     // `FRONT_SPAN` of the first time stamp.
                     if let (Some(s0), Some(p)) = (start, pts) {
-                        if codec_for(key).is_some() && super::ticks_between(s0, p) > super::FRONT_SPAN {
+                        if media && super::ticks_between(s0, p) > super::FRONT_SPAN {
                             break;
                         }
                     }
-                    if codec_for(key).is_some() {
+                    if media {
                         start = match (start, pts) {
                             (Some(a), Some(b)) => Some(a.min(b)),
                             (a, b) => a.or(b),
                         };
                         last = last.max(pts);
                     }
-                    if !d.streams.iter().any(|s| s.id == key) {
-                        if let Some((mut codec, kind)) = codec_for(key) {
-                            if codec == Codec::Mpeg2Video && mpeg1_video(src, off, plen)? {
-                                codec = Codec::Mpeg1Video;
-                            }
-                            let t = Track {
-                                id: if key >= 0x100 {
-                                    key as u32 & 0xFF
-                                } else {
-                                    0x100 | key as u32
-                                },
-                                kind,
-                                codec,
-                                time_base: Rational::new(1, 90_000),
-                                ..Track::default()
-                            };
-                            if let Some(track) = ctx.add_track(t, at) {
-                                let _ = d.streams.push(Stream {
-                                    id: key,
-                                    track,
-                                    sp: Split::default(),
-                                });
-                            }
-                        }
-                    }
+                    d.add_stream(src, ctx, key, (off, plen, at))?;
                     at += total;
                 }
             }
             // Realign on the next start code when a unit is followed by junk.
-            if let Ok(b) = src.array::<3>(at) {
-                if b != [0, 0, 1] {
-                    match next_start(src, at, ctx.limits.resync_bytes)? {
-                        Some(n) => at = n,
-                        None => break,
-                    }
-                }
+            match realign(src, at, ctx.limits.resync_bytes)? {
+                Some(n) => at = n,
+                None => break,
             }
         }
         if d.streams.is_empty() {
             return Err(Error::new(
                 ErrorKind::Malformed,
                 first,
-                "no media stream in the program stream",
+                "mpegps: no PES packet of an audio or video stream within Limits::probe_bytes \
+                 (ISO/IEC 13818-1 §2.4.3.7, Table 2-22)",
             ));
         }
         // The duration: the last time stamp in the tail window.
@@ -294,11 +401,14 @@ impl FormatDemuxer for PsDemuxer {
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         let len = src.len();
-        let mut guard = 0u64;
+        let mut steps = 0u64;
         loop {
-            guard += 1;
-            if guard > 1 << 24 {
-                return Err(Error::malformed(self.pos, "program stream walk does not advance"));
+            steps += 1;
+            if steps > MAX_WALK_STEPS {
+                return Err(Error::malformed(
+                    self.pos,
+                    "mpegps: the unit walk does not advance (ISO/IEC 13818-1 §2.5.3)",
+                ));
             }
             if let Some(f) = split::next_frame(src, &mut self.cut, self.streams.iter_mut().map(|x| &mut x.sp))? {
                 return f.packet(src, self.base).map(Some);
@@ -328,65 +438,46 @@ impl FormatDemuxer for PsDemuxer {
                 self.pos = len;
                 continue;
             };
-            match u {
-                Unit::Skip(n) => self.pos = at + n.max(1),
+            let (key, off, plen, pts, dts) = match u {
+                Unit::Skip(n) => {
+                    self.pos = at + n.max(1);
+                    continue;
+                }
                 Unit::Pes(key, off, plen, pts, dts, total) => {
                     self.pos = at + total;
-                    let Some(i) = self.streams.iter().position(|s| s.id == key) else {
-                        continue;
-                    };
-                    let avail = len.saturating_sub(off);
-                    let truncated = plen > avail;
-                    let n = plen.min(avail) as usize;
-                    if n == 0 {
-                        continue;
-                    }
-                    let Some(s) = self.streams.get_mut(i) else { continue };
-                    if s.sp.kind != split::Kind::None {
-                        s.sp.begin(pts);
-                        self.cut = Some(Cut {
-                            stream: i,
-                            track: s.track,
-                            input: Some(off),
-                            at: self.base,
-                            len: n,
-                            pos: off,
-                            done: 0,
-                            last: off.saturating_add(n as u64) >= src.len(),
-                        });
-                        continue;
-                    }
-                    let track = s.track;
-                    let codec = ctx.tracks.get(track).map(|t| t.codec).unwrap_or_default();
-                    let data = split::input_bytes(src, off, n, self.base)?;
-                    return Ok(Some(Packet {
-                        track,
-                        pts,
-                        dts: dts.or(pts),
-                        duration: None,
-                        flags: PacketFlags {
-                            keyframe: super::is_keyframe(codec, data),
-                            truncated,
-                            ..PacketFlags::default()
-                        },
-                        pos: Some(off),
-                        contiguous: true,
-                        data,
-                    }));
+                    (key, off, plen, pts, dts)
                 }
-            }
+            };
+            let Some((track, n, truncated)) = self.take_pes(len, key, (off, plen), pts) else {
+                continue;
+            };
+            let codec = ctx.tracks.get(track).map(|t| t.codec).unwrap_or_default();
+            let data = split::input_bytes(src, off, n, self.base)?;
+            let flags = PacketFlags {
+                truncated,
+                ..PacketFlags::keyframe(super::is_keyframe(codec, data))
+            };
+            return Ok(Some(
+                Packet::contiguous(track, off, data)
+                    .with_times(pts, dts.or(pts), None)
+                    .with_flags(flags),
+            ));
         }
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
         // Bisection on byte offset by the time stamps of the track's PES.
         let Some(key) = self.streams.iter().find(|s| s.track == track).map(|s| s.id) else {
-            return Err(Error::new(ErrorKind::InvalidArgument, 0, "no such track"));
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                0,
+                "mpegps seek: no such track (no PES of that stream met while probing)",
+            ));
         };
         let (mut lo, mut hi) = (self.first, src.len());
-        let mut guard = 0;
-        while hi > lo + 2048 && guard < 64 {
-            guard += 1;
+        let mut steps = 0;
+        while hi > lo + SEEK_CLOSE && steps < MAX_SEEK_STEPS {
+            steps += 1;
             let mid = lo + (hi - lo) / 2;
             // Only the upper half can hold the answer: scanning past `hi`
             // would make every step rescan to the end of the input.
@@ -435,9 +526,9 @@ impl PsDemuxer {
             at = n + 3;
         }
         let mut last: Option<i64> = None;
-        let mut guard = 0u32;
-        while at < len && guard < ctx.limits.max_top_level {
-            guard += 1;
+        let mut walked = 0u32;
+        while at < len && walked < ctx.limits.max_top_level {
+            walked += 1;
             match self.unit(src, at)? {
                 Some(Unit::Pes(k, _, _, pts, _, total)) => {
                     if self.streams.iter().any(|s| s.id == k) {
@@ -448,11 +539,9 @@ impl PsDemuxer {
                 Some(Unit::Skip(n)) => at += n.max(1),
                 None => break,
             }
-            if src.array::<3>(at).is_ok_and(|b| b != [0, 0, 1]) {
-                match next_start(src, at, ctx.limits.resync_bytes)? {
-                    Some(n) => at = n,
-                    None => break,
-                }
+            match realign(src, at, ctx.limits.resync_bytes)? {
+                Some(n) => at = n,
+                None => break,
             }
         }
         Ok(last)
@@ -460,7 +549,7 @@ impl PsDemuxer {
 
     /// The time stamp and offset of the first PES of `key` at or after
     /// `from` and before `until` that carries one, within
-    /// `Limits::resync_bytes`.
+    /// `Limits::resync_bytes` (and [`MAX_PTS_SCAN_UNITS`] units).
     fn pts_after<S: Source>(
         &self,
         src: &mut S,
@@ -474,9 +563,9 @@ impl PsDemuxer {
             Some(a) => a,
             None => return Ok(None),
         };
-        let mut guard = 0;
-        while at < stop && guard < 100_000 {
-            guard += 1;
+        let mut walked = 0;
+        while at < stop && walked < MAX_PTS_SCAN_UNITS {
+            walked += 1;
             match self.unit(src, at)? {
                 Some(Unit::Pes(k, _, _, pts, dts, total)) => {
                     if k == key {
@@ -489,13 +578,9 @@ impl PsDemuxer {
                 Some(Unit::Skip(n)) => at += n.max(1),
                 None => break,
             }
-            if let Ok(b) = src.array::<3>(at) {
-                if b != [0, 0, 1] {
-                    match next_start(src, at, stop.saturating_sub(at))? {
-                        Some(n) => at = n,
-                        None => break,
-                    }
-                }
+            match realign(src, at, stop.saturating_sub(at))? {
+                Some(n) => at = n,
+                None => break,
             }
         }
         Ok(None)

@@ -18,11 +18,21 @@
 //! * Bytes that hold no frame header are a packet of their own, up to the
 //!   next header. E-AC-3 dependent substreams stay with the frame before
 //!   them when they are in the same PES.
+//!
+//! Entry points: [`Split`] (per-track state: [`Split::begin`] when a PES
+//! starts, [`next_frame`] for its frames, [`Split::flush`] at the end),
+//! [`assign_slots`], [`input_bytes`]; `kind.rs` measures frame headers.
 
-use crate::codec::{ac3::Ac3Header, adts::AdtsHeader, mpa::MpaHeader};
 use crate::error::{Error, Result};
 use crate::source::Source;
 use crate::types::{Codec, Packet, PacketFlags};
+
+mod kind;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use kind::Kind;
+use kind::{add_stable, ticks};
 
 /// Bytes of scratch reserved per split track for a frame that spans PES
 /// packets: the largest ADTS frame (8191 bytes), AC-3/E-AC-3 frame (4096)
@@ -32,87 +42,6 @@ pub(crate) const SLOT: usize = 8192;
 
 /// Header bytes read to measure a frame (ADTS and AC-3: 7, MPEG audio: 4).
 const HDR: usize = 7;
-
-/// Which parser cuts a track's PES payloads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Not cut: one packet per PES.
-    #[default]
-    None,
-    Adts,
-    Ac3,
-    Mpa,
-    /// AAC in LATM/LOAS (ISO/IEC 14496-3 §1.7.2 AudioSyncStream).
-    Latm,
-}
-
-impl Kind {
-    pub(crate) fn of(codec: Codec) -> Kind {
-        match codec {
-            Codec::Aac => Kind::Adts,
-            Codec::Ac3 | Codec::Eac3 => Kind::Ac3,
-            Codec::Mp2 | Codec::Mp3 => Kind::Mpa,
-            Codec::AacLatm => Kind::Latm,
-            _ => Kind::None,
-        }
-    }
-
-    /// Whether `b`, the first bytes of a would-be header (fewer than a
-    /// header), can begin one: its sync bits as far as they go (ADTS
-    /// 0xFFF, AC-3 0x0B77, MPEG audio 0x7FF, LATM 0x2B7). Every header
-    /// [`Kind::measure`] accepts passes.
-    fn could_start(self, b: &[u8]) -> bool {
-        let (s0, s1, m1) = match self {
-            Kind::Adts => (0xFF, 0xF0, 0xF0),
-            Kind::Ac3 => return crate::codec::ac3::sync_prefix(b),
-            Kind::Mpa => return crate::codec::mpa::sync_prefix(b),
-            Kind::Latm => (0x56, 0xE0, 0xE0),
-            Kind::None => return false,
-        };
-        b.first().is_none_or(|&x| x == s0) && b.get(1).is_none_or(|&x| x & m1 == s1)
-    }
-
-    /// Frame length, samples per channel, sample rate and, for AC-3,
-    /// whether it is an E-AC-3 dependent substream.
-    fn measure(self, h: &[u8]) -> Option<(usize, u32, u32, bool)> {
-        match self {
-            Kind::Adts => AdtsHeader::parse(h).map(|a| (a.frame_len as usize, a.samples(), a.sample_rate, false)),
-            Kind::Ac3 => {
-                Ac3Header::parse(h).map(|a| (a.frame_len as usize, a.samples(), a.sample_rate, !a.starts_packet()))
-            }
-            Kind::Mpa => {
-                let w = u32::from_be_bytes(h.get(..4)?.try_into().ok()?);
-                MpaHeader::parse_sized(w).map(|m| (m.frame_len as usize, m.samples, m.sample_rate, false))
-            }
-            Kind::Latm => latm(h),
-            Kind::None => None,
-        }
-    }
-}
-
-/// An AudioSyncStream frame (ISO/IEC 14496-3 §1.7.2: syncword 0x2B7,
-/// audioMuxLengthBytes), with the sampling frequency of the
-/// AudioSpecificConfig when the frame carries its StreamMuxConfig
-/// (§1.7.3; 0 when it does not, or when the header bytes do not reach it).
-fn latm(h: &[u8]) -> Option<(usize, u32, u32, bool)> {
-    let (&[b0, b1, b2], rest) = (<&[u8; 3]>::try_from(h.get(..3)?).ok()?, h.get(3..)?);
-    if b0 != 0x56 || b1 & 0xE0 != 0xE0 {
-        return None;
-    }
-    let len = ((((b1 & 0x1F) as usize) << 8) | b2 as usize) + 3;
-    let mut r = crate::codec::bits::BitReader::new(rest);
-    let mut rate = 0;
-    // useSameStreamMux 0, audioMuxVersion 0: allStreamsSameTimeFraming,
-    // numSubFrames, numProgram, numLayer, then the AudioSpecificConfig.
-    if !r.bit() && !r.bit() {
-        r.skip(14);
-        if r.bits(5) == 31 {
-            r.skip(6);
-        }
-        rate = *crate::codec::adts::SAMPLE_RATES.get(r.bits(4) as usize)?;
-    }
-    Some((len, 1024, rate, false))
-}
 
 /// Per-track cutting state, kept by the demuxer beside the stream.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -166,33 +95,18 @@ pub(crate) fn input_bytes<S: Source>(src: &mut S, off: u64, len: usize, base: us
         return src.bytes(off, len);
     }
     src.gather(off, len, base)?;
-    let end = base.checked_add(len).ok_or(Error::capacity(off, "scratch"))?;
+    let end = base
+        .checked_add(len)
+        .ok_or(Error::capacity(off, "mpeg audio frames: scratch range past usize::MAX"))?;
     Ok(S::joined(src, end)?.get(base..).unwrap_or(&[]))
 }
 
 /// Scratch bytes `at..at+len`.
 fn scratch_range<S: Source>(src: &S, at: usize, len: usize) -> Result<&[u8]> {
-    let end = at.checked_add(len).ok_or(Error::capacity(0, "scratch"))?;
+    let end = at
+        .checked_add(len)
+        .ok_or(Error::capacity(0, "mpeg audio frames: scratch range past usize::MAX"))?;
     Ok(S::joined(src, end)?.get(at..).unwrap_or(&[]))
-}
-
-/// `ts` plus one frame of `samples / rate` seconds in 1/90000, as ffmpeg's
-/// `av_add_stable` adds it (stays on the frame grid without drifting).
-fn add_stable(ts: i64, samples: u32, rate: u32) -> i64 {
-    let (m, d) = (samples as i128 * 90_000, rate.max(1) as i128);
-    let t = ts as i128;
-    if m % d == 0 {
-        return (t + m / d) as i64;
-    }
-    let near = |a: i128, b: i128, c: i128| (a * b + c / 2).div_euclid(c);
-    let old = near(t, d, m);
-    let old_ts = near(old, m, d);
-    (near(old + 1, m, d) + t - old_ts) as i64
-}
-
-/// One frame's duration in 1/90000, rounded down.
-fn ticks(samples: u32, rate: u32) -> u64 {
-    (samples as u64 * 90_000) / rate.max(1) as u64
 }
 
 impl Cut {
@@ -278,24 +192,7 @@ impl Split {
     /// next PES (kept in the carry slot) or it is used up.
     pub(crate) fn next<S: Source>(&mut self, src: &mut S, cut: &mut Cut) -> Result<Option<Frame>> {
         if self.carry > 0 {
-            if self.need == 0 {
-                if !self.fill(src, cut, HDR)? {
-                    return Ok(None);
-                }
-                if self.carry_pts.is_none() {
-                    self.carry_pts = Some(self.fetch());
-                }
-                let mut h = [0u8; HDR];
-                h.copy_from_slice(scratch_range(src, self.slot_at(), HDR)?);
-                match self.kind.measure(&h) {
-                    Some((len, ..)) if (HDR..=SLOT).contains(&len) => self.need = len as u16,
-                    _ => return self.flush(src, cut.track, false),
-                }
-            }
-            if !self.fill(src, cut, self.need as usize)? {
-                return Ok(None);
-            }
-            return self.flush(src, cut.track, false);
+            return self.resume_carry(src, cut);
         }
         loop {
             let rest = cut.len - cut.done;
@@ -305,93 +202,15 @@ impl Split {
             let mut h = [0u8; HDR];
             let hn = cut.peek(src, cut.done, &mut h)?;
             let p = cut.done;
-            if hn < HDR && self.seeking {
-                cut.done = cut.len;
-                return Ok(None);
-            }
-            if hn < HDR && cut.last {
-                // The input ends in these bytes. The whole input could make
-                // them a frame, or junk up to the next header: hold them as
-                // a frame only when they can begin one and no header can
-                // begin later in them; else give the bytes up to the first
-                // place a header could begin, flagged, and nothing after (a
-                // `truncation` fuzz find on a cut VOB: "c8 0b" was held and
-                // given as one piece where the whole input gives the junk
-                // byte c8, then the frame at 0b 77).
-                if self.kind == Kind::Ac3 {
-                    // AC-3 bytes cut by the end of a PES take the time stamp
-                    // of the next PES (see `next`), which a cut input does
-                    // not have: fewer than a header's bytes are not given.
-                    cut.done = cut.len;
-                    return Ok(None);
-                }
-                let tail = h.get(..hn).unwrap_or(&[]);
-                let q = (1..hn)
-                    .find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[])))
-                    .unwrap_or(hn);
-                if q < hn || !self.kind.could_start(tail) {
-                    let pts = self.fetch();
-                    let mut f = self.emit(cut, p, q, pts, None);
-                    f.truncated = true;
-                    cut.done = cut.len;
-                    return Ok(Some(f));
-                }
-            }
             if hn < HDR {
-                // A header cut by the end of the PES: AC-3 takes the next PES's
-                // time stamp, the others this one.
-                self.carry_pts = if self.kind == Kind::Ac3 {
-                    None
-                } else {
-                    Some(self.fetch())
-                };
-                return self.hold(src, cut, p, hn, 0);
+                return self.short_tail(src, cut, p, h.get(..hn).unwrap_or(&[]));
             }
             let Some((mut len, samples, rate, _)) = self.kind.measure(&h) else {
-                // No frame here: the bytes up to the next header are a packet.
-                let mut j = p + 1;
-                while j + HDR <= cut.len && j - p < SLOT {
-                    cut.peek(src, j, &mut h)?;
-                    if self.kind.measure(&h).is_some() {
-                        break;
-                    }
-                    j += 1;
+                match self.junk(src, cut, p)? {
+                    Some(f) => return Ok(Some(f)),
+                    // Dropped after a seek: look again past it.
+                    None => continue,
                 }
-                // The PES reaches the end of the input: a header may start in
-                // its last bytes and be cut (the whole input would end the
-                // packet there). Give what lies before the first of them
-                // that can begin one (`Kind::could_start`, the test the tail
-                // rule above makes), flagged, and nothing after (`truncation`
-                // fuzz finds on a cut VOB; testing every one of the last
-                // bytes as a header start, this branch gave 1 byte where a
-                // prefix one byte shorter, taking the tail rule, gave 6).
-                let at_end = cut.last;
-                let last = at_end && j + HDR > cut.len && cut.len.saturating_sub(HDR - 1) > p;
-                if j + HDR > cut.len {
-                    j = cut.len;
-                    if last {
-                        let from = cut.len - (HDR - 1);
-                        let mut t = [0u8; HDR];
-                        let tn = cut.peek(src, from, &mut t)?;
-                        let tail = t.get(..tn).unwrap_or(&[]);
-                        if let Some(k) = (0..tn).find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[]))) {
-                            j = from + k;
-                        }
-                        // A longer input cuts junk at a slot's length.
-                        j = j.min(p + SLOT);
-                    }
-                }
-                if self.seeking {
-                    cut.done = j;
-                    continue;
-                }
-                let pts = self.fetch();
-                let mut f = self.emit(cut, p, j - p, pts, None);
-                if last {
-                    f.truncated = true;
-                    cut.done = cut.len;
-                }
-                return Ok(Some(f));
             };
             self.seeking = false;
             // E-AC-3 dependent substreams in this PES join the frame.
@@ -413,6 +232,134 @@ impl Split {
             let d = self.advance(pts, samples, rate);
             return Ok(Some(self.emit(cut, p, len, pts, Some(d))));
         }
+    }
+
+    /// Completes the frame in the carry slot from the start of `cut`: its
+    /// header first (then its length is known), then its bytes; the frame
+    /// once whole, `None` while `cut` is too short.
+    fn resume_carry<S: Source>(&mut self, src: &mut S, cut: &mut Cut) -> Result<Option<Frame>> {
+        if self.need == 0 {
+            if !self.fill(src, cut, HDR)? {
+                return Ok(None);
+            }
+            if self.carry_pts.is_none() {
+                self.carry_pts = Some(self.fetch());
+            }
+            let mut h = [0u8; HDR];
+            h.copy_from_slice(scratch_range(src, self.slot_at(), HDR)?);
+            match self.kind.measure(&h) {
+                Some((len, ..)) if (HDR..=SLOT).contains(&len) => self.need = len as u16,
+                _ => return self.flush(src, cut.track, false),
+            }
+        }
+        if !self.fill(src, cut, self.need as usize)? {
+            return Ok(None);
+        }
+        self.flush(src, cut.track, false)
+    }
+
+    /// The last bytes of `cut` from `p` (`tail`), fewer than a header.
+    /// After a seek they are dropped. At the end of the input they are a
+    /// cut frame or junk (see below); otherwise they wait in the carry slot
+    /// for the next PES.
+    fn short_tail<S: Source>(&mut self, src: &mut S, cut: &mut Cut, p: usize, tail: &[u8]) -> Result<Option<Frame>> {
+        let hn = tail.len();
+        if self.seeking {
+            cut.done = cut.len;
+            return Ok(None);
+        }
+        if cut.last {
+            // The input ends in these bytes. The whole input could make
+            // them a frame, or junk up to the next header: hold them as
+            // a frame only when they can begin one and no header can
+            // begin later in them; else give the bytes up to the first
+            // place a header could begin, flagged, and nothing after (a
+            // `truncation` fuzz find on a cut VOB: "c8 0b" was held and
+            // given as one piece where the whole input gives the junk
+            // byte c8, then the frame at 0b 77).
+            if self.kind == Kind::Ac3 {
+                // AC-3 bytes cut by the end of a PES take the time stamp
+                // of the next PES (see `next`), which a cut input does
+                // not have: fewer than a header's bytes are not given.
+                cut.done = cut.len;
+                return Ok(None);
+            }
+            let q = (1..hn)
+                .find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[])))
+                .unwrap_or(hn);
+            if q < hn || !self.kind.could_start(tail) {
+                let pts = self.fetch();
+                let mut f = self.emit(cut, p, q, pts, None);
+                f.truncated = true;
+                cut.done = cut.len;
+                return Ok(Some(f));
+            }
+        }
+        // A header cut by the end of the PES: AC-3 takes the next PES's
+        // time stamp, the others this one.
+        self.carry_pts = if self.kind == Kind::Ac3 {
+            None
+        } else {
+            Some(self.fetch())
+        };
+        self.hold(src, cut, p, hn, 0)
+    }
+
+    /// No frame header at `p`: the bytes up to the next header are a
+    /// packet, flagged when the end of the input cuts them; `None` when
+    /// they are dropped after a seek (`cut.done` then past them).
+    fn junk<S: Source>(&mut self, src: &mut S, cut: &mut Cut, p: usize) -> Result<Option<Frame>> {
+        let (j, last) = self.junk_end(src, cut, p)?;
+        if self.seeking {
+            cut.done = j;
+            return Ok(None);
+        }
+        let pts = self.fetch();
+        let mut f = self.emit(cut, p, j - p, pts, None);
+        if last {
+            f.truncated = true;
+            cut.done = cut.len;
+        }
+        Ok(Some(f))
+    }
+
+    /// Where junk from `p` ends: the next header, at most `SLOT` bytes on,
+    /// or the end of the payload; and whether the end of the input cuts it.
+    fn junk_end<S: Source>(&self, src: &mut S, cut: &Cut, p: usize) -> Result<(usize, bool)> {
+        let mut h = [0u8; HDR];
+        let mut j = p + 1;
+        while j + HDR <= cut.len && j - p < SLOT {
+            cut.peek(src, j, &mut h)?;
+            if self.kind.measure(&h).is_some() {
+                break;
+            }
+            j += 1;
+        }
+        // The PES reaches the end of the input: a header may start in
+        // its last bytes and be cut (the whole input would end the
+        // packet there). Give what lies before the first of them
+        // that can begin one (`Kind::could_start`, the test the tail
+        // rule above makes), flagged, and nothing after (`truncation`
+        // fuzz finds on a cut VOB; testing every one of the last
+        // bytes as a header start, this branch gave 1 byte where a
+        // prefix one byte shorter, taking the tail rule, gave 6).
+        let at_end = cut.last;
+        let last = at_end && j + HDR > cut.len && cut.len.saturating_sub(HDR - 1) > p;
+        if j + HDR > cut.len {
+            j = cut.len;
+            if last {
+                let from = cut.len - (HDR - 1);
+                let mut t = [0u8; HDR];
+                let tn = cut.peek(src, from, &mut t)?;
+                let tail = t.get(..tn).unwrap_or(&[]);
+                if let Some(k) = (0..tn).find(|&k| self.kind.could_start(tail.get(k..).unwrap_or(&[]))) {
+                    j = from + k;
+                }
+                // A longer input cuts junk at a slot's length.
+                j = j.min(p + SLOT);
+            }
+        }
+        Ok((j, last))
     }
 
     /// Appends bytes of `cut` to the carry until it holds `upto`; whether
@@ -538,20 +485,15 @@ impl Frame {
             Some(off) => input_bytes(src, off, self.len, base)?,
             None => scratch_range(src, self.at, self.len)?,
         };
-        Ok(Packet {
-            track: self.track,
-            pts: self.pts,
-            dts: self.pts,
-            duration: self.duration,
-            flags: PacketFlags {
-                keyframe: true,
-                truncated: self.truncated,
-                ..PacketFlags::default()
-            },
-            pos: Some(self.pos),
-            contiguous: self.input.is_some(),
-            data,
-        })
+        let packet = match self.input {
+            Some(_) => Packet::contiguous(self.track, self.pos, data),
+            None => Packet::joined(self.track, Some(self.pos), data),
+        };
+        let flags = PacketFlags {
+            truncated: self.truncated,
+            ..PacketFlags::keyframe(true)
+        };
+        Ok(packet.with_times(self.pts, self.pts, self.duration).with_flags(flags))
     }
 }
 
@@ -567,77 +509,4 @@ pub(crate) fn assign_slots<'a>(splits: impl Iterator<Item = (&'a mut Split, Code
         }
     }
     n * SLOT
-}
-
-#[cfg(test)]
-mod tests {
-    extern crate std;
-
-    use super::*;
-    use crate::source::SliceSource;
-    use std::vec;
-    use std::vec::Vec;
-
-    /// An ADTS frame (AAC LC, 48 kHz, stereo) of `len` bytes filled with `fill`.
-    fn adts(len: usize, fill: u8) -> Vec<u8> {
-        let l = len as u16;
-        let mut f = vec![
-            0xFF,
-            0xF1,
-            0x4C,
-            0x80 | (l >> 11) as u8,
-            (l >> 3) as u8,
-            ((l & 7) << 5) as u8 | 0x1F,
-            0xFC,
-        ];
-        f.resize(len, fill);
-        f
-    }
-
-    #[test]
-    fn frames_across_pes_are_joined_with_the_pes_time_stamps() {
-        // PES 1: a 100-byte frame and the first 50 bytes of a 120-byte one;
-        // PES 2: the other 70 bytes and an 80-byte frame.
-        let (a, b, c) = (adts(100, 1), adts(120, 2), adts(80, 3));
-        let mut input = a.clone();
-        input.extend_from_slice(&b);
-        input.extend_from_slice(&c);
-        let mut scratch = vec![0u8; 2 * SLOT];
-        let mut src = SliceSource::with_scratch(&input, &mut scratch);
-        let mut sp = Split {
-            kind: Kind::Adts,
-            ..Split::default()
-        };
-        let mut got = Vec::new();
-        for (off, len, pts) in [(0usize, 150usize, 9000i64), (150, 150, 20000)] {
-            sp.begin(Some(pts));
-            let mut cut = Cut {
-                input: Some(off as u64),
-                at: SLOT,
-                len,
-                pos: off as u64,
-                last: off + len >= input.len(),
-                ..Cut::default()
-            };
-            while let Some(f) = sp.next(&mut src, &mut cut).unwrap() {
-                let p = f.packet(&mut src, SLOT).unwrap();
-                got.push((p.pts, p.data.to_vec(), p.contiguous));
-            }
-        }
-        assert_eq!(sp.flush(&mut src, 0, false).unwrap().map(|f| f.len), None);
-        // The second frame starts in PES 1: it continues from the first
-        // (+1920); the third is the first to start in PES 2: its PTS.
-        assert_eq!(got[0], (Some(9000), a, true));
-        assert_eq!(got[1], (Some(10920), b, false));
-        assert_eq!(got[2], (Some(20000), c, true));
-        assert_eq!(got.len(), 3);
-    }
-
-    #[test]
-    fn stable_addition_follows_the_frame_grid() {
-        // AAC 1024 samples at 44.1 kHz: 2089.8 ticks, added on the grid.
-        assert_eq!(add_stable(5_387_160_282, 1024, 44100), 5_387_162_372);
-        assert_eq!(add_stable(0, 1024, 48000), 1920);
-        assert_eq!(ticks(1536, 44100), 3134);
-    }
 }

@@ -1,0 +1,72 @@
+//! Frame cutting across PES packets, and the frame-grid time steps.
+
+extern crate std;
+
+use super::kind::{add_stable, ticks};
+use super::*;
+use crate::source::SliceSource;
+use std::vec;
+use std::vec::Vec;
+
+/// An ADTS frame (AAC LC, 48 kHz, stereo) of `len` bytes filled with `fill`.
+fn adts(len: usize, fill: u8) -> Vec<u8> {
+    let l = len as u16;
+    let mut f = vec![
+        0xFF,
+        0xF1,
+        0x4C,
+        0x80 | (l >> 11) as u8,
+        (l >> 3) as u8,
+        ((l & 7) << 5) as u8 | 0x1F,
+        0xFC,
+    ];
+    f.resize(len, fill);
+    f
+}
+
+#[test]
+fn frames_across_pes_are_joined_with_the_pes_time_stamps() {
+    // PES 1: a 100-byte frame and the first 50 bytes of a 120-byte one;
+    // PES 2: the other 70 bytes and an 80-byte frame.
+    let (a, b, c) = (adts(100, 1), adts(120, 2), adts(80, 3));
+    let mut input = a.clone();
+    input.extend_from_slice(&b);
+    input.extend_from_slice(&c);
+    let mut scratch = vec![0u8; 2 * SLOT];
+    let mut src = SliceSource::with_scratch(&input, &mut scratch);
+    let mut sp = Split {
+        kind: Kind::Adts,
+        ..Split::default()
+    };
+    let mut got = Vec::new();
+    for (off, len, pts) in [(0usize, 150usize, 9000i64), (150, 150, 20000)] {
+        sp.begin(Some(pts));
+        let mut cut = Cut {
+            input: Some(off as u64),
+            at: SLOT,
+            len,
+            pos: off as u64,
+            last: off + len >= input.len(),
+            ..Cut::default()
+        };
+        while let Some(f) = sp.next(&mut src, &mut cut).unwrap() {
+            let p = f.packet(&mut src, SLOT).unwrap();
+            got.push((p.pts, p.data.to_vec(), p.contiguous));
+        }
+    }
+    assert_eq!(sp.flush(&mut src, 0, false).unwrap().map(|f| f.len), None);
+    // The second frame starts in PES 1: it continues from the first
+    // (+1920); the third is the first to start in PES 2: its PTS.
+    assert_eq!(got[0], (Some(9000), a, true));
+    assert_eq!(got[1], (Some(10920), b, false));
+    assert_eq!(got[2], (Some(20000), c, true));
+    assert_eq!(got.len(), 3);
+}
+
+#[test]
+fn stable_addition_follows_the_frame_grid() {
+    // AAC 1024 samples at 44.1 kHz: 2089.8 ticks, added on the grid.
+    assert_eq!(add_stable(5_387_160_282, 1024, 44100), 5_387_162_372);
+    assert_eq!(add_stable(0, 1024, 48000), 1920);
+    assert_eq!(ticks(1536, 44100), 3134);
+}

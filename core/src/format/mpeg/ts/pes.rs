@@ -1,0 +1,266 @@
+//! PES assembly (ISO/IEC 13818-1 §2.4.3.6, §2.4.3.7): a completed PES,
+//! known by where it started and how many TS packets it has, is read once
+//! more: its header from the first TS packet, then its payloads, which stay
+//! a slice of the input when they are in one TS packet and are otherwise
+//! joined in scratch past the carry slots. Its payload is then handed out
+//! as one packet or cut into frames ([`crate::format::mpeg::split`]).
+
+use super::demuxer::TsDemuxer;
+use super::packet::{TsPacket, TS_PACKET};
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::mpeg::pes::{parse_pes_header, PesHeader};
+use crate::format::mpeg::split::{self, Cut};
+use crate::format::traits::Context;
+use crate::source::Source;
+use crate::types::{Codec, Packet, PacketFlags};
+
+/// Bytes of a PES header copied out of its first TS packet: they cover
+/// every header with stuffing that fits one TS packet.
+const HEAD_COPY: usize = 64;
+/// Bytes of the fixed PES header that PES_packet_length does not count
+/// (packet_start_code_prefix, stream_id, PES_packet_length; §2.4.3.7).
+pub(super) const PES_FIXED: usize = 6;
+
+/// A PES ready to deliver.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Done {
+    pub(super) es: usize,
+    pub(super) start: u64,
+    /// Offset just past the last TS packet to search.
+    pub(super) end: u64,
+    pub(super) pieces: u32,
+    pub(super) bytes: u32,
+    /// The input ends inside this PES (flushed at the end of a cut input).
+    pub(super) truncated: bool,
+    /// H.265: zero bytes at the head of the payload that ffmpeg's parser
+    /// gives to the access unit before, and zero bytes to append (those of
+    /// the next PES).
+    pub(super) skip: u8,
+    pub(super) extra: u8,
+}
+
+/// A PES ready to hand out: a range of the input or the joined scratch.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ready {
+    track: usize,
+    codec: Codec,
+    pts: Option<i64>,
+    dts: Option<i64>,
+    offset: u64,
+    len: usize,
+    contiguous: bool,
+    truncated: bool,
+    /// No whole TS packet follows the PES's last one: the input ends in or
+    /// right after it, and a longer input could continue it.
+    last: bool,
+}
+
+/// A completed PES's header as read from its first TS packet.
+struct Head {
+    /// The first TS packet.
+    first: TsPacket,
+    pes: PesHeader,
+    /// Bytes of the PES: what its TS packets hold, at most what
+    /// PES_packet_length says.
+    size: usize,
+    /// Bytes before the payload handed out: the PES header and the H.265
+    /// zero bytes given to the access unit before.
+    skip: usize,
+}
+
+/// Hands out a prepared PES payload.
+pub(super) fn emit<S: Source>(src: &mut S, r: Ready, base: usize) -> Result<Packet<'_>> {
+    let data = if r.contiguous {
+        split::input_bytes(src, r.offset, r.len, base)?
+    } else {
+        S::joined(src, base + r.len)?.get(base..).unwrap_or(&[])
+    };
+    let packet = if r.contiguous {
+        Packet::contiguous(r.track, r.offset, data)
+    } else {
+        Packet::joined(r.track, Some(r.offset), data)
+    };
+    let flags = PacketFlags {
+        truncated: r.truncated,
+        ..PacketFlags::keyframe(crate::format::mpeg::is_keyframe(r.codec, data))
+    };
+    Ok(packet.with_times(r.pts, r.dts, None).with_flags(flags))
+}
+
+impl TsDemuxer {
+    /// Prepares a completed PES and, when its track is split, starts
+    /// cutting it: `Some` when it is to be handed out whole.
+    pub(super) fn deliver<S: Source>(&mut self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Ready>> {
+        match self.prepare(src, ctx, done)? {
+            Some(r) if !self.begin_cut(r) => Ok(Some(r)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Starts cutting `r` into frames when its track is split.
+    fn begin_cut(&mut self, r: Ready) -> bool {
+        let Some(i) = self.es.iter().position(|e| e.track == r.track) else {
+            return false;
+        };
+        let Some(e) = self.es.get_mut(i).filter(|e| e.sp.kind != split::Kind::None) else {
+            return false;
+        };
+        e.sp.begin(r.pts);
+        self.cut = Some(Cut {
+            stream: i,
+            track: r.track,
+            input: r.contiguous.then_some(r.offset),
+            at: self.base,
+            len: r.len,
+            pos: r.offset,
+            done: 0,
+            last: r.last,
+        });
+        true
+    }
+
+    /// Appends `n` zero bytes to a prepared payload (joining it first when
+    /// it is a slice of the input).
+    fn append_zeros<S: Source>(&self, src: &mut S, mut r: Ready, n: u8) -> Result<Option<Ready>> {
+        if n == 0 {
+            return Ok(Some(r));
+        }
+        if r.contiguous {
+            src.gather(r.offset, r.len, self.base)?;
+            r.contiguous = false;
+        }
+        src.put(self.base + r.len, [0u8; 4].get(..n as usize).unwrap_or(&[]))?;
+        r.len += n as usize;
+        Ok(Some(r))
+    }
+
+    /// Reads a completed PES's header and, when it spans TS packets, joins
+    /// its payloads in scratch. `None` when it holds no usable PES header
+    /// (`ts.bad-pes-header`).
+    ///
+    /// Errors: the input ends early; `ScratchTooSmall` when the PES does not
+    /// fit the scratch.
+    fn prepare<S: Source>(&mut self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Ready>> {
+        let e = *self.es.get(done.es).ok_or(Error::malformed(
+            done.start,
+            "mpegts PES: completed on a stream the PMT did not list (ISO/IEC 13818-1 §2.4.4.8)",
+        ))?;
+        let Some(head) = self.read_head(src, ctx, done)? else {
+            return Ok(None);
+        };
+        let payload_len = head.size - head.skip;
+        let mut r = Ready {
+            track: e.track,
+            codec: ctx.tracks.get(e.track).map(|t| t.codec).unwrap_or_default(),
+            pts: head.pes.pts,
+            dts: head.pes.dts.or(head.pes.pts),
+            offset: head.first.payload + head.skip as u64,
+            len: payload_len,
+            contiguous: true,
+            truncated: done.truncated,
+            last: done.end.saturating_add(self.prefix + TS_PACKET) > src.len(),
+        };
+        // The whole PES in one TS packet is a slice of the input. For a
+        // track whose PES are split into frames that holds only when the
+        // PES is known complete there (its length field says so): a PES
+        // that the end of the input (or a PES of unknown length) leaves in
+        // one packet is joined in scratch like one spanning packets, so a
+        // prefix gives its frames the same offsets and `contiguous` as the
+        // whole input does (truncation fuzz, third session of 2 December).
+        let length = head.pes.packet_length as usize;
+        let complete = length > 0 && done.bytes as usize >= PES_FIXED + length;
+        let slice = complete || e.sp.kind == split::Kind::None;
+        if slice && (done.pieces == 1 || (head.first.payload_len as usize) >= head.size) {
+            return self.append_zeros(src, r, done.extra);
+        }
+        r.len = self.join(src, ctx, e.pid, done, head.skip, payload_len)?;
+        r.contiguous = false;
+        self.append_zeros(src, r, done.extra)
+    }
+
+    /// The PES header of `done` from its first TS packet, and the PES's
+    /// size; `None` (reported `ts.bad-pes-header`) when there is no PES
+    /// header or it is longer than the PES or its first TS packet.
+    fn read_head<S: Source>(&self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Head>> {
+        let first = self.read_packet(src, done.start)?.ok_or(Error::malformed(
+            done.start,
+            "mpegts PES: no TS packet sync where it started (ISO/IEC 13818-1 §2.4.3.2)",
+        ))?;
+        // The PES header, copied out.
+        let mut head = [0u8; HEAD_COPY];
+        let hn = (first.payload_len as usize).min(HEAD_COPY);
+        src.read_exact_at(first.payload, head.get_mut(..hn).unwrap_or(&mut []))?;
+        let Some(h) = parse_pes_header(head.get(..hn).unwrap_or(&[])) else {
+            ctx.diags.report("ts.bad-pes-header", done.start);
+            return Ok(None);
+        };
+        let mut size = done.bytes as usize;
+        if h.packet_length > 0 {
+            size = size.min(PES_FIXED + h.packet_length as usize);
+        }
+        if h.header_len > size || h.header_len > hn {
+            ctx.diags.report("ts.bad-pes-header", done.start);
+            return Ok(None);
+        }
+        Ok(Some(Head {
+            first,
+            pes: h,
+            size,
+            skip: h.header_len + (done.skip as usize).min(size - h.header_len),
+        }))
+    }
+
+    /// Joins the payload of `done` (`payload_len` bytes after the first
+    /// `skip`) in scratch at `self.base`, walking the TS packets of `pid`
+    /// from where it started; returns the bytes joined.
+    ///
+    /// Errors: `ScratchTooSmall` when the PES does not fit the scratch.
+    fn join<S: Source>(
+        &self,
+        src: &mut S,
+        ctx: &Context,
+        pid: u16,
+        done: Done,
+        skip: usize,
+        payload_len: usize,
+    ) -> Result<usize> {
+        let mut at = done.start;
+        let mut have = 0usize;
+        let mut skip = skip;
+        let mut pieces = 0u32;
+        while at < done.end && pieces < done.pieces && have < payload_len {
+            let Some(tp) = self.read_packet(src, at)? else {
+                // Junk between packets: find the next packet the way the
+                // reading loop did.
+                match self.resync(src, at + 1, ctx.limits.resync_bytes)? {
+                    Some(n) => at = n,
+                    None => break,
+                }
+                continue;
+            };
+            if tp.pid == pid && tp.has_payload {
+                if pieces > 0 && tp.pusi {
+                    break;
+                }
+                pieces += 1;
+                let s = skip.min(tp.payload_len as usize);
+                skip -= s;
+                let n = (tp.payload_len as usize - s).min(payload_len - have);
+                if n > 0 {
+                    if self.base + have + n > src.scratch_len() {
+                        return Err(Error::new(
+                            ErrorKind::ScratchTooSmall,
+                            at,
+                            "mpegts PES: spans TS packets and needs scratch to join them \
+                             (SliceSource::with_scratch; ISO/IEC 13818-1 §2.4.3.6)",
+                        ));
+                    }
+                    src.gather(tp.payload + s as u64, n, self.base + have)?;
+                    have += n;
+                }
+            }
+            at += self.packet_size;
+        }
+        Ok(have)
+    }
+}
