@@ -318,6 +318,39 @@ pub struct Stz2 {
     pub sample_count: U32,
 }
 
+/// An `stts` entry (§8.6.1.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct SttsEntry {
+    /// Number of consecutive samples with this delta.
+    pub sample_count: U32,
+    /// Their decode duration.
+    pub sample_delta: U32,
+}
+
+/// A `ctts` entry (§8.6.1.3): the offset is signed in version 1, and read
+/// as signed in both (as ffmpeg does).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct CttsEntry {
+    /// Number of consecutive samples with this offset.
+    pub sample_count: U32,
+    /// Their composition offset.
+    pub sample_offset: U32,
+}
+
+/// An `stsc` entry (§8.7.4.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct StscEntry {
+    /// The first chunk of the run (1-based).
+    pub first_chunk: U32,
+    /// Samples in each chunk of the run.
+    pub samples_per_chunk: U32,
+    /// The sample description of the run.
+    pub sample_description_index: U32,
+}
+
 /// The `tfhd` flags (§8.8.7).
 pub mod tfhd_flags {
     /// base-data-offset-present.

@@ -3,12 +3,11 @@
 //! fragmented file restarts at the last `moof` whose `tfdt` is at or before
 //! the target (§8.8).
 
-use super::boxes::read_box_header;
+use super::boxes::{read_box_header, CttsEntry, StscEntry, SttsEntry};
 use super::demuxer::{Mp4Demuxer, Mp4Track};
 use super::fragment::Frag;
 use super::sample_table::{advance_stts, chunk_group, enter_chunk, next_sample, reset_cursor, sample_size};
 use super::sample_table::{scan_entries, table_sample, ChunkMode};
-use crate::bytes::be32;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::traits::Context;
 use crate::limits::MAX_TRACKS;
@@ -198,7 +197,8 @@ fn find_stsc_run<S: Source>(src: &mut S, t: &Mp4Track, n: u32) -> Result<Option<
     let mut hit: Option<(u32, u32, u32, u32, u32)> = None;
     let count = t.stsc.count;
     scan_entries::<S, 12>(src, t.stsc.off, 0, count, |i, e| {
-        let first_chunk = be32(&e, 0).unwrap_or(0);
+        let e: StscEntry = zerocopy::transmute!(e);
+        let first_chunk = e.first_chunk.get();
         if let Some((pi, pfirst, pspc)) = prev {
             let next_first = first_chunk;
             let samples = next_first.saturating_sub(pfirst).saturating_mul(pspc);
@@ -208,7 +208,7 @@ fn find_stsc_run<S: Source>(src: &mut S, t: &Mp4Track, n: u32) -> Result<Option<
             }
             first_sample = first_sample.saturating_add(samples);
         }
-        prev = Some((i, first_chunk.max(1), be32(&e, 4).unwrap_or(0)));
+        prev = Some((i, first_chunk.max(1), e.samples_per_chunk.get()));
         true
     })?;
     if let (None, Some((pi, pfirst, pspc))) = (hit, prev) {
@@ -271,8 +271,9 @@ fn skip_ctts<S: Source>(src: &mut S, t: &mut Mp4Track, n: u32) -> Result<()> {
     if left > 0 {
         let (mut off, mut rest) = (t.cur.ctts_off, t.cur.ctts_left);
         let i = scan_entries::<S, 8>(src, t.ctts.off, t.cur.ctts_i, t.ctts.count, |_, e| {
-            let c = be32(&e, 0).unwrap_or(0);
-            off = be32(&e, 4).unwrap_or(0) as i32;
+            let e: CttsEntry = zerocopy::transmute!(e);
+            let c = e.sample_count.get();
+            off = e.sample_offset.get() as i32;
             if c > left {
                 rest = c - left;
                 left = 0;
@@ -311,8 +312,9 @@ fn sample_at<S: Source>(src: &mut S, t: &Mp4Track, ts: i64, want_key: bool) -> R
     let mut dts = 0i64;
     let mut n = 0u32;
     scan_entries::<S, 8>(src, t.stts.off, 0, t.stts.count, |_, e| {
-        let count = be32(&e, 0).unwrap_or(0);
-        let delta = be32(&e, 4).unwrap_or(0) as i64;
+        let e: SttsEntry = zerocopy::transmute!(e);
+        let count = e.sample_count.get();
+        let delta = e.sample_delta.get() as i64;
         let span = (count as i64).saturating_mul(delta);
         if dts.saturating_add(span) > ts {
             let k = if delta > 0 {
