@@ -1,7 +1,8 @@
 //! Raw ISO BMFF layouts: box headers and the fixed parts of full boxes
-//! (ISO/IEC 14496-12), as unaligned big-endian zerocopy structs.
+//! (ISO/IEC 14496-12), as unaligned big-endian zerocopy structs; and how a
+//! box walk tells damage in the input from a failing source.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::source::Source;
 use zerocopy::big_endian::{I16, U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
@@ -75,6 +76,49 @@ pub fn read_box_header<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Bo
         end,
         clamped: claimed_end > limit,
     })
+}
+
+/// Whether `e` is a failure of the source (the reader's I/O, its scratch)
+/// rather than damage in the input: such errors always propagate, never end
+/// a walk quietly or become a diagnostic, or a reader would silently lose
+/// tracks or tags that a slice of the same bytes gives.
+pub(crate) fn source_fault(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::Io(_) | ErrorKind::ScratchTooSmall)
+}
+
+/// `Ok(Some)` for a parsed value, `Ok(None)` for input damage (the caller
+/// ends its walk there), `Err` for a [`source_fault`].
+pub(crate) fn soft<T>(r: Result<T>) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if source_fault(&e) => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Calls `f` with each child box from `at` of a parent ending at `end`, at
+/// most `max` of them. The walk ends at a header that is damage; a
+/// [`source_fault`] and any error of `f` propagate.
+pub(crate) fn for_each_child<S: Source>(
+    src: &mut S,
+    mut at: u64,
+    end: u64,
+    max: u32,
+    mut f: impl FnMut(&mut S, &BoxHeader) -> Result<()>,
+) -> Result<()> {
+    let mut guard = 0;
+    while at.saturating_add(8) <= end && guard < max {
+        guard += 1;
+        let Some(c) = soft(read_box_header(src, at, end))? else {
+            break;
+        };
+        f(src, &c)?;
+        if c.end <= at {
+            break;
+        }
+        at = c.end;
+    }
+    Ok(())
 }
 
 /// `mvhd` version 0 fields up to the duration (§8.2.2).
@@ -188,6 +232,123 @@ pub struct AudioSampleEntry {
     pub packet_size: U16,
     /// Sample rate, 16.16 fixed point.
     pub sample_rate: U32,
+}
+
+/// The QuickTime sound description version 1 fields that follow an
+/// [`AudioSampleEntry`] (QuickTime File Format, "Sound Sample Description
+/// (Version 1)").
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct SoundDescriptionV1 {
+    /// Samples per packet (per compressed frame).
+    pub samples_per_packet: U32,
+    /// Bytes per packet (per channel).
+    pub bytes_per_packet: U32,
+    /// Bytes per frame (all channels).
+    pub bytes_per_frame: U32,
+    /// Bytes per sample.
+    pub bytes_per_sample: U32,
+}
+
+/// The QuickTime sound description version 2 fields that follow an
+/// [`AudioSampleEntry`] (QuickTime File Format, "Sound Sample Description
+/// (Version 2)").
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct SoundDescriptionV2 {
+    /// Size of this structure.
+    pub size_of_struct_only: U32,
+    /// Sample rate, an IEEE 754 double.
+    pub sample_rate: U64,
+    /// Channel count.
+    pub channels: U32,
+    /// Always 0x7F000000.
+    pub always_7f000000: U32,
+    /// Bits per channel when constant.
+    pub const_bits_per_channel: U32,
+    /// Format-specific flags (`lpcm`: float, big-endian, ...).
+    pub format_specific_flags: U32,
+    /// Bytes per audio packet when constant.
+    pub const_bytes_per_audio_packet: U32,
+    /// LPCM frames per audio packet when constant.
+    pub const_lpcm_frames_per_audio_packet: U32,
+}
+
+/// `trex` (§8.8.3): a track's fragment sample defaults.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct Trex {
+    /// Version and flags.
+    pub version_flags: U32,
+    /// The track these defaults are for.
+    pub track_id: U32,
+    /// Default sample description index.
+    pub default_sample_description_index: U32,
+    /// Default sample duration.
+    pub default_sample_duration: U32,
+    /// Default sample size.
+    pub default_sample_size: U32,
+    /// Default sample flags.
+    pub default_sample_flags: U32,
+}
+
+/// The fixed start of `stsz` (§8.7.3.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct Stsz {
+    /// Version and flags.
+    pub version_flags: U32,
+    /// The size of every sample, or 0 when a table of sizes follows.
+    pub sample_size: U32,
+    /// Number of samples.
+    pub sample_count: U32,
+}
+
+/// The fixed start of `stz2` (§8.7.3.3).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct Stz2 {
+    /// Version and flags.
+    pub version_flags: U32,
+    /// Reserved.
+    pub reserved: [u8; 3],
+    /// Bits per entry: 4, 8 or 16.
+    pub field_size: u8,
+    /// Number of samples.
+    pub sample_count: U32,
+}
+
+/// An `stts` entry (§8.6.1.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct SttsEntry {
+    /// Number of consecutive samples with this delta.
+    pub sample_count: U32,
+    /// Their decode duration.
+    pub sample_delta: U32,
+}
+
+/// A `ctts` entry (§8.6.1.3): the offset is signed in version 1, and read
+/// as signed in both (as ffmpeg does).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct CttsEntry {
+    /// Number of consecutive samples with this offset.
+    pub sample_count: U32,
+    /// Their composition offset.
+    pub sample_offset: U32,
+}
+
+/// An `stsc` entry (§8.7.4.2).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct StscEntry {
+    /// The first chunk of the run (1-based).
+    pub first_chunk: U32,
+    /// Samples in each chunk of the run.
+    pub samples_per_chunk: U32,
+    /// The sample description of the run.
+    pub sample_description_index: U32,
 }
 
 /// The `tfhd` flags (§8.8.7).

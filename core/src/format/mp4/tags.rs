@@ -2,8 +2,8 @@
 //! keys) and QuickTime/3GPP `udta` strings, named as ffprobe names them
 //! (ffmpeg `mov.c`, `mov_read_udta_string`).
 
-use super::boxes::read_box_header;
-use super::{soft, TagBoxes};
+use super::boxes::{read_box_header, soft, BoxHeader};
+use super::demuxer::TagBoxes;
 use crate::error::Result;
 use crate::format::traits::Context;
 use crate::source::Source;
@@ -72,6 +72,31 @@ const UDTA_START: u32 = 5;
 const UDTA: u32 = 6;
 const DONE: u32 = 7;
 
+/// A tag found by the walk, before it borrows the input or the key buffer.
+enum Found {
+    /// A tag that borrows nothing.
+    Whole(Tag<'static>),
+    /// A tag whose value is `len` bytes of the input at `at`: text when
+    /// `text` (bytes if not UTF-8), else bytes. When `key_in_buf`, the key
+    /// is the text in the key buffer.
+    Input {
+        key: TagKey<'static>,
+        key_in_buf: bool,
+        name: Option<&'static str>,
+        at: u64,
+        len: usize,
+        text: bool,
+    },
+    /// A tag whose key text (when the key is text) is the key buffer up to
+    /// `split`, and whose value is `value` or else the text after `split`.
+    Buffered {
+        key: TagKey<'static>,
+        name: Option<&'static str>,
+        split: usize,
+        value: Option<TagValue<'static>>,
+    },
+}
+
 /// The next tag of an ISO BMFF file.
 pub(crate) fn next_tag<'s, S: Source>(
     boxes: &TagBoxes,
@@ -80,35 +105,57 @@ pub(crate) fn next_tag<'s, S: Source>(
     ctx: &Context,
     cur: &mut TagCursor,
 ) -> Result<Option<Tag<'s>>> {
-    let max = ctx.limits.max_tag_bytes as u64;
-    loop {
-        match cur.stage {
-            FTYP | MINOR | BRANDS => {
-                let Some(f) = boxes.ftyp else {
-                    cur.stage = ILST_START;
-                    continue;
-                };
-                let stage = cur.stage;
-                cur.stage += 1;
-                if f.len < 8 {
-                    cur.stage = ILST_START;
-                    continue;
-                }
-                match stage {
-                    FTYP => {
-                        let v = src.bytes(f.offset, 4)?;
-                        return Ok(Some(format_tag("major_brand", text_or_bytes(v))));
-                    }
-                    MINOR => {
-                        let v = src.u32_be(f.offset + 4)?;
-                        return Ok(Some(format_tag("minor_version", TagValue::Int(v as i64))));
-                    }
-                    _ => {
-                        let v = src.bytes(f.offset + 8, (f.len - 8) as usize)?;
-                        return Ok(Some(format_tag("compatible_brands", text_or_bytes(v))));
-                    }
+    let Some(found) = find_next(boxes, key_buf, src, ctx, cur)? else {
+        return Ok(None);
+    };
+    Ok(Some(match found {
+        Found::Whole(tag) => tag,
+        Found::Input {
+            key,
+            key_in_buf,
+            name,
+            at,
+            len,
+            text,
+        } => {
+            let bytes = src.bytes(at, len)?;
+            let value = if text {
+                text_or_bytes(bytes)
+            } else {
+                TagValue::Bytes(bytes)
+            };
+            if key_in_buf {
+                finish(key, name, key_buf, key_buf.len(), Some(value))
+            } else {
+                Tag {
+                    scope: TagScope::Format,
+                    key,
+                    name,
+                    value,
                 }
             }
+        }
+        Found::Buffered {
+            key,
+            name,
+            split,
+            value,
+        } => finish(key, name, key_buf, split, value),
+    }))
+}
+
+/// Walks the stages to the next tag.
+fn find_next<S: Source>(
+    boxes: &TagBoxes,
+    key_buf: &mut heapless::String<64>,
+    src: &mut S,
+    ctx: &Context,
+    cur: &mut TagCursor,
+) -> Result<Option<Found>> {
+    let max = ctx.limits.max_tag_bytes as u64;
+    loop {
+        let found = match cur.stage {
+            FTYP | MINOR | BRANDS => ftyp_tag(boxes, src, cur)?,
             ILST_START => {
                 if let Some((b, e)) = boxes.ilst {
                     cur.offset = b;
@@ -117,103 +164,9 @@ pub(crate) fn next_tag<'s, S: Source>(
                 } else {
                     cur.stage = UDTA_START;
                 }
+                None
             }
-            ILST => {
-                if cur.offset.saturating_add(8) > cur.end {
-                    cur.stage = UDTA_START;
-                    continue;
-                }
-                let Some(item) = soft(read_box_header(src, cur.offset, cur.end))? else {
-                    cur.stage = UDTA_START;
-                    continue;
-                };
-                cur.offset = if item.end > cur.offset { item.end } else { cur.end };
-                // The item holds a `data` box: size, 'data', type (4), locale (4).
-                let Some(data) = soft(read_box_header(src, item.body, item.end))? else {
-                    continue;
-                };
-                if &data.kind != b"data" || data.body_len() < 8 || data.body_len() - 8 > max {
-                    continue;
-                }
-                let ty = src.u32_be(data.body)? & 0xFF_FFFF;
-                let vlen = (data.body_len() - 8) as usize;
-                let vat = data.body + 8;
-                // Key: a FourCC, or a 1-based index into `keys` (mdta).
-                let mut key = TagKey::FourCc(item.kind);
-                let mut name = atom_name(&item.kind);
-                if let Some((kb, ke)) = boxes.keys {
-                    let idx = u32::from_be_bytes(item.kind);
-                    if (1..0x1000).contains(&idx) {
-                        key_buf.clear();
-                        if copy_key(src, kb, ke, idx, key_buf)? {
-                            key = TagKey::Text("");
-                            name = None;
-                        }
-                    }
-                }
-                let value = match (ty, &item.kind) {
-                    (0, b"trkn") | (0, b"disk") if vlen >= 6 => {
-                        let b: [u8; 6] = src.array(vat)?;
-                        let n = u16::from_be_bytes([b[2], b[3]]);
-                        let total = u16::from_be_bytes([b[4], b[5]]);
-                        if matches!(key, TagKey::FourCc(_)) {
-                            key_buf.clear();
-                        }
-                        // The numbers go after any key text in the buffer.
-                        let split = key_buf.len();
-                        let _ = if total > 0 {
-                            write!(key_buf, "{n}/{total}")
-                        } else {
-                            write!(key_buf, "{n}")
-                        };
-                        return Ok(Some(finish(key, name, key_buf, split, None)));
-                    }
-                    (21, _) | (22, _) if (1..=8).contains(&vlen) => {
-                        let mut b = [0u8; 8];
-                        src.read_exact_at(vat, b.get_mut(..vlen).unwrap_or(&mut []))?;
-                        let mut v: i64 = 0;
-                        for (i, x) in b.iter().take(vlen).enumerate() {
-                            if i == 0 && ty == 21 && x & 0x80 != 0 {
-                                v = -1;
-                            }
-                            v = (v << 8) | *x as i64;
-                        }
-                        Some(TagValue::Int(v))
-                    }
-                    _ => None,
-                };
-                if let Some(v) = value {
-                    let split = key_buf.len();
-                    return Ok(Some(finish(key, name, key_buf, split, Some(v))));
-                }
-                if matches!(key, TagKey::Text(_)) {
-                    let bytes = src.bytes(vat, vlen)?;
-                    let value = if ty == 1 {
-                        text_or_bytes(bytes)
-                    } else {
-                        TagValue::Bytes(bytes)
-                    };
-                    let k: &'s str = key_buf.as_str();
-                    return Ok(Some(Tag {
-                        scope: TagScope::Format,
-                        key: TagKey::Text(k),
-                        name,
-                        value,
-                    }));
-                }
-                let bytes = src.bytes(vat, vlen)?;
-                let value = if ty == 1 {
-                    text_or_bytes(bytes)
-                } else {
-                    TagValue::Bytes(bytes)
-                };
-                return Ok(Some(Tag {
-                    scope: TagScope::Format,
-                    key,
-                    name,
-                    value,
-                }));
-            }
+            ILST => ilst_item(boxes, key_buf, src, max, cur)?,
             UDTA_START => {
                 if let Some((b, e)) = boxes.udta {
                     cur.offset = b;
@@ -222,47 +175,180 @@ pub(crate) fn next_tag<'s, S: Source>(
                 } else {
                     cur.stage = DONE;
                 }
+                None
             }
-            UDTA => {
-                if cur.offset.saturating_add(8) > cur.end {
-                    cur.stage = DONE;
-                    continue;
-                }
-                let Some(b) = soft(read_box_header(src, cur.offset, cur.end))? else {
-                    cur.stage = DONE;
-                    continue;
-                };
-                cur.offset = if b.end > cur.offset { b.end } else { cur.end };
-                let k = b.kind;
-                if atom_name(&k).is_none() || b.body_len() < 4 || b.body_len() > max {
-                    continue;
-                }
-                if k[0] == 0xA9 {
-                    // QuickTime international text: u16 length, u16 language.
-                    let h: [u8; 4] = src.array(b.body)?;
-                    let len = (u16::from_be_bytes([h[0], h[1]]) as u64).min(b.body_len() - 4);
-                    let v = src.bytes(b.body + 4, len as usize)?;
-                    return Ok(Some(Tag {
-                        scope: TagScope::Format,
-                        key: TagKey::FourCc(k),
-                        name: atom_name(&k),
-                        value: text_or_bytes(v),
-                    }));
-                }
-                // 3GPP asset (TS 26.244 §8): full box, packed language, text.
-                if b.body_len() > 6 && !matches!(&k, b"yrrc" | b"gnre" | b"trkn" | b"disk") {
-                    let v = src.bytes(b.body + 6, (b.body_len() - 6) as usize)?;
-                    return Ok(Some(Tag {
-                        scope: TagScope::Format,
-                        key: TagKey::FourCc(k),
-                        name: atom_name(&k),
-                        value: text_or_bytes(v),
-                    }));
-                }
-            }
+            UDTA => udta_item(src, max, cur)?,
             _ => return Ok(None),
+        };
+        if found.is_some() {
+            return Ok(found);
         }
     }
+}
+
+/// The `ftyp` stages: major brand, minor version, compatible brands.
+fn ftyp_tag<S: Source>(boxes: &TagBoxes, src: &mut S, cur: &mut TagCursor) -> Result<Option<Found>> {
+    let Some(f) = boxes.ftyp else {
+        cur.stage = ILST_START;
+        return Ok(None);
+    };
+    let stage = cur.stage;
+    cur.stage += 1;
+    if f.len < 8 {
+        cur.stage = ILST_START;
+        return Ok(None);
+    }
+    let brands = |name, at, len| Found::Input {
+        key: TagKey::Text(name),
+        key_in_buf: false,
+        name: Some(name),
+        at,
+        len,
+        text: true,
+    };
+    Ok(Some(match stage {
+        FTYP => brands("major_brand", f.offset, 4),
+        MINOR => {
+            let v = src.u32_be(f.offset + 4)?;
+            Found::Whole(format_tag("minor_version", TagValue::Int(v as i64)))
+        }
+        _ => brands("compatible_brands", f.offset + 8, (f.len - 8) as usize),
+    }))
+}
+
+/// The next box of the list at `cur` (`ilst` items, `udta` strings),
+/// advancing `cur` past it; at the end of the list or at a damaged header,
+/// moves on to stage `next` and returns `None`.
+fn next_box<S: Source>(src: &mut S, cur: &mut TagCursor, next: u32) -> Result<Option<BoxHeader>> {
+    if cur.offset.saturating_add(8) > cur.end {
+        cur.stage = next;
+        return Ok(None);
+    }
+    let Some(b) = soft(read_box_header(src, cur.offset, cur.end))? else {
+        cur.stage = next;
+        return Ok(None);
+    };
+    cur.offset = if b.end > cur.offset { b.end } else { cur.end };
+    Ok(Some(b))
+}
+
+/// The next item of `ilst`: `None` when it gives no tag (or the list ends).
+fn ilst_item<S: Source>(
+    boxes: &TagBoxes,
+    key_buf: &mut heapless::String<64>,
+    src: &mut S,
+    max: u64,
+    cur: &mut TagCursor,
+) -> Result<Option<Found>> {
+    let Some(item) = next_box(src, cur, UDTA_START)? else {
+        return Ok(None);
+    };
+    // The item holds a `data` box: size, 'data', type (4), locale (4).
+    let Some(data) = soft(read_box_header(src, item.body, item.end))? else {
+        return Ok(None);
+    };
+    if &data.kind != b"data" || data.body_len() < 8 || data.body_len() - 8 > max {
+        return Ok(None);
+    }
+    let ty = src.u32_be(data.body)? & 0xFF_FFFF;
+    let vlen = (data.body_len() - 8) as usize;
+    let vat = data.body + 8;
+    // Key: a FourCC, or a 1-based index into `keys` (mdta).
+    let mut key = TagKey::FourCc(item.kind);
+    let mut name = atom_name(&item.kind);
+    if let Some((kb, ke)) = boxes.keys {
+        let idx = u32::from_be_bytes(item.kind);
+        if (1..0x1000).contains(&idx) {
+            key_buf.clear();
+            if copy_key(src, kb, ke, idx, key_buf)? {
+                key = TagKey::Text("");
+                name = None;
+            }
+        }
+    }
+    let value = match (ty, &item.kind) {
+        (0, b"trkn") | (0, b"disk") if vlen >= 6 => {
+            let b: [u8; 6] = src.array(vat)?;
+            let n = u16::from_be_bytes([b[2], b[3]]);
+            let total = u16::from_be_bytes([b[4], b[5]]);
+            if matches!(key, TagKey::FourCc(_)) {
+                key_buf.clear();
+            }
+            // The numbers go after any key text in the buffer.
+            let split = key_buf.len();
+            let _ = if total > 0 {
+                write!(key_buf, "{n}/{total}")
+            } else {
+                write!(key_buf, "{n}")
+            };
+            return Ok(Some(Found::Buffered {
+                key,
+                name,
+                split,
+                value: None,
+            }));
+        }
+        (21, _) | (22, _) if (1..=8).contains(&vlen) => {
+            let mut b = [0u8; 8];
+            src.read_exact_at(vat, b.get_mut(..vlen).unwrap_or(&mut []))?;
+            let mut v: i64 = 0;
+            for (i, x) in b.iter().take(vlen).enumerate() {
+                if i == 0 && ty == 21 && x & 0x80 != 0 {
+                    v = -1;
+                }
+                v = (v << 8) | *x as i64;
+            }
+            Some(TagValue::Int(v))
+        }
+        _ => None,
+    };
+    if let Some(v) = value {
+        let split = key_buf.len();
+        return Ok(Some(Found::Buffered {
+            key,
+            name,
+            split,
+            value: Some(v),
+        }));
+    }
+    Ok(Some(Found::Input {
+        key,
+        key_in_buf: matches!(key, TagKey::Text(_)),
+        name,
+        at: vat,
+        len: vlen,
+        text: ty == 1,
+    }))
+}
+
+/// The next string of `udta`: `None` when it gives no tag (or `udta` ends).
+fn udta_item<S: Source>(src: &mut S, max: u64, cur: &mut TagCursor) -> Result<Option<Found>> {
+    let Some(b) = next_box(src, cur, DONE)? else {
+        return Ok(None);
+    };
+    let k = b.kind;
+    if atom_name(&k).is_none() || b.body_len() < 4 || b.body_len() > max {
+        return Ok(None);
+    }
+    let text = |at, len| Found::Input {
+        key: TagKey::FourCc(k),
+        key_in_buf: false,
+        name: atom_name(&k),
+        at,
+        len,
+        text: true,
+    };
+    if k[0] == 0xA9 {
+        // QuickTime international text: u16 length, u16 language.
+        let h: [u8; 4] = src.array(b.body)?;
+        let len = (u16::from_be_bytes([h[0], h[1]]) as u64).min(b.body_len() - 4);
+        return Ok(Some(text(b.body + 4, len as usize)));
+    }
+    // 3GPP asset (TS 26.244 §8): full box, packed language, text.
+    if b.body_len() > 6 && !matches!(&k, b"yrrc" | b"gnre" | b"trkn" | b"disk") {
+        return Ok(Some(text(b.body + 6, (b.body_len() - 6) as usize)));
+    }
+    Ok(None)
 }
 
 fn format_tag<'a>(name: &'static str, value: TagValue<'a>) -> Tag<'a> {
