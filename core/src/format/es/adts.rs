@@ -12,7 +12,7 @@
 //! to the next sync word, as ffmpeg does. A frame cut by the end of the input
 //! is given short.
 
-use super::id3::{self, FrameWalk, Id3v2};
+use super::id3;
 use super::{scan, Frame};
 use crate::codec::adts::{AdtsHeader, HEADER_LEN};
 use crate::error::{Error, Result};
@@ -36,9 +36,7 @@ pub struct AdtsDemuxer {
     pos: u64,
     end: u64,
     pts: i64,
-    first_id3v2: Option<Id3v2>,
-    id3v1: Option<u64>,
-    walk: Option<FrameWalk>,
+    tags: id3::StreamTags,
     pictures: id3::Pictures,
 }
 
@@ -250,9 +248,7 @@ impl FormatDemuxer for AdtsDemuxer {
             pos: start,
             end,
             pts: 0,
-            first_id3v2,
-            id3v1: trailer.id3v1,
-            walk: None,
+            tags: id3::StreamTags::new(first_id3v2, trailer.id3v1),
             pictures,
         })
     }
@@ -280,14 +276,7 @@ impl FormatDemuxer for AdtsDemuxer {
         ctx: &Context,
         cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
-        id3::next_stream_tag(
-            src,
-            ctx.limits.max_tag_bytes,
-            self.first_id3v2,
-            self.id3v1,
-            &mut self.walk,
-            cur,
-        )
+        self.tags.next(src, ctx.limits.max_tag_bytes, cur)
     }
 }
 

@@ -458,75 +458,92 @@ impl RawFrame {
     }
 }
 
-/// The tag walk of an MPEG audio or ADTS stream, stages 0 to 3 of `cur`:
-/// the text frames of its first ID3v2 tag (`walk` holds the frame walk),
-/// then the non-empty fields of its ID3v1 tag. `None` once both are done,
-/// with `cur.stage` at [`STREAM_TAGS_DONE`], where the caller's own tags
-/// follow.
+/// The tags around an MPEG audio or ADTS stream: its first ID3v2 tag and
+/// its ID3v1 tag, and the state of their walk.
 #[cfg(any(feature = "mp3", feature = "aac"))]
-pub(crate) fn next_stream_tag<'s, S: Source>(
-    src: &'s mut S,
-    max: u32,
-    first: Option<Id3v2>,
-    id3v1: Option<u64>,
-    walk: &mut Option<FrameWalk>,
-    cur: &mut TagCursor,
-) -> Result<Option<Tag<'s>>> {
-    loop {
-        match cur.stage {
-            0 => {
-                cur.stage = 2;
-                if let Some(t) = first {
-                    *walk = FrameWalk::new(src, &t)?;
-                    cur.stage = 1;
-                }
-            }
-            1 => {
-                let Some(mut w) = *walk else {
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StreamTags {
+    /// The first ID3v2 tag at the start.
+    pub first_id3v2: Option<Id3v2>,
+    /// Offset of the ID3v1 tag at the end.
+    pub id3v1: Option<u64>,
+    /// The frame walk of the ID3v2 tag, while in it.
+    walk: Option<FrameWalk>,
+}
+
+#[cfg(any(feature = "mp3", feature = "aac"))]
+impl StreamTags {
+    /// The tags of a stream with these ID3v2 and ID3v1 tags.
+    pub fn new(first_id3v2: Option<Id3v2>, id3v1: Option<u64>) -> Self {
+        StreamTags {
+            first_id3v2,
+            id3v1,
+            walk: None,
+        }
+    }
+
+    /// The next tag, stages 0 to 3 of `cur`: the text frames of the ID3v2
+    /// tag ([`FrameTags::Text`]), then the non-empty fields of the ID3v1
+    /// tag. `None` once both are done, with `cur.stage` at
+    /// [`STREAM_TAGS_DONE`], where the caller's own tags follow. `max` is
+    /// the largest value returned.
+    pub fn next<'s, S: Source>(&mut self, src: &'s mut S, max: u32, cur: &mut TagCursor) -> Result<Option<Tag<'s>>> {
+        loop {
+            match cur.stage {
+                0 => {
                     cur.stage = 2;
-                    continue;
-                };
-                let Some(f) = w.next_reported(src, max, FrameTags::Text)? else {
-                    *walk = None;
-                    cur.stage = 2;
-                    continue;
-                };
-                *walk = Some(w);
-                return f.tag(src, FrameTags::Text).map(Some);
-            }
-            2 => {
-                cur.stage = STREAM_TAGS_DONE;
-                if let Some(at) = id3v1 {
-                    cur.offset = at;
-                    cur.end = 0;
-                    cur.stage = 3;
+                    if let Some(t) = self.first_id3v2 {
+                        self.walk = FrameWalk::new(src, &t)?;
+                        cur.stage = 1;
+                    }
                 }
-            }
-            3 => {
-                let i = cur.end as u32;
-                cur.end += 1;
-                if i >= ID3V1_FIELDS.len() as u32 {
+                1 => {
+                    let Some(mut w) = self.walk else {
+                        cur.stage = 2;
+                        continue;
+                    };
+                    let Some(f) = w.next_reported(src, max, FrameTags::Text)? else {
+                        self.walk = None;
+                        cur.stage = 2;
+                        continue;
+                    };
+                    self.walk = Some(w);
+                    return f.tag(src, FrameTags::Text).map(Some);
+                }
+                2 => {
                     cur.stage = STREAM_TAGS_DONE;
-                    continue;
+                    if let Some(at) = self.id3v1 {
+                        cur.offset = at;
+                        cur.end = 0;
+                        cur.stage = 3;
+                    }
                 }
-                let empty = matches!(
-                    id3v1_field(src, cur.offset, i)?,
-                    Some(Tag {
-                        value: TagValue::Text(""),
-                        ..
-                    })
-                );
-                if empty {
-                    continue;
+                3 => {
+                    let i = cur.end as u32;
+                    cur.end += 1;
+                    if i >= ID3V1_FIELDS.len() as u32 {
+                        cur.stage = STREAM_TAGS_DONE;
+                        continue;
+                    }
+                    let empty = matches!(
+                        id3v1_field(src, cur.offset, i)?,
+                        Some(Tag {
+                            value: TagValue::Text(""),
+                            ..
+                        })
+                    );
+                    if empty {
+                        continue;
+                    }
+                    return id3v1_field(src, cur.offset, i);
                 }
-                return id3v1_field(src, cur.offset, i);
+                _ => return Ok(None),
             }
-            _ => return Ok(None),
         }
     }
 }
 
-/// The stage of a [`TagCursor`] where [`next_stream_tag`] is done.
+/// The stage of a [`TagCursor`] where [`StreamTags::next`] is done.
 #[cfg(any(feature = "mp3", feature = "aac"))]
 pub(crate) const STREAM_TAGS_DONE: u32 = 4;
 

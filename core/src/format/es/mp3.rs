@@ -21,7 +21,7 @@
 //!   own, unless it starts with an ID3v1 (`TAG`, 128 bytes or more) or APEv2
 //!   (`APETAGEX`) tag.
 
-use super::id3::{self, FrameWalk, Id3v2};
+use super::id3;
 use super::{cut_header_at, scan, Frame};
 use crate::codec::mpa::{parse_vbr, sync_prefix, MpaHeader, VbrInfo, SAME_HEADER_MASK, STREAM_MASK};
 use crate::error::{Error, Result};
@@ -57,10 +57,8 @@ pub struct Mp3Demuxer {
     end: u64,
     pts: i64,
     last_duration: u64,
-    first_id3v2: Option<Id3v2>,
-    id3v1: Option<u64>,
+    tags: id3::StreamTags,
     gapless: Option<Gapless>,
-    walk: Option<FrameWalk>,
     pictures: id3::Pictures,
 }
 
@@ -387,10 +385,8 @@ impl FormatDemuxer for Mp3Demuxer {
             end,
             pts: 0,
             last_duration: first.samples as u64 * tick,
-            first_id3v2,
-            id3v1: trailer.id3v1,
+            tags: id3::StreamTags::new(first_id3v2, trailer.id3v1),
             gapless,
-            walk: None,
             pictures,
         })
     }
@@ -419,14 +415,7 @@ impl FormatDemuxer for Mp3Demuxer {
         cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
         if cur.stage < id3::STREAM_TAGS_DONE {
-            let t = id3::next_stream_tag(
-                src,
-                ctx.limits.max_tag_bytes,
-                self.first_id3v2,
-                self.id3v1,
-                &mut self.walk,
-                cur,
-            )?;
+            let t = self.tags.next(src, ctx.limits.max_tag_bytes, cur)?;
             if t.is_some() {
                 return Ok(t);
             }
