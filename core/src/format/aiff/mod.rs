@@ -380,6 +380,54 @@ impl AiffDemuxer {
     }
 }
 
+/// Walks the chunks of the `FORM` (up to `walk_end`, at most
+/// `Limits::max_top_level` of them) for the first `COMM` (parsed) and the
+/// first `SSND` (its sound data: start and end, within the input).
+fn find_comm_and_ssnd<S: Source>(
+    src: &mut S,
+    ctx: &mut Context,
+    walk_end: u64,
+    aifc: bool,
+) -> Result<(Option<Common>, Option<(u64, u64)>)> {
+    let file_len = src.len();
+    let mut at = FIRST_CHUNK;
+    let mut comm: Option<Common> = None;
+    let mut ssnd: Option<(u64, u64)> = None;
+    let mut walked = 0u32;
+    while at.saturating_add(CHUNK_HEADER) <= walk_end {
+        walked += 1;
+        if walked > ctx.limits.max_top_level {
+            ctx.diags.report("aiff.too-many-chunks", at);
+            break;
+        }
+        let c = read_chunk(src, at)?;
+        match &c.id {
+            b"COMM" if comm.is_none() => comm = Some(parse_comm(src, &c, aifc)?),
+            b"SSND" if ssnd.is_none() => {
+                if c.size < 8 {
+                    return Err(Error::malformed(
+                        c.body,
+                        "aiff SSND: shorter than its offset and blockSize fields (AIFF 1.3 §Sound Data Chunk)",
+                    ));
+                }
+                let offset = src.u32_be(c.body)? as u64;
+                let start = c.body.saturating_add(8).saturating_add(offset);
+                let end = c.body.saturating_add(c.size);
+                if end > file_len {
+                    ctx.diags.report("aiff.data-beyond-eof", c.body);
+                }
+                ssnd = Some((start.min(end), end.min(file_len)));
+            }
+            _ => {}
+        }
+        if c.next <= at {
+            break;
+        }
+        at = c.next;
+    }
+    Ok((comm, ssnd))
+}
+
 impl FormatDemuxer for AiffDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let head: FormHeader = src.read(0)?;
@@ -406,41 +454,7 @@ impl FormatDemuxer for AiffDemuxer {
             ctx.diags.report("aiff.form-beyond-eof", 4);
         }
         let walk_end = form_end.min(file_len);
-        let mut at = 12u64;
-        let mut comm: Option<Common> = None;
-        let mut ssnd: Option<(u64, u64)> = None;
-        let mut walked = 0u32;
-        while at.saturating_add(8) <= walk_end {
-            walked += 1;
-            if walked > ctx.limits.max_top_level {
-                ctx.diags.report("aiff.too-many-chunks", at);
-                break;
-            }
-            let c = read_chunk(src, at)?;
-            match &c.id {
-                b"COMM" if comm.is_none() => comm = Some(parse_comm(src, &c, aifc)?),
-                b"SSND" if ssnd.is_none() => {
-                    if c.size < 8 {
-                        return Err(Error::malformed(
-                            c.body,
-                            "aiff SSND: shorter than its offset and blockSize fields (AIFF 1.3 §Sound Data Chunk)",
-                        ));
-                    }
-                    let offset = src.u32_be(c.body)? as u64;
-                    let start = c.body.saturating_add(8).saturating_add(offset);
-                    let end = c.body.saturating_add(c.size);
-                    if end > file_len {
-                        ctx.diags.report("aiff.data-beyond-eof", c.body);
-                    }
-                    ssnd = Some((start.min(end), end.min(file_len)));
-                }
-                _ => {}
-            }
-            if c.next <= at {
-                break;
-            }
-            at = c.next;
-        }
+        let (comm, ssnd) = find_comm_and_ssnd(src, ctx, walk_end, aifc)?;
         let Some(cm) = comm else {
             return Err(Error::malformed(
                 FIRST_CHUNK,
