@@ -16,7 +16,8 @@ use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
-/// The 12-byte header of each IVF frame: frame size and timestamp.
+/// The 12-byte header of each IVF frame: frame size and timestamp. Read
+/// per frame as an array (the slice source's fast path) and reinterpreted.
 #[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 struct IvfFrameHeader {
@@ -177,7 +178,7 @@ impl FormatDemuxer for IvfDemuxer {
         if at.saturating_add(12) > src.len() {
             return Ok(None);
         }
-        let fh: IvfFrameHeader = src.read(at)?;
+        let fh: IvfFrameHeader = zerocopy::transmute!(src.array::<12>(at)?);
         let size = u64::from(fh.size.get());
         let pts = fh.pts.get() as i64;
         if size > ctx.limits.max_packet as u64 {
@@ -220,7 +221,7 @@ impl FormatDemuxer for IvfDemuxer {
         let mut steps = 0u32;
         while at.saturating_add(12) <= src.len() && steps < super::MAX_SEEK_STEPS {
             steps += 1;
-            let fh: IvfFrameHeader = src.read(at)?;
+            let fh: IvfFrameHeader = zerocopy::transmute!(src.array::<12>(at)?);
             let size = u64::from(fh.size.get());
             if fh.pts.get() as i64 > ts {
                 break;

@@ -94,7 +94,7 @@ struct EndSearch<'h> {
 
 impl EndSearch<'_> {
     /// The frame ends `p` bytes after its start.
-    #[inline]
+    #[inline(always)]
     fn end_at(&self, p: usize, next: Option<FrameHeader>, crc_ok: bool, cut: bool) -> FrameEnd {
         FrameEnd {
             end: self.start + p as u64,
@@ -146,8 +146,9 @@ impl EndSearch<'_> {
 
     /// A sync code at `i` of the window `w`: whether the header there ends
     /// the frame (its CRC-16 checks up to it), else noted as the fallback or
-    /// as a header the end of the input cuts.
-    #[inline]
+    /// as a header the end of the input cuts. Inlined into the scan, so
+    /// that the search's state stays in registers there.
+    #[inline(always)]
     fn candidate(&mut self, w: &[u8], i: usize, at_eof: bool) -> Option<FrameEnd> {
         let end = (i + MAX_FRAME_HEADER).min(w.len());
         if let Some(nh) = w.get(i..end).and_then(FrameHeader::parse) {
@@ -183,7 +184,12 @@ impl EndSearch<'_> {
     /// runs over whole runs of bytes.
     #[inline(always)]
     fn scan(&mut self, w: &[u8], limit: usize, at_eof: bool) -> Option<FrameEnd> {
+        // The position, the CRC and the shortest frame in locals (registers)
+        // for the loop; the CRC goes back to the state where a candidate
+        // reads it and at the end.
         let mut i = self.scanned;
+        let mut crc = self.crc;
+        let min_next = self.h.len as usize;
         while i < limit {
             // A damaged frame: the CRC-16 gets a frame's length past the
             // numbering candidate to prove it false (a header at or before
@@ -202,28 +208,24 @@ impl EndSearch<'_> {
             let stop = deadline.map_or(limit, |d| d.min(limit));
             let rest = w.get(i..stop).unwrap_or(&[]);
             let Some(k) = rest.iter().position(|&b| b == 0xFF) else {
-                self.crc = crc16(self.crc, rest);
+                crc = crc16(crc, rest);
                 i = stop;
                 continue;
             };
-            self.crc = crc16(self.crc, rest.get(..k).unwrap_or(&[]));
+            crc = crc16(crc, rest.get(..k).unwrap_or(&[]));
             i += k;
-            if i >= self.min_next() && w.get(i + 1).is_none_or(|&b| b & 0xFE == 0xF8) {
+            if i >= min_next && w.get(i + 1).is_none_or(|&b| b & 0xFE == 0xF8) {
+                self.crc = crc;
                 if let Some(e) = self.candidate(w, i, at_eof) {
                     return Some(e);
                 }
             }
-            self.crc = crc16(self.crc, &[0xFF]);
+            crc = crc16(crc, &[0xFF]);
             i += 1;
         }
+        self.crc = crc;
         self.scanned = i;
         None
-    }
-
-    /// The shortest frame: its own header's length.
-    #[inline]
-    fn min_next(&self) -> usize {
-        self.h.len as usize
     }
 }
 
