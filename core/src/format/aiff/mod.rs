@@ -380,6 +380,9 @@ impl AiffDemuxer {
     }
 }
 
+/// The sound data of `SSND`: its start and end in the input.
+type SoundData = (u64, u64);
+
 /// Walks the chunks of the `FORM` (up to `walk_end`, at most
 /// `Limits::max_top_level` of them) for the first `COMM` (parsed) and the
 /// first `SSND` (its sound data: start and end, within the input).
@@ -388,11 +391,11 @@ fn find_comm_and_ssnd<S: Source>(
     ctx: &mut Context,
     walk_end: u64,
     aifc: bool,
-) -> Result<(Option<Common>, Option<(u64, u64)>)> {
+) -> Result<(Option<Common>, Option<SoundData>)> {
     let file_len = src.len();
     let mut at = FIRST_CHUNK;
     let mut comm: Option<Common> = None;
-    let mut ssnd: Option<(u64, u64)> = None;
+    let mut ssnd: Option<SoundData> = None;
     let mut walked = 0u32;
     while at.saturating_add(CHUNK_HEADER) <= walk_end {
         walked += 1;
