@@ -105,7 +105,8 @@ pub fn id3v2_at<S: Source>(src: &mut S, at: u64) -> Result<Option<Id3v2>> {
     if at.saturating_add(ID3V2_HEADER) > src.len() {
         return Ok(None);
     }
-    let h: HeaderLayout = src.read(at)?;
+    // As an array (the slice source's fast path), reinterpreted.
+    let h: HeaderLayout = zerocopy::transmute!(src.array::<10>(at)?);
     Ok(Id3v2::from_layout(&h, at))
 }
 
@@ -337,8 +338,14 @@ impl FrameWalk {
         if self.at.saturating_add(hlen) > self.end {
             return Ok(None);
         }
-        let mut h = [0u8; 10];
-        src.read_at(self.at, h.get_mut(..hlen as usize).unwrap_or(&mut []))?;
+        // Within the input (`end` is), so read as arrays: the slice
+        // source's fast path.
+        let h: [u8; 10] = if self.major == 2 {
+            let [a, b, c, d, e, f] = src.array::<6>(self.at)?;
+            [a, b, c, d, e, f, 0, 0, 0, 0]
+        } else {
+            src.array(self.at)?
+        };
         if h[0] == 0 {
             // Padding.
             self.at = self.end;
