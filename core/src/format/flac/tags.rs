@@ -170,7 +170,9 @@ impl FlacDemuxer {
                         cur.stage = stage::DONE;
                         continue;
                     };
-                    if r.len - 4 <= max {
+                    // A block the end of the input cuts below its 4-byte
+                    // id is skipped (as an oversized one is).
+                    if r.len.checked_sub(4).is_some_and(|n| n <= max) {
                         return Ok(Some(Found::Application(r)));
                     }
                 }
