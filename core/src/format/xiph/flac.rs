@@ -2,6 +2,7 @@
 //! STREAMINFO and the PICTURE block (RFC 9639).
 
 use super::crc::crc8;
+use crate::bytes::be24;
 use crate::error::Result;
 use crate::format::es::id3::codec_for_mime;
 use crate::source::Source;
@@ -225,8 +226,8 @@ impl StreamInfo {
         Some(StreamInfo {
             min_block_size: l.min_block_size.get(),
             max_block_size: l.max_block_size.get(),
-            min_frame_size: u32::from_be_bytes([0, l.min_frame_size[0], l.min_frame_size[1], l.min_frame_size[2]]),
-            max_frame_size: u32::from_be_bytes([0, l.max_frame_size[0], l.max_frame_size[1], l.max_frame_size[2]]),
+            min_frame_size: be24(&l.min_frame_size, 0)?,
+            max_frame_size: be24(&l.max_frame_size, 0)?,
             sample_rate: (packed >> 44) as u32,
             channels: ((packed >> 41) & 7) as u8 + 1,
             bits_per_sample: ((packed >> 36) & 31) as u8 + 1,
