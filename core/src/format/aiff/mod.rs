@@ -13,6 +13,7 @@
 //! possibly shorter.
 
 use crate::error::{Error, Result};
+use crate::format::es::id3::{self, FrameTags, FrameWalk, ID3V2_HEADER};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope, TagValue};
@@ -52,6 +53,8 @@ pub struct AiffDemuxer {
     packet_size: u32,
     block_align: u32,
     block_duration: u32,
+    /// The frame walk of the `ID3 ` chunk the tag walk is in.
+    id3_walk: Option<FrameWalk>,
 }
 
 /// Converts an 80-bit IEEE 754 extended value (big-endian exponent word and
@@ -135,107 +138,27 @@ fn text_chunk_name(id: &[u8; 4]) -> Option<&'static str> {
     })
 }
 
-/// One ID3v2 frame inside an `ID3 ` chunk.
-struct Id3Frame {
+/// The chunk header (EA IFF 85 / AIFF 1.3 §"Chunks"): id and big-endian
+/// size of the body (padded to an even length).
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+struct ChunkHeader {
     id: [u8; 4],
-    /// Start of the text after the encoding byte.
-    body: u64,
-    len: u64,
-    /// A text frame (`T***` but `TXXX`) in ISO-8859-1 or UTF-8.
-    text: bool,
-    next: u64,
-    /// The tag's major version (3 or 4).
-    version: u8,
+    size: U32,
 }
 
-/// The ID3v2 frame at `at` of the tag that spans `start..end` (ID3v2.3.0
-/// §3.3 and ID3v2.4.0 §4: ten-byte header, 2.4 sizes are syncsafe). At the
-/// tag's start, steps over its header (and an extended header). Returns
-/// `None` at padding, at the end, or for ID3v2.2 and unsynchronised tags.
-fn id3_next_frame<S: Source>(src: &mut S, at: u64, end: u64, version: Option<u8>) -> Result<Option<Id3Frame>> {
-    let mut at = at;
-    if at.saturating_add(10) > end {
-        return Ok(None);
-    }
-    let syncsafe = |b: &[u8]| b.iter().fold(0u64, |v, &x| (v << 7) | u64::from(x & 0x7F));
-    let version = if let Some(v) = version {
-        v
-    } else {
-        // At the tag's start: its header, and an extended header.
-        let h: [u8; 10] = src.array(at)?;
-        if h.get(..3) != Some(b"ID3") {
-            return Ok(None);
-        }
-        let version = h[3];
-        if !(3..=4).contains(&version) || h[5] & 0x80 != 0 {
-            return Ok(None);
-        }
-        at += 10;
-        if h[5] & 0x40 != 0 {
-            let e: [u8; 4] = src.array(at)?;
-            let n = if version == 4 {
-                syncsafe(&e)
-            } else {
-                u64::from(u32::from_be_bytes(e)) + 4
-            };
-            at = at.saturating_add(n);
-        }
-        if at.saturating_add(10) > end {
-            return Ok(None);
-        }
-        version
-    };
-    let f: [u8; 10] = src.array(at)?;
-    let id = [f[0], f[1], f[2], f[3]];
-    if !id.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
-        return Ok(None);
-    }
-    // Frame sizes are syncsafe in 2.4, plain in 2.3.
-    let raw = [f[4], f[5], f[6], f[7]];
-    let size = if version == 4 {
-        syncsafe(&raw)
-    } else {
-        u64::from(u32::from_be_bytes(raw))
-    };
-    let body = at + 10;
-    let next = body.saturating_add(size);
-    if next > end {
-        return Ok(None);
-    }
-    let text = id[0] == b'T' && &id != b"TXXX" && size > 1 && {
-        let [enc] = src.array::<1>(body)?;
-        enc == 0 || enc == 3
-    };
-    Ok(Some(Id3Frame {
-        id,
-        body: body + 1,
-        len: size.saturating_sub(1),
-        text,
-        next,
-        version,
-    }))
+/// The `FORM` header (EA IFF 85): `FORM`, size, form type.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+struct FormHeader {
+    chunk: ChunkHeader,
+    form_type: [u8; 4],
 }
 
-/// ffprobe's names for common ID3v2 text frames.
-fn id3_name(id: &[u8; 4]) -> Option<&'static str> {
-    Some(match id {
-        b"TIT2" => "title",
-        b"TPE1" => "artist",
-        b"TALB" => "album",
-        b"TPE2" => "album_artist",
-        b"TCON" => "genre",
-        b"TRCK" => "track",
-        b"TPOS" => "disc",
-        b"TYER" | b"TDRC" => "date",
-        b"TCOM" => "composer",
-        b"TCOP" => "copyright",
-        b"TENC" => "encoded_by",
-        b"TSSE" => "encoder",
-        b"TLAN" => "language",
-        b"TPUB" => "publisher",
-        _ => return None,
-    })
-}
+/// Size of a chunk header.
+const CHUNK_HEADER: u64 = 8;
+/// Offset of the first chunk in the `FORM`.
+const FIRST_CHUNK: u64 = 12;
 
 struct Chunk {
     id: [u8; 4],
@@ -245,12 +168,11 @@ struct Chunk {
 }
 
 fn read_chunk<S: Source>(src: &mut S, at: u64) -> Result<Chunk> {
-    let h: [u8; 8] = src.array(at)?;
-    let id = [h[0], h[1], h[2], h[3]];
-    let size = u32::from_be_bytes([h[4], h[5], h[6], h[7]]) as u64;
-    let body = at + 8;
+    let h: ChunkHeader = src.read(at)?;
+    let size = u64::from(h.size.get());
+    let body = at + CHUNK_HEADER;
     Ok(Chunk {
-        id,
+        id: h.id,
         body,
         size,
         next: body.saturating_add(size).saturating_add(size & 1),
@@ -271,13 +193,17 @@ struct Common {
 
 fn parse_comm<S: Source>(src: &mut S, c: &Chunk, aifc: bool) -> Result<Common> {
     if c.size < 18 {
-        return Err(Error::malformed(c.body, "COMM chunk shorter than 18 bytes (AIFF 1.3)"));
+        return Err(Error::malformed(
+            c.body,
+            "aiff COMM: shorter than its 18 bytes of fields (AIFF 1.3 §Common Chunk)",
+        ));
     }
-    let b: [u8; 18] = src.array(c.body)?;
-    let comm = CommonChunk::read_from_bytes(&b).map_err(|_| Error::malformed(c.body, "COMM chunk"))?;
-    let rate = extended_to_rate(comm.rate_exponent.get(), u64::from_be_bytes(comm.rate_mantissa)).ok_or(
-        Error::malformed(c.body + 8, "COMM sample rate is not a positive 80-bit extended number"),
-    )?;
+    let comm: CommonChunk = src.read(c.body)?;
+    let rate =
+        extended_to_rate(comm.rate_exponent.get(), u64::from_be_bytes(comm.rate_mantissa)).ok_or(Error::malformed(
+            c.body + 8,
+            "aiff COMM: sampleRate not a positive 80-bit extended number (AIFF 1.3 §Common Chunk)",
+        ))?;
     let channels = comm.channels.get();
     let mut bits = comm.sample_size.get();
     let mut tag = 0u32;
@@ -341,58 +267,202 @@ fn parse_comm<S: Source>(src: &mut S, c: &Chunk, aifc: bool) -> Result<Common> {
     })
 }
 
+/// The stages of the tag walk, kept in `TagCursor::stage`.
+mod stage {
+    /// Nothing read yet.
+    pub const START: u32 = 0;
+    /// Walking the chunks: `offset` is the next chunk, `end` the walk's end.
+    pub const CHUNKS: u32 = 1;
+    /// At the start of an `ID3 ` chunk's tag: `offset` is the chunk body,
+    /// `end` the chunk's end.
+    pub const ID3_START: u32 = 2;
+    /// In the frames of an `ID3 ` chunk's tag (the walk in the demuxer):
+    /// `end` is the chunk's end.
+    pub const ID3_FRAMES: u32 = 3;
+    /// Done.
+    pub const DONE: u32 = 9;
+}
+
+impl AiffDemuxer {
+    /// The text chunks as tags, and for an `ID3 ` chunk its raw tag then its
+    /// text frames ([`FrameTags::Latin1Text`]); at most
+    /// `Limits::max_top_level` steps per call.
+    fn walk_tags<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        if cur.stage == stage::START {
+            cur.stage = stage::CHUNKS;
+            cur.offset = FIRST_CHUNK;
+            cur.end = self.form_end;
+        }
+        let max = ctx.limits.max_tag_bytes;
+        let mut walked = 0u32;
+        loop {
+            walked += 1;
+            if walked > ctx.limits.max_top_level {
+                break;
+            }
+            if cur.stage == stage::ID3_START {
+                // The tag's header (ID3v2.4 §3.1) and extended header; the
+                // frames end with the tag or the chunk, whichever is first.
+                self.id3_walk = match id3::id3v2_at(src, cur.offset)? {
+                    Some(t) if t.offset + ID3V2_HEADER <= cur.end => FrameWalk::new(src, &t)?.map(|w| FrameWalk {
+                        end: w.end.min(cur.end),
+                        ..w
+                    }),
+                    _ => None,
+                };
+                cur.stage = stage::ID3_FRAMES;
+            }
+            if cur.stage == stage::ID3_FRAMES {
+                let frame = match self.id3_walk.as_mut() {
+                    Some(w) => w.next_reported(src, max, FrameTags::Latin1Text)?,
+                    None => None,
+                };
+                if let Some(f) = frame {
+                    return f.tag(src, FrameTags::Latin1Text).map(Some);
+                }
+                // Back to the chunk after the `ID3 ` chunk.
+                self.id3_walk = None;
+                cur.stage = stage::CHUNKS;
+                cur.offset = cur.end.saturating_add(cur.end & 1);
+                cur.end = self.form_end;
+                continue;
+            }
+            if cur.stage != stage::CHUNKS || cur.offset.saturating_add(CHUNK_HEADER) > cur.end {
+                break;
+            }
+            let c = read_chunk(src, cur.offset)?;
+            if c.next <= cur.offset {
+                break;
+            }
+            cur.offset = c.next;
+            let is_id3 = &c.id == b"ID3 ";
+            let name = text_chunk_name(&c.id);
+            if (name.is_none() && !is_id3) || c.size == 0 || c.body.saturating_add(c.size) > cur.end {
+                continue;
+            }
+            if is_id3 {
+                // The raw tag first (for callers with an ID3v2 reader), then
+                // its text frames.
+                cur.stage = stage::ID3_START;
+                cur.end = c.body + c.size;
+                cur.offset = c.body;
+                if c.size > u64::from(max) {
+                    continue;
+                }
+                let v = src.bytes(c.body, c.size as usize)?;
+                return Ok(Some(Tag {
+                    scope: TagScope::Format,
+                    key: TagKey::FourCc(c.id),
+                    name: None,
+                    value: TagValue::Bytes(v),
+                }));
+            }
+            if c.size > u64::from(max) {
+                continue;
+            }
+            let v = src.bytes(c.body, c.size as usize)?;
+            // ffmpeg keeps a text chunk up to its first NUL.
+            let n = v.iter().position(|&b| b == 0).unwrap_or(v.len());
+            return Ok(Some(Tag {
+                scope: TagScope::Format,
+                key: TagKey::FourCc(c.id),
+                name,
+                value: text_or_bytes(v.get(..n).unwrap_or(&[])),
+            }));
+        }
+        cur.stage = stage::DONE;
+        Ok(None)
+    }
+}
+
+/// The sound data of `SSND`: its start and end in the input.
+type SoundData = (u64, u64);
+
+/// Walks the chunks of the `FORM` (up to `walk_end`, at most
+/// `Limits::max_top_level` of them) for the first `COMM` (parsed) and the
+/// first `SSND` (its sound data: start and end, within the input).
+fn find_comm_and_ssnd<S: Source>(
+    src: &mut S,
+    ctx: &mut Context,
+    walk_end: u64,
+    aifc: bool,
+) -> Result<(Option<Common>, Option<SoundData>)> {
+    let file_len = src.len();
+    let mut at = FIRST_CHUNK;
+    let mut comm: Option<Common> = None;
+    let mut ssnd: Option<SoundData> = None;
+    let mut walked = 0u32;
+    while at.saturating_add(CHUNK_HEADER) <= walk_end {
+        walked += 1;
+        if walked > ctx.limits.max_top_level {
+            ctx.diags.report("aiff.too-many-chunks", at);
+            break;
+        }
+        let c = read_chunk(src, at)?;
+        match &c.id {
+            b"COMM" if comm.is_none() => comm = Some(parse_comm(src, &c, aifc)?),
+            b"SSND" if ssnd.is_none() => {
+                if c.size < 8 {
+                    return Err(Error::malformed(
+                        c.body,
+                        "aiff SSND: shorter than its offset and blockSize fields (AIFF 1.3 §Sound Data Chunk)",
+                    ));
+                }
+                let offset = src.u32_be(c.body)? as u64;
+                let start = c.body.saturating_add(8).saturating_add(offset);
+                let end = c.body.saturating_add(c.size);
+                if end > file_len {
+                    ctx.diags.report("aiff.data-beyond-eof", c.body);
+                }
+                ssnd = Some((start.min(end), end.min(file_len)));
+            }
+            _ => {}
+        }
+        if c.next <= at {
+            break;
+        }
+        at = c.next;
+    }
+    Ok((comm, ssnd))
+}
+
 impl FormatDemuxer for AiffDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
-        let head: [u8; 12] = src.array(0)?;
-        if head.get(0..4) != Some(b"FORM") {
-            return Err(Error::malformed(0, "not an IFF FORM"));
+        let head: FormHeader = src.read(0)?;
+        if &head.chunk.id != b"FORM" {
+            return Err(Error::malformed(
+                0,
+                "aiff FORM: not an IFF FORM chunk (EA IFF 85, AIFF 1.3 §Form Chunk)",
+            ));
         }
-        let aifc = match head.get(8..12) {
-            Some(b"AIFF") => false,
-            Some(b"AIFC") => true,
-            _ => return Err(Error::malformed(8, "FORM type is neither AIFF nor AIFC")),
+        let aifc = match &head.form_type {
+            b"AIFF" => false,
+            b"AIFC" => true,
+            _ => {
+                return Err(Error::malformed(
+                    8,
+                    "aiff FORM: formType neither AIFF nor AIFC (AIFF 1.3 §Form Chunk)",
+                ))
+            }
         };
-        let form_size = u32::from_be_bytes([head[4], head[5], head[6], head[7]]) as u64;
+        let form_size = u64::from(head.chunk.size.get());
         let file_len = src.len();
         let form_end = 8u64.saturating_add(form_size);
         if form_end > file_len {
             ctx.diags.report("aiff.form-beyond-eof", 4);
         }
         let walk_end = form_end.min(file_len);
-        let mut at = 12u64;
-        let mut comm: Option<Common> = None;
-        let mut ssnd: Option<(u64, u64)> = None;
-        let mut walked = 0u32;
-        while at.saturating_add(8) <= walk_end {
-            walked += 1;
-            if walked > ctx.limits.max_top_level {
-                ctx.diags.report("aiff.too-many-chunks", at);
-                break;
-            }
-            let c = read_chunk(src, at)?;
-            match &c.id {
-                b"COMM" if comm.is_none() => comm = Some(parse_comm(src, &c, aifc)?),
-                b"SSND" if ssnd.is_none() => {
-                    if c.size < 8 {
-                        return Err(Error::malformed(c.body, "SSND chunk shorter than its 8-byte header"));
-                    }
-                    let offset = src.u32_be(c.body)? as u64;
-                    let start = c.body.saturating_add(8).saturating_add(offset);
-                    let end = c.body.saturating_add(c.size);
-                    if end > file_len {
-                        ctx.diags.report("aiff.data-beyond-eof", c.body);
-                    }
-                    ssnd = Some((start.min(end), end.min(file_len)));
-                }
-                _ => {}
-            }
-            if c.next <= at {
-                break;
-            }
-            at = c.next;
-        }
+        let (comm, ssnd) = find_comm_and_ssnd(src, ctx, walk_end, aifc)?;
         let Some(cm) = comm else {
-            return Err(Error::malformed(12, "no COMM chunk (AIFF 1.3 requires one)"));
+            return Err(Error::malformed(
+                FIRST_CHUNK,
+                "aiff FORM: no COMM chunk (AIFF 1.3 §Common Chunk: required)",
+            ));
         };
         let (data_start, data_end) = match ssnd {
             Some((s, e)) => (s.min(e), e),
@@ -444,6 +514,7 @@ impl FormatDemuxer for AiffDemuxer {
             packet_size,
             block_align,
             block_duration: cm.block_duration,
+            id3_walk: None,
         })
     }
 
@@ -453,7 +524,10 @@ impl FormatDemuxer for AiffDemuxer {
         }
         let size = u64::from(self.packet_size).min(self.data_end - self.pos);
         if size > u64::from(ctx.limits.max_packet) {
-            return Err(Error::limit(self.pos, "AIFF packet larger than Limits::max_packet"));
+            return Err(Error::limit(
+                self.pos,
+                "aiff SSND: packet larger than Limits::max_packet (AIFF 1.3 §Sound Data Chunk)",
+            ));
         }
         let at = self.pos;
         let ba = u64::from(self.block_align);
@@ -461,19 +535,11 @@ impl FormatDemuxer for AiffDemuxer {
         let pts = ((at - self.data_start) / ba).saturating_mul(bd) as i64;
         let data = src.bytes(at, size as usize)?;
         self.pos += size;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: Some((size / ba).saturating_mul(bd)),
-            flags: PacketFlags {
-                keyframe: true,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(
+            Packet::contiguous(0, at, data)
+                .with_times(Some(pts), Some(pts), Some((size / ba).saturating_mul(bd)))
+                .with_flags(PacketFlags::keyframe(true)),
+        ))
     }
 
     fn seek<S: Source>(&mut self, _src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
@@ -492,90 +558,7 @@ impl FormatDemuxer for AiffDemuxer {
         ctx: &Context,
         cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
-        if cur.stage == 0 {
-            cur.stage = 1;
-            cur.offset = 12;
-            cur.end = self.form_end;
-        }
-        let mut walked = 0u32;
-        loop {
-            walked += 1;
-            if walked > ctx.limits.max_top_level {
-                break;
-            }
-            if (2..=4).contains(&cur.stage) {
-                // Inside an `ID3 ` chunk (stage 2 at its start, 3 or 4 in
-                // the frames of an ID3v2.3 or 2.4 tag): its text frames,
-                // then back to the chunk after it.
-                let version = if cur.stage == 2 { None } else { Some(cur.stage as u8) };
-                match id3_next_frame(src, cur.offset, cur.end, version)? {
-                    Some(f) => {
-                        cur.offset = f.next;
-                        cur.stage = u32::from(f.version);
-                        if !f.text || f.len == 0 || f.len > u64::from(ctx.limits.max_tag_bytes) {
-                            continue;
-                        }
-                        let v = src.bytes(f.body, f.len as usize)?;
-                        return Ok(Some(Tag {
-                            scope: TagScope::Format,
-                            key: TagKey::FourCc(f.id),
-                            name: id3_name(&f.id),
-                            value: text_or_bytes(v),
-                        }));
-                    }
-                    None => {
-                        cur.stage = 1;
-                        cur.offset = cur.end.saturating_add(cur.end & 1);
-                        cur.end = self.form_end;
-                        continue;
-                    }
-                }
-            }
-            if cur.stage != 1 || cur.offset.saturating_add(8) > cur.end {
-                break;
-            }
-            let c = read_chunk(src, cur.offset)?;
-            if c.next <= cur.offset {
-                break;
-            }
-            cur.offset = c.next;
-            let is_id3 = &c.id == b"ID3 ";
-            let name = text_chunk_name(&c.id);
-            if (name.is_none() && !is_id3) || c.size == 0 || c.body.saturating_add(c.size) > cur.end {
-                continue;
-            }
-            if is_id3 {
-                // The raw tag first (for callers with an ID3v2 reader), then
-                // its text frames.
-                cur.stage = 2;
-                cur.end = c.body + c.size;
-                cur.offset = c.body;
-                if c.size > u64::from(ctx.limits.max_tag_bytes) {
-                    continue;
-                }
-                let v = src.bytes(c.body, c.size as usize)?;
-                return Ok(Some(Tag {
-                    scope: TagScope::Format,
-                    key: TagKey::FourCc(c.id),
-                    name: None,
-                    value: TagValue::Bytes(v),
-                }));
-            }
-            if c.size > u64::from(ctx.limits.max_tag_bytes) {
-                continue;
-            }
-            let v = src.bytes(c.body, c.size as usize)?;
-            // ffmpeg keeps a text chunk up to its first NUL.
-            let n = v.iter().position(|&b| b == 0).unwrap_or(v.len());
-            return Ok(Some(Tag {
-                scope: TagScope::Format,
-                key: TagKey::FourCc(c.id),
-                name,
-                value: text_or_bytes(v.get(..n).unwrap_or(&[])),
-            }));
-        }
-        cur.stage = 9;
-        Ok(None)
+        self.walk_tags(src, ctx, cur)
     }
 
     fn max_packet_size(&self) -> Option<usize> {
@@ -662,6 +645,27 @@ mod tests {
         assert_eq!(tag.key, TagKey::FourCc(*b"ID3 "));
         let tag = d.next_tag().unwrap().unwrap();
         assert_eq!((tag.name, tag.value), (Some("title"), TagValue::Text("Hi")));
+        assert!(d.next_tag().unwrap().is_none());
+    }
+
+    /// The `ID3 ` chunk is read with the shared ID3 module and its one
+    /// frame-name table: `TSOP` is `artist-sort` now (AIFF's own table
+    /// lacked it), and UTF-16 text frames are still left out.
+    #[test]
+    fn id3_chunk_uses_the_shared_frame_names() {
+        let mut buf = [0u8; 4096];
+        let n = aiff(&mut buf, None, 1, 16, 100);
+        // Replace the ID3 chunk's frames: TSOP "Abc" (ISO-8859-1), TIT1 in
+        // UTF-16 (left out), then padding.
+        let at = buf.windows(4).position(|w| w == b"ID3 ").unwrap() + 18;
+        buf[at..at + 14].copy_from_slice(b"TSOP\0\0\0\x04\0\0\0Abc");
+        buf[at + 14..at + 26].copy_from_slice(b"TIT1\0\0\0\x02\0\0\x01\0");
+        let mut d = Demuxer::open(SliceSource::new(&buf[..n]), None).unwrap();
+        assert_eq!(d.next_tag().unwrap().unwrap().name, Some("title"));
+        let t = d.next_tag().unwrap().unwrap();
+        assert_eq!(t.value, TagValue::Bytes(&buf[at - 10..at + 32]));
+        let t = d.next_tag().unwrap().unwrap();
+        assert_eq!((t.name, t.value), (Some("artist-sort"), TagValue::Text("Abc")));
         assert!(d.next_tag().unwrap().is_none());
     }
 

@@ -23,6 +23,10 @@ use crate::types::{Codec, Packet, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for raw AC-3: 90 kHz.
 pub const TIME_BASE_HZ: u32 = 90_000;
+/// Most frames joined into one packet after its independent frame (E-AC-3
+/// dependent substreams, ATSC A/52 Annex E §2.3.1): bounds the join;
+/// past it `ac3.too-many-substreams` is reported and the packet ends.
+const MAX_SUBSTREAMS: u32 = 64;
 
 /// Demuxer state for an AC-3 or E-AC-3 stream.
 #[derive(Debug, Clone)]
@@ -64,7 +68,7 @@ fn run_at<S: Source>(src: &mut S, at: u64, max: u32, end: u64) -> Result<(u32, b
 /// after ID3v2 tags and within `limits.resync_bytes`, three consecutive
 /// sync frames (or a run from the start that ends the input exactly).
 pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<bool>> {
-    let (at, _) = id3::skip_id3v2(src, 0, 16)?;
+    let (at, _) = id3::skip_id3v2(src, 0, id3::MAX_ID3V2_CHAIN)?;
     let end = src.len();
     let limit = at.saturating_add(limits.resync_bytes.min(limits.probe_bytes));
     let mut from = at;
@@ -93,7 +97,7 @@ fn chain_at<S: Source>(src: &mut S, p: u64, at: u64, end: u64) -> Result<Option<
 /// scan. The sync word `0x0B77` (ATSC A/52 §5.4.1.1) is no MPEG audio
 /// header, so this can run before the MP3 probe.
 pub fn probe_at_start<S: Source>(src: &mut S) -> Result<Option<bool>> {
-    let (at, _) = id3::skip_id3v2(src, 0, 16)?;
+    let (at, _) = id3::skip_id3v2(src, 0, id3::MAX_ID3V2_CHAIN)?;
     chain_at(src, at, at, src.len())
 }
 
@@ -157,7 +161,7 @@ impl Ac3Demuxer {
                         cut = frame_end > self.end;
                         break self.end;
                     }
-                    if guard > 64 {
+                    if guard > MAX_SUBSTREAMS {
                         ctx.diags.report("ac3.too-many-substreams", frame_end);
                         break frame_end;
                     }
@@ -180,7 +184,10 @@ impl Ac3Demuxer {
         let len = stop - at;
         if len > ctx.limits.max_packet as u64 {
             self.pos = self.end;
-            return Err(Error::limit(at, "AC-3 packet larger than limits.max_packet"));
+            return Err(Error::limit(
+                at,
+                "ac3 syncframe: packet larger than Limits::max_packet (ATSC A/52 §5.3)",
+            ));
         }
         // A packet flagged at the end of the input is the last one: what
         // follows it (a cut header) is not given.
@@ -195,7 +202,7 @@ impl Ac3Demuxer {
 impl FormatDemuxer for Ac3Demuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let end = src.len();
-        let (start, _) = id3::skip_id3v2(src, 0, 16)?;
+        let (start, _) = id3::skip_id3v2(src, 0, id3::MAX_ID3V2_CHAIN)?;
         let mut probe = Ac3Demuxer {
             data_start: start,
             pos: start,
@@ -203,9 +210,10 @@ impl FormatDemuxer for Ac3Demuxer {
             pts: 0,
             sample_rate: 0,
         };
-        let (p, first) = probe
-            .next_header(src, start, &ctx.limits)?
-            .ok_or(Error::malformed(start, "no AC-3 sync frame (ATSC A/52 §5.3.1)"))?;
+        let (p, first) = probe.next_header(src, start, &ctx.limits)?.ok_or(Error::malformed(
+            start,
+            "ac3: no syncframe within Limits::resync_bytes (ATSC A/52 §5.3.1)",
+        ))?;
         if p > start {
             ctx.diags.report("ac3.junk-skipped", start);
         }

@@ -12,19 +12,22 @@
 //! to the next sync word, as ffmpeg does. A frame cut by the end of the input
 //! is given short.
 
-use super::id3::{self, FrameWalk, Id3v2};
+use super::id3;
 use super::{scan, Frame};
 use crate::codec::adts::{AdtsHeader, HEADER_LEN};
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor, TagValue};
+use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for ADTS: 28 224 000 Hz, a multiple of every ADTS
 /// sampling frequency.
 pub const TIME_BASE_HZ: u32 = 28_224_000;
+/// Most ID3v2 tags and resynchronisations `advance` steps over before one
+/// frame: bounds its loop (each step moves forward at least 10 bytes).
+const MAX_SKIPS_PER_FRAME: u32 = 10_000;
 
 /// Demuxer state for an ADTS stream.
 #[derive(Debug, Clone)]
@@ -33,9 +36,7 @@ pub struct AdtsDemuxer {
     pos: u64,
     end: u64,
     pts: i64,
-    first_id3v2: Option<Id3v2>,
-    id3v1: Option<u64>,
-    walk: Option<FrameWalk>,
+    tags: id3::StreamTags,
     pictures: id3::Pictures,
 }
 
@@ -71,7 +72,7 @@ fn run_at<S: Source>(src: &mut S, at: u64, max: u32, end: u64) -> Result<(u32, b
 /// `limits.resync_bytes`, three consecutive frames of one stream (or at
 /// least one whose run ends the audio exactly).
 pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
-    let (at, _) = id3::skip_id3v2(src, 0, 16)?;
+    let (at, _) = id3::skip_id3v2(src, 0, id3::MAX_ID3V2_CHAIN)?;
     let end = id3::find_trailer(src, at)?.audio_end;
     let limit = at.saturating_add(limits.resync_bytes.min(limits.probe_bytes));
     let mut from = at;
@@ -100,7 +101,7 @@ fn chain_at<S: Source>(src: &mut S, p: u64, at: u64, end: u64) -> Result<bool> {
 /// scan. An ADTS sync with layer 0 is no MPEG audio header (layer `00` is
 /// reserved, ISO/IEC 11172-3 §2.4.2.3), so this can run before the MP3 probe.
 pub fn probe_at_start<S: Source>(src: &mut S) -> Result<bool> {
-    let (at, _) = id3::skip_id3v2(src, 0, 16)?;
+    let (at, _) = id3::skip_id3v2(src, 0, id3::MAX_ID3V2_CHAIN)?;
     let end = id3::find_trailer(src, at)?.audio_end;
     chain_at(src, at, at, end)
 }
@@ -116,7 +117,7 @@ impl AdtsDemuxer {
         let mut guard = 0u32;
         loop {
             guard += 1;
-            if self.pos.saturating_add(HEADER_LEN as u64) > self.end || guard > 10_000 {
+            if self.pos.saturating_add(HEADER_LEN as u64) > self.end || guard > MAX_SKIPS_PER_FRAME {
                 // ffmpeg needs a whole header to read a packet.
                 return Ok(None);
             }
@@ -149,7 +150,10 @@ impl AdtsDemuxer {
         let frame_len = (((b[3] & 3) as u64) << 11) | ((b[4] as u64) << 3) | ((b[5] >> 5) as u64);
         if frame_len < HEADER_LEN as u64 {
             self.pos = self.end;
-            return Err(Error::malformed(at, "ADTS aac_frame_length below the header size"));
+            return Err(Error::malformed(
+                at,
+                "adts header: aac_frame_length below the header size (ISO/IEC 13818-7 §6.2.2)",
+            ));
         }
         let hdr = AdtsHeader::parse(&b);
         let dur = match hdr {
@@ -177,16 +181,19 @@ impl AdtsDemuxer {
 impl FormatDemuxer for AdtsDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let end = src.len();
-        let (off, first_id3v2) = id3::skip_id3v2(src, 0, 16)?;
+        let (off, first_id3v2) = id3::skip_id3v2(src, 0, id3::MAX_ID3V2_CHAIN)?;
         let head: [u8; 4] = src.array(off).unwrap_or([0; 4]);
         if &head == b"ADIF" {
             return Err(Error::unsupported(
                 off,
-                "ADIF (ISO/IEC 14496-3 §1.A.2.1) is not supported",
+                "adts: ADIF header, not ADTS frames, is not supported (ISO/IEC 14496-3 §1.A.2.1)",
             ));
         }
         let trailer = id3::find_trailer(src, off)?;
-        let start = resync(src, off, &ctx.limits)?.ok_or(Error::malformed(off, "no ADTS sync word"))?;
+        let start = resync(src, off, &ctx.limits)?.ok_or(Error::malformed(
+            off,
+            "adts: no syncword within Limits::resync_bytes (ISO/IEC 13818-7 §6.2.1)",
+        ))?;
         if start > off {
             ctx.diags.report("adts.junk-skipped", off);
         }
@@ -201,8 +208,14 @@ impl FormatDemuxer for AdtsDemuxer {
                     HEADER_LEN,
                     |b| AdtsHeader::parse(b).is_some(),
                 )?
-                .ok_or(Error::malformed(start, "no valid ADTS header (ISO/IEC 13818-7 §6.2)"))?;
-                header_at(src, p)?.ok_or(Error::malformed(p, "ADTS header"))?
+                .ok_or(Error::malformed(
+                    start,
+                    "adts: no valid header within Limits::resync_bytes (ISO/IEC 13818-7 §6.2)",
+                ))?;
+                header_at(src, p)?.ok_or(Error::malformed(
+                    p,
+                    "adts header: not valid where the scan found it (ISO/IEC 13818-7 §6.2)",
+                ))?
             }
         };
         let rate = first.sample_rate;
@@ -235,9 +248,7 @@ impl FormatDemuxer for AdtsDemuxer {
             pos: start,
             end,
             pts: 0,
-            first_id3v2,
-            id3v1: trailer.id3v1,
-            walk: None,
+            tags: id3::StreamTags::new(first_id3v2, trailer.id3v1),
             pictures,
         })
     }
@@ -265,60 +276,7 @@ impl FormatDemuxer for AdtsDemuxer {
         ctx: &Context,
         cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
-        loop {
-            match cur.stage {
-                0 => {
-                    cur.stage = 2;
-                    if let Some(t) = self.first_id3v2 {
-                        self.walk = FrameWalk::new(src, &t)?;
-                        cur.stage = 1;
-                    }
-                }
-                1 => {
-                    let Some(mut w) = self.walk else {
-                        cur.stage = 2;
-                        continue;
-                    };
-                    let mut peek = w;
-                    if peek.next(src, ctx.limits.max_tag_bytes)?.is_none() {
-                        self.walk = None;
-                        cur.stage = 2;
-                        continue;
-                    }
-                    let t = w.next(src, ctx.limits.max_tag_bytes)?;
-                    self.walk = Some(w);
-                    return Ok(t);
-                }
-                2 => {
-                    cur.stage = 4;
-                    if let Some(at) = self.id3v1 {
-                        cur.offset = at;
-                        cur.end = 0;
-                        cur.stage = 3;
-                    }
-                }
-                3 => {
-                    let i = cur.end as u32;
-                    cur.end += 1;
-                    if i >= 5 {
-                        cur.stage = 4;
-                        continue;
-                    }
-                    let empty = matches!(
-                        id3::id3v1_field(src, cur.offset, i)?,
-                        Some(Tag {
-                            value: TagValue::Text(""),
-                            ..
-                        })
-                    );
-                    if empty {
-                        continue;
-                    }
-                    return id3::id3v1_field(src, cur.offset, i);
-                }
-                _ => return Ok(None),
-            }
-        }
+        self.tags.next(src, ctx.limits.max_tag_bytes, cur)
     }
 }
 

@@ -22,6 +22,9 @@ pub const WB_SIZES: [u8; 16] = [18, 24, 33, 37, 41, 47, 51, 59, 61, 6, 1, 1, 1, 
 pub const NB_MAGIC: &[u8] = b"#!AMR\n";
 /// AMR-WB magic.
 pub const WB_MAGIC: &[u8] = b"#!AMR-WB\n";
+/// Most frames a seek walks (each at least one byte; about 23 days of
+/// 20-ms frames): bounds the walk.
+const MAX_SEEK_FRAMES: u32 = 100_000_000;
 
 /// Demuxer state for AMR.
 #[derive(Debug, Clone)]
@@ -50,9 +53,12 @@ impl FormatDemuxer for AmrDemuxer {
         } else if h.starts_with(WB_MAGIC) {
             (true, WB_MAGIC.len() as u64)
         } else if h.starts_with(b"#!AMR_MC1.0\n") || h.starts_with(b"#!AMR-WB_MC1.0\n") {
-            return Err(Error::unsupported(0, "multichannel AMR storage (RFC 4867 §5.2)"));
+            return Err(Error::unsupported(
+                0,
+                "amr: multichannel storage format not supported (RFC 4867 §5.2)",
+            ));
         } else {
-            return Err(Error::malformed(0, "no AMR magic number (RFC 4867 §5)"));
+            return Err(Error::malformed(0, "amr: no magic number (RFC 4867 §5.1)"));
         };
         let rate = if wb { 16000 } else { 8000 };
         let track = Track {
@@ -87,20 +93,14 @@ impl FormatDemuxer for AmrDemuxer {
         let pts = self.pts;
         self.pts += dur as i64;
         let data = src.bytes(at, len as usize)?;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: Some(dur),
-            flags: PacketFlags {
-                keyframe: true,
-                truncated: len < full,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(
+            Packet::contiguous(0, at, data)
+                .with_times(Some(pts), Some(pts), Some(dur))
+                .with_flags(PacketFlags {
+                    truncated: len < full,
+                    ..PacketFlags::keyframe(true)
+                }),
+        ))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
@@ -108,7 +108,7 @@ impl FormatDemuxer for AmrDemuxer {
         self.pos = self.data_start;
         self.pts = 0;
         let mut steps = 0u32;
-        while self.pts + dur <= ts && self.pos < src.len() && steps < 100_000_000 {
+        while self.pts + dur <= ts && self.pos < src.len() && steps < MAX_SEEK_FRAMES {
             steps += 1;
             let toc: [u8; 1] = src.array(self.pos)?;
             self.pos += self.frame_len(toc[0]);

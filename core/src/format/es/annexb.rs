@@ -289,7 +289,10 @@ impl AnnexBDemuxer {
             off += n as u64;
         }
         if off < self.end {
-            return Err(Error::limit(at, "access unit larger than limits.max_packet"));
+            return Err(Error::limit(
+                at,
+                "annexb access unit: larger than Limits::max_packet (ITU-T H.264 Annex B, H.265 Annex B)",
+            ));
         }
         // The input ends without a boundary: this is the last access unit,
         // unless the input was cut. A start code whose NAL unit was cut
@@ -388,20 +391,14 @@ impl FormatDemuxer for AnnexBDemuxer {
         }
         self.index += 1;
         let data = src.bytes(at, (stop - at) as usize)?;
-        Ok(Some(Packet {
-            track: 0,
-            pts: None,
-            dts: None,
-            duration: Some(self.frame_duration),
-            flags: PacketFlags {
-                keyframe: key,
-                truncated: cut,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(
+            Packet::contiguous(0, at, data)
+                .with_times(None, None, Some(self.frame_duration))
+                .with_flags(PacketFlags {
+                    truncated: cut,
+                    ..PacketFlags::keyframe(key)
+                }),
+        ))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {

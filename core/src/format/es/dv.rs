@@ -366,9 +366,15 @@ impl FormatDemuxer for DvDemuxer {
         let mut h = [0u8; 6 * 80];
         src.read_exact_at(0, &mut h)?;
         if !is_header_block(&h) {
-            return Err(Error::malformed(0, "no DIF header block (IEC 61834-2 §11.2)"));
+            return Err(Error::malformed(
+                0,
+                "dv: no DIF header block at the start (IEC 61834-2 §11.2)",
+            ));
         }
-        let sys = profile(&h).ok_or(Error::unsupported(0, "unknown DV system"))?;
+        let sys = profile(&h).ok_or(Error::unsupported(
+            0,
+            "dv DIF header: its DSF and APT name no known system (IEC 61834-2 §11.2)",
+        ))?;
         let frames = src.len() / sys.frame_size;
         let track = Track {
             id: 0,
@@ -434,25 +440,20 @@ impl FormatDemuxer for DvDemuxer {
             let shared: &'s S = src;
             let data = shared.joined(size)?;
             let pts = self.frame as i64 - 1;
-            return Ok(Some(Packet {
-                track: 1 + pair as usize,
-                pts: Some(pts),
-                dts: Some(pts),
-                duration: Some(1),
-                flags: PacketFlags {
-                    keyframe: true,
-                    ..PacketFlags::default()
-                },
-                pos: Some(at),
-                contiguous: false,
-                data,
-            }));
+            return Ok(Some(
+                Packet::joined(1 + pair as usize, Some(at), data)
+                    .with_times(Some(pts), Some(pts), Some(1))
+                    .with_flags(PacketFlags::keyframe(true)),
+            ));
         }
         let at = self.pos;
         if at + self.sys.frame_size > src.len() {
             if at < src.len() {
                 self.pos = src.len();
-                return Err(Error::truncated(src.len(), "DV frame cut by the end of input"));
+                return Err(Error::truncated(
+                    src.len(),
+                    "dv frame: input ends inside its DIF sequences (IEC 61834-2 §11)",
+                ));
             }
             return Ok(None);
         }
@@ -473,19 +474,11 @@ impl FormatDemuxer for DvDemuxer {
         let pts = self.frame as i64;
         self.frame += 1;
         let data = src.bytes(at, self.sys.frame_size as usize)?;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: Some(1),
-            flags: PacketFlags {
-                keyframe: true,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(
+            Packet::contiguous(0, at, data)
+                .with_times(Some(pts), Some(pts), Some(1))
+                .with_flags(PacketFlags::keyframe(true)),
+        ))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {

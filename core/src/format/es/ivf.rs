@@ -13,8 +13,17 @@ use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
-use zerocopy::little_endian::{U16, U32};
+use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+/// The 12-byte header of each IVF frame: frame size and timestamp. Read
+/// per frame as an array (the slice source's fast path) and reinterpreted.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+struct IvfFrameHeader {
+    size: U32,
+    pts: U64,
+}
 
 /// The IVF file header.
 #[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
@@ -78,7 +87,7 @@ fn vp_keyframe(codec: Codec, b: &[u8]) -> bool {
 pub(crate) fn av1_unit(data: &[u8], seq: &mut Option<SequenceHeader>) -> bool {
     let mut at = 0usize;
     let mut steps = 0;
-    while at < data.len() && steps < 4096 {
+    while at < data.len() && steps < MAX_UNIT_OBU_STEPS {
         steps += 1;
         let Some(h) = data.get(at..).and_then(ObuHeader::parse) else {
             return false;
@@ -108,12 +117,21 @@ pub(crate) fn av1_unit(data: &[u8], seq: &mut Option<SequenceHeader>) -> bool {
     false
 }
 
+/// Most steps (OBUs, and in Annex B frame units too) walked in one temporal
+/// unit's bytes looking for the sequence header and the first frame
+/// header: bounds [`av1_unit`] and the OBU demuxer's Annex B walk (a
+/// unit's OBUs are at least a byte each, so this bounds the work on units
+/// of empty OBUs).
+pub(crate) const MAX_UNIT_OBU_STEPS: u32 = 4096;
+
 impl FormatDemuxer for IvfDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
-        let b: [u8; 32] = src.array(0)?;
-        let h = IvfHeader::read_from_bytes(&b).map_err(|_| Error::malformed(0, "IVF header"))?;
+        let h: IvfHeader = src.read(0)?;
         if &h.magic != b"DKIF" {
-            return Err(Error::malformed(0, "not an IVF file (no DKIF)"));
+            return Err(Error::malformed(
+                0,
+                "ivf header: signature not DKIF (IVF, libvpx ivfdec)",
+            ));
         }
         let codec = match &h.fourcc {
             b"VP80" => Codec::Vp8,
@@ -126,7 +144,10 @@ impl FormatDemuxer for IvfDemuxer {
         };
         let (rate, scale) = (h.rate.get(), h.scale.get());
         if rate == 0 || scale == 0 {
-            return Err(Error::malformed(16, "IVF time base with a zero term"));
+            return Err(Error::malformed(
+                16,
+                "ivf header: time base with a zero term (IVF, libvpx ivfdec)",
+            ));
         }
         let header_len = (h.header_len.get() as u64).max(32);
         let track = Track {
@@ -157,19 +178,23 @@ impl FormatDemuxer for IvfDemuxer {
         if at.saturating_add(12) > src.len() {
             return Ok(None);
         }
-        let fh: [u8; 12] = src.array(at)?;
-        let size = u32::from_le_bytes([fh[0], fh[1], fh[2], fh[3]]) as u64;
-        let mut pts_b = [0u8; 8];
-        pts_b.copy_from_slice(fh.get(4..12).unwrap_or(&[0; 8]));
-        let pts = u64::from_le_bytes(pts_b) as i64;
+        let fh: IvfFrameHeader = zerocopy::transmute!(src.array::<12>(at)?);
+        let size = u64::from(fh.size.get());
+        let pts = fh.pts.get() as i64;
         if size > ctx.limits.max_packet as u64 {
             self.pos = src.len();
-            return Err(Error::limit(at, "IVF frame larger than limits.max_packet"));
+            return Err(Error::limit(
+                at,
+                "ivf frame header: frame larger than Limits::max_packet (IVF, libvpx ivfdec)",
+            ));
         }
         let body = at + 12;
         if body + size > src.len() {
             self.pos = src.len();
-            return Err(Error::truncated(src.len(), "IVF frame cut by the end of input"));
+            return Err(Error::truncated(
+                src.len(),
+                "ivf frame: input ends inside it (IVF, libvpx ivfdec)",
+            ));
         }
         self.pos = body + size;
         let duration = self.last_pts.map(|_| 1u64).or(Some(1));
@@ -182,19 +207,11 @@ impl FormatDemuxer for IvfDemuxer {
             c => vp_keyframe(c, data),
         };
         self.seq = seq;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration,
-            flags: PacketFlags {
-                keyframe: key,
-                ..PacketFlags::default()
-            },
-            pos: Some(body),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(
+            Packet::contiguous(0, body, data)
+                .with_times(Some(pts), Some(pts), duration)
+                .with_flags(PacketFlags::keyframe(key)),
+        ))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
@@ -202,13 +219,11 @@ impl FormatDemuxer for IvfDemuxer {
         let mut at = self.data_start;
         let mut best = self.data_start;
         let mut steps = 0u32;
-        while at.saturating_add(12) <= src.len() && steps < 10_000_000 {
+        while at.saturating_add(12) <= src.len() && steps < super::MAX_SEEK_STEPS {
             steps += 1;
-            let fh: [u8; 12] = src.array(at)?;
-            let size = u32::from_le_bytes([fh[0], fh[1], fh[2], fh[3]]) as u64;
-            let mut p = [0u8; 8];
-            p.copy_from_slice(fh.get(4..12).unwrap_or(&[0; 8]));
-            if u64::from_le_bytes(p) as i64 > ts {
+            let fh: IvfFrameHeader = zerocopy::transmute!(src.array::<12>(at)?);
+            let size = u64::from(fh.size.get());
+            if fh.pts.get() as i64 > ts {
                 break;
             }
             let mut head = [0u8; 64];

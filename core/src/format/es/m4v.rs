@@ -89,12 +89,18 @@ impl M4vDemuxer {
             // header is not all there is not given, and a cut start code at
             // the very end is left out (ffmpeg keeps both).
             if sp.after_vop() < 4 {
-                return Err(Error::truncated(self.end, "MPEG-4 frame cut before its VOP header"));
+                return Err(Error::truncated(
+                    self.end,
+                    "m4v frame: input ends before its VOP header (ISO/IEC 14496-2 §6.2.5)",
+                ));
             }
             let k = super::cut_start_code(src, at, self.end)?;
             Ok((self.end - k, k > 0))
         } else {
-            Err(Error::limit(at, "MPEG-4 video frame larger than limits.max_packet"))
+            Err(Error::limit(
+                at,
+                "m4v frame: larger than Limits::max_packet (ISO/IEC 14496-2 §6.2.5)",
+            ))
         }
     }
 }
@@ -105,7 +111,10 @@ impl FormatDemuxer for M4vDemuxer {
         let vol = scan(src, 0, 64 << 10, 4, |b| {
             b.starts_with(&[0, 0, 1]) && b.get(3).is_some_and(|&x| (0x20..=0x2F).contains(&x))
         })?
-        .ok_or(Error::malformed(0, "no video object layer (ISO/IEC 14496-2 §6.2.3)"))?;
+        .ok_or(Error::malformed(
+            0,
+            "m4v: no video object layer header (ISO/IEC 14496-2 §6.2.3)",
+        ))?;
         let mut head = [0u8; 64];
         let n = src.read_at(vol, &mut head)?;
         let mut st = Mpeg4State::default();
@@ -172,20 +181,14 @@ impl FormatDemuxer for M4vDemuxer {
         } else {
             Some((index as i64 - 1) * self.frame_duration as i64)
         };
-        Ok(Some(Packet {
-            track: 0,
-            pts,
-            dts,
-            duration: Some(self.frame_duration),
-            flags: PacketFlags {
-                keyframe: vop.is_some_and(|v| v.coding_type == 0),
-                truncated: cut,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(
+            Packet::contiguous(0, at, data)
+                .with_times(pts, dts, Some(self.frame_duration))
+                .with_flags(PacketFlags {
+                    truncated: cut,
+                    ..PacketFlags::keyframe(vop.is_some_and(|v| v.coding_type == 0))
+                }),
+        ))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {

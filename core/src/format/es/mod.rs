@@ -18,6 +18,11 @@
 //! Packet boundaries follow ffmpeg's raw demuxers and their parsers, so that
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
 //!
+//! The ID3v2/ID3v1/APEv2 module `id3` lives here and is also the ID3
+//! reader of FLAC and AIFF (compiled with any of `mp3`, `aac`, `ac3`,
+//! `flac`, `aiff`; with `ogg` too, for the picture types FLAC's PICTURE
+//! shares).
+//!
 //! Shared here: a bounded forward scanner over a [`Source`] and the probe
 //! itself ([`probe`]); detection keeps the probe off files that start with
 //! another container's signature (`crate::signature::is_foreign`).
@@ -32,7 +37,14 @@ pub mod amr;
 pub mod annexb;
 #[cfg(feature = "dv")]
 pub mod dv;
-#[cfg(any(feature = "mp3", feature = "aac", feature = "ac3"))]
+#[cfg(any(
+    feature = "mp3",
+    feature = "aac",
+    feature = "ac3",
+    feature = "flac",
+    feature = "aiff",
+    feature = "ogg"
+))]
 pub mod id3;
 #[cfg(any(feature = "ivf", feature = "obu"))]
 pub mod ivf;
@@ -66,20 +78,13 @@ pub(crate) struct Frame {
 impl Frame {
     /// The packet of this frame over `data`, its bytes.
     pub(crate) fn packet(self, data: &[u8]) -> crate::types::Packet<'_> {
-        crate::types::Packet {
-            track: 0,
-            pts: Some(self.pts),
-            dts: Some(self.pts),
-            duration: Some(self.dur),
-            flags: crate::types::PacketFlags {
-                keyframe: true,
-                truncated: self.cut,
-                ..crate::types::PacketFlags::default()
-            },
-            pos: Some(self.at),
-            contiguous: true,
-            data,
-        }
+        let flags = crate::types::PacketFlags {
+            truncated: self.cut,
+            ..crate::types::PacketFlags::keyframe(true)
+        };
+        crate::types::Packet::contiguous(0, self.at, data)
+            .with_times(Some(self.pts), Some(self.pts), Some(self.dur))
+            .with_flags(flags)
     }
 }
 
@@ -107,8 +112,13 @@ pub(crate) fn seek_audio<D: Clone, S: Source>(
     Ok(())
 }
 
-#[cfg_attr(not(any(feature = "mp3", feature = "aac", feature = "ac3")), allow(dead_code))]
-/// Most frames a seek walks.
+#[cfg_attr(
+    not(any(feature = "mp3", feature = "aac", feature = "ac3", feature = "ivf", feature = "obu")),
+    allow(dead_code)
+)]
+/// Most frames a seek walks (audio demuxers through [`seek_audio`], IVF
+/// over its frame headers): bounds the walk (over 46 hours of 60-fps video,
+/// 3 days of MP3 frames).
 pub(crate) const MAX_SEEK_STEPS: u32 = 10_000_000;
 
 /// Where a frame header that the end of the input (`end`) cuts could begin
@@ -223,7 +233,8 @@ pub(crate) fn scan<S: Source>(
 /// found nothing and the head is no container's: skips leading ID3v2 tags, then asks each compiled-in
 /// format for a run of valid frames. Bounded by `limits.probe_bytes`.
 pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<Option<FormatKind>> {
-    let _ = limits;
+    // Both unused when no elementary-stream format is compiled in.
+    let _ = (&src, limits);
     #[cfg(feature = "dv")]
     if dv::probe(src)? {
         return Ok(Some(FormatKind::Dv));

@@ -21,9 +21,9 @@
 //!   own, unless it starts with an ID3v1 (`TAG`, 128 bytes or more) or APEv2
 //!   (`APETAGEX`) tag.
 
-use super::id3::{self, FrameWalk, Id3v2};
+use super::id3;
 use super::{cut_header_at, scan, Frame};
-use crate::codec::mpa::{parse_vbr, sync_prefix, MpaHeader, SAME_HEADER_MASK, STREAM_MASK};
+use crate::codec::mpa::{parse_vbr, sync_prefix, MpaHeader, VbrInfo, SAME_HEADER_MASK, STREAM_MASK};
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
@@ -36,8 +36,7 @@ use crate::types::{Codec, Packet, Rational, Track, TrackKind};
 pub const TIME_BASE_HZ: u32 = 14_112_000;
 /// How far ffmpeg's reader looks for the first pair of frames (64 KiB).
 pub const START_SEARCH: u64 = 64 * 1024;
-/// Most consecutive ID3v2 tags skipped at the start.
-pub const MAX_ID3V2_CHAIN: u32 = 16;
+pub use super::id3::MAX_ID3V2_CHAIN;
 
 /// Gapless playback facts from a LAME tag or VBRI header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -58,10 +57,8 @@ pub struct Mp3Demuxer {
     end: u64,
     pts: i64,
     last_duration: u64,
-    first_id3v2: Option<Id3v2>,
-    id3v1: Option<u64>,
+    tags: id3::StreamTags,
     gapless: Option<Gapless>,
-    walk: Option<FrameWalk>,
     pictures: id3::Pictures,
 }
 
@@ -202,7 +199,10 @@ impl Mp3Demuxer {
         let len = stop - at;
         if len > ctx.limits.max_packet as u64 {
             self.pos = self.end;
-            return Err(Error::limit(at, "MPEG audio packet larger than limits.max_packet"));
+            return Err(Error::limit(
+                at,
+                "mp3 frame: packet larger than Limits::max_packet (ISO/IEC 11172-3 §2.4.1.1)",
+            ));
         }
         if cut {
             // A frame cut by the end of input is still given, as ffmpeg does.
@@ -217,78 +217,128 @@ impl Mp3Demuxer {
     }
 }
 
+/// The Xing/Info/VBRI header in the frame at `at` (right after the tags),
+/// when it gives frame or byte counts: that frame is no packet.
+fn vbr_frame<S: Source>(src: &mut S, at: u64) -> Result<Option<(VbrInfo, MpaHeader)>> {
+    let Some(h) = header_at(src, at)? else {
+        return Ok(None);
+    };
+    let mut frame = [0u8; VBR_FRAME_HEAD];
+    let n = src.read_at(at, &mut frame)?;
+    Ok(parse_vbr(frame.get(..n).unwrap_or(&[]), &h)
+        .filter(|v| v.frames.unwrap_or(0) != 0 || v.bytes.unwrap_or(0) != 0)
+        .map(|v| (v, h)))
+}
+
+/// Bytes of the first frame read for its Xing/Info/VBRI header (the
+/// header sits within the first 192 bytes of a layer III frame).
+const VBR_FRAME_HEAD: usize = 192;
+
+/// Where the data starts, from `off` (after the tags and any VBR frame):
+/// as ffmpeg, the first frame within [`START_SEARCH`] followed by a frame of
+/// the same stream; `off` without one. Reports `mp3.junk-skipped` and
+/// `mp3.unconfirmed-start`.
+fn find_start<S: Source>(src: &mut S, ctx: &mut Context, off: u64) -> Result<u64> {
+    let end = src.len();
+    let mut start = off;
+    let limit = off.saturating_add(START_SEARCH).min(end);
+    let mut from = off;
+    let mut paired = false;
+    // A candidate whose successor's header the end of the input cuts:
+    // a longer input may pair it and start there.
+    let mut unpaired_at_end = false;
+    while from < limit {
+        let hit = scan(src, from, limit, 4, sized_frame)?;
+        let Some(p) = hit else { break };
+        if let Some(h) = header_at(src, p)? {
+            unpaired_at_end |= (p + h.frame_len as u64).saturating_add(4) > end;
+            if let Some(h2) = header_at(src, p + h.frame_len as u64)? {
+                if h2.raw & STREAM_MASK == h.raw & STREAM_MASK {
+                    start = p;
+                    paired = true;
+                    break;
+                }
+            }
+        }
+        from = p + 1;
+    }
+    if start > off {
+        ctx.diags.report("mp3.junk-skipped", off);
+    }
+    if (!paired && limit == end) || unpaired_at_end {
+        // The input ends within the 64 KiB search without a pair of
+        // frames: data starts right after the tags, as ffmpeg starts a
+        // file this short, but a longer input may hold a pair further on
+        // and start there instead (a `truncation` find). Or a frame
+        // before the start chosen had its successor past the end: a
+        // longer input may pair it and start earlier (another).
+        ctx.diags.report("mp3.unconfirmed-start", off);
+    }
+    Ok(start)
+}
+
+/// The first frame header: at `start`, else the first within
+/// `Limits::resync_bytes`.
+fn first_header<S: Source>(src: &mut S, ctx: &Context, start: u64) -> Result<MpaHeader> {
+    if let Some(h) = header_at(src, start)? {
+        return Ok(h);
+    }
+    match scan(
+        src,
+        start,
+        start.saturating_add(ctx.limits.resync_bytes),
+        4,
+        sized_frame,
+    )? {
+        Some(p) => header_at(src, p)?.ok_or(Error::malformed(
+            p,
+            "mp3 frame header: not valid where the scan found it (ISO/IEC 11172-3 §2.4.2.3)",
+        )),
+        None => Err(Error::malformed(
+            start,
+            "mp3: no MPEG audio frame found (ISO/IEC 11172-3 §2.4.2.3)",
+        )),
+    }
+}
+
+/// Duration (in [`TIME_BASE_HZ`] ticks) and bit rate: from the VBR
+/// header's counts when it has a frame count, else from the first frame's
+/// bit rate over `audio_len` bytes.
+fn duration_and_bit_rate(vbr: Option<(VbrInfo, MpaHeader)>, first: &MpaHeader, audio_len: u64) -> (Option<u64>, u32) {
+    let rate = first.sample_rate.max(1);
+    let tick = (TIME_BASE_HZ / rate) as u64;
+    match vbr {
+        Some((v, h)) if v.frames.unwrap_or(0) != 0 => {
+            let frames = v.frames.unwrap_or(0) as u64;
+            let d = frames * h.samples as u64 * tick;
+            let br = match v.bytes {
+                Some(b) if frames > 0 && &v.kind != b"Info" => {
+                    (b as u64 * 8 * rate as u64 / (frames * h.samples as u64)) as u32
+                }
+                _ => first.bit_rate,
+            };
+            (Some(d), br)
+        }
+        _ if first.bit_rate > 0 => (
+            Some(audio_len.saturating_mul(8).saturating_mul(TIME_BASE_HZ as u64) / first.bit_rate as u64),
+            first.bit_rate,
+        ),
+        _ => (None, 0),
+    }
+}
+
 impl FormatDemuxer for Mp3Demuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let end = src.len();
         let (mut off, first_id3v2) = id3::skip_id3v2(src, 0, MAX_ID3V2_CHAIN)?;
         let trailer = id3::find_trailer(src, off)?;
         // Xing/Info/VBRI in the frame right after the tags.
-        let mut vbr = None;
-        if let Some(h) = header_at(src, off)? {
-            let mut frame = [0u8; 192];
-            let n = src.read_at(off, &mut frame)?;
-            if let Some(v) = parse_vbr(frame.get(..n).unwrap_or(&[]), &h) {
-                let counts = v.frames.unwrap_or(0) != 0 || v.bytes.unwrap_or(0) != 0;
-                if counts {
-                    vbr = Some((v, h));
-                    off += h.frame_len as u64;
-                }
-            }
+        let vbr = vbr_frame(src, off)?;
+        if let Some((_, h)) = vbr {
+            off += h.frame_len as u64;
         }
-        // ffmpeg: the first frame within 64 KiB followed by a frame of the
-        // same stream.
-        let mut start = off;
-        let limit = off.saturating_add(START_SEARCH).min(end);
-        let mut from = off;
-        let mut paired = false;
-        // A candidate whose successor's header the end of the input cuts:
-        // a longer input may pair it and start there.
-        let mut unpaired_at_end = false;
-        while from < limit {
-            let hit = scan(src, from, limit, 4, sized_frame)?;
-            let Some(p) = hit else { break };
-            if let Some(h) = header_at(src, p)? {
-                unpaired_at_end |= (p + h.frame_len as u64).saturating_add(4) > end;
-                if let Some(h2) = header_at(src, p + h.frame_len as u64)? {
-                    if h2.raw & STREAM_MASK == h.raw & STREAM_MASK {
-                        start = p;
-                        paired = true;
-                        break;
-                    }
-                }
-            }
-            from = p + 1;
-        }
-        if start > off {
-            ctx.diags.report("mp3.junk-skipped", off);
-        }
-        if (!paired && limit == end) || unpaired_at_end {
-            // The input ends within the 64 KiB search without a pair of
-            // frames: data starts right after the tags, as ffmpeg starts a
-            // file this short, but a longer input may hold a pair further on
-            // and start there instead (a `truncation` find). Or a frame
-            // before the start chosen had its successor past the end: a
-            // longer input may pair it and start earlier (another).
-            ctx.diags.report("mp3.unconfirmed-start", off);
-        }
-        let first = match header_at(src, start)? {
-            Some(h) => h,
-            None => match scan(
-                src,
-                start,
-                start.saturating_add(ctx.limits.resync_bytes),
-                4,
-                sized_frame,
-            )? {
-                Some(p) => header_at(src, p)?.ok_or(Error::malformed(p, "MPEG audio frame header"))?,
-                None => {
-                    return Err(Error::malformed(
-                        start,
-                        "no MPEG audio frame found (ISO/IEC 11172-3 §2.4.2.3)",
-                    ))
-                }
-            },
-        };
+        let start = find_start(src, ctx, off)?;
+        let first = first_header(src, ctx, start)?;
         let codec = match first.layer {
             1 => Codec::Mp1,
             2 => Codec::Mp2,
@@ -302,24 +352,7 @@ impl FormatDemuxer for Mp3Demuxer {
             frames: v.frames,
         });
         let audio_len = trailer.audio_end.saturating_sub(start);
-        let (duration, bit_rate) = match vbr {
-            Some((v, h)) if v.frames.unwrap_or(0) != 0 => {
-                let frames = v.frames.unwrap_or(0) as u64;
-                let d = frames * h.samples as u64 * tick;
-                let br = match v.bytes {
-                    Some(b) if frames > 0 && &v.kind != b"Info" => {
-                        (b as u64 * 8 * rate as u64 / (frames * h.samples as u64)) as u32
-                    }
-                    _ => first.bit_rate,
-                };
-                (Some(d), br)
-            }
-            _ if first.bit_rate > 0 => (
-                Some(audio_len.saturating_mul(8).saturating_mul(TIME_BASE_HZ as u64) / first.bit_rate as u64),
-                first.bit_rate,
-            ),
-            _ => (None, 0),
-        };
+        let (duration, bit_rate) = duration_and_bit_rate(vbr, &first, audio_len);
         let track = Track {
             id: 0,
             kind: TrackKind::Audio,
@@ -352,10 +385,8 @@ impl FormatDemuxer for Mp3Demuxer {
             end,
             pts: 0,
             last_duration: first.samples as u64 * tick,
-            first_id3v2,
-            id3v1: trailer.id3v1,
+            tags: id3::StreamTags::new(first_id3v2, trailer.id3v1),
             gapless,
-            walk: None,
             pictures,
         })
     }
@@ -383,84 +414,28 @@ impl FormatDemuxer for Mp3Demuxer {
         ctx: &Context,
         cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
-        loop {
-            match cur.stage {
-                0 => {
-                    cur.stage = 2;
-                    if let Some(t) = self.first_id3v2 {
-                        self.walk = FrameWalk::new(src, &t)?;
-                        cur.stage = 1;
-                    }
-                }
-                1 => {
-                    let Some(mut w) = self.walk else {
-                        cur.stage = 2;
-                        continue;
-                    };
-                    // Decide before borrowing: peek by walking a copy.
-                    let mut probe_walk = w;
-                    let found = probe_walk.next(src, ctx.limits.max_tag_bytes)?.is_some();
-                    if !found {
-                        self.walk = None;
-                        cur.stage = 2;
-                        continue;
-                    }
-                    let t = w.next(src, ctx.limits.max_tag_bytes)?;
-                    self.walk = Some(w);
-                    return Ok(t);
-                }
-                2 => {
-                    cur.stage = 4;
-                    if let Some(at) = self.id3v1 {
-                        cur.offset = at;
-                        cur.end = 0;
-                        cur.stage = 3;
-                    }
-                }
-                3 => {
-                    let i = cur.end as u32;
-                    cur.end += 1;
-                    if i >= 5 {
-                        cur.stage = 4;
-                        continue;
-                    }
-                    let empty = matches!(
-                        id3::id3v1_field(src, cur.offset, i)?,
-                        Some(Tag {
-                            value: TagValue::Text(""),
-                            ..
-                        })
-                    );
-                    if empty {
-                        continue;
-                    }
-                    return id3::id3v1_field(src, cur.offset, i);
-                }
-                4 => {
-                    cur.stage = 5;
-                    if let Some(g) = self.gapless {
-                        return Ok(Some(Tag {
-                            scope: TagScope::Track(0),
-                            key: TagKey::Text("encoder_delay"),
-                            name: Some("encoder_delay"),
-                            value: TagValue::Int(g.encoder_delay as i64),
-                        }));
-                    }
-                }
-                5 => {
-                    cur.stage = 6;
-                    if let Some(g) = self.gapless {
-                        return Ok(Some(Tag {
-                            scope: TagScope::Track(0),
-                            key: TagKey::Text("encoder_padding"),
-                            name: Some("encoder_padding"),
-                            value: TagValue::Int(g.encoder_padding as i64),
-                        }));
-                    }
-                }
-                _ => return Ok(None),
+        if cur.stage < id3::STREAM_TAGS_DONE {
+            let t = self.tags.next(src, ctx.limits.max_tag_bytes, cur)?;
+            if t.is_some() {
+                return Ok(t);
             }
         }
+        // Then the LAME tag's gapless facts.
+        let Some(g) = self.gapless else {
+            return Ok(None);
+        };
+        let (name, value) = match cur.stage {
+            4 => ("encoder_delay", g.encoder_delay),
+            5 => ("encoder_padding", g.encoder_padding),
+            _ => return Ok(None),
+        };
+        cur.stage += 1;
+        Ok(Some(Tag {
+            scope: TagScope::Track(0),
+            key: TagKey::Text(name),
+            name: Some(name),
+            value: TagValue::Int(value as i64),
+        }))
     }
 }
 

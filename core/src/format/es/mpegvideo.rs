@@ -62,10 +62,13 @@ impl FormatDemuxer for MpegVideoDemuxer {
         let end = src.len();
         let sc = scan(src, 0, 4096, 4, |b| b.starts_with(&[0, 0, 1, 0xB3]))?.ok_or(Error::malformed(
             0,
-            "no MPEG video sequence header (ISO/IEC 13818-2 §6.2.2.1)",
+            "mpegvideo: no sequence_header within the first 4 KiB (ISO/IEC 13818-2 §6.2.2.1)",
         ))?;
         let b: [u8; 8] = src.array(sc + 4)?;
-        let seq = SequenceHeader::parse(&b).ok_or(Error::malformed(sc + 4, "MPEG video sequence header"))?;
+        let seq = SequenceHeader::parse(&b).ok_or(Error::malformed(
+            sc + 4,
+            "mpegvideo sequence_header: fields not valid (ISO/IEC 13818-2 §6.2.2.1)",
+        ))?;
         // MPEG-2 when a sequence extension follows the sequence header.
         let mut after = [0u8; 128];
         let n = src.read_at(sc + 12, &mut after)?;
@@ -125,20 +128,14 @@ impl FormatDemuxer for MpegVideoDemuxer {
         };
         self.index += 1;
         let data = src.bytes(at, (next - at) as usize)?;
-        Ok(Some(Packet {
-            track: 0,
-            pts,
-            dts: Some(dts),
-            duration: Some(self.frame_duration),
-            flags: PacketFlags {
-                keyframe: sp.intra,
-                truncated: cut,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(
+            Packet::contiguous(0, at, data)
+                .with_times(pts, Some(dts), Some(self.frame_duration))
+                .with_flags(PacketFlags {
+                    truncated: cut,
+                    ..PacketFlags::keyframe(sp.intra)
+                }),
+        ))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
@@ -200,12 +197,18 @@ impl MpegVideoDemuxer {
                 // at the very end is left out (ffmpeg keeps both; whole
                 // inputs are not affected).
                 if !sp.in_slices() {
-                    return Err(Error::truncated(self.end, "MPEG video frame cut before its slices"));
+                    return Err(Error::truncated(
+                        self.end,
+                        "mpegvideo picture: input ends before its slices (ISO/IEC 13818-2 §6.2.3)",
+                    ));
                 }
                 let k = super::cut_start_code(src, at, self.end)?;
                 Ok((self.end - k, sp, k > 0))
             }
-            None => Err(Error::limit(at, "MPEG video frame larger than limits.max_packet")),
+            None => Err(Error::limit(
+                at,
+                "mpegvideo picture: larger than Limits::max_packet (ISO/IEC 13818-2 §6.2.3)",
+            )),
         }
     }
 }

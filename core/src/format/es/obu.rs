@@ -7,7 +7,7 @@
 //! in a 1/1 200 000 time base. Keyframes: a temporal unit whose first frame
 //! header is a key frame (§5.9.2).
 
-use super::ivf::av1_unit;
+use super::ivf::{av1_unit, MAX_UNIT_OBU_STEPS};
 use crate::codec::av1::{leb128, obu, write_leb128, ObuHeader, SequenceHeader};
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
@@ -20,6 +20,22 @@ use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 pub const TIME_BASE_HZ: u32 = 1_200_000;
 /// Most OBUs walked in one temporal unit.
 const MAX_OBUS: u32 = 1 << 16;
+/// Most OBUs the low-overhead probe reads from the start (besides
+/// `Limits::probe_bytes`): bounds the probe.
+const PROBE_MAX_OBUS: u32 = 64;
+/// Most OBUs read from the start looking for the sequence header (which
+/// AV1 §7.5 puts in the first temporal unit, after a temporal delimiter):
+/// bounds the search in `open`.
+const MAX_HEAD_OBUS: u32 = 64;
+/// Steps (frame units and OBUs counted together) past which the Annex B
+/// probe gives up on a temporal unit when it reaches a frame unit: with
+/// [`PROBE_MAX_UNIT_STEPS`], bounds the probe of one temporal unit.
+const PROBE_MAX_FRAME_UNIT_STEPS: u32 = 64;
+/// Steps (frame units and OBUs counted together) past which the Annex B
+/// probe gives up on a temporal unit when it reaches an OBU.
+const PROBE_MAX_UNIT_STEPS: u32 = 256;
+/// Temporal units the Annex B probe wants to see in a row.
+const PROBE_UNITS: u32 = 3;
 
 /// Demuxer state for an AV1 OBU stream.
 #[derive(Debug, Clone)]
@@ -50,7 +66,7 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
     let mut at = 0u64;
     let mut seen_seq = false;
     let mut frames = 0;
-    for i in 0..64 {
+    for i in 0..PROBE_MAX_OBUS {
         if at >= len || at > limits.probe_bytes {
             break;
         }
@@ -87,7 +103,7 @@ impl FormatDemuxer for ObuDemuxer {
         let end = src.len();
         let mut seq = None;
         let mut at = 0;
-        for _ in 0..64 {
+        for _ in 0..MAX_HEAD_OBUS {
             let Some((h, next)) = obu_at(src, at)? else { break };
             if h.obu_type == obu::SEQUENCE_HEADER {
                 let mut b = [0u8; 64];
@@ -98,7 +114,7 @@ impl FormatDemuxer for ObuDemuxer {
             at = next;
         }
         let Some(s) = seq else {
-            return Err(Error::malformed(0, "no AV1 sequence header (AV1 §5.5)"));
+            return Err(Error::malformed(0, "obu: no sequence header OBU (AV1 §5.5)"));
         };
         let frame_duration = match s.timing {
             Some((units, scale)) => (TIME_BASE_HZ as u64 * units as u64 / scale as u64).max(1),
@@ -141,17 +157,23 @@ impl FormatDemuxer for ObuDemuxer {
             n += 1;
             if n > MAX_OBUS || after - at > ctx.limits.max_packet as u64 {
                 self.pos = self.end;
-                return Err(Error::limit(at, "temporal unit larger than the limits"));
+                return Err(Error::limit(
+                    at,
+                    "obu temporal unit: more than MAX_OBUS OBUs or larger than Limits::max_packet (AV1 §7.5)",
+                ));
             }
             next = after;
         }
         if next > self.end {
             self.pos = self.end;
-            return Err(Error::truncated(self.end, "OBU cut by the end of input"));
+            return Err(Error::truncated(self.end, "obu: input ends inside an OBU (AV1 §5.3)"));
         }
         if next == at {
             self.pos = self.end;
-            return Err(Error::malformed(at, "invalid OBU header (AV1 §5.3)"));
+            return Err(Error::malformed(
+                at,
+                "obu header: not valid, the stream makes no progress (AV1 §5.3.1)",
+            ));
         }
         self.pos = next;
         let pts = self.pts;
@@ -160,19 +182,11 @@ impl FormatDemuxer for ObuDemuxer {
         let data = src.bytes(at, (next - at) as usize)?;
         let key = av1_unit(data, &mut seq);
         self.seq = seq;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: Some(self.frame_duration),
-            flags: PacketFlags {
-                keyframe: key,
-                ..PacketFlags::default()
-            },
-            pos: Some(at),
-            contiguous: true,
-            data,
-        }))
+        Ok(Some(
+            Packet::contiguous(0, at, data)
+                .with_times(Some(pts), Some(pts), Some(self.frame_duration))
+                .with_flags(PacketFlags::keyframe(key)),
+        ))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
@@ -228,14 +242,14 @@ impl FormatDemuxer for ObuDemuxer {
 fn annexb_unit_key(data: &[u8], seq: &mut Option<SequenceHeader>) -> bool {
     let mut at = 0usize;
     let mut steps = 0;
-    while at < data.len() && steps < 4096 {
+    while at < data.len() && steps < MAX_UNIT_OBU_STEPS {
         steps += 1;
         let Some((fu, n)) = data.get(at..).and_then(leb128) else {
             return false;
         };
         let fu_end = (at + n).saturating_add(fu as usize).min(data.len());
         at += n;
-        while at < fu_end && steps < 4096 {
+        while at < fu_end && steps < MAX_UNIT_OBU_STEPS {
             steps += 1;
             let Some((len, n)) = data.get(at..).and_then(leb128) else {
                 return false;
@@ -295,7 +309,7 @@ fn annexb_unit_ok<S: Source>(src: &mut S, at: u64) -> Result<Option<(u64, bool)>
             return Ok(None);
         };
         let fu_end = p + n as u64 + fu;
-        if fu == 0 || fu_end > end || guard > 64 {
+        if fu == 0 || fu_end > end || guard > PROBE_MAX_FRAME_UNIT_STEPS {
             return Ok(None);
         }
         p += n as u64;
@@ -305,7 +319,7 @@ fn annexb_unit_ok<S: Source>(src: &mut S, at: u64) -> Result<Option<(u64, bool)>
                 return Ok(None);
             };
             let o = p + n as u64;
-            if len == 0 || o + len > fu_end || guard > 256 {
+            if len == 0 || o + len > fu_end || guard > PROBE_MAX_UNIT_STEPS {
                 return Ok(None);
             }
             let mut hb = [0u8; 10];
@@ -338,7 +352,7 @@ pub fn probe_annexb<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
         return Ok(false);
     }
     let mut units = 1;
-    while units < 3 && at < src.len() && at < limits.probe_bytes {
+    while units < PROBE_UNITS && at < src.len() && at < limits.probe_bytes {
         match annexb_unit_ok(src, at)? {
             Some((next, _)) => at = next,
             None => return Ok(false),
@@ -368,7 +382,10 @@ pub struct Av1AnnexBDemuxer {
 impl FormatDemuxer for Av1AnnexBDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let end = src.len();
-        let (tu, n) = leb_at(src, 0)?.ok_or(Error::malformed(0, "temporal_unit_size (AV1 Annex B.2)"))?;
+        let (tu, n) = leb_at(src, 0)?.ok_or(Error::malformed(
+            0,
+            "av1 annex b: temporal_unit_size not a valid leb128 (AV1 Annex B.2)",
+        ))?;
         let len = tu.min(end.saturating_sub(n as u64)).min(1 << 20) as usize;
         let mut seq = None;
         {
@@ -406,16 +423,25 @@ impl FormatDemuxer for Av1AnnexBDemuxer {
         let at = self.pos;
         let Some((tu, n)) = leb_at(src, at)? else {
             self.pos = self.end;
-            return Err(Error::malformed(at, "temporal_unit_size (AV1 Annex B.2)"));
+            return Err(Error::malformed(
+                at,
+                "av1 annex b: temporal_unit_size not a valid leb128 (AV1 Annex B.2)",
+            ));
         };
         let body = at + n as u64;
         if tu > ctx.limits.max_packet as u64 {
             self.pos = self.end;
-            return Err(Error::limit(at, "temporal unit larger than limits.max_packet"));
+            return Err(Error::limit(
+                at,
+                "av1 annex b temporal unit: larger than Limits::max_packet (AV1 Annex B.2)",
+            ));
         }
         if body + tu > self.end {
             self.pos = self.end;
-            return Err(Error::truncated(self.end, "temporal unit cut by the end of input"));
+            return Err(Error::truncated(
+                self.end,
+                "av1 annex b temporal unit: input ends inside it (AV1 Annex B.2)",
+            ));
         }
         self.pos = body + tu;
         let pts = self.pts;
@@ -426,19 +452,11 @@ impl FormatDemuxer for Av1AnnexBDemuxer {
         let data = shared.joined(w)?;
         let key = super::ivf::av1_unit(data, &mut seq);
         self.seq = seq;
-        Ok(Some(Packet {
-            track: 0,
-            pts: Some(pts),
-            dts: Some(pts),
-            duration: Some(self.frame_duration),
-            flags: PacketFlags {
-                keyframe: key,
-                ..PacketFlags::default()
-            },
-            pos: Some(body),
-            contiguous: false,
-            data,
-        }))
+        Ok(Some(
+            Packet::joined(0, Some(body), data)
+                .with_times(Some(pts), Some(pts), Some(self.frame_duration))
+                .with_flags(PacketFlags::keyframe(key)),
+        ))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, _ctx: &mut Context, _track: usize, ts: i64) -> Result<()> {
@@ -502,23 +520,36 @@ fn convert_unit<S: Source>(src: &mut S, start: u64, end: u64) -> Result<usize> {
     let mut p = start;
     let mut guard = 0u32;
     while p < end {
-        let (fu, n) = leb_at(src, p)?.ok_or(Error::malformed(p, "frame_unit_size (AV1 Annex B.2)"))?;
+        let (fu, n) = leb_at(src, p)?.ok_or(Error::malformed(
+            p,
+            "av1 annex b: frame_unit_size not a valid leb128 (AV1 Annex B.2)",
+        ))?;
         let fu_end = (p + n as u64).saturating_add(fu).min(end);
         p += n as u64;
         while p < fu_end {
             guard += 1;
             if guard > MAX_OBUS {
-                return Err(Error::limit(p, "too many OBUs in a temporal unit"));
+                return Err(Error::limit(
+                    p,
+                    "av1 annex b temporal unit: more than MAX_OBUS OBUs (AV1 Annex B.2)",
+                ));
             }
-            let (len, n) = leb_at(src, p)?.ok_or(Error::malformed(p, "obu_length (AV1 Annex B.2)"))?;
+            let (len, n) = leb_at(src, p)?.ok_or(Error::malformed(
+                p,
+                "av1 annex b: obu_length not a valid leb128 (AV1 Annex B.2)",
+            ))?;
             let o = p + n as u64;
             let o_end = o.saturating_add(len);
             if o_end > fu_end || len == 0 {
-                return Err(Error::malformed(p, "obu_length beyond its frame unit"));
+                return Err(Error::malformed(
+                    p,
+                    "av1 annex b: obu_length zero or past its frame unit (AV1 Annex B.2)",
+                ));
             }
             let mut hb = [0u8; 10];
             let k = src.read_at(o, hb.get_mut(..(len.min(10) as usize)).unwrap_or(&mut []))?;
-            let h = ObuHeader::parse(hb.get(..k).unwrap_or(&[])).ok_or(Error::malformed(o, "OBU header"))?;
+            let h = ObuHeader::parse(hb.get(..k).unwrap_or(&[]))
+                .ok_or(Error::malformed(o, "av1 annex b: OBU header not valid (AV1 §5.3.1)"))?;
             let base = 1 + h.extension as usize;
             let (mut pay, mut pay_len) = match h.size {
                 Some(s) => (

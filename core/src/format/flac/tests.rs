@@ -334,3 +334,39 @@ fn picture_block_is_a_track_with_one_packet() {
     assert_eq!((p.track, p.data), (1, &png[..]));
     assert_eq!(d.next_packet().unwrap().unwrap().track, 0);
 }
+
+/// The ID3v2 tag in front of `fLaC` is read with the shared ID3 module and
+/// its one frame-name table: `TSOP` and `USLT` now have their common names
+/// (before, FLAC's own table lacked them), `TIT2` keeps its, and a frame
+/// that is no text frame is still given as its whole body.
+#[test]
+fn id3_in_front_uses_the_shared_frame_names() {
+    let mut tag = Vec::new();
+    for (id, body) in [
+        (b"TIT2", &b"\x00Song"[..]),
+        (b"TSOP", &b"\x03Artist, The"[..]),
+        (b"USLT", &b"\x00eng\x00la la"[..]),
+    ] {
+        tag.extend_from_slice(id);
+        tag.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        tag.extend_from_slice(&[0, 0]);
+        tag.extend_from_slice(body);
+    }
+    let mut f = b"ID3\x03\x00\x00\x00\x00\x00".to_vec();
+    f.push(tag.len() as u8);
+    f.extend_from_slice(&tag);
+    f.extend_from_slice(&file(&frames(), 676));
+    let mut d = Demuxer::open(SliceSource::new(&f), Some("flac")).unwrap();
+    let want = [
+        (*b"TIT2", Some("title"), TagValue::Text("Song")),
+        (*b"TSOP", Some("artist-sort"), TagValue::Text("Artist, The")),
+        (*b"USLT", Some("lyrics"), TagValue::Bytes(b"\x00eng\x00la la")),
+    ];
+    for (id, name, value) in want {
+        let t = d.next_tag().unwrap().unwrap();
+        assert_eq!((t.key, t.name, t.value), (TagKey::FourCc(id), name, value));
+    }
+    // Then the Vorbis comment.
+    assert_eq!(d.next_tag().unwrap().unwrap().name, Some("title"));
+    assert_eq!(d.tracks()[0].codec.ffmpeg_name(), "flac");
+}

@@ -2,9 +2,13 @@
 //! STREAMINFO and the PICTURE block (RFC 9639).
 
 use super::crc::crc8;
+use crate::bytes::be24;
 use crate::error::Result;
+use crate::format::es::id3::codec_for_mime;
 use crate::source::Source;
 use crate::types::{ByteRange, Codec};
+use zerocopy::big_endian::{U16, U64};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 /// The longest frame header: 4 fixed bytes, a 7-byte coded number, 2 bytes of
 /// block size, 2 bytes of sample rate and the CRC-8 (RFC 9639 §9.1).
@@ -199,19 +203,31 @@ pub struct StreamInfo {
     pub total_samples: u64,
 }
 
+/// The STREAMINFO body as stored (RFC 9639 §8.2): block sizes, frame sizes
+/// (24-bit), then rate (20 bits), channels − 1 (3), bits − 1 (5) and total
+/// samples (36) packed in 64 bits; the MD5 signature follows.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[repr(C)]
+struct StreamInfoLayout {
+    min_block_size: U16,
+    max_block_size: U16,
+    min_frame_size: [u8; 3],
+    max_frame_size: [u8; 3],
+    packed: U64,
+    md5: [u8; 16],
+}
+
 impl StreamInfo {
     /// Parses the 34-byte STREAMINFO body. Returns `None` when `b` is
     /// shorter.
     pub fn parse(b: &[u8]) -> Option<StreamInfo> {
-        let b: &[u8; STREAMINFO_LEN] = b.get(..STREAMINFO_LEN)?.try_into().ok()?;
-        let mut packed = [0u8; 8];
-        packed.copy_from_slice(b.get(10..18)?);
-        let packed = u64::from_be_bytes(packed);
+        let (l, _) = StreamInfoLayout::ref_from_prefix(b).ok()?;
+        let packed = l.packed.get();
         Some(StreamInfo {
-            min_block_size: u16::from_be_bytes([b[0], b[1]]),
-            max_block_size: u16::from_be_bytes([b[2], b[3]]),
-            min_frame_size: u32::from_be_bytes([0, b[4], b[5], b[6]]),
-            max_frame_size: u32::from_be_bytes([0, b[7], b[8], b[9]]),
+            min_block_size: l.min_block_size.get(),
+            max_block_size: l.max_block_size.get(),
+            min_frame_size: be24(&l.min_frame_size, 0)?,
+            max_frame_size: be24(&l.max_frame_size, 0)?,
             sample_rate: (packed >> 44) as u32,
             channels: ((packed >> 41) & 7) as u8 + 1,
             bits_per_sample: ((packed >> 36) & 31) as u8 + 1,
@@ -237,46 +253,6 @@ pub struct Picture {
     pub height: u32,
     /// The picture data.
     pub data: ByteRange,
-}
-
-/// ffprobe's names for the picture types of RFC 9639 §8.8 table 13 (used as
-/// the attached picture stream's `comment` tag).
-pub const PICTURE_TYPES: [&str; 21] = [
-    "Other",
-    "32x32 pixels 'file icon'",
-    "Other file icon",
-    "Cover (front)",
-    "Cover (back)",
-    "Leaflet page",
-    "Media (e.g. label side of CD)",
-    "Lead artist/lead performer/soloist",
-    "Artist/performer",
-    "Conductor",
-    "Band/Orchestra",
-    "Composer",
-    "Lyricist/text writer",
-    "Recording Location",
-    "During recording",
-    "During performance",
-    "Movie/video screen capture",
-    "A bright coloured fish",
-    "Illustration",
-    "Band/artist logotype",
-    "Publisher/Studio logotype",
-];
-
-/// Maps a picture media type to a codec (the table ffmpeg uses for ID3v2 and
-/// FLAC pictures).
-fn codec_for_mime(m: &[u8]) -> Codec {
-    match m {
-        b"image/jpeg" | b"image/jpg" | b"JPG" => Codec::Mjpeg,
-        b"image/png" | b"PNG" => Codec::Png,
-        b"image/gif" => Codec::Gif,
-        b"image/bmp" => Codec::Bmp,
-        b"image/tiff" => Codec::Tiff,
-        b"image/webp" => Codec::Webp,
-        _ => Codec::Unknown,
-    }
 }
 
 /// Guesses a picture codec from its first bytes.
@@ -349,7 +325,7 @@ impl Picture {
             let mut m = [0u8; 32];
             let m = m.get_mut(..mime_len as usize).unwrap_or(&mut []);
             src.read_exact_at(mime.offset, m)?;
-            codec = codec_for_mime(m);
+            codec = codec_for_mime(m, false);
         }
         let mut head = [0u8; 8];
         let n = src.read_at(
