@@ -34,6 +34,13 @@ pub struct Demuxer<S: Source> {
     ctx: Context,
     tags: TagCursor,
     finished: bool,
+    /// Payload bytes delivered since the open or the last seek.
+    delivered: u64,
+    /// The most `delivered` may reach (`Limits::max_delivery_ratio`).
+    delivery_bound: u64,
+    /// The input range of the last packet stored contiguously, for the
+    /// `packets.overlap` diagnostic.
+    last_range: Option<(u64, u64)>,
 }
 
 impl<S: Source> Demuxer<S> {
@@ -70,7 +77,22 @@ impl<S: Source> Demuxer<S> {
             ctx,
             tags: TagCursor::default(),
             finished: false,
-        })
+            delivered: 0,
+            delivery_bound: 0,
+            last_range: None,
+        }
+        .with_delivery_bound())
+    }
+
+    /// Sets the bound on payload bytes per pass from the input's length.
+    fn with_delivery_bound(mut self) -> Self {
+        let limits = &self.ctx.limits;
+        self.delivery_bound = self
+            .src
+            .len()
+            .saturating_mul(u64::from(limits.max_delivery_ratio))
+            .saturating_add(u64::from(limits.max_packet));
+        self
     }
 
     /// The detected format.
@@ -126,7 +148,26 @@ impl<S: Source> Demuxer<S> {
         }
         let r = self.inner.next_packet(&mut self.src, &mut self.ctx);
         match r {
-            Ok(Some(p)) => Ok(Some(p)),
+            Ok(Some(p)) => {
+                let len = p.data.len() as u64;
+                self.delivered = self.delivered.saturating_add(len);
+                if self.delivered > self.delivery_bound {
+                    self.finished = true;
+                    return Err(Error::limit(
+                        p.pos.unwrap_or(0),
+                        "packets: more payload than Limits::max_delivery_ratio times the input \
+                         (an index names the same bytes again and again)",
+                    ));
+                }
+                if let (true, Some(pos), true) = (p.contiguous, p.pos, len > 0) {
+                    let end = pos.saturating_add(len);
+                    if self.last_range.is_some_and(|(s, e)| pos < e && s < end) {
+                        self.ctx.diags.report("packets.overlap", pos);
+                    }
+                    self.last_range = Some((pos, end));
+                }
+                Ok(Some(p))
+            }
             Ok(None) => {
                 self.finished = true;
                 Ok(None)
@@ -150,6 +191,8 @@ impl<S: Source> Demuxer<S> {
         }
         self.inner.seek(&mut self.src, &mut self.ctx, track, ts)?;
         self.finished = false;
+        self.delivered = 0;
+        self.last_range = None;
         Ok(())
     }
 

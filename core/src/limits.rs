@@ -23,6 +23,13 @@ pub struct Limits {
     /// Most fragments (`moof`) or equivalent units walked by a seek. Default
     /// 1 000 000.
     pub max_fragments: u32,
+    /// Most payload bytes one pass over the packets may deliver, as a
+    /// multiple of the input's length (plus `max_packet`): an index that
+    /// names the same bytes again and again (an MP4 `stco` of one sample
+    /// repeated, an AVI `idx1` pointing at one chunk) stops with
+    /// `LimitExceeded` instead of delivering terabytes. A seek starts a new
+    /// pass. Default 64.
+    pub max_delivery_ratio: u32,
 }
 
 impl Default for Limits {
@@ -34,6 +41,7 @@ impl Default for Limits {
             resync_bytes: 1 << 20,
             max_tag_bytes: 1 << 20,
             max_fragments: 1_000_000,
+            max_delivery_ratio: 64,
         }
     }
 }
