@@ -832,7 +832,12 @@ fn mp4_stco_naming_one_sample_again_and_again_is_bounded() {
     };
     let head = [ftyp(), movie(b"vide", avc1(), &tables(0), None)].concat();
     let off = head.len() as u32 + 8;
-    let file = [ftyp(), movie(b"vide", avc1(), &tables(off), None), mdat(SAMPLE as usize)].concat();
+    let file = [
+        ftyp(),
+        movie(b"vide", avc1(), &tables(off), None),
+        mdat(SAMPLE as usize),
+    ]
+    .concat();
     let (total, end, overlap) = delivered(&file, FormatKind::Mp4);
     let e = end.expect("the walk must stop with an error");
     assert_eq!(e.kind(), ErrorKind::LimitExceeded, "{e}");
@@ -860,16 +865,29 @@ fn avi_one_chunk_indexed(chunk: usize, entries: usize) -> Vec<u8> {
     let le = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     // avih: usec/frame, max bytes/s, padding, flags (HASINDEX), frames,
     // initial frames, streams, buffer size, width, height, reserved x4.
-    let avih = ck(b"avih", &le(&[40_000, 0, 0, 0x10, entries as u32, 0, 1, 0, 64, 48, 0, 0, 0, 0]));
+    let avih = ck(
+        b"avih",
+        &le(&[40_000, 0, 0, 0x10, entries as u32, 0, 1, 0, 64, 48, 0, 0, 0, 0]),
+    );
     // strh: vids, handler, flags, priority+language, initial frames, scale,
     // rate, start, length, buffer, quality, sample size, frame rect.
     let strh = ck(
         b"strh",
-        &[b"vidsH264".to_vec(), le(&[0, 0, 0, 1, 25, 0, entries as u32, 0, u32::MAX, 0, 0, 0])].concat(),
+        &[
+            b"vidsH264".to_vec(),
+            le(&[0, 0, 0, 1, 25, 0, entries as u32, 0, u32::MAX, 0, 0, 0]),
+        ]
+        .concat(),
     );
     let strf = ck(
         b"strf",
-        &[le(&[40, 64, 48]), vec![1, 0, 24, 0], b"H264".to_vec(), le(&[0, 0, 0, 0, 0])].concat(),
+        &[
+            le(&[40, 64, 48]),
+            vec![1, 0, 24, 0],
+            b"H264".to_vec(),
+            le(&[0, 0, 0, 0, 0]),
+        ]
+        .concat(),
     );
     let hdrl = list(b"hdrl", &[avih, list(b"strl", &[strh, strf].concat())].concat());
     let movi = list(b"movi", &ck(b"00dc", &vec![0x5A; chunk]));
@@ -892,10 +910,7 @@ fn avi_idx1_naming_one_chunk_again_and_again_is_bounded() {
     let file = avi_one_chunk_indexed(64 << 10, 100_000);
     let (total, end, _) = delivered(&file, FormatKind::Avi);
     assert!(total <= delivery_bound(file.len()), "{total} bytes delivered");
-    assert!(
-        end.is_none_or(|e| e.kind() == ErrorKind::LimitExceeded),
-        "{end:?}"
-    );
+    assert!(end.is_none_or(|e| e.kind() == ErrorKind::LimitExceeded), "{end:?}");
     println!("avi: {} byte input, {total} bytes delivered, end {end:?}", file.len());
 }
 
