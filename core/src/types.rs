@@ -75,6 +75,30 @@ fn rescale_wide(v: i64, from: Rational, to: Rational) -> i64 {
     r.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
+/// Rescales `v` from base `from` to base `to` exactly as ffmpeg's
+/// `av_rescale_q` (`av_rescale_q_rnd` with `AV_ROUND_NEAR_INF`): the exact
+/// quotient rounded to nearest, ties away from zero, `i64::MIN`
+/// (`AV_NOPTS_VALUE`) when the result does not fit an `i64` or a base has
+/// a zero denominator or `to` a zero numerator, and `i64::MIN` taken as
+/// `-i64::MAX`. It differs from [`rescale`] only there ([`rescale`]
+/// saturates and gives 0). Bases with a term over `i32::MAX`, which an
+/// `AVRational` cannot hold, are computed exactly all the same.
+pub fn rescale_q(v: i64, from: Rational, to: Rational) -> i64 {
+    let b = u128::from(from.num) * u128::from(to.den);
+    let c = u128::from(to.num) * u128::from(from.den);
+    if c == 0 {
+        return i64::MIN;
+    }
+    // |v| <= 2^63 - 1 and b < 2^64: the product and c/2 fit 128 bits.
+    let a = u128::from(v.max(-i64::MAX).unsigned_abs());
+    let m = div_u128(a * b + c / 2, c);
+    match i64::try_from(m) {
+        Ok(m) if v < 0 => -m,
+        Ok(m) => m,
+        Err(_) => i64::MIN,
+    }
+}
+
 /// `n / d` on 128-bit values, out of line: on 32-bit targets every inlined
 /// 128-bit division is several hundred bytes of code. Panics when `d` is 0,
 /// as `/` does; callers divide by nonzero values.

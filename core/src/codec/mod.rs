@@ -21,6 +21,7 @@ pub mod adts;
 pub mod annexb;
 pub mod av1;
 pub mod bits;
+pub mod convert;
 pub mod h264;
 pub mod hevc;
 pub mod mpa;
