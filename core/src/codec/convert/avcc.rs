@@ -111,12 +111,15 @@ where
     Ok(w.len())
 }
 
-/// [`write_avcc`] over the NAL units of an Annex B byte range (the
-/// parameter sets at the start of a stream, or a whole access unit).
+/// [`write_avcc`] over the SPS and PPS among the NAL units of an Annex B
+/// byte range (an access unit), leaving SPS extensions out: what ffmpeg
+/// writes for a raw H.264 stream, whose `extract_extradata` filter keeps
+/// only the SPS and PPS of the first access unit.
 ///
 /// Errors: as [`write_avcc`].
 pub fn write_avcc_from_annexb(annexb: &[u8], out: &mut [u8]) -> Result<usize> {
-    write_avcc(AnnexBNalUnits::new(annexb), out)
+    let sets = AnnexBNalUnits::new(annexb).filter(|n| matches!(nal_type(n), Some(SPS | PPS)));
+    write_avcc(sets, out)
 }
 
 /// A parsed `avcC` payload: its length size and parameter sets, borrowed.

@@ -467,11 +467,15 @@ where
     Ok(w.len())
 }
 
-/// [`write_hvcc`] over the NAL units of an Annex B byte range.
+/// [`write_hvcc`] over the VPS, SPS and PPS among the NAL units of an
+/// Annex B byte range (an access unit), leaving SEI out: what ffmpeg
+/// writes for a raw HEVC stream, whose `extract_extradata` filter keeps
+/// only the parameter sets of the first access unit.
 ///
 /// Errors: as [`write_hvcc`].
 pub fn write_hvcc_from_annexb(annexb: &[u8], out: &mut [u8]) -> Result<usize> {
-    write_hvcc(AnnexBNalUnits::new(annexb), out)
+    let sets = AnnexBNalUnits::new(annexb).filter(|n| matches!(nal_type(n), Some(VPS | SPS | PPS)));
+    write_hvcc(sets, out)
 }
 
 /// Bytes before the arrays of an `hvcC` payload.
