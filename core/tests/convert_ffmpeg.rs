@@ -22,11 +22,13 @@ mod common;
 use common::corpus_dir;
 use mediaslice::codec::convert::adts::{adts_to_raw, audio_specific_config};
 use mediaslice::codec::convert::avcc::write_avcc_from_annexb;
+use mediaslice::codec::convert::avcc::{write_avcc, AvcConfig};
 use mediaslice::codec::convert::hvcc::write_hvcc_from_annexb;
+use mediaslice::codec::convert::hvcc::{write_hvcc, HevcConfig};
 use mediaslice::codec::convert::to_annexb::ToAnnexB;
 use mediaslice::codec::convert::to_length::{length_prefixed_size, write_length_prefixed, LengthPrefixOptions};
 use mediaslice::codec::convert::NalCodec;
-use mediaslice::types::{rescale_q, Rational};
+use mediaslice::types::{rescale_q, Codec, Rational};
 use mediaslice::{Demuxer, SliceSink, SliceSource};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,7 +41,11 @@ fn tmp_dir() -> PathBuf {
 
 /// Runs ffmpeg with `args`; false (with a note) when it is not there.
 fn ffmpeg(args: &[&str]) -> bool {
-    match Command::new("ffmpeg").args(["-loglevel", "error", "-y"]).args(args).status() {
+    match Command::new("ffmpeg")
+        .args(["-loglevel", "error", "-y"])
+        .args(args)
+        .status()
+    {
         Ok(s) if s.success() => true,
         Ok(s) => panic!("ffmpeg {args:?} failed: {s}"),
         Err(e) => {
@@ -97,10 +103,10 @@ fn annexb_round_trip(path: &Path, codec: NalCodec, raw_format: &str) {
     let mut rec = [0u8; 1024];
     let n = match codec {
         NalCodec::H264 => write_avcc_from_annexb(&aus[0], &mut rec),
-        NalCodec::H265 => write_hvcc_from_annexb(&aus[0], &mut rec),
+        NalCodec::H265 => write_hvcc_from_annexb(&aus[0], false, &mut rec),
     }
     .unwrap();
-    assert_eq!(&rec[..n], &record[..], "{name}: record differs from ffmpeg's");
+    assert!(rec[..n] == record[..], "{name}: record differs from ffmpeg's");
 
     // Access units → samples.
     assert_eq!(aus.len(), samples.len(), "{name}: access units vs samples");
@@ -132,9 +138,16 @@ fn annexb_round_trip(path: &Path, codec: NalCodec, raw_format: &str) {
         let size = conv.sample_size(s).unwrap();
         assert_eq!(conv.write_sample(&mut sink, s).unwrap(), size);
     }
-    assert_eq!(sink.written().len(), want.len(), "{name}: Annex B length differs from ffmpeg's");
+    assert_eq!(
+        sink.written().len(),
+        want.len(),
+        "{name}: Annex B length differs from ffmpeg's"
+    );
     assert!(sink.written() == &want[..], "{name}: Annex B differs from ffmpeg's");
-    println!("{name}: record, {} samples and the Annex B stream equal ffmpeg's", samples.len());
+    println!(
+        "{name}: record, {} samples and the Annex B stream equal ffmpeg's",
+        samples.len()
+    );
     let _ = std::fs::remove_file(&mp4);
     let _ = std::fs::remove_file(&back);
 }
@@ -177,6 +190,78 @@ fn adts_matches_ffmpeg() {
     }
 }
 
+/// MP4 files of the corpus with an H.264 or H.265 track (x264/x265 with
+/// global headers): their records rebuild from their own parameter sets,
+/// and their samples convert to the Annex B stream ffmpeg writes with
+/// `-c copy -f h264|hevc`.
+#[test]
+fn mp4_corpus_to_annexb_matches_ffmpeg() {
+    for path in files("mp4", "mp4") {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut d = Demuxer::open(SliceSource::new(&bytes), Some("mp4")).unwrap();
+        let Some((track, codec, fmt, hvc1)) = d.tracks().iter().enumerate().find_map(|(i, t)| match t.codec {
+            Codec::H264 => Some((i, NalCodec::H264, "h264", false)),
+            Codec::Hevc => Some((i, NalCodec::H265, "hevc", t.codec_tag == u32::from_be_bytes(*b"hvc1"))),
+            _ => None,
+        }) else {
+            continue;
+        };
+        if name.contains("fragmented") {
+            // The same stream as h264_aac.mp4 in fragments; one is enough.
+            continue;
+        }
+        let record = d.codec_config(track).unwrap().to_vec();
+        let mut samples = Vec::new();
+        while let Some(p) = d.next_packet().unwrap() {
+            if p.track == track {
+                samples.push(p.data.to_vec());
+            }
+        }
+        let mut rebuilt = vec![0u8; record.len() + 64];
+        let n = match codec {
+            NalCodec::H264 => {
+                let c = AvcConfig::parse(&record).unwrap();
+                write_avcc(c.sps().chain(c.pps()), &mut rebuilt)
+            }
+            NalCodec::H265 => write_hvcc(HevcConfig::parse(&record).unwrap().nal_units(), hvc1, &mut rebuilt),
+        }
+        .unwrap();
+        assert!(
+            rebuilt[..n] == record[..],
+            "{name}: record rebuilt from its parameter sets differs"
+        );
+        let out = tmp_dir().join(format!("{name}.{fmt}"));
+        let map = format!("0:{track}");
+        if !ffmpeg(&[
+            "-i",
+            path.to_str().unwrap(),
+            "-map",
+            &map,
+            "-c",
+            "copy",
+            "-f",
+            fmt,
+            out.to_str().unwrap(),
+        ]) {
+            return;
+        }
+        let want = std::fs::read(&out).unwrap();
+        let mut conv = ToAnnexB::with_parameter_sets(codec, &record).unwrap();
+        let mut buf = vec![0u8; want.len() + 4096];
+        let mut sink = SliceSink::new(&mut buf);
+        for s in &samples {
+            conv.write_sample(&mut sink, s).unwrap();
+        }
+        assert!(sink.written() == &want[..], "{name}: Annex B differs from ffmpeg's");
+        println!(
+            "{name}: record and the Annex B stream of {} samples equal ffmpeg's",
+            samples.len()
+        );
+        let _ = std::fs::remove_file(&out);
+    }
+}
+
 const RESCALE_SCRIPT: &str = r#"
 import ctypes, sys
 u = ctypes.CDLL(sys.argv[1])
@@ -192,8 +277,33 @@ for line in sys.stdin:
 fn rescale_q_matches_libavutil() {
     let m = i64::MAX;
     let values = [
-        0, 1, -1, 2, -2, 3, -3, 45, -45, 47, -47, 90, -90, 135, -135, 1001, -1001, (1 << 33) - 1, -(1 << 33), m, -m,
-        i64::MIN, m / 90, -(m / 90), m / 1000, 123_456_789_012_345, -123_456_789_012_345,
+        0,
+        1,
+        -1,
+        2,
+        -2,
+        3,
+        -3,
+        45,
+        -45,
+        47,
+        -47,
+        90,
+        -90,
+        135,
+        -135,
+        1001,
+        -1001,
+        (1 << 33) - 1,
+        -(1 << 33),
+        m,
+        -m,
+        i64::MIN,
+        m / 90,
+        -(m / 90),
+        m / 1000,
+        123_456_789_012_345,
+        -123_456_789_012_345,
     ];
     let bases = [
         (1, 90_000),

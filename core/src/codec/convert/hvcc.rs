@@ -386,8 +386,10 @@ fn parse_into(f: &mut Fields, t: u8, nal: &[u8]) -> Result<()> {
 
 /// Writes the `hvcC` payload (without the box header) for the parameter
 /// sets among `nals` into `out`, and returns its length; this is ffmpeg's
-/// `ff_isom_write_hvcc` with `array_completeness` 0 (what its MP4 muxer
-/// writes for `hev1`): one array per NAL unit type among VPS, SPS, PPS and
+/// `ff_isom_write_hvcc`. `array_completeness` is set on the VPS, SPS and
+/// PPS arrays when `complete` is (ffmpeg sets it for an `hvc1` sample
+/// entry, whose parameter sets are all in the record, ISO/IEC 14496-15
+/// §8.4.1.1, and clears it for `hev1`, its default). One array per NAL unit type among VPS, SPS, PPS and
 /// prefix/suffix SEI, in the order each type first appears, each holding
 /// that type's NAL units in order; the general profile fields merged from
 /// every VPS and SPS; chroma format, bit depths and `temporalIdNested` from
@@ -400,7 +402,7 @@ fn parse_into(f: &mut Fields, t: u8, nal: &[u8]) -> Result<()> {
 /// more than 16 VPS, 16 SPS or 64 PPS; `Malformed`/`Truncated` for a
 /// parameter set that does not parse; `Unsupported` for one over 65535
 /// bytes; `ScratchTooSmall` when `out` is too small.
-pub fn write_hvcc<'n, I>(nals: I, out: &mut [u8]) -> Result<usize>
+pub fn write_hvcc<'n, I>(nals: I, complete: bool, out: &mut [u8]) -> Result<usize>
 where
     I: Iterator<Item = &'n [u8]> + Clone,
 {
@@ -459,7 +461,12 @@ where
         let n = of_type.clone().count();
         let n16 = u16::try_from(n).unwrap_or(u16::MAX);
         let [n0, n1] = n16.to_be_bytes();
-        w.put(&[t & 0x3F, n0, n1])?;
+        let completeness = if complete && matches!(t, VPS | SPS | PPS) {
+            0x80
+        } else {
+            0
+        };
+        w.put(&[completeness | t & 0x3F, n0, n1])?;
         for nal in of_type.take(usize::from(n16)) {
             w.put_nal(nal)?;
         }
@@ -473,9 +480,9 @@ where
 /// only the parameter sets of the first access unit.
 ///
 /// Errors: as [`write_hvcc`].
-pub fn write_hvcc_from_annexb(annexb: &[u8], out: &mut [u8]) -> Result<usize> {
+pub fn write_hvcc_from_annexb(annexb: &[u8], complete: bool, out: &mut [u8]) -> Result<usize> {
     let sets = AnnexBNalUnits::new(annexb).filter(|n| matches!(nal_type(n), Some(VPS | SPS | PPS)));
-    write_hvcc(sets, out)
+    write_hvcc(sets, complete, out)
 }
 
 /// Bytes before the arrays of an `hvcC` payload.
@@ -599,7 +606,7 @@ mod tests {
         let nals: Vec<&[u8]> = c.nal_units().collect();
         assert_eq!(nals.len(), 3);
         let mut out = [0u8; 256];
-        let n = write_hvcc(nals.iter().copied(), &mut out).unwrap();
+        let n = write_hvcc(nals.iter().copied(), false, &mut out).unwrap();
         assert_eq!(&out[..n], &want[..]);
         // Through Annex B, with a slice to ignore.
         let mut annexb = Vec::new();
@@ -608,14 +615,16 @@ mod tests {
             annexb.extend_from_slice(n);
         }
         annexb.extend_from_slice(&[0, 0, 1, 0x26, 1, 0xAF]);
-        let n = write_hvcc_from_annexb(&annexb, &mut out).unwrap();
+        let n = write_hvcc_from_annexb(&annexb, false, &mut out).unwrap();
         assert_eq!(&out[..n], &want[..]);
         assert_eq!(
-            write_hvcc_from_annexb(&annexb, &mut out[..40]).unwrap_err().kind(),
+            write_hvcc_from_annexb(&annexb, false, &mut out[..40])
+                .unwrap_err()
+                .kind(),
             ErrorKind::ScratchTooSmall
         );
         // Without a PPS.
-        let e = write_hvcc(nals[..2].iter().copied(), &mut out).unwrap_err();
+        let e = write_hvcc(nals[..2].iter().copied(), false, &mut out).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     }
 
@@ -627,7 +636,10 @@ mod tests {
         let mut out = [0u8; 256];
         for cut in 2..nals[1].len() - 8 {
             let set = [nals[0], &nals[1][..cut], nals[2]];
-            assert!(write_hvcc(set.iter().copied(), &mut out).is_err(), "sps cut at {cut}");
+            assert!(
+                write_hvcc(set.iter().copied(), false, &mut out).is_err(),
+                "sps cut at {cut}"
+            );
         }
         for cut in 0..want.len() {
             let _ = HevcConfig::parse(&want[..cut]).map(|c| c.nal_units().count());
@@ -635,6 +647,6 @@ mod tests {
         assert_eq!(HevcConfig::parse(&want[..30]).unwrap_err().kind(), ErrorKind::Truncated);
         // Garbage parameter sets: no panic.
         let junk = [0x42u8, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF];
-        let _ = write_hvcc([nals[0], &junk[..], nals[2]].iter().copied(), &mut out);
+        let _ = write_hvcc([nals[0], &junk[..], nals[2]].iter().copied(), true, &mut out);
     }
 }
