@@ -15,8 +15,8 @@
 //!   values and bases equals `types::rescale_q`.
 //!
 //! A missing ffmpeg, Python or corpus file is a printed note and a skip.
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[allow(dead_code)]
 mod common;
 
 use common::corpus_dir;
