@@ -525,4 +525,36 @@ mod tests {
         }
         assert_eq!(div_u128(u128::MAX, 3), u128::MAX / 3);
     }
+
+    /// `rescale_q` as libavutil's `av_rescale_q` (values checked against
+    /// libavutil 57 in `core/tests/convert_ffmpeg.rs`): ties away from
+    /// zero, `i64::MIN` when it does not fit or a base is degenerate.
+    #[test]
+    fn rescale_q_as_av_rescale_q() {
+        let (tb90k, ms, tb48k) = (
+            Rational::new(1, 90_000),
+            Rational::new(1, 1000),
+            Rational::new(1, 48_000),
+        );
+        assert_eq!(rescale_q(45, tb90k, ms), 1); // 0.5 up
+        assert_eq!(rescale_q(-45, tb90k, ms), -1); // -0.5 away from zero
+        assert_eq!(rescale_q(44, tb90k, ms), 0);
+        assert_eq!(rescale_q(-135, tb90k, ms), -2); // -1.5
+        assert_eq!(rescale_q(1, ms, tb90k), 90);
+        assert_eq!(rescale_q(1024, tb48k, tb90k), 1920);
+        assert_eq!(rescale_q(1001, tb90k, tb48k), 534); // 533.87
+        assert_eq!(rescale_q(-1001, tb90k, tb48k), -534);
+        assert_eq!(rescale_q(3, Rational::new(1, 2), Rational::new(1, 1)), 2); // 1.5
+        assert_eq!(rescale_q(i64::MAX, ms, tb90k), i64::MIN); // overflow
+        assert_eq!(rescale_q(-i64::MAX, ms, tb90k), i64::MIN);
+        assert_eq!(rescale_q(i64::MAX, tb90k, ms), 102_481_911_520_608_620);
+        assert_eq!(rescale_q(i64::MIN, tb90k, ms), -102_481_911_520_608_620);
+        assert_eq!(rescale_q(5, Rational::new(1, 0), ms), i64::MIN);
+        assert_eq!(rescale_q(5, ms, Rational::new(0, 1)), i64::MIN);
+        assert_eq!(rescale_q(5, Rational::new(0, 1), ms), 0);
+        // Where nothing overflows, it is `rescale`.
+        for v in [-1_000_000_007i64, -3, 0, 7, 1 << 40] {
+            assert_eq!(rescale_q(v, tb90k, tb48k), rescale(v, tb90k, tb48k));
+        }
+    }
 }

@@ -6,6 +6,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`bits`] | MSB-first bit reader, Exp-Golomb, RBSP without emulation prevention |
+//! | [`convert`] | bitstream conversions for remuxing: Annex B ↔ length prefixes, avcC/hvcC, ADTS → raw AAC |
 //! | [`mpa`] | MPEG audio frame header, Xing/Info/LAME/VBRI |
 //! | [`adts`] | ADTS header (AAC) |
 //! | [`ac3`] | AC-3 / E-AC-3 sync frame header, CRC-16 |

@@ -452,8 +452,10 @@ where
         0,
         0,
     ])?;
+    // numTemporalLayers is 3 bits, but a stream with 8 sub-layers makes it
+    // 8, which ffmpeg shifts in unmasked: so is it here.
     w.put(&[
-        (f.temporal_layers & 7) << 3 | (f.temporal_id_nested & 1) << 2 | 3,
+        f.temporal_layers << 3 | (f.temporal_id_nested & 1) << 2 | 3,
         arrays as u8,
     ])?;
     for &t in order.iter().take(arrays) {
