@@ -4,7 +4,10 @@
 //!
 //! [`ToAnnexB::new`] writes `00 00 00 01` before every NAL unit.
 //! [`ToAnnexB::with_parameter_sets`] does what ffmpeg's bitstream filters
-//! do by default on `-c copy` from MP4 to TS or raw, byte for byte:
+//! do by default on `-c copy` from MP4 to TS or raw, byte for byte (as of
+//! ffmpeg 5.1, the oracle of the tests; later versions of
+//! `h264_mp4toannexb` also insert the parameter sets before a
+//! buffering-period SEI that comes without them):
 //!
 //! * H.264 (`h264_mp4toannexb`): the avcC's SPS and PPS, with four-byte
 //!   start codes, go before the first IDR slice of a picture that brought
