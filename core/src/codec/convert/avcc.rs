@@ -4,9 +4,10 @@
 //! sets it holds.
 
 use super::to_length::AnnexBNalUnits;
-use super::{LengthSize, RecordWriter};
+use super::{put_nal, LengthSize};
 use crate::codec::bits::BitReader;
 use crate::error::{Error, ErrorKind, Result};
+use crate::sink::{Sink, SliceSink};
 
 const SPS: u8 = 7;
 const PPS: u8 = 8;
@@ -70,7 +71,7 @@ fn high_profile_fields(sps: &[u8]) -> Result<[u8; 3]> {
 /// Errors: `InvalidArgument` when there is no SPS of at least 4 bytes or no
 /// PPS, or 32 SPS or more; `Malformed`/`Truncated` for an SPS whose High
 /// profile fields do not parse; `Unsupported` for a parameter set over
-/// 65535 bytes; `ScratchTooSmall` when `out` is too small.
+/// 65535 bytes; `SinkFull` when `out` is too small (it then holds part of a record).
 pub fn write_avcc<'n, I>(nals: I, out: &mut [u8]) -> Result<usize>
 where
     I: Iterator<Item = &'n [u8]> + Clone,
@@ -92,23 +93,23 @@ where
             "avcC: no PPS, or too many parameter sets (ISO/IEC 14496-15 5.3.3.1)",
         ));
     }
-    let mut w = RecordWriter::new(out);
-    w.put(&[1, profile, compat, level, 0xFF, 0xE0 | sps_n as u8])?;
+    let mut w = SliceSink::new(out);
+    w.write_all(&[1, profile, compat, level, 0xFF, 0xE0 | sps_n as u8])?;
     for sps in of(SPS) {
-        w.put_nal(sps)?;
+        put_nal(&mut w, sps)?;
     }
-    w.put(&[pps_n as u8])?;
+    w.write_all(&[pps_n as u8])?;
     for pps in of(PPS) {
-        w.put_nal(pps)?;
+        put_nal(&mut w, pps)?;
     }
     if !matches!(profile, 66 | 77 | 88) {
         let [chroma, luma, chroma_depth] = high_profile_fields(first_sps)?;
-        w.put(&[0xFC | chroma, 0xF8 | luma, 0xF8 | chroma_depth, ext_n as u8])?;
+        w.write_all(&[0xFC | chroma, 0xF8 | luma, 0xF8 | chroma_depth, ext_n as u8])?;
         for ext in of(SPS_EXT) {
-            w.put_nal(ext)?;
+            put_nal(&mut w, ext)?;
         }
     }
-    Ok(w.len())
+    Ok(w.written().len())
 }
 
 /// [`write_avcc`] over the SPS and PPS among the NAL units of an Annex B
@@ -281,7 +282,7 @@ mod tests {
         assert_eq!(&out[..n], &want[..]);
         // Too small a buffer.
         let e = write_avcc_from_annexb(&annexb, &mut out[..10]).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::ScratchTooSmall);
+        assert_eq!(e.kind(), ErrorKind::SinkFull);
     }
 
     #[test]

@@ -13,9 +13,10 @@
 
 use super::avcc::ParameterSets;
 use super::to_length::AnnexBNalUnits;
-use super::{LengthSize, RecordWriter};
+use super::{put_nal, LengthSize};
 use crate::codec::bits::BitReader;
 use crate::error::{Error, ErrorKind, Result};
+use crate::sink::{Sink, SliceSink};
 
 const VPS: u8 = 32;
 const SPS: u8 = 33;
@@ -401,7 +402,7 @@ fn parse_into(f: &mut Fields, t: u8, nal: &[u8]) -> Result<()> {
 /// Errors: `InvalidArgument` when a VPS, SPS or PPS is missing or there are
 /// more than 16 VPS, 16 SPS or 64 PPS; `Malformed`/`Truncated` for a
 /// parameter set that does not parse; `Unsupported` for one over 65535
-/// bytes; `ScratchTooSmall` when `out` is too small.
+/// bytes; `SinkFull` when `out` is too small (it then holds part of a record).
 pub fn write_hvcc<'n, I>(nals: I, complete: bool, out: &mut [u8]) -> Result<usize>
 where
     I: Iterator<Item = &'n [u8]> + Clone,
@@ -439,13 +440,13 @@ where
     if f.min_spatial_segmentation == 0 {
         f.parallelism = 0;
     }
-    let mut w = RecordWriter::new(out);
+    let mut w = SliceSink::new(out);
     let [_, _, c0, c1, c2, c3, c4, c5] = f.constraints.to_be_bytes();
     let [s0, s1] = (0xF000 | f.min_spatial_segmentation as u16).to_be_bytes();
-    w.put(&[1, f.profile_space << 6 | f.tier << 5 | f.profile_idc])?;
-    w.put(&f.compatibility.to_be_bytes())?;
-    w.put(&[c0, c1, c2, c3, c4, c5, f.level, s0, s1, 0xFC | f.parallelism])?;
-    w.put(&[
+    w.write_all(&[1, f.profile_space << 6 | f.tier << 5 | f.profile_idc])?;
+    w.write_all(&f.compatibility.to_be_bytes())?;
+    w.write_all(&[c0, c1, c2, c3, c4, c5, f.level, s0, s1, 0xFC | f.parallelism])?;
+    w.write_all(&[
         0xFC | f.chroma_format,
         0xF8 | f.luma_depth_minus8,
         0xF8 | f.chroma_depth_minus8,
@@ -454,7 +455,7 @@ where
     ])?;
     // numTemporalLayers is 3 bits, but a stream with 8 sub-layers makes it
     // 8, which ffmpeg shifts in unmasked: so is it here.
-    w.put(&[
+    w.write_all(&[
         f.temporal_layers << 3 | (f.temporal_id_nested & 1) << 2 | 3,
         arrays as u8,
     ])?;
@@ -468,12 +469,12 @@ where
         } else {
             0
         };
-        w.put(&[completeness | t & 0x3F, n0, n1])?;
+        w.write_all(&[completeness | t & 0x3F, n0, n1])?;
         for nal in of_type.take(usize::from(n16)) {
-            w.put_nal(nal)?;
+            put_nal(&mut w, nal)?;
         }
     }
-    Ok(w.len())
+    Ok(w.written().len())
 }
 
 /// [`write_hvcc`] over the VPS, SPS and PPS among the NAL units of an
@@ -623,7 +624,7 @@ mod tests {
             write_hvcc_from_annexb(&annexb, false, &mut out[..40])
                 .unwrap_err()
                 .kind(),
-            ErrorKind::ScratchTooSmall
+            ErrorKind::SinkFull
         );
         // Without a PPS.
         let e = write_hvcc(nals[..2].iter().copied(), false, &mut out).unwrap_err();

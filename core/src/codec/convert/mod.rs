@@ -36,7 +36,7 @@ pub mod to_annexb;
 pub mod to_length;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::sink::{Sink, SinkStats};
+use crate::sink::{Sink, SinkStats, SliceSink};
 
 /// The size of the big-endian length field before each NAL unit in a
 /// length-prefixed sample (`lengthSizeMinusOne + 1` of the avcC/hvcC,
@@ -162,50 +162,19 @@ impl Sink for CountingSink {
     }
 }
 
-/// Writes a decoder configuration record into a caller's buffer, field by
-/// field, and reports `ScratchTooSmall` when it does not fit.
-pub(crate) struct RecordWriter<'b> {
-    buf: &'b mut [u8],
-    len: usize,
-}
-
-impl<'b> RecordWriter<'b> {
-    pub(crate) fn new(buf: &'b mut [u8]) -> Self {
-        RecordWriter { buf, len: 0 }
-    }
-
-    pub(crate) fn put(&mut self, bytes: &[u8]) -> Result<()> {
-        let at = self.len;
-        let dst = at
-            .checked_add(bytes.len())
-            .and_then(|end| self.buf.get_mut(at..end))
-            .ok_or(Error::new(
-                ErrorKind::ScratchTooSmall,
-                at as u64,
-                "decoder configuration record: the buffer is too small",
-            ))?;
-        dst.copy_from_slice(bytes);
-        self.len += bytes.len();
-        Ok(())
-    }
-
-    /// A parameter set as the record stores it: a 16-bit length, then the
-    /// NAL unit (emulation prevention bytes kept).
-    pub(crate) fn put_nal(&mut self, nal: &[u8]) -> Result<()> {
-        let len = u16::try_from(nal.len()).map_err(|_| {
-            Error::new(
-                ErrorKind::Unsupported,
-                self.len as u64,
-                "decoder configuration record: a parameter set over 65535 bytes (ISO/IEC 14496-15 5.3.3.1)",
-            )
-        })?;
-        self.put(&len.to_be_bytes())?;
-        self.put(nal)
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
+/// Appends a parameter set as a decoder configuration record stores it: a
+/// 16-bit length, then the NAL unit (emulation prevention bytes kept).
+///
+/// Errors: `Unsupported` for a NAL unit over 65535 bytes; `SinkFull`.
+pub(crate) fn put_nal(w: &mut SliceSink<'_>, nal: &[u8]) -> Result<()> {
+    let len = u16::try_from(nal.len()).map_err(|_| {
+        Error::new(
+            ErrorKind::Unsupported,
+            w.position(),
+            "decoder configuration record: a parameter set over 65535 bytes (ISO/IEC 14496-15 5.3.3.1)",
+        )
+    })?;
+    w.write_vectored(&[&len.to_be_bytes(), nal])
 }
 
 #[cfg(test)]
