@@ -550,7 +550,7 @@ impl<'a> HevcConfig<'a> {
         HevcConfigNalUnits {
             rest: self.arrays,
             arrays_left: self.count,
-            current: ParameterSets::split(&[], 0, 0).map(|(p, _)| p).ok(),
+            current: None,
         }
     }
 }
