@@ -75,6 +75,30 @@ fn rescale_wide(v: i64, from: Rational, to: Rational) -> i64 {
     r.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
+/// Rescales `v` from base `from` to base `to` exactly as ffmpeg's
+/// `av_rescale_q` (`av_rescale_q_rnd` with `AV_ROUND_NEAR_INF`): the exact
+/// quotient rounded to nearest, ties away from zero, `i64::MIN`
+/// (`AV_NOPTS_VALUE`) when the result does not fit an `i64` or a base has
+/// a zero denominator or `to` a zero numerator, and `i64::MIN` taken as
+/// `-i64::MAX`. It differs from [`rescale`] only there ([`rescale`]
+/// saturates and gives 0). Bases with a term over `i32::MAX`, which an
+/// `AVRational` cannot hold, are computed exactly all the same.
+pub fn rescale_q(v: i64, from: Rational, to: Rational) -> i64 {
+    let b = u128::from(from.num) * u128::from(to.den);
+    let c = u128::from(to.num) * u128::from(from.den);
+    if c == 0 {
+        return i64::MIN;
+    }
+    // |v| <= 2^63 - 1 and b < 2^64: the product and c/2 fit 128 bits.
+    let a = u128::from(v.max(-i64::MAX).unsigned_abs());
+    let m = div_u128(a * b + c / 2, c);
+    match i64::try_from(m) {
+        Ok(m) if v < 0 => -m,
+        Ok(m) => m,
+        Err(_) => i64::MIN,
+    }
+}
+
 /// `n / d` on 128-bit values, out of line: on 32-bit targets every inlined
 /// 128-bit division is several hundred bytes of code. Panics when `d` is 0,
 /// as `/` does; callers divide by nonzero values.
@@ -500,5 +524,37 @@ mod tests {
             }
         }
         assert_eq!(div_u128(u128::MAX, 3), u128::MAX / 3);
+    }
+
+    /// `rescale_q` as libavutil's `av_rescale_q` (values checked against
+    /// libavutil 57 in `core/tests/convert_ffmpeg.rs`): ties away from
+    /// zero, `i64::MIN` when it does not fit or a base is degenerate.
+    #[test]
+    fn rescale_q_as_av_rescale_q() {
+        let (tb90k, ms, tb48k) = (
+            Rational::new(1, 90_000),
+            Rational::new(1, 1000),
+            Rational::new(1, 48_000),
+        );
+        assert_eq!(rescale_q(45, tb90k, ms), 1); // 0.5 up
+        assert_eq!(rescale_q(-45, tb90k, ms), -1); // -0.5 away from zero
+        assert_eq!(rescale_q(44, tb90k, ms), 0);
+        assert_eq!(rescale_q(-135, tb90k, ms), -2); // -1.5
+        assert_eq!(rescale_q(1, ms, tb90k), 90);
+        assert_eq!(rescale_q(1024, tb48k, tb90k), 1920);
+        assert_eq!(rescale_q(1001, tb90k, tb48k), 534); // 533.87
+        assert_eq!(rescale_q(-1001, tb90k, tb48k), -534);
+        assert_eq!(rescale_q(3, Rational::new(1, 2), Rational::new(1, 1)), 2); // 1.5
+        assert_eq!(rescale_q(i64::MAX, ms, tb90k), i64::MIN); // overflow
+        assert_eq!(rescale_q(-i64::MAX, ms, tb90k), i64::MIN);
+        assert_eq!(rescale_q(i64::MAX, tb90k, ms), 102_481_911_520_608_620);
+        assert_eq!(rescale_q(i64::MIN, tb90k, ms), -102_481_911_520_608_620);
+        assert_eq!(rescale_q(5, Rational::new(1, 0), ms), i64::MIN);
+        assert_eq!(rescale_q(5, ms, Rational::new(0, 1)), i64::MIN);
+        assert_eq!(rescale_q(5, Rational::new(0, 1), ms), 0);
+        // Where nothing overflows, it is `rescale`.
+        for v in [-1_000_000_007i64, -3, 0, 7, 1 << 40] {
+            assert_eq!(rescale_q(v, tb90k, tb48k), rescale(v, tb90k, tb48k));
+        }
     }
 }

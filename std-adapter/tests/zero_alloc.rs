@@ -200,3 +200,81 @@ fn remux_loop_allocates_nothing() {
     assert!(files_checked > 0 && packets > 0, "nothing was remuxed");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The bitstream conversions (`codec::convert`) allocate nothing: every
+/// access unit of every H.264/H.265 Annex B corpus file converted to a
+/// length-prefixed sample and back to Annex B (with parameter sets
+/// inserted from the record built from the first access unit), and every
+/// ADTS frame to a raw frame and its config, with timestamps rescaled,
+/// from the first `next_packet()` to the last.
+#[test]
+fn conversions_allocate_nothing() {
+    use mediaslice::codec::convert::to_annexb::ToAnnexB;
+    use mediaslice::codec::convert::to_length::{write_length_prefixed, LengthPrefixOptions};
+    use mediaslice::codec::convert::{adts, avcc, hvcc, NalCodec};
+    use mediaslice::types::{rescale_q, Rational};
+    let mut checked = 0usize;
+    for (sub, codec) in [
+        ("h264", Some(NalCodec::H264)),
+        ("h265", Some(NalCodec::H265)),
+        ("adts", None),
+    ] {
+        let dir = corpus_dir().join("files").join(sub);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            println!("{sub}: skipped: no {}", dir.display());
+            continue;
+        };
+        for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            let bytes = std::fs::read(&path).unwrap();
+            let ext = path.extension().and_then(|e| e.to_str()).map(str::to_owned);
+            let mut record = vec![0u8; 64 * 1024];
+            let mut samples = vec![0u8; 2 * bytes.len() + 1024];
+            let mut annexb = vec![0u8; 2 * bytes.len() + 64 * 1024];
+            // The record, from the first access unit (counted too).
+            let before = allocs();
+            let rec_len = match (codec, Demuxer::open(SliceSource::new(&bytes), ext.as_deref())) {
+                (Some(codec), Ok(mut first)) => {
+                    COUNTING.with(|c| c.set(true));
+                    let au = first.next_packet().unwrap().unwrap().data;
+                    match codec {
+                        NalCodec::H264 => avcc::write_avcc_from_annexb(au, &mut record),
+                        NalCodec::H265 => hvcc::write_hvcc_from_annexb(au, false, &mut record),
+                    }
+                    .unwrap()
+                }
+                _ => 0,
+            };
+            COUNTING.with(|c| c.set(false));
+            let mut n = allocs() - before;
+            let Ok(mut d) = Demuxer::open(SliceSource::new(&bytes), ext.as_deref()) else {
+                continue;
+            };
+            let mut conv = codec.map(|c| ToAnnexB::with_parameter_sets(c, &record[..rec_len]).unwrap());
+            let before = allocs();
+            COUNTING.with(|c| c.set(true));
+            let mut back = SliceSink::new(&mut annexb);
+            let mut ts = 0i64;
+            while let Ok(Some(p)) = d.next_packet() {
+                ts = ts.wrapping_add(rescale_q(
+                    p.pts.unwrap_or(0),
+                    Rational::new(1, 90_000),
+                    Rational::new(1, 1000),
+                ));
+                let Some(conv) = conv.as_mut() else {
+                    let (h, raw) = adts::adts_to_raw(p.data).unwrap();
+                    std::hint::black_box((adts::audio_specific_config(&h).unwrap(), raw));
+                    continue;
+                };
+                let mut sink = SliceSink::new(&mut samples);
+                write_length_prefixed(&mut sink, p.data, LengthPrefixOptions::default()).unwrap();
+                conv.write_sample(&mut back, sink.into_written()).unwrap();
+            }
+            COUNTING.with(|c| c.set(false));
+            n += allocs() - before;
+            std::hint::black_box((ts, back.written().len()));
+            assert_eq!(n, 0, "{}: {n} allocations converting", path.display());
+            checked += 1;
+        }
+    }
+    println!("conversions: {checked} corpus files converted with no allocation");
+}

@@ -6,6 +6,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`bits`] | MSB-first bit reader, Exp-Golomb, RBSP without emulation prevention |
+//! | [`convert`] | bitstream conversions for remuxing: Annex B ↔ length prefixes, avcC/hvcC, ADTS → raw AAC |
 //! | [`mpa`] | MPEG audio frame header, Xing/Info/LAME/VBRI |
 //! | [`adts`] | ADTS header (AAC) |
 //! | [`ac3`] | AC-3 / E-AC-3 sync frame header, CRC-16 |
@@ -21,6 +22,7 @@ pub mod adts;
 pub mod annexb;
 pub mod av1;
 pub mod bits;
+pub mod convert;
 pub mod h264;
 pub mod hevc;
 pub mod mpa;
