@@ -24,7 +24,7 @@
 //! forward, bounded by `Limits::max_fragments` elements.
 
 mod block;
-mod codec;
+mod codec_id;
 mod ebml;
 #[cfg(fuzzing)]
 #[doc(hidden)]
