@@ -15,6 +15,9 @@ use crate::types::ByteRange;
 /// Bytes read from the end of the setup header: enough for 64 modes of 41
 /// bits, the mode count and some padding before the framing bit.
 const TAIL: usize = 1024;
+/// Most modes the backward scan of the setup header tries (Vorbis I
+/// §4.2.4: `vorbis_mode_count` is 6 bits plus one, at most 64).
+const MAX_MODES: u32 = 64;
 
 /// What a track needs to time its Vorbis packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +135,7 @@ impl Vorbis {
             }
             r.bit()?;
             count += 1;
-            if count > 64 {
+            if count > MAX_MODES {
                 break;
             }
             let mut peek = Backwards { ..r };
