@@ -22,6 +22,10 @@
 //!
 //! Seeking walks Cues in place (§5.1.5); without Cues it scans Clusters
 //! forward, bounded by `Limits::max_fragments` elements.
+//!
+//! Entry points: [`MkvDemuxer`] (`open` and `next_packet` here; Tracks in
+//! `tracks.rs`, CodecIDs in `codec_id.rs`, Clusters and Blocks in
+//! `block.rs`, `seek` in `seek.rs`, `next_tag` in `tags.rs`).
 
 mod block;
 mod codec_id;
