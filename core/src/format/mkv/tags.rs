@@ -247,22 +247,7 @@ impl MkvDemuxer {
     /// Chapters (RFC 9559 §5.1.7): ChapterTimeStart, ChapterTimeEnd and
     /// ChapString of every ChapterAtom, in file order.
     fn chapters_step<S: Source>(&mut self, src: &mut S, cur: &mut TagCursor, max: u64) -> Option<Next> {
-        if cur.end == 0 {
-            let Some((s, e)) = self.chapters else {
-                cur.stage = STAGE_ATTACHMENTS;
-                return None;
-            };
-            cur.offset = s;
-            cur.end = e;
-        }
-        if cur.offset >= cur.end {
-            cur.stage = STAGE_ATTACHMENTS;
-            cur.offset = 0;
-            cur.end = 0;
-            return None;
-        }
-        let limit = cur.end;
-        let e = next_element(src, cur, limit)?;
+        let (e, _) = next_in(src, cur, self.chapters, STAGE_ATTACHMENTS)?;
         match e.id {
             ids::EDITION_ENTRY | ids::CHAPTER_ATOM | ids::CHAPTER_DISPLAY => {
                 cur.offset = e.data;
@@ -293,20 +278,7 @@ impl MkvDemuxer {
     /// Attachments (RFC 9559 §5.1.6): each AttachedFile's FileName and
     /// FileData.
     fn attachments_step<S: Source>(&mut self, src: &mut S, cur: &mut TagCursor, max: u64) -> Option<Next> {
-        if cur.end == 0 {
-            let Some((s, e)) = self.attachments else {
-                cur.stage = STAGE_DONE;
-                return None;
-            };
-            cur.offset = s;
-            cur.end = e;
-        }
-        if cur.offset >= cur.end {
-            cur.stage = STAGE_DONE;
-            return None;
-        }
-        let limit = cur.end;
-        let e = next_element(src, cur, limit)?;
+        let (e, limit) = next_in(src, cur, self.attachments, STAGE_DONE)?;
         if e.id != ids::ATTACHED_FILE {
             return None;
         }
@@ -340,6 +312,34 @@ impl MkvDemuxer {
         }
         Some(TagScope::Format)
     }
+}
+
+/// The next element of a stage that walks one element range (`range`, entered
+/// when `cur.end` is 0), with the range's end; at the end of the range (or
+/// without one) the cursor moves to `next_stage` and this is `None`, as it
+/// is on damage.
+fn next_in<S: Source>(
+    src: &mut S,
+    cur: &mut TagCursor,
+    range: Option<(u64, u64)>,
+    next_stage: u32,
+) -> Option<(Element, u64)> {
+    if cur.end == 0 {
+        let Some((s, e)) = range else {
+            cur.stage = next_stage;
+            return None;
+        };
+        cur.offset = s;
+        cur.end = e;
+    }
+    if cur.offset >= cur.end {
+        cur.stage = next_stage;
+        cur.offset = 0;
+        cur.end = 0;
+        return None;
+    }
+    let limit = cur.end;
+    Some((next_element(src, cur, limit)?, limit))
 }
 
 /// Reads the element at the cursor and moves the cursor past it; `None`
