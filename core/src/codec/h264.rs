@@ -489,6 +489,28 @@ mod tests {
         nal[4..].copy_from_slice(&out);
         let s = Sps::parse(&nal).unwrap();
         assert_eq!((s.width, s.height, s.profile, s.level), (176, 144, 66, 30));
+        assert_eq!(s.max_num_reorder_frames, None);
+    }
+
+    #[test]
+    fn sps_reorder_depth_from_bitstream_restriction() {
+        // As sps_dimensions, with a VUI: nothing but bitstream_restriction
+        // (motion vectors 1, four ue(0), max_num_reorder_frames 2,
+        // max_dec_frame_buffering 2), then the stop bit.
+        let bits = "1 1 1 1 010 0 0001011 0001001 1 1 0 1 00000 00 0 1 1 1111 011 011 1";
+        let mut out = [0u8; 8];
+        for (n, c) in bits.chars().filter(|c| *c != ' ').enumerate() {
+            if c == '1' {
+                out[n / 8] |= 0x80 >> (n % 8);
+            }
+        }
+        let mut nal = [0u8; 12];
+        nal[..4].copy_from_slice(&[0x67, 66, 0xC0, 30]);
+        nal[4..].copy_from_slice(&out);
+        let s = Sps::parse(&nal).unwrap();
+        assert_eq!((s.width, s.height), (176, 144));
+        assert_eq!(s.max_num_reorder_frames, Some(2));
+        assert_eq!(Sps::parse_payload(&nal[1..]), Some(s));
     }
 
     #[test]
