@@ -64,6 +64,7 @@ pub(super) struct Found {
 }
 
 /// The flavor from the file's first bytes and the offset of its first chunk.
+#[inline]
 pub(super) fn flavor<S: Source>(src: &mut S) -> Result<(Flavor, u64)> {
     let head: [u8; 12] = src.array(0)?;
     Ok(match head.get(0..4) {
@@ -82,6 +83,7 @@ pub(super) fn flavor<S: Source>(src: &mut S) -> Result<(Flavor, u64)> {
     })
 }
 
+#[inline]
 fn read_chunk<S: Source>(src: &mut S, at: u64, flavor: Flavor) -> Result<Chunk> {
     if flavor == Flavor::W64 {
         let h: [u8; 24] = src.array(at)?;
@@ -123,6 +125,7 @@ fn read_chunk<S: Source>(src: &mut S, at: u64, flavor: Flavor) -> Result<Chunk> 
 
 /// Walks the chunks from `first` (bounded by `Limits::max_top_level`),
 /// keeping what `open` needs.
+#[inline]
 pub(super) fn walk<S: Source>(src: &mut S, ctx: &mut Context, flavor: Flavor, first: u64) -> Result<Found> {
     let file_len = src.len();
     let mut found = Found {
@@ -202,6 +205,7 @@ impl Found {
     /// Keeps the first `data` chunk (its size from `ds64` in RF64, clamped
     /// to the input) and returns where the walk goes on, or `None` when the
     /// data runs to the end of the input.
+    #[inline]
     fn data_chunk(
         &mut self,
         c: &Chunk,

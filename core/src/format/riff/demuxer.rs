@@ -9,11 +9,12 @@ use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+use core::mem::offset_of;
 
 /// ffmpeg's packet size for WAV.
 const PACKET_TARGET: u64 = 4096;
 /// Smallest `fmt ` chunk holding a WAVEFORMATEXTENSIBLE (`mmreg.h`).
-const EXTENSIBLE_SIZE: u64 = 40;
+const EXTENSIBLE_SIZE: u64 = core::mem::size_of::<WaveFormatExtensible>() as u64;
 
 /// Demuxer state for WAV, RF64 and Wave64.
 #[derive(Debug, Clone)]
@@ -29,6 +30,7 @@ pub struct WavDemuxer {
 }
 
 impl FormatDemuxer for WavDemuxer {
+    #[inline]
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let (flavor, first) = chunks::flavor(src)?;
         let found = chunks::walk(src, ctx, flavor, first)?;
@@ -66,6 +68,7 @@ impl FormatDemuxer for WavDemuxer {
         })
     }
 
+    #[inline]
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         let _ = ctx;
         if self.pos >= self.data_end {
@@ -125,10 +128,14 @@ impl WavDemuxer {
 }
 
 /// The format tag, from the SubFormat GUID of a WAVEFORMATEXTENSIBLE.
+#[inline]
 fn format_tag<S: Source>(src: &mut S, f: &WaveFormat, fmt_body: u64, fmt_size: u64) -> Result<u16> {
     let tag = f.format_tag.get();
     if tag == WAVE_FORMAT_EXTENSIBLE && fmt_size >= EXTENSIBLE_SIZE {
-        return Ok(src.read::<WaveFormatExtensible>(fmt_body)?.sub_format_tag());
+        // Only the SubFormat GUID's first two bytes, at their place in the
+        // layout: one small read on the open path.
+        let at = fmt_body + offset_of!(WaveFormatExtensible, sub_format) as u64;
+        return Ok(u16::from_le_bytes(src.array(at)?));
     }
     Ok(tag)
 }
@@ -136,6 +143,7 @@ fn format_tag<S: Source>(src: &mut S, f: &WaveFormat, fmt_body: u64, fmt_size: u
 /// Sample frames per block: from the ADPCM block layouts (IMA: 4-byte
 /// header per channel, 4 bits a sample; MS: 7-byte header holding two
 /// samples, 4 bits a sample), 1 for PCM, 0 when unknown.
+#[inline]
 fn frames_per_block(codec: Codec, channels: u16, block_align: u32) -> u32 {
     let ch = channels as u32;
     match codec {
@@ -148,6 +156,7 @@ fn frames_per_block(codec: Codec, channels: u16, block_align: u32) -> u32 {
 
 /// The largest multiple of the block alignment not over [`PACKET_TARGET`]
 /// (at least one block), as ffmpeg's WAV reader cuts packets.
+#[inline]
 fn packet_size(block_align: u32) -> u64 {
     if block_align > 1 {
         let ba = block_align as u64;
@@ -159,6 +168,7 @@ fn packet_size(block_align: u32) -> u64 {
 
 /// The stream duration in samples: compressed audio takes the `fact`
 /// chunk's sample count, as ffmpeg uses it; PCM and the rest the data size.
+#[inline]
 fn duration(f: &WaveFormat, codec: Codec, fact: Option<u64>, frames_per_block: u32, data_len: u64) -> Option<u64> {
     let block_align = f.block_align.get() as u64;
     if let (Some(n), false) = (fact, codec.ffmpeg_name().starts_with("pcm_")) {
@@ -173,6 +183,7 @@ fn duration(f: &WaveFormat, codec: Codec, fact: Option<u64>, frames_per_block: u
 }
 
 /// The track a WAVE format describes.
+#[inline]
 fn track_of(f: &WaveFormat, codec: Codec, tag: u16, duration: Option<u64>) -> Track {
     let rate = f.sample_rate.get();
     Track {
