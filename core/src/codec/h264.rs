@@ -470,6 +470,19 @@ impl AuSplitter {
 mod tests {
     use super::*;
 
+    /// A Baseline SPS NAL (profile 66, constraints 0xC0, level 30) whose
+    /// bits after level_idc are `bits` ('0'/'1', spaces ignored).
+    fn baseline_sps(bits: &str) -> [u8; 12] {
+        let mut nal = [0u8; 12];
+        nal[..4].copy_from_slice(&[0x67, 66, 0xC0, 30]);
+        for (n, c) in bits.chars().filter(|c| *c != ' ').enumerate() {
+            if c == '1' {
+                nal[4 + n / 8] |= 0x80 >> (n % 8);
+            }
+        }
+        nal
+    }
+
     #[test]
     fn sps_dimensions() {
         // Baseline 176x144 (11x9 macroblocks), frame_mbs_only, no VUI.
@@ -478,15 +491,7 @@ mod tests {
         // max_ref 1 (010), gaps 0, w-1 = 10 (0001011), h-1 = 8 (0001001),
         // frame_mbs_only 1, direct8x8 1, crop 0, vui 0.
         let bits = "1 1 1 1 010 0 0001011 0001001 1 1 0 0 1";
-        let mut out = [0u8; 8];
-        for (n, c) in bits.chars().filter(|c| *c != ' ').enumerate() {
-            if c == '1' {
-                out[n / 8] |= 0x80 >> (n % 8);
-            }
-        }
-        let mut nal = [0u8; 12];
-        nal[..4].copy_from_slice(&[0x67, 66, 0xC0, 30]);
-        nal[4..].copy_from_slice(&out);
+        let nal = baseline_sps(bits);
         let s = Sps::parse(&nal).unwrap();
         assert_eq!((s.width, s.height, s.profile, s.level), (176, 144, 66, 30));
         assert_eq!(s.max_num_reorder_frames, None);
@@ -498,15 +503,7 @@ mod tests {
         // (motion vectors 1, four ue(0), max_num_reorder_frames 2,
         // max_dec_frame_buffering 2), then the stop bit.
         let bits = "1 1 1 1 010 0 0001011 0001001 1 1 0 1 00000 00 0 1 1 1111 011 011 1";
-        let mut out = [0u8; 8];
-        for (n, c) in bits.chars().filter(|c| *c != ' ').enumerate() {
-            if c == '1' {
-                out[n / 8] |= 0x80 >> (n % 8);
-            }
-        }
-        let mut nal = [0u8; 12];
-        nal[..4].copy_from_slice(&[0x67, 66, 0xC0, 30]);
-        nal[4..].copy_from_slice(&out);
+        let nal = baseline_sps(bits);
         let s = Sps::parse(&nal).unwrap();
         assert_eq!((s.width, s.height), (176, 144));
         assert_eq!(s.max_num_reorder_frames, Some(2));
