@@ -46,7 +46,16 @@ pub struct Sps {
     pub timing: Option<(u32, u32)>,
     /// VUI sample aspect ratio, when present.
     pub sar: Option<(u32, u32)>,
+    /// VUI `max_num_reorder_frames` (§E.2.1), when the VUI has
+    /// `bitstream_restriction_flag` and is read whole up to it (valid HRD
+    /// parameters, the SPS not cut before it). ffmpeg's `has_b_frames`.
+    pub max_num_reorder_frames: Option<u32>,
 }
+
+/// Most `cpb_cnt_minus1 + 1` of hrd_parameters() (§E.2.2: 0..=31).
+const MAX_CPB_COUNT: u32 = 32;
+/// Most `num_ref_frames_in_pic_order_cnt_cycle` (§7.4.2.1.1: 0..=255).
+const MAX_POC_CYCLE: u32 = 255;
 
 /// Sample aspect ratios of `aspect_ratio_idc` 1..=16 (Table E-1).
 const SAR: [(u32, u32); 17] = [
@@ -131,7 +140,15 @@ impl Sps {
         if h & 0x1F != nal::SPS {
             return None;
         }
-        let mut r = BitReader::rbsp(rest);
+        Sps::parse_payload(rest)
+    }
+
+    /// Parses the SPS after its NAL header byte (§7.3.2.1.1), as stored in
+    /// an `avcC` record with the header byte skipped; the NAL unit type is
+    /// not checked. `None` when it is cut short before the picture size or
+    /// has an out-of-range `num_ref_frames_in_pic_order_cnt_cycle`.
+    pub fn parse_payload(rbsp: &[u8]) -> Option<Sps> {
+        let mut r = BitReader::rbsp(rbsp);
         let mut s = Sps {
             profile: r.bits(8) as u8,
             ..Sps::default()
@@ -141,26 +158,7 @@ impl Sps {
         s.id = r.ue();
         s.chroma_format = 1;
         s.bit_depth = 8;
-        if matches!(
-            s.profile,
-            100 | 110 | 122 | 244 | 44 | 83 | 86 | 118 | 128 | 138 | 139 | 134 | 135
-        ) {
-            s.chroma_format = r.ue();
-            if s.chroma_format == 3 {
-                r.skip(1);
-            }
-            s.bit_depth = r.ue().saturating_add(8);
-            r.ue();
-            r.skip(1);
-            if r.bit() {
-                let n = if s.chroma_format == 3 { 12 } else { 8 };
-                for i in 0..n {
-                    if r.bit() {
-                        skip_scaling_list(&mut r, if i < 6 { 16 } else { 64 });
-                    }
-                }
-            }
-        }
+        s.chroma_and_scaling(&mut r);
         r.ue(); // log2_max_frame_num_minus4
         match r.ue() {
             0 => {
@@ -171,7 +169,7 @@ impl Sps {
                 r.se();
                 r.se();
                 let n = r.ue();
-                if n > 255 {
+                if n > MAX_POC_CYCLE {
                     return None;
                 }
                 for _ in 0..n {
@@ -182,10 +180,48 @@ impl Sps {
         }
         r.ue(); // max_num_ref_frames
         r.skip(1);
+        s.picture_size(&mut r);
+        if r.bit() {
+            s.vui(&mut r);
+        }
+        if r.overrun() && s.width == 0 {
+            return None;
+        }
+        Some(s)
+    }
+
+    /// The High profiles' chroma format, bit depth and scaling matrices.
+    fn chroma_and_scaling(&mut self, r: &mut BitReader<'_>) {
+        if !matches!(
+            self.profile,
+            100 | 110 | 122 | 244 | 44 | 83 | 86 | 118 | 128 | 138 | 139 | 134 | 135
+        ) {
+            return;
+        }
+        self.chroma_format = r.ue();
+        if self.chroma_format == 3 {
+            r.skip(1);
+        }
+        self.bit_depth = r.ue().saturating_add(8);
+        r.ue();
+        r.skip(1);
+        if r.bit() {
+            let n = if self.chroma_format == 3 { 12 } else { 8 };
+            for i in 0..n {
+                if r.bit() {
+                    skip_scaling_list(r, if i < 6 { 16 } else { 64 });
+                }
+            }
+        }
+    }
+
+    /// From `pic_width_in_mbs_minus1` through the frame cropping: the
+    /// picture size after cropping.
+    fn picture_size(&mut self, r: &mut BitReader<'_>) {
         let w_mbs = r.ue().saturating_add(1);
         let h_units = r.ue().saturating_add(1);
-        s.frame_mbs_only = r.bit();
-        if !s.frame_mbs_only {
+        self.frame_mbs_only = r.bit();
+        if !self.frame_mbs_only {
             r.skip(1);
         }
         r.skip(1);
@@ -195,35 +231,79 @@ impl Sps {
                 *c = r.ue();
             }
         }
-        let (sub_w, sub_h): (u32, u32) = match s.chroma_format {
+        let (sub_w, sub_h): (u32, u32) = match self.chroma_format {
             1 => (2, 2),
             2 => (2, 1),
             _ => (1, 1),
         };
-        let (cx, cy): (u32, u32) = if s.chroma_format == 0 {
-            (1, 2 - s.frame_mbs_only as u32)
+        let fields = 2 - self.frame_mbs_only as u32;
+        let (cx, cy): (u32, u32) = if self.chroma_format == 0 {
+            (1, fields)
         } else {
-            (sub_w, sub_h * (2 - s.frame_mbs_only as u32))
+            (sub_w, sub_h * fields)
         };
+        let [left, right, top, bottom] = crop;
         let w = w_mbs.saturating_mul(16);
-        let h = h_units.saturating_mul(16).saturating_mul(2 - s.frame_mbs_only as u32);
-        s.width = w.saturating_sub(cx.saturating_mul(crop[0].saturating_add(crop[1])));
-        s.height = h.saturating_sub(cy.saturating_mul(crop[2].saturating_add(crop[3])));
-        if r.bit() {
-            // VUI (§E.1.1)
-            let (sar, timing) = vui_head(&mut r);
-            s.sar = sar;
-            if let Some((units, scale)) = timing {
-                if !r.overrun() && units > 0 && scale > 0 {
-                    s.timing = Some((units, scale));
-                }
-            }
-        }
-        if r.overrun() && s.width == 0 {
-            return None;
-        }
-        Some(s)
+        let h = h_units.saturating_mul(16).saturating_mul(fields);
+        self.width = w.saturating_sub(cx.saturating_mul(left.saturating_add(right)));
+        self.height = h.saturating_sub(cy.saturating_mul(top.saturating_add(bottom)));
     }
+
+    /// The VUI (§E.1.1): sample aspect ratio, timing and the reorder depth.
+    fn vui(&mut self, r: &mut BitReader<'_>) {
+        let (sar, timing) = vui_head(r);
+        self.sar = sar;
+        if let Some((units, scale)) = timing {
+            if !r.overrun() && units > 0 && scale > 0 {
+                self.timing = Some((units, scale));
+            }
+            r.skip(1); // fixed_frame_rate_flag
+        }
+        self.max_num_reorder_frames = vui_reorder(r).filter(|_| !r.overrun());
+    }
+}
+
+/// The VUI after `fixed_frame_rate_flag` (§E.1.1) up to
+/// `max_num_reorder_frames`; `None` without `bitstream_restriction_flag` or
+/// with an HRD of more than [`MAX_CPB_COUNT`] CPBs.
+fn vui_reorder(r: &mut BitReader<'_>) -> Option<u32> {
+    let nal_hrd = r.bit();
+    if nal_hrd {
+        hrd(r)?;
+    }
+    let vcl_hrd = r.bit();
+    if vcl_hrd {
+        hrd(r)?;
+    }
+    if nal_hrd || vcl_hrd {
+        r.skip(1); // low_delay_hrd_flag
+    }
+    r.skip(1); // pic_struct_present_flag
+    if !r.bit() {
+        return None; // no bitstream_restriction
+    }
+    r.skip(1); // motion_vectors_over_pic_boundaries_flag
+    for _ in 0..4 {
+        r.ue(); // max_bytes_per_pic_denom .. log2_max_mv_length_vertical
+    }
+    Some(r.ue())
+}
+
+/// Skips hrd_parameters() (§E.1.2); `None` when `cpb_cnt_minus1` is out of
+/// range.
+fn hrd(r: &mut BitReader<'_>) -> Option<()> {
+    let count = r.ue().saturating_add(1);
+    if count > MAX_CPB_COUNT {
+        return None;
+    }
+    r.skip(8); // bit_rate_scale, cpb_size_scale
+    for _ in 0..count {
+        r.ue();
+        r.ue();
+        r.skip(1);
+    }
+    r.skip(20); // the four delay lengths and time_offset_length
+    Some(())
 }
 
 /// Finds access-unit boundaries in an Annex B H.264 stream the way ffmpeg's
@@ -390,6 +470,19 @@ impl AuSplitter {
 mod tests {
     use super::*;
 
+    /// A Baseline SPS NAL (profile 66, constraints 0xC0, level 30) whose
+    /// bits after level_idc are `bits` ('0'/'1', spaces ignored).
+    fn baseline_sps(bits: &str) -> [u8; 12] {
+        let mut nal = [0u8; 12];
+        nal[..4].copy_from_slice(&[0x67, 66, 0xC0, 30]);
+        for (n, c) in bits.chars().filter(|c| *c != ' ').enumerate() {
+            if c == '1' {
+                nal[4 + n / 8] |= 0x80 >> (n % 8);
+            }
+        }
+        nal
+    }
+
     #[test]
     fn sps_dimensions() {
         // Baseline 176x144 (11x9 macroblocks), frame_mbs_only, no VUI.
@@ -398,17 +491,23 @@ mod tests {
         // max_ref 1 (010), gaps 0, w-1 = 10 (0001011), h-1 = 8 (0001001),
         // frame_mbs_only 1, direct8x8 1, crop 0, vui 0.
         let bits = "1 1 1 1 010 0 0001011 0001001 1 1 0 0 1";
-        let mut out = [0u8; 8];
-        for (n, c) in bits.chars().filter(|c| *c != ' ').enumerate() {
-            if c == '1' {
-                out[n / 8] |= 0x80 >> (n % 8);
-            }
-        }
-        let mut nal = [0u8; 12];
-        nal[..4].copy_from_slice(&[0x67, 66, 0xC0, 30]);
-        nal[4..].copy_from_slice(&out);
+        let nal = baseline_sps(bits);
         let s = Sps::parse(&nal).unwrap();
         assert_eq!((s.width, s.height, s.profile, s.level), (176, 144, 66, 30));
+        assert_eq!(s.max_num_reorder_frames, None);
+    }
+
+    #[test]
+    fn sps_reorder_depth_from_bitstream_restriction() {
+        // As sps_dimensions, with a VUI: nothing but bitstream_restriction
+        // (motion vectors 1, four ue(0), max_num_reorder_frames 2,
+        // max_dec_frame_buffering 2), then the stop bit.
+        let bits = "1 1 1 1 010 0 0001011 0001001 1 1 0 1 00000 00 0 1 1 1111 011 011 1";
+        let nal = baseline_sps(bits);
+        let s = Sps::parse(&nal).unwrap();
+        assert_eq!((s.width, s.height), (176, 144));
+        assert_eq!(s.max_num_reorder_frames, Some(2));
+        assert_eq!(Sps::parse_payload(&nal[1..]), Some(s));
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Frame scanners for codec bitstreams: allocation-free functions that find
-//! and measure frames and access units in a byte range. The elementary-stream
-//! demuxers (`format::es`) and the MPEG-TS/PS readers (to split PES payloads)
-//! share them.
+//! Codec-level parsers shared by containers. Frame scanners for codec
+//! bitstreams: allocation-free functions that find and measure frames and
+//! access units in a byte range, shared by the elementary-stream demuxers
+//! (`format::es`), the MPEG-TS/PS readers (to split PES payloads) and the
+//! containers that look inside codec headers; and the RIFF codec registry
+//! that WAV, AVI, ASF and Matroska share.
 //!
 //! | module | what |
 //! |---|---|
@@ -16,6 +18,8 @@
 //! | [`av1`] | AV1 leb128, OBU header, sequence header, frame type |
 //! | [`mpegvideo`] | MPEG-1/2 video sequence header, frame splitter |
 //! | [`mpeg4v`] | MPEG-4 Part 2 VOL/VOP timing, frame splitter |
+//! | [`riff_tags`] | the RIFF codec registry: WAVE format tags, BITMAPINFOHEADER FourCCs, INFO ids (WAV, AVI, ASF, Matroska) |
+//! | [`riff_layout`] | WAVEFORMATEX, WAVEFORMATEXTENSIBLE, BITMAPINFOHEADER layouts |
 
 pub mod ac3;
 pub mod adts;
@@ -28,3 +32,7 @@ pub mod hevc;
 pub mod mpa;
 pub mod mpeg4v;
 pub mod mpegvideo;
+#[cfg(any(feature = "riff", feature = "avi", feature = "asf", feature = "mkv"))]
+pub mod riff_layout;
+#[cfg(any(feature = "riff", feature = "avi", feature = "asf", feature = "mkv"))]
+pub mod riff_tags;

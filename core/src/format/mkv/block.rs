@@ -12,6 +12,9 @@ use crate::types::{div_u128, Codec, Packet, PacketFlags};
 /// valid Block fits; a larger count could only come from lowering this
 /// constant and is then refused with a `CapacityExceeded` error.
 pub const MAX_LACES: usize = 256;
+/// Bytes read at a time while scanning for the next Cluster ID after
+/// damage (bounded in all by `Limits::resync_bytes`).
+const RESYNC_WINDOW: usize = 512;
 
 /// The frames of the current Block still to deliver.
 #[derive(Debug, Clone, Default)]
@@ -160,10 +163,10 @@ impl Bytes {
 
     fn byte<S: Source>(&mut self, src: &mut S) -> Result<u8> {
         let at = self.at;
-        let b = *self
-            .peek(src, 1)?
-            .first()
-            .ok_or(Error::malformed(at, "lace header runs past its Block (RFC 9559 §10.4)"))?;
+        let b = *self.peek(src, 1)?.first().ok_or(Error::malformed(
+            at,
+            "mkv Block: lace header runs past its Block (RFC 9559 §10.4)",
+        ))?;
         self.at += 1;
         Ok(b)
     }
@@ -230,7 +233,10 @@ impl MkvDemuxer {
         };
         let mut end = e.data.saturating_add(size);
         if end > src.len() && matches!(e.id, ids::SIMPLE_BLOCK | ids::BLOCK_GROUP) {
-            return Err(Error::truncated(src.len(), "input ends inside a Block"));
+            return Err(Error::truncated(
+                src.len(),
+                "mkv Cluster: SimpleBlock or BlockGroup runs past the end of the input (RFC 9559 §10)",
+            ));
         }
         if end > limit {
             ctx.diags.report("mkv.element-overflow", e.start);
@@ -264,7 +270,7 @@ impl MkvDemuxer {
         let start = self.pos.saturating_add(1);
         let stop = start.saturating_add(ctx.limits.resync_bytes).min(self.segment_end);
         let mut at = start;
-        let mut buf = [0u8; 512];
+        let mut buf = [0u8; RESYNC_WINDOW];
         while at < stop {
             let n = src.read_at(at, &mut buf)?;
             let window = buf.get(..n).unwrap_or(&[]);
@@ -407,10 +413,11 @@ impl MkvDemuxer {
     fn read_laces<S: Source>(&mut self, src: &mut S, lacing: u8, data: u64, end: u64) -> Result<u64> {
         let sizes = &mut self.laces.sizes;
         let push = |sizes: &mut heapless::Vec<u32, MAX_LACES>, s: u64| -> Result<()> {
-            let s = u32::try_from(s).map_err(|_| Error::malformed(data, "frame larger than 4 GiB"))?;
+            let s = u32::try_from(s)
+                .map_err(|_| Error::malformed(data, "mkv Block: laced frame larger than 4 GiB (RFC 9559 §10.4)"))?;
             sizes
                 .push(s)
-                .map_err(|_| Error::capacity(data, "more laced frames than MAX_LACES"))
+                .map_err(|_| Error::capacity(data, "mkv Block: more laced frames than MAX_LACES (RFC 9559 §10.4)"))
         };
         if lacing == 0 {
             push(sizes, end.saturating_sub(data))?;
@@ -419,7 +426,10 @@ impl MkvDemuxer {
         let mut r = Bytes::new(data, end);
         let count = r.byte(src)? as usize + 1;
         if count > MAX_LACES {
-            return Err(Error::capacity(data, "more laced frames than MAX_LACES"));
+            return Err(Error::capacity(
+                data,
+                "mkv Block: more laced frames than MAX_LACES (RFC 9559 §10.4)",
+            ));
         }
         let mut total = 0u64;
         match lacing {
@@ -448,16 +458,29 @@ impl MkvDemuxer {
                     let (s, n) = if i == 0 {
                         match parse_vint(b) {
                             Some((Some(v), n)) => (i64::try_from(v).unwrap_or(i64::MAX), n),
-                            _ => return Err(Error::malformed(r.at, "bad EBML lace size (RFC 9559 §10.4.4)")),
+                            _ => {
+                                return Err(Error::malformed(
+                                    r.at,
+                                    "mkv Block: invalid EBML lace size (RFC 9559 §10.4.4)",
+                                ))
+                            }
                         }
                     } else {
                         match parse_svint(b) {
                             Some((d, n)) => (prev.saturating_add(d), n),
-                            None => return Err(Error::malformed(r.at, "bad EBML lace size (RFC 9559 §10.4.4)")),
+                            None => {
+                                return Err(Error::malformed(
+                                    r.at,
+                                    "mkv Block: invalid EBML lace size (RFC 9559 §10.4.4)",
+                                ))
+                            }
                         }
                     };
                     if s < 0 {
-                        return Err(Error::malformed(r.at, "negative EBML lace size"));
+                        return Err(Error::malformed(
+                            r.at,
+                            "mkv Block: negative EBML lace size (RFC 9559 §10.4.4)",
+                        ));
                     }
                     r.at += n as u64;
                     prev = s;
@@ -469,7 +492,10 @@ impl MkvDemuxer {
             _ => {
                 let rest = end.saturating_sub(r.at);
                 if rest % count as u64 != 0 {
-                    return Err(Error::malformed(r.at, "fixed-size lacing does not divide the Block"));
+                    return Err(Error::malformed(
+                        r.at,
+                        "mkv Block: fixed-size lacing does not divide the Block (RFC 9559 §10.4.3)",
+                    ));
                 }
                 for _ in 0..count {
                     push(sizes, rest / count as u64)?;
@@ -479,7 +505,10 @@ impl MkvDemuxer {
         }
         let rest = end.saturating_sub(r.at);
         if total > rest {
-            return Err(Error::malformed(r.at, "laced frames larger than their Block"));
+            return Err(Error::malformed(
+                r.at,
+                "mkv Block: laced frames larger than their Block (RFC 9559 §10.4)",
+            ));
         }
         push(sizes, rest - total)?;
         Ok(r.at)
@@ -567,72 +596,36 @@ impl MkvDemuxer {
     #[cfg(feature = "mkv-zlib")]
     pub(super) fn emit_joined<'s, S: Source>(&self, src: &'s mut S, e: Emit, len: usize) -> Result<Packet<'s>> {
         let data = S::joined(src, len)?;
-        Ok(Packet {
-            track: e.track,
-            pts: e.pts,
-            dts: e.dts,
-            duration: (e.duration != 0).then_some(e.duration),
-            flags: PacketFlags {
-                keyframe: e.keyframe,
-                discard: false,
-                truncated: false,
-            },
-            pos: Some(e.offset),
-            contiguous: false,
-            data,
-        })
+        Ok(Packet::joined(e.track, Some(e.offset), data)
+            .with_times(e.pts, e.dts, (e.duration != 0).then_some(e.duration))
+            .with_flags(PacketFlags::keyframe(e.keyframe)))
     }
 
     /// Borrows a decided packet: a slice of the input, or, for a
     /// header-stripped track, the stripped bytes and the frame joined in
     /// scratch.
     pub(super) fn emit<'s, S: Source>(&self, src: &'s mut S, e: Emit) -> Result<Packet<'s>> {
-        let t = self
-            .tracks
-            .get(e.track)
-            .ok_or(Error::malformed(e.offset, "no such track"))?;
+        let t = self.tracks.get(e.track).ok_or(Error::malformed(
+            e.offset,
+            "mkv Block: TrackNumber names no TrackEntry (RFC 9559 §10.1)",
+        ))?;
         let size = e.size as usize;
         let (pts, dts, duration) = (e.pts, e.dts, (e.duration != 0).then_some(e.duration));
-        let flags = PacketFlags {
-            keyframe: e.keyframe,
-            discard: false,
-            truncated: false,
-        };
         if let super::Encoding::Strip(head) = &t.encoding {
             let h = head.len();
             src.put(0, head)?;
             src.gather(e.offset, size, h)?;
             let data = S::joined(src, h + size)?;
-            let flags = PacketFlags {
-                keyframe: bitstream_key(t.codec, data).unwrap_or(flags.keyframe),
-                ..flags
-            };
-            return Ok(Packet {
-                track: e.track,
-                pts,
-                dts,
-                duration,
-                flags,
-                pos: Some(e.offset),
-                contiguous: false,
-                data,
-            });
+            let flags = PacketFlags::keyframe(bitstream_key(t.codec, data).unwrap_or(e.keyframe));
+            return Ok(Packet::joined(e.track, Some(e.offset), data)
+                .with_times(pts, dts, duration)
+                .with_flags(flags));
         }
         let data = src.bytes(e.offset, size)?;
-        let flags = PacketFlags {
-            keyframe: bitstream_key(t.codec, data).unwrap_or(flags.keyframe),
-            ..flags
-        };
-        Ok(Packet {
-            track: e.track,
-            pts,
-            dts,
-            duration,
-            flags,
-            pos: Some(e.offset),
-            contiguous: true,
-            data,
-        })
+        let flags = PacketFlags::keyframe(bitstream_key(t.codec, data).unwrap_or(e.keyframe));
+        Ok(Packet::contiguous(e.track, e.offset, data)
+            .with_times(pts, dts, duration)
+            .with_flags(flags))
     }
 }
 

@@ -140,23 +140,29 @@ pub(crate) fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Resul
     let eof = limit >= src.len();
     let short = || {
         if n < avail || eof {
-            Error::truncated(at.saturating_add(n as u64), "input ends inside an EBML element header")
+            Error::truncated(
+                at.saturating_add(n as u64),
+                "mkv EBML: input ends inside an element header (RFC 8794 §4)",
+            )
         } else {
-            Error::malformed(at, "EBML element header runs past its parent")
+            Error::malformed(at, "mkv EBML: element header runs past its parent (RFC 8794 §6)")
         }
     };
     let first = *h.first().ok_or_else(short)?;
     if vint_len(first).is_none_or(|l| l > 8) {
-        return Err(Error::malformed(at, "invalid EBML Element ID (RFC 8794 §5)"));
+        return Err(Error::malformed(at, "mkv EBML: invalid Element ID (RFC 8794 §5)"));
     }
     let id_len = vint_len(first).unwrap_or(1);
     if h.len() < id_len {
         return Err(short());
     }
-    let (id, _) = parse_id(h).ok_or(Error::malformed(at, "invalid EBML Element ID (RFC 8794 §5)"))?;
+    let (id, _) = parse_id(h).ok_or(Error::malformed(at, "mkv EBML: invalid Element ID (RFC 8794 §5)"))?;
     let rest = h.get(id_len..).unwrap_or(&[]);
     let size_first = *rest.first().ok_or_else(short)?;
-    let size_len = vint_len(size_first).ok_or(Error::malformed(at, "invalid EBML Element Data Size (RFC 8794 §6)"))?;
+    let size_len = vint_len(size_first).ok_or(Error::malformed(
+        at,
+        "mkv EBML: invalid Element Data Size (RFC 8794 §6)",
+    ))?;
     if rest.len() < size_len {
         return Err(short());
     }
@@ -178,7 +184,7 @@ pub(crate) fn read_uint<S: Source>(src: &mut S, e: &Element) -> Result<u64> {
     if size > 8 {
         return Err(Error::malformed(
             e.start,
-            "unsigned integer element longer than 8 bytes",
+            "mkv EBML: unsigned integer element longer than 8 bytes (RFC 8794 §7.2)",
         ));
     }
     let mut b = [0u8; 8];
@@ -197,7 +203,7 @@ pub(crate) fn read_float<S: Source>(src: &mut S, e: &Element) -> Result<f64> {
         Some(8) => Ok(f64::from_be_bytes(src.array(e.data)?)),
         _ => Err(Error::malformed(
             e.start,
-            "float element not 0, 4 or 8 bytes (RFC 8794 §7.3)",
+            "mkv EBML: float element not 0, 4 or 8 bytes (RFC 8794 §7.3)",
         )),
     }
 }
@@ -300,6 +306,10 @@ mod tests {
 /// element ends. Built only under `cfg(fuzzing)`.
 #[cfg(fuzzing)]
 pub fn fuzz_walk(data: &[u8]) {
+    /// Deepest nesting the fuzz walk descends to.
+    const FUZZ_MAX_DEPTH: u32 = 8;
+    /// Most elements the fuzz walk reads in all.
+    const FUZZ_BUDGET: u32 = 10_000;
     fn walk<S: Source>(src: &mut S, from: u64, limit: u64, depth: u32, budget: &mut u32) {
         let mut at = from;
         while at < limit && *budget > 0 {
@@ -310,7 +320,7 @@ pub fn fuzz_walk(data: &[u8]) {
             let mut b = [0u8; 64];
             let _ = read_str(src, &e, &mut b);
             let end = e.end_within(limit);
-            if depth < 8 {
+            if depth < FUZZ_MAX_DEPTH {
                 walk(src, e.data, end, depth + 1, budget);
                 let mut kids = Children::of(&e, limit);
                 while *budget > 0 {
@@ -328,7 +338,7 @@ pub fn fuzz_walk(data: &[u8]) {
         }
     }
     let mut src = crate::source::SliceSource::new(data);
-    let mut budget = 10_000u32;
+    let mut budget = FUZZ_BUDGET;
     walk(&mut src, 0, data.len() as u64, 0, &mut budget);
     for i in 0..data.len().min(64) {
         let rest = data.get(i..).unwrap_or(&[]);

@@ -1,10 +1,11 @@
 //! The H.264 reorder depth from an `avcC` record (ISO/IEC 14496-15 §5.3.3)
 //! and its first sequence parameter set (ITU-T H.264 §7.3.2.1.1, VUI
-//! §E.1.1): `max_num_reorder_frames`, which ffmpeg uses as `has_b_frames`
-//! to derive the decoding timestamps that Matroska does not store.
+//! §E.1.1, parsed by [`crate::codec::h264::Sps`]): `max_num_reorder_frames`,
+//! which ffmpeg uses as `has_b_frames` to derive the decoding timestamps
+//! that Matroska does not store.
 
-use crate::codec::bits::BitReader;
-use crate::codec::h264::{skip_scaling_list, vui_head};
+use crate::bytes::be16;
+use crate::codec::h264::Sps;
 use crate::source::Source;
 use crate::types::ByteRange;
 
@@ -24,115 +25,12 @@ pub(super) fn reorder_depth<S: Source>(src: &mut S, config: ByteRange) -> Option
     if *buf.first()? != 1 || buf.get(5)? & 0x1F == 0 {
         return None;
     }
-    let len = u16::from_be_bytes([*buf.get(6)?, *buf.get(7)?]) as usize;
+    let len = be16(buf, 6)? as usize;
     let nal = buf.get(8..8 + len)?;
-    // The RBSP after the NAL header byte, emulation prevention bytes
-    // (00 00 03, H.264 §7.4.1) dropped by the reader.
-    let mut r = BitReader::rbsp(nal.get(1..)?);
-    let depth = parse_sps(&mut r)?;
-    (!r.overrun() && depth as usize <= MAX_REORDER).then_some(depth as u8)
-}
-
-/// Walks an SPS (H.264 §7.3.2.1.1) to its VUI (§E.1.1) and returns
-/// `max_num_reorder_frames`. Reads past the end give zero bits; the caller
-/// checks [`BitReader::overrun`].
-fn parse_sps(r: &mut BitReader) -> Option<u32> {
-    let profile = r.bits(8);
-    r.skip(16); // constraint flags, level_idc
-    r.ue(); // seq_parameter_set_id
-    if matches!(
-        profile,
-        100 | 110 | 122 | 244 | 44 | 83 | 86 | 118 | 128 | 138 | 139 | 134 | 135
-    ) {
-        let chroma = r.ue();
-        if chroma == 3 {
-            r.skip(1);
-        }
-        r.ue();
-        r.ue();
-        r.skip(1);
-        if r.bit() {
-            for i in 0..if chroma == 3 { 12 } else { 8 } {
-                if r.bit() {
-                    skip_scaling_list(r, if i < 6 { 16 } else { 64 });
-                }
-            }
-        }
-    }
-    r.ue(); // log2_max_frame_num_minus4
-    match r.ue() {
-        0 => {
-            r.ue();
-        }
-        1 => {
-            r.skip(1);
-            r.se();
-            r.se();
-            let cycle = r.ue();
-            if cycle > 255 {
-                return None;
-            }
-            for _ in 0..cycle {
-                r.se();
-            }
-        }
-        _ => {}
-    }
-    r.ue(); // max_num_ref_frames
-    r.skip(1);
-    r.ue();
-    r.ue();
-    if !r.bit() {
-        r.skip(1); // mb_adaptive_frame_field_flag
-    }
-    r.skip(1);
-    if r.bit() {
-        for _ in 0..4 {
-            r.ue();
-        }
-    }
-    if !r.bit() {
-        return None; // no VUI
-    }
-    if vui_head(r).1.is_some() {
-        r.skip(1); // fixed_frame_rate_flag
-    }
-    let nal_hrd = r.bit();
-    if nal_hrd {
-        hrd(r)?;
-    }
-    let vcl_hrd = r.bit();
-    if vcl_hrd {
-        hrd(r)?;
-    }
-    if nal_hrd || vcl_hrd {
-        r.skip(1);
-    }
-    r.skip(1); // pic_struct_present_flag
-    if !r.bit() {
-        return None; // no bitstream_restriction
-    }
-    r.skip(1);
-    for _ in 0..4 {
-        r.ue();
-    }
-    Some(r.ue()) // max_num_reorder_frames
-}
-
-/// hrd_parameters() (H.264 §E.1.2).
-fn hrd(r: &mut BitReader) -> Option<()> {
-    let count = r.ue().saturating_add(1);
-    if count > 32 {
-        return None;
-    }
-    r.skip(8);
-    for _ in 0..count {
-        r.ue();
-        r.ue();
-        r.skip(1);
-    }
-    r.skip(20);
-    Some(())
+    // The SPS after the NAL header byte, walked once by the codec parser
+    // (emulation prevention bytes, 00 00 03 of H.264 §7.4.1, dropped).
+    let depth = Sps::parse_payload(nal.get(1..)?)?.max_num_reorder_frames?;
+    (depth as usize <= MAX_REORDER).then_some(depth as u8)
 }
 
 #[cfg(test)]

@@ -22,9 +22,13 @@
 //!
 //! Seeking walks Cues in place (§5.1.5); without Cues it scans Clusters
 //! forward, bounded by `Limits::max_fragments` elements.
+//!
+//! Entry points: [`MkvDemuxer`] (`open` and `next_packet` here; Tracks in
+//! `tracks.rs`, CodecIDs in `codec_id.rs`, Clusters and Blocks in
+//! `block.rs`, `seek` in `seek.rs`, `next_tag` in `tags.rs`).
 
 mod block;
-mod codec;
+mod codec_id;
 mod ebml;
 #[cfg(fuzzing)]
 #[doc(hidden)]
@@ -40,6 +44,7 @@ mod vorbis;
 #[cfg(feature = "mkv-zlib")]
 mod zlib;
 
+use crate::bytes::gcd;
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::MAX_TRACKS;
@@ -60,6 +65,11 @@ pub const MAX_TAGS_ELEMENTS: usize = 8;
 /// stripping, RFC 9559 §5.1.4.1.31.7). A track stripping more is reported
 /// unsupported with `mkv.strip-too-long`.
 pub const MAX_STRIPPED: usize = 64;
+
+/// Most element steps `next_packet` takes without returning a packet. Each
+/// step moves forward by at least one element header, so this bound only
+/// guards against a logic error.
+const MAX_STEPS_PER_PACKET: u32 = u32::MAX;
 
 /// ffmpeg's default TimestampScale (RFC 9559 §5.1.2.1: 1 000 000 ns).
 const DEFAULT_SCALE: u64 = 1_000_000;
@@ -187,7 +197,7 @@ impl FormatDemuxer for MkvDemuxer {
         let len = src.len();
         let head = read_element(src, 0, len)?;
         if head.id != ids::EBML {
-            return Err(Error::malformed(0, "no EBML header (RFC 8794 §11.2)"));
+            return Err(Error::malformed(0, "mkv: no EBML header (RFC 8794 §11.2)"));
         }
         check_ebml_header(src, ctx, &head, len)?;
         let segment = find_segment(src, ctx, head.end_within(len), len)?;
@@ -235,7 +245,10 @@ impl FormatDemuxer for MkvDemuxer {
         d.walk_top_level(src, ctx, &mut walk)?;
         d.follow_seek_head(src, ctx, &mut walk)?;
         if !walk.have_tracks {
-            return Err(Error::malformed(segment.data, "no Tracks element (RFC 9559 §5.1.4)"));
+            return Err(Error::malformed(
+                segment.data,
+                "mkv Segment: no Tracks element (RFC 9559 §5.1.4)",
+            ));
         }
         d.add_pictures(src, ctx)?;
         d.pos = d.first_cluster;
@@ -280,11 +293,12 @@ impl FormatDemuxer for MkvDemuxer {
             if !self.step(src, ctx)? {
                 return Ok(None);
             }
-            // Each step moves forward by at least one element header; this
-            // bound only guards against a logic error.
             steps = steps.saturating_add(1);
-            if steps == u32::MAX {
-                return Err(Error::malformed(self.pos, "no progress"));
+            if steps == MAX_STEPS_PER_PACKET {
+                return Err(Error::malformed(
+                    self.pos,
+                    "mkv Cluster: no packet after MAX_STEPS_PER_PACKET element steps (RFC 9559 §10, progress guard)",
+                ));
             }
         }
     }
@@ -327,7 +341,10 @@ fn check_ebml_header<S: Source>(src: &mut S, ctx: &mut Context, head: &Element, 
         if e.id == ids::EBML_READ_VERSION {
             ctx.diags.report("mkv.ebml-read-version", e.start);
         } else {
-            return Err(Error::unsupported(e.start, "EBML IDs or sizes longer than 8 bytes"));
+            return Err(Error::unsupported(
+                e.start,
+                "mkv EBML header: EBMLMaxIDLength or EBMLMaxSizeLength over 8 (RFC 8794 §11.2.4, §11.2.5)",
+            ));
         }
     }
     if !doctype_ok {
@@ -352,16 +369,15 @@ fn find_segment<S: Source>(src: &mut S, ctx: &mut Context, mut at: u64, len: u64
             _ => break,
         }
     }
-    Err(Error::malformed(at, "no Segment element (RFC 9559 §5.1)"))
+    Err(Error::malformed(
+        at,
+        "mkv: no Segment element after the EBML header (RFC 9559 §5.1)",
+    ))
 }
 
 /// `scale` nanoseconds as a time base, reduced.
 fn time_base(scale: u64) -> Rational {
-    let (mut a, mut b) = (scale, 1_000_000_000u64);
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    let g = a.max(1);
+    let g = gcd(scale, 1_000_000_000).max(1);
     let (num, den) = (scale / g, 1_000_000_000 / g);
     Rational::new(u32::try_from(num).unwrap_or(u32::MAX), den as u32)
 }

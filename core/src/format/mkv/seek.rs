@@ -14,10 +14,11 @@ impl MkvDemuxer {
     /// `ts` (video) or the packet containing `ts` (other tracks), then drops
     /// packets until that one.
     pub(super) fn seek_to<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
-        let t = self
-            .tracks
-            .get(track)
-            .ok_or(Error::new(ErrorKind::InvalidArgument, 0, "no such track"))?;
+        let t = self.tracks.get(track).ok_or(Error::new(
+            ErrorKind::InvalidArgument,
+            0,
+            "mkv seek: no such track (RFC 9559 §5.1.4)",
+        ))?;
         let number = t.number;
         let delay = t.codec_delay;
         let video = ctx.tracks.get(track).is_some_and(|x| x.kind == TrackKind::Video) && !t.intra_only;

@@ -62,6 +62,23 @@ fn common_name(key: &str) -> Option<&'static str> {
     NAMES.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|&(_, v)| v)
 }
 
+/// What the walk found next, before it is borrowed from the input.
+enum Next {
+    /// A string element: Info strings, track Names, ChapString.
+    Text {
+        scope: TagScope,
+        range: ByteRange,
+        key: &'static str,
+        name: Option<&'static str>,
+    },
+    /// A SimpleTag's TagName and TagString/TagBinary.
+    Simple(TagScope, Spans),
+    /// An AttachedFile's FileName and FileData.
+    Attachment(Spans),
+    /// ChapterTimeStart or ChapterTimeEnd.
+    Int(&'static str, u64),
+}
+
 impl MkvDemuxer {
     /// The next tag (see the module documentation for the order).
     pub(super) fn tag<'s, S: Source>(
@@ -70,218 +87,203 @@ impl MkvDemuxer {
         ctx: &Context,
         cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
-        let max = ctx.limits.max_tag_bytes as u64;
+        let Some(next) = self.find(src, cur, ctx.limits.max_tag_bytes as u64) else {
+            return Ok(None);
+        };
+        Ok(Some(match next {
+            Next::Text {
+                scope,
+                range,
+                key,
+                name,
+            } => Tag {
+                scope,
+                key: TagKey::Text(key),
+                name,
+                value: text_or_bytes(src.bytes(range.offset, range.len as usize)?),
+            },
+            Next::Simple(scope, sp) => {
+                let (key, v) = key_and_value(src.bytes(sp.start, sp.len)?, &sp);
+                Tag {
+                    scope,
+                    key: TagKey::Text(key),
+                    name: common_name(key),
+                    value: if sp.binary {
+                        TagValue::Bytes(v)
+                    } else {
+                        text_or_bytes(v)
+                    },
+                }
+            }
+            Next::Attachment(sp) => {
+                let (key, v) = key_and_value(src.bytes(sp.start, sp.len)?, &sp);
+                Tag {
+                    scope: TagScope::Format,
+                    key: TagKey::Text(key),
+                    name: None,
+                    value: TagValue::Bytes(v),
+                }
+            }
+            Next::Int(key, v) => Tag {
+                scope: TagScope::Format,
+                key: TagKey::Text(key),
+                name: None,
+                value: TagValue::Int(v.min(i64::MAX as u64) as i64),
+            },
+        }))
+    }
+
+    /// Moves the cursor to the next tag, stage by stage; `None` at the end.
+    fn find<S: Source>(&mut self, src: &mut S, cur: &mut TagCursor, max: u64) -> Option<Next> {
         // Every turn of this loop moves the cursor forward.
         loop {
-            match cur.stage {
+            let next = match cur.stage {
                 0 => {
                     self.tag_walk = TagWalk::default();
                     cur.stage = STAGE_INFO;
                     cur.offset = 0;
+                    continue;
                 }
-                STAGE_INFO => {
-                    let i = cur.offset;
-                    cur.offset += 1;
-                    let (r, key, name) = match i {
-                        0 => (self.title, "Title", Some("title")),
-                        1 => (self.muxing_app, "MuxingApp", Some("encoder")),
-                        2 => (self.writing_app, "WritingApp", None),
-                        _ => {
-                            cur.stage = STAGE_NAMES;
-                            cur.offset = 0;
-                            continue;
-                        }
-                    };
-                    let Some(r) = r.filter(|r| r.len > 0 && r.len as u64 <= max && fits(src, r.len as usize)) else {
-                        continue;
-                    };
-                    let v = src.bytes(r.offset, r.len as usize)?;
-                    return Ok(Some(Tag {
-                        scope: TagScope::Format,
-                        key: TagKey::Text(key),
-                        name,
-                        value: text_or_bytes(v),
-                    }));
-                }
-                STAGE_NAMES => {
-                    let i = cur.offset as usize;
-                    cur.offset += 1;
-                    let Some(t) = self.tracks.get(i) else {
-                        cur.stage = STAGE_TAGS;
-                        cur.offset = 0;
-                        cur.end = 0;
-                        self.tag_walk = TagWalk::default();
-                        continue;
-                    };
-                    let Some(r) = t
-                        .name
-                        .filter(|r| r.len > 0 && r.len as u64 <= max && fits(src, r.len as usize))
-                    else {
-                        continue;
-                    };
-                    let v = src.bytes(r.offset, r.len as usize)?;
-                    return Ok(Some(Tag {
-                        scope: TagScope::Track(i),
-                        key: TagKey::Text("Name"),
-                        name: Some("title"),
-                        value: text_or_bytes(v),
-                    }));
-                }
-                STAGE_TAGS => {
-                    if cur.offset >= cur.end {
-                        // Next Tags element.
-                        let Some(&(s, e)) = self.tags.get(self.tag_walk.list) else {
-                            cur.stage = STAGE_CHAPTERS;
-                            cur.offset = 0;
-                            cur.end = 0;
-                            continue;
-                        };
-                        self.tag_walk.list += 1;
-                        self.tag_walk.tag_end = 0;
-                        cur.offset = s;
-                        cur.end = e;
-                        continue;
-                    }
-                    let in_tag = cur.offset < self.tag_walk.tag_end;
-                    let limit = if in_tag { self.tag_walk.tag_end } else { cur.end };
-                    let Some(e) = next_element(src, cur, limit) else {
-                        continue;
-                    };
-                    if !in_tag {
-                        if e.id == ids::TAG {
-                            self.tag_walk.scope = self.target_scope(src, &e, limit);
-                            self.tag_walk.tag_end = e.end_within(limit);
-                            if self.tag_walk.scope.is_some() {
-                                // Walk the Tag's children.
-                                cur.offset = e.data;
-                            }
-                        }
-                        continue;
-                    }
-                    if e.id != ids::SIMPLE_TAG {
-                        continue;
-                    }
-                    // Descend: nested SimpleTags follow as the walk goes on.
-                    cur.offset = e.data;
-                    let Some(scope) = self.tag_walk.scope else { continue };
-                    let Some(sp) = simple_tag_spans(src, &e, limit, max) else {
-                        continue;
-                    };
-                    if !fits(src, sp.len) || !key_is_text(src, &sp) {
-                        continue;
-                    }
-                    let b = src.bytes(sp.start, sp.len)?;
-                    let key = b
-                        .get(sp.key.0..sp.key.1)
-                        .and_then(|k| core::str::from_utf8(k).ok())
-                        .unwrap_or("");
-                    let v = sp.value.and_then(|(a, z)| b.get(a..z)).unwrap_or(&[]);
-                    let value = if sp.binary {
-                        TagValue::Bytes(v)
-                    } else {
-                        text_or_bytes(v)
-                    };
-                    return Ok(Some(Tag {
-                        scope,
-                        key: TagKey::Text(trim_nul(key)),
-                        name: common_name(trim_nul(key)),
-                        value,
-                    }));
-                }
-                STAGE_CHAPTERS => {
-                    if cur.end == 0 {
-                        let Some((s, e)) = self.chapters else {
-                            cur.stage = STAGE_ATTACHMENTS;
-                            continue;
-                        };
-                        cur.offset = s;
-                        cur.end = e;
-                    }
-                    if cur.offset >= cur.end {
-                        cur.stage = STAGE_ATTACHMENTS;
-                        cur.offset = 0;
-                        cur.end = 0;
-                        continue;
-                    }
-                    let limit = cur.end;
-                    let Some(e) = next_element(src, cur, limit) else {
-                        continue;
-                    };
-                    match e.id {
-                        ids::EDITION_ENTRY | ids::CHAPTER_ATOM | ids::CHAPTER_DISPLAY => cur.offset = e.data,
-                        ids::CHAPTER_TIME_START | ids::CHAPTER_TIME_END => {
-                            let Ok(v) = read_uint(src, &e) else { continue };
-                            let key = if e.id == ids::CHAPTER_TIME_START {
-                                "ChapterTimeStart"
-                            } else {
-                                "ChapterTimeEnd"
-                            };
-                            return Ok(Some(Tag {
-                                scope: TagScope::Format,
-                                key: TagKey::Text(key),
-                                name: None,
-                                value: TagValue::Int(v.min(i64::MAX as u64) as i64),
-                            }));
-                        }
-                        ids::CHAP_STRING => {
-                            let Some(r) =
-                                super::range_of(&e).filter(|r| r.len as u64 <= max && fits(src, r.len as usize))
-                            else {
-                                continue;
-                            };
-                            let v = src.bytes(r.offset, r.len as usize)?;
-                            return Ok(Some(Tag {
-                                scope: TagScope::Format,
-                                key: TagKey::Text("ChapString"),
-                                name: None,
-                                value: text_or_bytes(v),
-                            }));
-                        }
-                        _ => {}
-                    }
-                }
-                STAGE_ATTACHMENTS => {
-                    if cur.end == 0 {
-                        let Some((s, e)) = self.attachments else {
-                            cur.stage = STAGE_DONE;
-                            continue;
-                        };
-                        cur.offset = s;
-                        cur.end = e;
-                    }
-                    if cur.offset >= cur.end {
-                        cur.stage = STAGE_DONE;
-                        continue;
-                    }
-                    let limit = cur.end;
-                    let Some(e) = next_element(src, cur, limit) else {
-                        continue;
-                    };
-                    if e.id != ids::ATTACHED_FILE {
-                        continue;
-                    }
-                    let Some(sp) = attachment_spans(src, &e, limit, max) else {
-                        continue;
-                    };
-                    if !fits(src, sp.len) || !key_is_text(src, &sp) {
-                        continue;
-                    }
-                    let b = src.bytes(sp.start, sp.len)?;
-                    let key = b
-                        .get(sp.key.0..sp.key.1)
-                        .and_then(|k| core::str::from_utf8(k).ok())
-                        .unwrap_or("");
-                    let v = sp.value.and_then(|(a, z)| b.get(a..z)).unwrap_or(&[]);
-                    return Ok(Some(Tag {
-                        scope: TagScope::Format,
-                        key: TagKey::Text(trim_nul(key)),
-                        name: None,
-                        value: TagValue::Bytes(v),
-                    }));
-                }
-                _ => return Ok(None),
+                STAGE_INFO => self.info_step(src, cur, max),
+                STAGE_NAMES => self.name_step(src, cur, max),
+                STAGE_TAGS => self.tags_step(src, cur, max),
+                STAGE_CHAPTERS => self.chapters_step(src, cur, max),
+                STAGE_ATTACHMENTS => self.attachments_step(src, cur, max),
+                _ => return None,
+            };
+            if next.is_some() {
+                return next;
             }
         }
+    }
+
+    /// Info (RFC 9559 §5.1.2): Title, MuxingApp, WritingApp.
+    fn info_step<S: Source>(&mut self, src: &mut S, cur: &mut TagCursor, max: u64) -> Option<Next> {
+        let i = cur.offset;
+        cur.offset += 1;
+        let (r, key, name) = match i {
+            0 => (self.title, "Title", Some("title")),
+            1 => (self.muxing_app, "MuxingApp", Some("encoder")),
+            2 => (self.writing_app, "WritingApp", None),
+            _ => {
+                cur.stage = STAGE_NAMES;
+                cur.offset = 0;
+                return None;
+            }
+        };
+        let range = r.filter(|r| r.len > 0 && r.len as u64 <= max && fits(src, r.len as usize))?;
+        Some(Next::Text {
+            scope: TagScope::Format,
+            range,
+            key,
+            name,
+        })
+    }
+
+    /// Track Names (RFC 9559 §5.1.4.1.18).
+    fn name_step<S: Source>(&mut self, src: &mut S, cur: &mut TagCursor, max: u64) -> Option<Next> {
+        let i = cur.offset as usize;
+        cur.offset += 1;
+        let Some(t) = self.tracks.get(i) else {
+            cur.stage = STAGE_TAGS;
+            cur.offset = 0;
+            cur.end = 0;
+            self.tag_walk = TagWalk::default();
+            return None;
+        };
+        let range = t
+            .name
+            .filter(|r| r.len > 0 && r.len as u64 <= max && fits(src, r.len as usize))?;
+        Some(Next::Text {
+            scope: TagScope::Track(i),
+            range,
+            key: "Name",
+            name: Some("title"),
+        })
+    }
+
+    /// Tags (RFC 9559 §5.1.8): one element of the Tags elements in turn;
+    /// a Tag's Targets give the scope of its SimpleTags, nested ones
+    /// included.
+    fn tags_step<S: Source>(&mut self, src: &mut S, cur: &mut TagCursor, max: u64) -> Option<Next> {
+        if cur.offset >= cur.end {
+            // Next Tags element.
+            let Some(&(s, e)) = self.tags.get(self.tag_walk.list) else {
+                cur.stage = STAGE_CHAPTERS;
+                cur.offset = 0;
+                cur.end = 0;
+                return None;
+            };
+            self.tag_walk.list += 1;
+            self.tag_walk.tag_end = 0;
+            cur.offset = s;
+            cur.end = e;
+            return None;
+        }
+        let in_tag = cur.offset < self.tag_walk.tag_end;
+        let limit = if in_tag { self.tag_walk.tag_end } else { cur.end };
+        let e = next_element(src, cur, limit)?;
+        if !in_tag {
+            if e.id == ids::TAG {
+                self.tag_walk.scope = self.target_scope(src, &e, limit);
+                self.tag_walk.tag_end = e.end_within(limit);
+                if self.tag_walk.scope.is_some() {
+                    // Walk the Tag's children.
+                    cur.offset = e.data;
+                }
+            }
+            return None;
+        }
+        if e.id != ids::SIMPLE_TAG {
+            return None;
+        }
+        // Descend: nested SimpleTags follow as the walk goes on.
+        cur.offset = e.data;
+        let scope = self.tag_walk.scope?;
+        let sp = simple_tag_spans(src, &e, limit, max)?;
+        (fits(src, sp.len) && key_is_text(src, &sp)).then_some(Next::Simple(scope, sp))
+    }
+
+    /// Chapters (RFC 9559 §5.1.7): ChapterTimeStart, ChapterTimeEnd and
+    /// ChapString of every ChapterAtom, in file order.
+    fn chapters_step<S: Source>(&mut self, src: &mut S, cur: &mut TagCursor, max: u64) -> Option<Next> {
+        let (e, _) = next_in(src, cur, self.chapters, STAGE_ATTACHMENTS)?;
+        match e.id {
+            ids::EDITION_ENTRY | ids::CHAPTER_ATOM | ids::CHAPTER_DISPLAY => {
+                cur.offset = e.data;
+                None
+            }
+            ids::CHAPTER_TIME_START | ids::CHAPTER_TIME_END => {
+                let v = read_uint(src, &e).ok()?;
+                let key = if e.id == ids::CHAPTER_TIME_START {
+                    "ChapterTimeStart"
+                } else {
+                    "ChapterTimeEnd"
+                };
+                Some(Next::Int(key, v))
+            }
+            ids::CHAP_STRING => {
+                let range = super::range_of(&e).filter(|r| r.len as u64 <= max && fits(src, r.len as usize))?;
+                Some(Next::Text {
+                    scope: TagScope::Format,
+                    range,
+                    key: "ChapString",
+                    name: None,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Attachments (RFC 9559 §5.1.6): each AttachedFile's FileName and
+    /// FileData.
+    fn attachments_step<S: Source>(&mut self, src: &mut S, cur: &mut TagCursor, max: u64) -> Option<Next> {
+        let (e, limit) = next_in(src, cur, self.attachments, STAGE_DONE)?;
+        if e.id != ids::ATTACHED_FILE {
+            return None;
+        }
+        let sp = attachment_spans(src, &e, limit, max)?;
+        (fits(src, sp.len) && key_is_text(src, &sp)).then_some(Next::Attachment(sp))
     }
 
     /// A Tag's scope from its Targets (RFC 9559 §5.1.8.1.1): the track with
@@ -310,6 +312,34 @@ impl MkvDemuxer {
         }
         Some(TagScope::Format)
     }
+}
+
+/// The next element of a stage that walks one element range (`range`, entered
+/// when `cur.end` is 0), with the range's end; at the end of the range (or
+/// without one) the cursor moves to `next_stage` and this is `None`, as it
+/// is on damage.
+fn next_in<S: Source>(
+    src: &mut S,
+    cur: &mut TagCursor,
+    range: Option<(u64, u64)>,
+    next_stage: u32,
+) -> Option<(Element, u64)> {
+    if cur.end == 0 {
+        let Some((s, e)) = range else {
+            cur.stage = next_stage;
+            return None;
+        };
+        cur.offset = s;
+        cur.end = e;
+    }
+    if cur.offset >= cur.end {
+        cur.stage = next_stage;
+        cur.offset = 0;
+        cur.end = 0;
+        return None;
+    }
+    let limit = cur.end;
+    Some((next_element(src, cur, limit)?, limit))
 }
 
 /// Reads the element at the cursor and moves the cursor past it; `None`
@@ -346,6 +376,17 @@ fn key_is_text<S: Source>(src: &mut S, sp: &Spans) -> bool {
 
 /// Longest tag key (TagName, FileName) read; longer ones are skipped.
 const MAX_KEY: usize = 256;
+
+/// The key (NULs at its end dropped) and the value of a tag borrowed as
+/// one range `b`.
+fn key_and_value<'s>(b: &'s [u8], sp: &Spans) -> (&'s str, &'s [u8]) {
+    let key = b
+        .get(sp.key.0..sp.key.1)
+        .and_then(|k| core::str::from_utf8(k).ok())
+        .unwrap_or("");
+    let v = sp.value.and_then(|(a, z)| b.get(a..z)).unwrap_or(&[]);
+    (trim_nul(key), v)
+}
 
 fn trim_nul(s: &str) -> &str {
     s.trim_end_matches('\0')

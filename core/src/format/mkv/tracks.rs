@@ -1,8 +1,10 @@
 //! Tracks (RFC 9559 §5.1.4) and attached pictures (§5.1.6).
 
-use super::codec;
+use super::codec_id;
 use super::ebml::{read_float, read_str, read_uint, Children, Element};
 use super::{ids, range_of, time_base, Encoding, MkvDemuxer, TrackState, MAX_STRIPPED};
+use crate::codec::riff_layout::{BitmapInfoHeader, WaveFormat};
+use crate::codec::riff_tags::{bmp_codec, wave_codec};
 use crate::error::Result;
 use crate::format::traits::Context;
 use crate::source::Source;
@@ -75,29 +77,7 @@ impl MkvDemuxer {
 
     fn add_entry<S: Source>(&mut self, src: &mut S, ctx: &mut Context, e: Entry, at: u64) -> Result<()> {
         let id = e.codec_id.get(..e.codec_id_len).unwrap_or(&[]);
-        let mut c = codec::from_codec_id(id, e.bit_depth);
-        let private_len = e.private.map_or(0, |r| r.len);
-        let mut codec_tag = 0u32;
-        if id == b"A_MS/ACM" && private_len >= 16 {
-            if let Some(p) = e.private {
-                let b: [u8; 16] = src.array(p.offset)?;
-                let tag = u16::from_le_bytes([b[0], b[1]]);
-                codec_tag = tag as u32;
-                c = codec::from_wave_format(tag, u16::from_le_bytes([b[14], b[15]]));
-            }
-        } else if id == b"V_MS/VFW/FOURCC" && private_len >= 40 {
-            if let Some(p) = e.private {
-                let f: [u8; 4] = src.array(p.offset + 16)?;
-                codec_tag = u32::from_le_bytes(f);
-                c = codec::from_fourcc(f);
-            }
-        } else if id == b"V_QUICKTIME" && private_len >= 8 {
-            if let Some(p) = e.private {
-                let f: [u8; 4] = src.array(p.offset + 4)?;
-                codec_tag = u32::from_le_bytes(f);
-                c = codec::from_fourcc(f);
-            }
-        }
+        let (c, codec_tag) = private_codec(src, id, e.private, codec_id::from_codec_id(id, e.bit_depth))?;
         if c == Codec::Unknown {
             ctx.diags.report("mkv.unknown-codec", at);
         }
@@ -106,7 +86,7 @@ impl MkvDemuxer {
             2 => TrackKind::Audio,
             0x11 => TrackKind::Subtitle,
             0x21 => TrackKind::Data,
-            _ => codec::kind_of(c),
+            _ => codec_id::kind_of(c),
         };
         let tb = time_base(self.scale);
         let mut language = if e.bcp47.is_empty() { e.language } else { e.bcp47 };
@@ -170,8 +150,8 @@ impl MkvDemuxer {
             encoding: e.encoding,
             name: e.name,
             subtitle: kind == TrackKind::Subtitle,
-            intra_only: codec::intra_only(c),
-            reorders: codec::may_reorder(c),
+            intra_only: codec_id::intra_only(c),
+            reorders: codec_id::may_reorder(c),
             depth,
             pts_buffer: [i64::MIN; super::h264::MAX_REORDER + 1],
             vorbis: match (c, e.private) {
@@ -218,7 +198,7 @@ impl MkvDemuxer {
                 ctx.diags.report("mkv.bad-attachment", file.start);
                 break;
             }
-            let Some(c) = codec::from_image_mime(mime.get(..mime_len).unwrap_or(&[])) else {
+            let Some(c) = codec_id::from_image_mime(mime.get(..mime_len).unwrap_or(&[])) else {
                 continue;
             };
             // A picture cut by the end of the input is left out.
@@ -434,4 +414,34 @@ fn read_encodings<S: Source>(src: &mut S, ctx: &mut Context, e: &Element, limit:
         return Ok(Encoding::Unsupported);
     }
     Ok(out)
+}
+
+/// Smallest `A_MS/ACM` CodecPrivate read: WAVEFORMAT (16 bytes).
+const ACM_PRIVATE_MIN: u32 = 16;
+/// Smallest `V_MS/VFW/FOURCC` CodecPrivate read: BITMAPINFOHEADER (40 bytes).
+const VFW_PRIVATE_MIN: u32 = 40;
+/// Smallest `V_QUICKTIME` CodecPrivate read: size (4) and sample entry type (4).
+const QT_PRIVATE_MIN: u32 = 8;
+
+/// The codec and codec tag of the CodecIDs whose codec is in CodecPrivate
+/// (RFC 9559 §5.1.4.1.21; Matroska codec registry: `A_MS/ACM` holds a
+/// WAVEFORMATEX, `V_MS/VFW/FOURCC` a BITMAPINFOHEADER, `V_QUICKTIME` a
+/// sample description), looked up in the RIFF registry; otherwise `by_id`.
+fn private_codec<S: Source>(src: &mut S, id: &[u8], private: Option<ByteRange>, by_id: Codec) -> Result<(Codec, u32)> {
+    let Some(p) = private else {
+        return Ok((by_id, 0));
+    };
+    Ok(if id == b"A_MS/ACM" && p.len >= ACM_PRIVATE_MIN {
+        let f = src.read::<WaveFormat>(p.offset)?;
+        let tag = f.format_tag.get();
+        (wave_codec(tag, f.bits_per_sample.get()), tag as u32)
+    } else if id == b"V_MS/VFW/FOURCC" && p.len >= VFW_PRIVATE_MIN {
+        let f = src.read::<BitmapInfoHeader>(p.offset)?.compression;
+        (bmp_codec(f), u32::from_le_bytes(f))
+    } else if id == b"V_QUICKTIME" && p.len >= QT_PRIVATE_MIN {
+        let f: [u8; 4] = src.array(p.offset + 4)?;
+        (codec_id::from_quicktime(f), u32::from_le_bytes(f))
+    } else {
+        (by_id, 0)
+    })
 }

@@ -11,10 +11,37 @@
 
 use crate::source::Source;
 use crate::types::ByteRange;
+use zerocopy::little_endian::U32;
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+/// The Vorbis identification header (Vorbis I §4.2.2), 30 bytes.
+#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct IdHeader {
+    /// packet_type: 1.
+    packet_type: u8,
+    /// "vorbis".
+    magic: [u8; 6],
+    /// vorbis_version.
+    version: U32,
+    /// audio_channels.
+    channels: u8,
+    /// audio_sample_rate.
+    sample_rate: U32,
+    /// bitrate_maximum, bitrate_nominal, bitrate_minimum.
+    bitrates: [U32; 3],
+    /// blocksize_0 (low 4 bits) and blocksize_1 (high 4 bits), as log2.
+    blocksizes: u8,
+    /// framing_flag (bit 0).
+    framing: u8,
+}
 
 /// Bytes read from the end of the setup header: enough for 64 modes of 41
 /// bits, the mode count and some padding before the framing bit.
 const TAIL: usize = 1024;
+/// Most modes the backward scan of the setup header tries (Vorbis I
+/// §4.2.4: `vorbis_mode_count` is 6 bits plus one, at most 64).
+const MAX_MODES: u32 = 64;
 
 /// What a track needs to time its Vorbis packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,11 +120,11 @@ impl Vorbis {
         let id_start = private.offset + at as u64;
         let setup_start = id_start + (sizes[0] + sizes[1]) as u64;
         let setup_len = (private.offset + private.len as u64).checked_sub(setup_start)? as usize;
-        let id: [u8; 30] = src.array(id_start).ok()?;
-        if sizes[0] < 30 || id[0] != 1 || id.get(1..7)? != b"vorbis" || id[29] & 1 == 0 {
+        let id = src.read::<IdHeader>(id_start).ok()?;
+        if sizes[0] < 30 || id.packet_type != 1 || &id.magic != b"vorbis" || id.framing & 1 == 0 {
             return None;
         }
-        let (short, long) = (1u32 << (id[28] & 0xF), 1u32 << (id[28] >> 4));
+        let (short, long) = (1u32 << (id.blocksizes & 0xF), 1u32 << (id.blocksizes >> 4));
         let setup_head: [u8; 7] = src.array(setup_start).ok()?;
         if setup_head[0] != 5 || setup_head.get(1..7)? != b"vorbis" {
             return None;
@@ -132,7 +159,7 @@ impl Vorbis {
             }
             r.bit()?;
             count += 1;
-            if count > 64 {
+            if count > MAX_MODES {
                 break;
             }
             let mut peek = Backwards { ..r };

@@ -69,15 +69,23 @@ pub(super) fn inflate<S: Source>(src: &mut S, offset: u64, len: usize, max_out: 
             TINFLStatus::HasMoreOutput => {}
             TINFLStatus::NeedsMoreInput if more || at < have => {}
             TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => {
-                return Err(Error::malformed(offset, "zlib stream ends early (RFC 1950)"))
+                return Err(Error::malformed(
+                    offset,
+                    "mkv ContentCompression: zlib stream ends early (RFC 1950; RFC 9559 §5.1.4.1.31.6)",
+                ))
             }
-            _ => return Err(Error::malformed(offset, "damaged zlib stream (RFC 1950, RFC 1951)")),
+            _ => {
+                return Err(Error::malformed(
+                    offset,
+                    "mkv ContentCompression: damaged zlib stream (RFC 1950, RFC 1951; RFC 9559 §5.1.4.1.31.6)",
+                ))
+            }
         }
         if used == 0 && out == 0 && !refilled {
             return Err(Error::new(
                 ErrorKind::Malformed,
                 offset,
-                "zlib stream makes no progress",
+                "mkv ContentCompression: zlib stream makes no progress (RFC 1950)",
             ));
         }
     }

@@ -2,6 +2,9 @@
 //! <https://www.matroska.org/technical/codec_specs.html>) mapped to the codec
 //! names ffmpeg uses.
 
+use crate::codec::riff_tags::bmp_codec;
+#[cfg(doc)]
+use crate::codec::riff_tags::wave_codec;
 use crate::types::{Codec, TrackKind};
 
 /// CodecID prefixes in the order ffmpeg's `ff_mkv_codec_tags` tries them: a
@@ -73,7 +76,8 @@ const PREFIXES: &[(&[u8], Codec)] = &[
 /// The codec for CodecID `id`, with the PCM sample size applied
 /// (`bit_depth` from the Audio element) as ffmpeg does. `Unknown` when the
 /// CodecID is not in the table (`A_MS/ACM` and `V_MS/VFW/FOURCC` are
-/// resolved from CodecPrivate by [`from_wave_format`] and [`from_fourcc`]).
+/// resolved from CodecPrivate by the RIFF registry, [`wave_codec`] and
+/// [`bmp_codec`]; `V_QUICKTIME` by [`from_quicktime`]).
 pub(crate) fn from_codec_id(id: &[u8], bit_depth: u64) -> Codec {
     let c = PREFIXES
         .iter()
@@ -92,76 +96,20 @@ pub(crate) fn from_codec_id(id: &[u8], bit_depth: u64) -> Codec {
     }
 }
 
-/// The codec of a WAVEFORMATEX format tag (`A_MS/ACM` CodecPrivate), after
-/// the RIFF registry as ffmpeg's `riff.c` maps it.
-pub(crate) fn from_wave_format(tag: u16, bits: u16) -> Codec {
-    match (tag, bits) {
-        (0x0001, 8) => Codec::PcmU8,
-        (0x0001, 24) => Codec::PcmS24Le,
-        (0x0001, 32) => Codec::PcmS32Le,
-        (0x0001, _) => Codec::PcmS16Le,
-        (0x0003, 64) => Codec::PcmF64Le,
-        (0x0003, _) => Codec::PcmF32Le,
-        (0x0002, _) => Codec::AdpcmMs,
-        (0x0006, _) => Codec::PcmAlaw,
-        (0x0007, _) => Codec::PcmMulaw,
-        (0x0011, _) => Codec::AdpcmImaWav,
-        (0x0050, _) => Codec::Mp2,
-        (0x0055, _) => Codec::Mp3,
-        (0x00FF | 0x1600 | 0x706D, _) => Codec::Aac,
-        (0x0160, _) => Codec::Wmav1,
-        (0x0161, _) => Codec::Wmav2,
-        (0x0162, _) => Codec::WmaPro,
-        (0x0163, _) => Codec::WmaLossless,
-        (0x2000, _) => Codec::Ac3,
-        (0x2001, _) => Codec::Dts,
-        (0xF1AC, _) => Codec::Flac,
-        _ => Codec::Unknown,
+/// QuickTime sample entry types of `V_QUICKTIME` CodecPrivate that are not
+/// BITMAPINFOHEADER FourCCs (Apple ProRes, QuickTime File Format "Video
+/// sample description"); the rest are looked up as FourCCs.
+const QT_PRORES: [[u8; 4]; 6] = [*b"apch", *b"apcn", *b"apcs", *b"apco", *b"ap4h", *b"ap4x"];
+
+/// The codec of a `V_QUICKTIME` sample entry type: ProRes, or the
+/// BITMAPINFOHEADER FourCC registry ([`bmp_codec`]).
+pub(crate) fn from_quicktime(f: [u8; 4]) -> Codec {
+    if QT_PRORES.contains(&f) {
+        Codec::ProRes
+    } else {
+        bmp_codec(f)
     }
 }
-
-/// The codec of a BITMAPINFOHEADER compression FourCC (`V_MS/VFW/FOURCC`) or
-/// a QuickTime sample entry type (`V_QUICKTIME`), for the common ones.
-pub(crate) fn from_fourcc(f: [u8; 4]) -> Codec {
-    FOURCCS
-        .iter()
-        .find(|(_, tags)| tags.contains(&f))
-        .map_or(Codec::Unknown, |&(c, _)| c)
-}
-
-/// The FourCCs of [`from_fourcc`], as a table rather than a `match` (less
-/// flash on thumbv7em).
-static FOURCCS: &[(Codec, &[[u8; 4]])] = &[
-    (
-        Codec::H264,
-        &[*b"H264", *b"h264", *b"X264", *b"x264", *b"AVC1", *b"avc1", *b"DAVC"],
-    ),
-    (Codec::Hevc, &[*b"HEVC", *b"hevc", *b"H265", *b"hvc1", *b"hev1"]),
-    (
-        Codec::Mpeg4,
-        &[
-            *b"XVID", *b"xvid", *b"DIVX", *b"divx", *b"DX50", *b"FMP4", *b"fmp4", *b"MP4V", *b"mp4v",
-        ],
-    ),
-    (Codec::Msmpeg4v3, &[*b"DIV3", *b"div3", *b"MP43", *b"mp43"]),
-    (Codec::Mjpeg, &[*b"MJPG", *b"mjpg", *b"jpeg", *b"AVRn"]),
-    (Codec::Wmv1, &[*b"WMV1"]),
-    (Codec::Wmv2, &[*b"WMV2"]),
-    (Codec::Wmv3, &[*b"WMV3"]),
-    (Codec::Vc1, &[*b"WVC1", *b"wvc1"]),
-    (Codec::Vp8, &[*b"VP80"]),
-    (Codec::Vp9, &[*b"VP90"]),
-    (Codec::Av1, &[*b"AV01", *b"av01"]),
-    (Codec::Mpeg1Video, &[*b"mpg1", *b"MPG1"]),
-    (Codec::Mpeg2Video, &[*b"mpg2", *b"MPG2", *b"MPEG"]),
-    (Codec::Ffv1, &[*b"FFV1"]),
-    (
-        Codec::ProRes,
-        &[*b"apch", *b"apcn", *b"apcs", *b"apco", *b"ap4h", *b"ap4x"],
-    ),
-    (Codec::Png, &[*b"png ", *b"MPNG"]),
-    (Codec::DvVideo, &[*b"dvsd", *b"dvhd", *b"dvsl", *b"dv25", *b"dv50"]),
-];
 
 /// The attached-picture codec for an attachment's media type, as ffmpeg's
 /// `ff_mkv_image_mime_tags` has them; `None` for files that are not pictures.
@@ -227,6 +175,8 @@ mod tests {
         assert_eq!(from_codec_id(b"A_PCM/FLOAT/IEEE", 64), Codec::PcmF64Le);
         assert_eq!(from_codec_id(b"S_TEXT/ASS", 0), Codec::Ass);
         assert_eq!(from_codec_id(b"X_UNKNOWN", 0), Codec::Unknown);
+        assert_eq!(from_quicktime(*b"apcn"), Codec::ProRes);
+        assert_eq!(from_quicktime(*b"avc1"), Codec::H264);
         assert!(intra_only(Codec::Opus));
         assert!(!intra_only(Codec::TrueHd));
         assert!(!intra_only(Codec::Vp9));
