@@ -116,15 +116,20 @@ pub trait Source {
     ///
     /// Errors: `Truncated` when the input ends inside it;
     /// `InvalidArgument` when `T` is larger than [`MAX_LAYOUT_READ`].
-    fn read<T: FromBytes + KnownLayout + Immutable + Unaligned>(&mut self, offset: u64) -> Result<T> {
-        let mut buf = [0u8; MAX_LAYOUT_READ];
-        let b = buf.get_mut(..core::mem::size_of::<T>()).ok_or(Error::new(
-            ErrorKind::InvalidArgument,
-            offset,
-            "source read: layout larger than MAX_LAYOUT_READ",
-        ))?;
-        self.read_exact_at(offset, b)?;
-        T::read_from_bytes(b).map_err(|_| Error::new(ErrorKind::InvalidArgument, offset, "source read: layout size"))
+    fn read<T: FromBytes + KnownLayout + Immutable + Unaligned>(&mut self, offset: u64) -> Result<T>
+    where
+        Self: Sized,
+    {
+        // A buffer of the size class of `T` (the branch is decided at
+        // compile time), so a 16-byte header does not zero 256 bytes.
+        let n = core::mem::size_of::<T>();
+        if n <= 16 {
+            read_layout::<T, Self, 16>(self, offset)
+        } else if n <= 64 {
+            read_layout::<T, Self, 64>(self, offset)
+        } else {
+            read_layout::<T, Self, MAX_LAYOUT_READ>(self, offset)
+        }
     }
 
     /// Reads a big-endian `u32` at `offset`.
@@ -136,6 +141,23 @@ pub trait Source {
     fn u64_be(&mut self, offset: u64) -> Result<u64> {
         Ok(u64::from_be_bytes(self.array(offset)?))
     }
+}
+
+/// [`Source::read`] through a stack buffer of `N` bytes.
+#[inline]
+fn read_layout<T, S, const N: usize>(src: &mut S, offset: u64) -> Result<T>
+where
+    T: FromBytes + KnownLayout + Immutable + Unaligned,
+    S: Source,
+{
+    let mut buf = [0u8; N];
+    let b = buf.get_mut(..core::mem::size_of::<T>()).ok_or(Error::new(
+        ErrorKind::InvalidArgument,
+        offset,
+        "source read: layout larger than MAX_LAYOUT_READ",
+    ))?;
+    src.read_exact_at(offset, b)?;
+    T::read_from_bytes(b).map_err(|_| Error::new(ErrorKind::InvalidArgument, offset, "source read: layout size"))
 }
 
 fn to_usize(offset: u64) -> Result<usize> {

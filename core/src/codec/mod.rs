@@ -18,6 +18,7 @@
 //! | [`av1`] | AV1 leb128, OBU header, sequence header, frame type |
 //! | [`mpegvideo`] | MPEG-1/2 video sequence header, frame splitter |
 //! | [`mpeg4v`] | MPEG-4 Part 2 VOL/VOP timing, frame splitter |
+//! | [`picture`] | attached-picture types and media-type codecs (ID3v2, FLAC, ASF) |
 //! | [`riff_tags`] | the RIFF codec registry: WAVE format tags, BITMAPINFOHEADER FourCCs, INFO ids (WAV, AVI, ASF, Matroska) |
 //! | [`riff_layout`] | WAVEFORMATEX, WAVEFORMATEXTENSIBLE, BITMAPINFOHEADER layouts |
 
@@ -32,6 +33,7 @@ pub mod hevc;
 pub mod mpa;
 pub mod mpeg4v;
 pub mod mpegvideo;
+pub mod picture;
 #[cfg(any(feature = "riff", feature = "avi", feature = "asf", feature = "mkv"))]
 pub mod riff_layout;
 #[cfg(any(feature = "riff", feature = "avi", feature = "asf", feature = "mkv"))]

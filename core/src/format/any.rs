@@ -34,7 +34,9 @@
     allow(unused_variables, unused_imports)
 )]
 
-use super::mux_traits::{FormatMuxer, MuxContext, TrackSpec};
+#[cfg_attr(not(feature = "dump"), allow(unused_imports))]
+use super::mux_traits::FormatMuxer;
+use super::mux_traits::{MuxContext, TrackSpec};
 use super::traits::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kind::{FormatKind, MuxFormat};

@@ -3,18 +3,22 @@
 //! does, and the tags it holds (`LIST INFO`, `IDIT`, `strn`).
 //!
 //! The codec lookups of `strf` are the tables another module owns: the
-//! BITMAPINFOHEADER FourCC in [`super::fourcc::video_codec`] (called from
+//! BITMAPINFOHEADER FourCC in the shared registry
+//! (`crate::codec::riff_tags::bmp_codec`, called from
 //! [`AviDemuxer::read_bitmap_info`]) and the WAVE format tag in
-//! `riff::codec_for` (called from [`AviDemuxer::read_wave_format`] only).
+//! `crate::codec::riff_tags::wave_codec` (called from
+//! [`AviDemuxer::read_wave_format`] only).
 
 use super::chunk::{next_of, read_header};
 use super::demuxer::{AviDemuxer, StreamState};
-use super::fourcc::{video_codec, PictureCheck};
+use super::fourcc::PictureCheck;
 use super::layout::{BitmapInfoHeader, MainHeader, StreamHeader};
 use crate::bytes;
+use crate::codec::riff_layout::WaveFormat;
+use crate::codec::riff_tags::bmp_codec as video_codec;
+use crate::codec::riff_tags::{info_name, wave_codec, WAVE_FORMAT_EXTENSIBLE as FORMAT_EXTENSIBLE};
 use crate::diag::Diagnostics;
 use crate::error::Result;
-use crate::format::riff::{codec_for as wave_codec, info_name, WaveFormat, FORMAT_EXTENSIBLE};
 use crate::format::traits::Context;
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope};
@@ -286,7 +290,7 @@ impl AviDemuxer {
     /// An audio `strf` at `r` (at least 14 bytes): WAVEFORMAT, WAVEFORMATEX
     /// (`cbSize` bytes of configuration) or WAVEFORMATEXTENSIBLE (the
     /// sub-format GUID's first two bytes are the format tag). The format tag
-    /// is looked up in the WAV module's table (`riff::codec_for`): this is
+    /// is looked up in the shared registry (`codec::riff_tags::wave_codec`): this is
     /// the one place AVI does so.
     fn read_wave_format<S: Source>(src: &mut S, t: &mut Track, r: ByteRange) -> Result<()> {
         let mut b = [0u8; WAVEFORMAT];

@@ -554,63 +554,7 @@ impl StreamTags {
 #[cfg(any(feature = "mp3", feature = "aac"))]
 pub(crate) const STREAM_TAGS_DONE: u32 = 4;
 
-/// ffprobe's names for the attached picture types (ID3v2.4 §4.14 `APIC`,
-/// which RFC 9639 §8.8 table 13 takes for FLAC's PICTURE; ffmpeg's
-/// `ff_id3v2_picture_types`): the attached picture stream's `comment` tag.
-pub const PICTURE_TYPES: [&str; 21] = [
-    "Other",
-    "32x32 pixels 'file icon'",
-    "Other file icon",
-    "Cover (front)",
-    "Cover (back)",
-    "Leaflet page",
-    "Media (e.g. label side of CD)",
-    "Lead artist/lead performer/soloist",
-    "Artist/performer",
-    "Conductor",
-    "Band/Orchestra",
-    "Composer",
-    "Lyricist/text writer",
-    "Recording Location",
-    "During recording",
-    "During performance",
-    "Movie/video screen capture",
-    "A bright coloured fish",
-    "Illustration",
-    "Band/artist logotype",
-    "Publisher/Studio logotype",
-];
-
-/// Picture media types and their codecs (ffmpeg's `ff_id3v2_mime_tags`,
-/// which its ID3v2 `APIC` and FLAC PICTURE readers share; ID3v2.2 `PIC`
-/// names the format by `JPG` or `PNG`).
-const MIME_CODECS: [(&[u8], Codec); 9] = [
-    (b"image/gif", Codec::Gif),
-    (b"image/jpeg", Codec::Mjpeg),
-    (b"image/jpg", Codec::Mjpeg),
-    (b"image/png", Codec::Png),
-    (b"image/tiff", Codec::Tiff),
-    (b"image/bmp", Codec::Bmp),
-    (b"image/webp", Codec::Webp),
-    (b"JPG", Codec::Mjpeg),
-    (b"PNG", Codec::Png),
-];
-
-/// The codec of a picture media type ([`MIME_CODECS`]), compared as is
-/// (ffmpeg's FLAC reader) or ignoring ASCII case (its ID3v2 reader);
-/// `Unknown` when not listed.
-pub fn codec_for_mime(mime: &[u8], ignore_case: bool) -> Codec {
-    MIME_CODECS
-        .iter()
-        .find(|(m, _)| {
-            if ignore_case {
-                mime.eq_ignore_ascii_case(m)
-            } else {
-                mime == *m
-            }
-        })
-        .map_or(Codec::Unknown, |&(_, c)| c)
-}
+pub use crate::codec::picture::{codec_for_mime, PICTURE_TYPES};
 
 /// Most attached pictures exposed as video tracks.
 pub const MAX_PICTURES: usize = 4;

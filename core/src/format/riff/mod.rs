@@ -25,11 +25,5 @@ mod tags;
 mod tests;
 
 pub use crate::codec::riff_layout::WaveFormat;
-/// The registry's names under the ones AVI imports from here, until it uses
-/// [`crate::codec::riff_tags`] itself.
-#[cfg(feature = "avi")]
-pub(crate) use crate::codec::riff_tags::{
-    info_name, wave_codec as codec_for, WAVE_FORMAT_EXTENSIBLE as FORMAT_EXTENSIBLE,
-};
 pub use chunks::Ds64;
 pub use demuxer::WavDemuxer;
