@@ -29,6 +29,7 @@ mod file;
 mod http;
 mod mmap;
 mod scratch;
+mod sigbus;
 mod sink;
 mod stdio;
 

@@ -404,6 +404,12 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
         };
         progress.tick(p.pos);
         let crc = crc32(p.data);
+        if map_faulted() {
+            // The bytes just hashed may be zeros standing for a lost part.
+            let pos = p.pos;
+            stopped = Some(map_lost(d, pos));
+            break;
+        }
         if json {
             w.write_all(if first { b"\n    " } else { b",\n    " })?;
             ffprobe::write_packet(w, &p, tracks.get(p.track), crc)?;
@@ -432,6 +438,22 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     Ok(stopped)
 }
 
+/// Whether a memory-mapped input has shrunk under its map during this run
+/// (its lost pages then read as zeros; see `MmapSource`). Always false for
+/// the other sources.
+fn map_faulted() -> bool {
+    MmapSource::faults_absorbed() > 0
+}
+
+/// The error to stop with once `map_faulted()`: the source's own (every
+/// call on it fails from then on), else a truncation at `pos`.
+fn map_lost<S: Source>(d: &mut Demuxer<S>, pos: Option<u64>) -> mediaslice::Error {
+    match d.next_packet() {
+        Err(e) => e,
+        _ => mediaslice::Error::truncated(pos.unwrap_or(0), "the file shrank while it was mapped"),
+    }
+}
+
 /// `packets --summary`: count, bytes and the CRC-32 of all payloads in
 /// delivery order.
 fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
@@ -443,7 +465,14 @@ fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
         match d.next_packet() {
             Ok(Some(p)) => {
                 progress.tick(p.pos);
-                crc.update(p.data);
+                let pos = p.pos;
+                let mut c = crc.clone();
+                c.update(p.data);
+                if map_faulted() {
+                    stopped = Some(map_lost(d, pos));
+                    break;
+                }
+                crc = c;
                 n += 1;
                 bytes += p.data.len() as u64;
             }
@@ -926,6 +955,19 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
+    let outcome = match outcome {
+        // A mapped file that shrank may have shown zeros to the demuxer
+        // before the source noticed: whatever it then said, the cause is
+        // the truncation.
+        Ok(e) if kind == SourceKind::Mmap && !e.is_some_and(|e| e.is_truncation()) && map_faulted() => {
+            let now = std::fs::metadata(&args.file).map_or(0, |m| m.len());
+            Ok(Some(mediaslice::Error::truncated(
+                now,
+                "the file shrank while it was mapped",
+            )))
+        }
+        o => o,
+    };
     match outcome {
         Ok(None) => EXIT_OK,
         Ok(Some(e)) => {

@@ -1,0 +1,197 @@
+//! A memory-mapped file truncated while it is read: the `SIGBUS` guard of
+//! `MmapSource` turns the lost pages into a `Truncated` error (exit code 2
+//! in the CLI, with well-formed output), in process and in the built CLI.
+
+use mediaslice::{Demuxer, ErrorKind, Source};
+use mediaslice_std::MmapSource;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A sparse 16-bit stereo 44.1 kHz WAV of `data` bytes of silence (fast to
+/// make: only the header is written).
+fn wav(name: &str, data: u32) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("mediaslice-trunc-{}-{name}.wav", std::process::id()));
+    let mut f = std::fs::File::create(&p).unwrap();
+    let mut h = Vec::new();
+    h.extend_from_slice(b"RIFF");
+    h.extend_from_slice(&(36 + data).to_le_bytes());
+    h.extend_from_slice(b"WAVEfmt ");
+    h.extend_from_slice(&16u32.to_le_bytes());
+    h.extend_from_slice(&1u16.to_le_bytes());
+    h.extend_from_slice(&2u16.to_le_bytes());
+    h.extend_from_slice(&44_100u32.to_le_bytes());
+    h.extend_from_slice(&(44_100u32 * 4).to_le_bytes());
+    h.extend_from_slice(&4u16.to_le_bytes());
+    h.extend_from_slice(&16u16.to_le_bytes());
+    h.extend_from_slice(b"data");
+    h.extend_from_slice(&data.to_le_bytes());
+    f.write_all(&h).unwrap();
+    f.set_len(44 + u64::from(data)).unwrap();
+    p
+}
+
+const SIZE: u32 = 64 << 20;
+
+#[test]
+fn in_process_truncation_is_an_error_not_a_signal() {
+    for (round, cut) in [1u64 << 20, (1 << 20) + 1234, 0, 44].into_iter().enumerate() {
+        let p = wav(&format!("lib{round}"), SIZE);
+        let src = MmapSource::open(&p).unwrap();
+        assert!(src.is_guarded());
+        // A slice of the whole map, kept by the caller across the cut.
+        let whole: *const u8 = src.data().as_ptr();
+        let mut d = Demuxer::open(src, Some("wav")).unwrap();
+        for _ in 0..10 {
+            d.next_packet().unwrap().unwrap();
+        }
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(cut)
+            .unwrap();
+        let err = loop {
+            match d.next_packet() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("round {round}: the pass ended normally after the cut"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.kind(), ErrorKind::Truncated, "round {round}: {err}");
+        assert_eq!(err.offset(), cut, "round {round}: {err}");
+        // Every later call fails the same way; the map stays readable.
+        // The source keeps failing (the demuxer itself may just end).
+        let src = d.into_source();
+        assert_eq!(src.data().as_ptr(), whole);
+        assert_eq!(src.data()[(SIZE / 2) as usize], 0);
+        let mut b = [1u8; 8];
+        assert!(src_read(src, &mut b).is_truncation());
+        std::fs::remove_file(&p).unwrap();
+    }
+}
+
+fn src_read(mut s: MmapSource, b: &mut [u8]) -> mediaslice::Error {
+    s.read_at(40 << 20, b).unwrap_err()
+}
+
+#[test]
+fn a_range_cut_before_it_is_served_fails_in_that_call() {
+    let p = wav("range", 8 << 20);
+    let mut s = MmapSource::open(&p).unwrap();
+    assert_eq!(s.bytes(0, 4096).unwrap().len(), 4096);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    // Before the cut: still served.
+    assert_eq!(s.bytes(4096, 4096).unwrap().len(), 4096);
+    // Across it: the error comes from this call, not from the caller's read.
+    let e = s.bytes((1 << 20) - 100, 8192).unwrap_err();
+    assert!(e.is_truncation(), "{e}");
+    assert_eq!(e.offset(), 1 << 20);
+    assert!(MmapSource::faults_absorbed() > 0);
+    std::fs::remove_file(&p).unwrap();
+}
+
+/// Runs the CLI on a fresh 64 MiB WAV and truncates the file to `cut` once
+/// `after` bytes of output were read (the CLI blocks on the pipe until then,
+/// so the cut lands mid-run). Returns exit code, stdout, stderr.
+fn cli_cut(args: &[&str], round: usize, cut: u64, after: usize) -> (Option<i32>, Vec<u8>, String) {
+    let p = wav(&format!("cli{round}"), SIZE);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .args(args)
+        .arg(&p)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = Vec::new();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut buf = [0u8; 4096];
+    let mut cut_done = false;
+    let t = Instant::now();
+    loop {
+        if !cut_done && out.len() >= after {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_len(cut)
+                .unwrap();
+            cut_done = true;
+        }
+        let n = stdout.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+        assert!(t.elapsed() < Duration::from_secs(60), "the run does not end");
+    }
+    if !cut_done {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(cut)
+            .unwrap();
+    }
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let st = child.wait().unwrap();
+    std::fs::remove_file(&p).unwrap();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(st.signal(), None, "killed by a signal; stderr: {err}");
+    }
+    (st.code(), out, err)
+}
+
+#[test]
+fn cli_packets_json_ends_with_exit_2_and_a_whole_document() {
+    for (round, (cut, after)) in [
+        (1u64 << 20, 64 << 10),
+        ((3 << 20) + 77, 256 << 10),
+        (0, 16 << 10),
+        (1 << 20, 1 << 20),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (code, out, err) = cli_cut(&["packets", "--json"], round, cut, after);
+        assert_eq!(code, Some(2), "round {round}: stderr {err}");
+        assert!(
+            err.contains(&format!("truncated input at byte {cut}")),
+            "round {round}: {err}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_slice(&out).unwrap_or_else(|e| panic!("round {round}: not JSON ({e}); stderr {err}"));
+        let packets = v["packets"].as_array().unwrap();
+        assert!(!packets.is_empty());
+    }
+}
+
+#[test]
+fn cli_summary_table_probe_and_tags_survive_a_cut() {
+    let (code, out, err) = cli_cut(&["packets", "--summary"], 10, 1 << 20, 0);
+    assert_eq!(code, Some(2), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(v["packets"].as_u64().is_some(), "{v}");
+    let (code, out, err) = cli_cut(&["packets"], 11, 2 << 20, 32 << 10);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(String::from_utf8_lossy(&out).lines().count() > 1);
+    // probe and tags read little: the cut lands before, during or after
+    // the run; whichever, no signal, and the exit code says which.
+    for (round, cmd) in ["probe", "tags"].into_iter().enumerate() {
+        for k in 0..3 {
+            let (code, out, err) = cli_cut(&[cmd, "--json"], 20 + round * 3 + k, 1000 * k as u64, 0);
+            assert!(matches!(code, Some(0..=2)), "{cmd}: {code:?} {err}");
+            if code == Some(0) {
+                serde_json::from_slice::<serde_json::Value>(&out).unwrap();
+            }
+        }
+    }
+}
