@@ -33,7 +33,7 @@ mod sigbus;
 mod sink;
 mod stdio;
 
-pub use file::FileSource;
+pub use file::{open_regular_file, FileSource};
 pub use http::{is_http_url, ErrorLog, HttpConfig, HttpSource, HttpStats};
 pub use mmap::MmapSource;
 pub use sink::{FileSink, StdoutSink, StreamSink};

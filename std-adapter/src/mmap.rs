@@ -131,10 +131,11 @@ fn range(data: &[u8], offset: u64, len: usize) -> Result<&[u8]> {
 impl MmapSource {
     /// Maps the file at `path` read-only.
     ///
-    /// Errors: the file cannot be opened, is not a regular file, or cannot be
+    /// Errors: the file cannot be opened, is not a regular file (a FIFO does
+    /// not block the open: [`crate::open_regular_file`]), or cannot be
     /// mapped.
     pub fn open(path: impl AsRef<Path>) -> std::io::Result<Self> {
-        Self::from_file(&File::open(path)?)
+        Self::from_file(&crate::open_regular_file(path)?)
     }
 
     /// Maps an open file read-only. The file may be closed afterwards (the

@@ -101,7 +101,13 @@ fn a_range_cut_before_it_is_served_fails_in_that_call() {
 /// `after` bytes of output were read (the CLI blocks on the pipe until then,
 /// so the cut lands mid-run). Returns exit code, stdout, stderr.
 fn cli_cut(args: &[&str], round: usize, cut: u64, after: usize) -> (Option<i32>, Vec<u8>, String) {
-    let p = wav(&format!("cli{round}"), SIZE);
+    cli_cut_sized(args, round, cut, after, SIZE)
+}
+
+/// As `cli_cut`, with a file of `size` data bytes; with `after == 0`, the
+/// cut waits until the file is mapped (it shows in `/proc/PID/maps`).
+fn cli_cut_sized(args: &[&str], round: usize, cut: u64, after: usize, size: u32) -> (Option<i32>, Vec<u8>, String) {
+    let p = wav(&format!("cli{round}"), size);
     let mut child = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
         .args(args)
         .arg(&p)
@@ -114,6 +120,17 @@ fn cli_cut(args: &[&str], round: usize, cut: u64, after: usize) -> (Option<i32>,
     let mut buf = [0u8; 4096];
     let mut cut_done = false;
     let t = Instant::now();
+    if after == 0 {
+        let maps = format!("/proc/{}/maps", child.id());
+        let name = p.file_name().unwrap().to_str().unwrap().to_owned();
+        while t.elapsed() < Duration::from_secs(20) && child.try_wait().unwrap().is_none() {
+            match std::fs::read_to_string(&maps) {
+                Ok(m) if m.contains(&name) => break,
+                Ok(_) => std::thread::yield_now(),
+                Err(_) => break,
+            }
+        }
+    }
     loop {
         if !cut_done && out.len() >= after {
             std::fs::OpenOptions::new()
@@ -176,7 +193,9 @@ fn cli_packets_json_ends_with_exit_2_and_a_whole_document() {
 
 #[test]
 fn cli_summary_table_probe_and_tags_survive_a_cut() {
-    let (code, out, err) = cli_cut(&["packets", "--summary"], 10, 1 << 20, 0);
+    // 2 GiB (sparse): the summary prints only at the end, so the cut waits
+    // for the map and must land while the pass is still running.
+    let (code, out, err) = cli_cut_sized(&["packets", "--summary"], 10, 1 << 20, 0, 2 << 30);
     assert_eq!(code, Some(2), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert!(v["packets"].as_u64().is_some(), "{v}");
@@ -194,4 +213,57 @@ fn cli_summary_table_probe_and_tags_survive_a_cut() {
             }
         }
     }
+}
+
+/// A FIFO is refused the same way with and without a writer, and quickly:
+/// with no writer, a blocking `open(2)` would wait forever.
+#[test]
+fn a_fifo_is_not_a_regular_file_with_or_without_a_writer() {
+    let p = std::env::temp_dir().join(format!("mediaslice-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    let st = Command::new("mkfifo").arg(&p).status().expect("mkfifo runs");
+    assert!(st.success());
+    let run = |source: &str| {
+        let t = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+            .args(["--source", source, "probe"])
+            .arg(&p)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+                return (st.code(), err);
+            }
+            if t.elapsed() > Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("--source {source}: open blocked on a FIFO");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    for source in ["mmap", "pread", "reader"] {
+        // No writer.
+        let (code, err) = run(source);
+        assert_eq!(code, Some(1), "{source}: {err}");
+        assert!(err.contains("not a regular file"), "{source}: {err}");
+        // A writer holding the FIFO open (read-write, so its own open does
+        // not block).
+        let w = std::fs::OpenOptions::new().read(true).write(true).open(&p).unwrap();
+        let (code, err) = run(source);
+        assert_eq!(code, Some(1), "{source}: {err}");
+        assert!(err.contains("not a regular file"), "{source}: {err}");
+        drop(w);
+    }
+    // The library functions too.
+    assert_eq!(
+        mediaslice_std::open_regular_file(&p).unwrap_err().kind(),
+        std::io::ErrorKind::InvalidInput
+    );
+    assert!(MmapSource::open(&p).is_err());
+    assert!(mediaslice_std::FileSource::open(&p).is_err());
+    std::fs::remove_file(&p).unwrap();
 }

@@ -10,7 +10,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crc32fast::{hash as crc32, Hasher as Crc32};
 use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
 use mediaslice_std::ffprobe::{self, FormatFacts, TagSet};
-use mediaslice_std::{is_http_url, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo};
+use mediaslice_std::{
+    is_http_url, open_regular_file, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo,
+};
 use std::fmt;
 use std::io::IsTerminal;
 use std::io::{self, BufWriter, Write};
@@ -242,13 +244,7 @@ fn open(path: &Path, kind: SourceKind, http: &HttpConfig, log: &mut Option<Error
             Ok(Opened::Pread(Box::new(Demuxer::open(src, ext)?)))
         }
         SourceKind::Reader => {
-            let file = std::fs::File::open(path).map_err(Failure::Open)?;
-            if !file.metadata().map_err(Failure::Open)?.is_file() {
-                return Err(Failure::Open(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "not a regular file",
-                )));
-            }
+            let file = open_regular_file(path).map_err(Failure::Open)?;
             // The scratch is allocated once, before the first packet: 16 MiB,
             // or the demuxer's own bound when it states a larger one (then
             // the headers are read again with the larger scratch).
