@@ -269,7 +269,7 @@ fn caps_on_requests_and_bytes_hold() {
     let f = mp4_file();
     // Requests: the open takes one; a pass needs more.
     let c = HttpConfig {
-        max_requests: 2,
+        max_requests: Some(2),
         block_size: 1024,
         ..cfg()
     };
@@ -292,9 +292,13 @@ fn caps_on_requests_and_bytes_hold() {
     assert_eq!(e.kind(), ErrorKind::LimitExceeded);
     assert!(src.last_error().unwrap().contains("byte cap"));
     assert!(src.stats().bytes_read <= len / 2);
-    // Default byte cap: twice the length plus the slack.
+    // Default caps: the length once plus the slack; requests by length.
     let src = HttpSource::open_with(&server.url("range", &f), cfg()).unwrap();
-    assert_eq!(src.max_bytes(), 2 * len + HttpSource::DEFAULT_BYTES_SLACK);
+    assert_eq!(src.max_bytes(), len + HttpSource::DEFAULT_BYTES_SLACK);
+    assert_eq!(
+        src.max_requests(),
+        HttpSource::DEFAULT_REQUESTS + len / HttpSource::BYTES_PER_REQUEST
+    );
 }
 
 #[test]

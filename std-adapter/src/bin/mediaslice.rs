@@ -58,13 +58,32 @@ struct Cli {
     /// HTTP(S) URLs: most redirects followed per request.
     #[arg(long, global = true, value_name = "N", default_value_t = 5)]
     http_redirects: u32,
-    /// HTTP(S) URLs: most requests per run.
-    #[arg(long, global = true, value_name = "N", default_value_t = 1_000_000)]
-    http_max_requests: u64,
-    /// HTTP(S) URLs: most body bytes received per run (default: twice the
-    /// resource's length plus 64 MiB).
+    /// HTTP(S) URLs: most requests per run (default: 500 for `probe`,
+    /// `tags` and `io`; for `packets`, 2000 plus one per 16 KiB of the
+    /// resource).
+    #[arg(long, global = true, value_name = "N")]
+    http_max_requests: Option<u64>,
+    /// HTTP(S) URLs: most body bytes received per run (default: 64 MiB for
+    /// `probe`, `tags` and `io`; for `packets`, the resource once plus 16
+    /// MiB).
     #[arg(long, global = true, value_name = "BYTES")]
     http_max_bytes: Option<u64>,
+    /// HTTP(S) URLs: most body bytes skipped per run when the server ignores
+    /// `Range` and sends the whole body.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = HttpSource::DEFAULT_MAX_SKIP)]
+    http_max_skip: u64,
+    /// HTTP(S) URLs: most seconds the whole run may spend on HTTP (default:
+    /// 60 for `probe`, `tags` and `io`, 600 for `packets`); 0 for none.
+    #[arg(long, global = true, value_name = "SECS")]
+    http_deadline: Option<f64>,
+    /// HTTP(S) URLs: least transfer rate in bytes per second, averaged over
+    /// `--http-speed-time` (as curl's `--speed-limit`); 0 for none.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = 1024)]
+    http_speed_limit: u64,
+    /// HTTP(S) URLs: the window of `--http-speed-limit`, in seconds of
+    /// waiting on the network (as curl's `--speed-time`).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 20.0)]
+    http_speed_time: f64,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -203,16 +222,40 @@ fn as_url(path: &Path) -> Option<&str> {
     path.to_str().filter(|s| is_http_url(s))
 }
 
+/// What a probe (`probe`, `tags`, `io`) may cost over HTTP by default: the
+/// corpus needs at most 39 requests and 1.2 MB per probe
+/// (`docs/bench/io.md`); these leave room for large headers (the `moov` of
+/// a long film is tens of MB) and no more.
+const PROBE_MAX_REQUESTS: u64 = 500;
+const PROBE_MAX_BYTES: u64 = 64 << 20;
+const PROBE_DEADLINE: f64 = 60.0;
+/// A pass over every packet: the caps follow the resource's length (the
+/// library's defaults), the deadline is longer.
+const PASS_DEADLINE: f64 = 600.0;
+
+/// Seconds as a duration; 0 (or a bad value) for none.
+fn secs(v: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(v).ok().filter(|d| !d.is_zero())
+}
+
 fn http_config(cli: &Cli) -> HttpConfig {
-    let t = Duration::try_from_secs_f64(cli.http_timeout)
-        .ok()
-        .filter(|d| !d.is_zero());
+    let t = secs(cli.http_timeout);
+    let probe = matches!(cli.cmd, Cmd::Probe(_) | Cmd::Tags(_) | Cmd::Io(_));
+    let (requests, bytes, deadline) = if probe {
+        (Some(PROBE_MAX_REQUESTS), Some(PROBE_MAX_BYTES), PROBE_DEADLINE)
+    } else {
+        (None, None, PASS_DEADLINE)
+    };
     HttpConfig {
         connect_timeout: t,
         read_timeout: t,
         max_redirects: cli.http_redirects,
-        max_requests: cli.http_max_requests,
-        max_bytes: cli.http_max_bytes,
+        max_requests: cli.http_max_requests.or(requests),
+        max_bytes: cli.http_max_bytes.or(bytes),
+        max_skip: cli.http_max_skip,
+        deadline: secs(cli.http_deadline.unwrap_or(deadline)),
+        min_speed: cli.http_speed_limit,
+        min_speed_time: secs(cli.http_speed_time).unwrap_or(Duration::ZERO),
         ..HttpConfig::default()
     }
 }
