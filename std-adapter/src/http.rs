@@ -402,7 +402,10 @@ impl Conn {
 
     fn check_requests(&mut self, offset: u64) -> Result<()> {
         if self.stats.requests >= self.max_requests {
-            let d = format!("request cap reached ({} requests per open)", self.max_requests);
+            let d = format!(
+                "request cap reached ({} requests per run; --http-max-requests)",
+                self.max_requests
+            );
             return Err(self.fail(Error::limit(offset, "HTTP request cap per open reached"), d));
         }
         Ok(())
@@ -411,7 +414,7 @@ impl Conn {
     fn check_bytes(&mut self, offset: u64, more: u64) -> Result<()> {
         if self.stats.bytes.saturating_add(more) > self.max_bytes {
             let d = format!(
-                "byte cap reached ({} bytes per open; {} received, {more} more needed)",
+                "byte cap reached ({} bytes per run; {} received, {more} more needed; --http-max-bytes)",
                 self.max_bytes, self.stats.bytes
             );
             return Err(self.fail(Error::limit(offset, "HTTP byte cap per open reached"), d));
