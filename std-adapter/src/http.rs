@@ -45,8 +45,9 @@ pub struct HttpConfig {
     /// needs).
     pub max_requests: Option<u64>,
     /// Most body bytes received per open. `None` (the default) means what
-    /// a full read needs: the resource once plus
-    /// [`HttpSource::DEFAULT_BYTES_SLACK`], fixed when the length is learnt.
+    /// a full read needs: the resource once, plus an eighth, plus
+    /// [`HttpSource::DEFAULT_BYTES_SLACK`], fixed when the length is learnt
+    /// (a full read of the corpus receives at most 1.02 times the file).
     /// A caller that only probes should set a few MiB.
     pub max_bytes: Option<u64>,
     /// Most body bytes skipped per open in answers that ignore `Range` (a
@@ -820,7 +821,7 @@ impl HttpSource {
     pub const DEFAULT_BLOCKS: usize = 128;
     /// Default most blocks read ahead in one request.
     pub const DEFAULT_READ_AHEAD: usize = 32;
-    /// Extra body bytes allowed per open on top of the length, when
+    /// Extra body bytes allowed per open on top of the length and an eighth, when
     /// [`HttpConfig::max_bytes`] is `None` (read-ahead past what is used,
     /// blocks read again after they left the cache).
     pub const DEFAULT_BYTES_SLACK: u64 = 16 << 20;
@@ -964,7 +965,7 @@ impl HttpSource {
         };
         conn.len = len;
         if cfg.max_bytes.is_none() {
-            conn.max_bytes = len.saturating_add(Self::DEFAULT_BYTES_SLACK);
+            conn.max_bytes = len.saturating_add(len / 8).saturating_add(Self::DEFAULT_BYTES_SLACK);
         }
         if cfg.max_requests.is_none() {
             conn.max_requests = Self::DEFAULT_REQUESTS.saturating_add(len / Self::BYTES_PER_REQUEST);
@@ -1164,19 +1165,51 @@ impl HttpSource {
         Ok(())
     }
 
-    /// Reads `offset..offset+buf.len()` with one request, not cached.
+    /// Reads `offset..offset+buf.len()` with one request, not cached. A
+    /// head already in the cache (read ahead by the previous request) is
+    /// copied from it, not asked for again: a pass over large packets that
+    /// follow small reads (DV frames after their headers) would otherwise
+    /// receive half the file twice.
     fn direct(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let end = offset + buf.len() as u64;
-        let mut f = self.conn.open(offset, end)?;
-        self.conn.fill(&mut f, buf)?;
+        let bs = self.block_size as u64;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let Some(slot) = self.slot_of(at / bs) else { break };
+            let within = (at % bs) as usize;
+            let src = self
+                .blocks
+                .get(slot)
+                .and_then(|b| b.data.get(within..b.valid))
+                .unwrap_or(&[]);
+            let n = src.len().min(buf.len() - done);
+            if n == 0 {
+                break;
+            }
+            if let (Some(d), Some(s)) = (buf.get_mut(done..done + n), src.get(..n)) {
+                d.copy_from_slice(s);
+            }
+            done += n;
+        }
+        let Some(rest) = buf.get_mut(done..).filter(|r| !r.is_empty()) else {
+            return Ok(());
+        };
+        let start = offset + done as u64;
+        let mut f = self.conn.open(start, end)?;
+        self.conn.fill(&mut f, rest)?;
         self.conn.finish(f);
         self.next_block = end.div_ceil(self.block_size as u64);
         Ok(())
     }
 
-    /// Largest read assembled from cached blocks; larger reads go straight.
+    /// Largest read assembled from cached blocks (half the cache: what one
+    /// request may fill); larger reads go straight. A packet read through
+    /// the cache stays there for the next reads of the same bytes (DV's
+    /// audio is gathered from the frame its video packet just covered).
     fn span(&self) -> usize {
-        self.block_size.saturating_mul(self.max_read_ahead.max(1))
+        self.block_size
+            .saturating_mul(self.max_read_ahead.max(self.blocks.len() / 2).max(1))
     }
 
     /// `Err(Truncated)` unless `offset..offset+len` is inside the resource.

@@ -292,9 +292,10 @@ fn caps_on_requests_and_bytes_hold() {
     assert_eq!(e.kind(), ErrorKind::LimitExceeded);
     assert!(src.last_error().unwrap().contains("byte cap"));
     assert!(src.stats().bytes_read <= len / 2);
-    // Default caps: the length once plus the slack; requests by length.
+    // Default caps: the length and an eighth plus the slack; requests by
+    // length.
     let src = HttpSource::open_with(&server.url("range", &f), cfg()).unwrap();
-    assert_eq!(src.max_bytes(), len + HttpSource::DEFAULT_BYTES_SLACK);
+    assert_eq!(src.max_bytes(), len + len / 8 + HttpSource::DEFAULT_BYTES_SLACK);
     assert_eq!(
         src.max_requests(),
         HttpSource::DEFAULT_REQUESTS + len / HttpSource::BYTES_PER_REQUEST

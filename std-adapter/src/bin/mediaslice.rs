@@ -58,14 +58,14 @@ struct Cli {
     /// HTTP(S) URLs: most redirects followed per request.
     #[arg(long, global = true, value_name = "N", default_value_t = 5)]
     http_redirects: u32,
-    /// HTTP(S) URLs: most requests per run (default: 500 for `probe`,
+    /// HTTP(S) URLs: most requests per run (default: 250 for `probe`,
     /// `tags` and `io`; for `packets`, 2000 plus one per 16 KiB of the
     /// resource).
     #[arg(long, global = true, value_name = "N")]
     http_max_requests: Option<u64>,
-    /// HTTP(S) URLs: most body bytes received per run (default: 64 MiB for
-    /// `probe`, `tags` and `io`; for `packets`, the resource once plus 16
-    /// MiB).
+    /// HTTP(S) URLs: most body bytes received per run (default: 32 MiB for
+    /// `probe`, `tags` and `io`; for `packets`, the resource's length plus
+    /// an eighth plus 16 MiB).
     #[arg(long, global = true, value_name = "BYTES")]
     http_max_bytes: Option<u64>,
     /// HTTP(S) URLs: most body bytes skipped per run when the server ignores
@@ -223,11 +223,11 @@ fn as_url(path: &Path) -> Option<&str> {
 }
 
 /// What a probe (`probe`, `tags`, `io`) may cost over HTTP by default: the
-/// corpus needs at most 39 requests and 1.2 MB per probe
-/// (`docs/bench/io.md`); these leave room for large headers (the `moov` of
-/// a long film is tens of MB) and no more.
-const PROBE_MAX_REQUESTS: u64 = 500;
-const PROBE_MAX_BYTES: u64 = 64 << 20;
+/// corpus and 40 MB files of each family need at most 15 requests and 684
+/// KB per probe (`docs/bench/io.md`); these leave room for large headers
+/// (the `moov` of a long film is several MB) and no more.
+const PROBE_MAX_REQUESTS: u64 = 250;
+const PROBE_MAX_BYTES: u64 = 32 << 20;
 const PROBE_DEADLINE: f64 = 60.0;
 /// A pass over every packet: the caps follow the resource's length (the
 /// library's defaults), the deadline is longer.
