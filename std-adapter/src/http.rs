@@ -1136,6 +1136,17 @@ impl HttpSource {
         Ok(())
     }
 
+    /// The cached bytes from `at` to the end of its block; empty when the
+    /// block is not cached.
+    fn cached_at(&self, at: u64) -> &[u8] {
+        let bs = self.block_size as u64;
+        let within = (at % bs) as usize;
+        self.slot_of(at / bs)
+            .and_then(|slot| self.blocks.get(slot))
+            .and_then(|b| b.data.get(within..b.valid))
+            .unwrap_or(&[])
+    }
+
     /// Copies `offset..offset+buf.len()` (inside the resource) into `buf`
     /// through the cache.
     fn copy_cached(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -1146,13 +1157,8 @@ impl HttpSource {
             let no = at / bs;
             let last = (offset + buf.len() as u64 - 1) / bs;
             self.ensure(no, last)?;
-            let slot = self.slot_of(no).ok_or(Error::capacity(at, "HTTP cache lost a block"))?;
-            let within = (at % bs) as usize;
-            let src = self
-                .blocks
-                .get(slot)
-                .and_then(|b| b.data.get(within..b.valid))
-                .unwrap_or(&[]);
+            self.slot_of(no).ok_or(Error::capacity(at, "HTTP cache lost a block"))?;
+            let src = self.cached_at(at);
             if src.is_empty() {
                 return Err(Error::truncated(at, "HTTP resource ended inside a block"));
             }
@@ -1172,17 +1178,9 @@ impl HttpSource {
     /// receive half the file twice.
     fn direct(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let end = offset + buf.len() as u64;
-        let bs = self.block_size as u64;
         let mut done = 0usize;
         while done < buf.len() {
-            let at = offset + done as u64;
-            let Some(slot) = self.slot_of(at / bs) else { break };
-            let within = (at % bs) as usize;
-            let src = self
-                .blocks
-                .get(slot)
-                .and_then(|b| b.data.get(within..b.valid))
-                .unwrap_or(&[]);
+            let src = self.cached_at(offset + done as u64);
             let n = src.len().min(buf.len() - done);
             if n == 0 {
                 break;

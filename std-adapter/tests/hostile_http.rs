@@ -5,6 +5,8 @@
 //! stops early. Each run is bounded in time by small settings, and each
 //! asserts the error and that what was received stays under the cap.
 
+mod common;
+
 use mediaslice::{ErrorKind, Source};
 use mediaslice_std::{HttpConfig, HttpSource};
 use std::io::{BufRead, BufReader, Write};
@@ -165,16 +167,27 @@ fn partial(w: &mut TcpStream, ctx: &Ctx<'_>, a: u64, z: u64, len: u64, etag: &st
     Ok(true)
 }
 
+/// Runs the built CLI with `args` and `url`, with no proxy from the
+/// environment.
+fn cli(args: &[&str], url: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .args(args)
+        .arg(url)
+        .env_remove("http_proxy")
+        .env_remove("HTTP_PROXY")
+        .env_remove("ALL_PROXY")
+        .output()
+        .unwrap()
+}
+
 /// Length of the ordinary resources: 8 MiB.
 const LEN: u64 = 8 << 20;
 
+/// The tests' settings with a 10 s deadline, so no run can hang.
 fn cfg() -> HttpConfig {
     HttpConfig {
-        env_proxy: false,
-        connect_timeout: Some(Duration::from_secs(5)),
-        read_timeout: Some(Duration::from_secs(5)),
         deadline: Some(Duration::from_secs(10)),
-        ..HttpConfig::default()
+        ..common::test_config()
     }
 }
 
@@ -290,33 +303,25 @@ fn a_drip_feeding_server_fails_the_rate_then_the_deadline() {
 fn the_cli_ends_a_drip_fed_run_with_a_clear_error() {
     let server = Server::start(drip);
     let t = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args(["--http-speed-limit", "1000", "--http-speed-time", "0.5", "probe"])
-        .arg(server.url("/drip.wav"))
-        .env_remove("http_proxy")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .output()
-        .unwrap();
+    let o = cli(
+        &["--http-speed-limit", "1000", "--http-speed-time", "0.5", "probe"],
+        &server.url("/drip.wav"),
+    );
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("under the minimum") && err.contains("bytes/s"), "{err}");
-    let o = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args([
+    let o = cli(
+        &[
             "--http-speed-limit",
             "0",
             "--http-deadline",
             "0.8",
             "packets",
             "--summary",
-        ])
-        .arg(server.url("/drip.wav"))
-        .env_remove("http_proxy")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .output()
-        .unwrap();
+        ],
+        &server.url("/drip.wav"),
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("deadline") && err.contains("--http-deadline"), "{err}");
@@ -479,14 +484,7 @@ fn a_body_that_stops_early_is_an_error() {
 fn the_cli_caps_a_probe_of_a_huge_range_ignoring_resource() {
     let server = Server::start(huge200);
     let t = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args(["io", "--json"])
-        .arg(server.url("/huge.mp3"))
-        .env_remove("http_proxy")
-        .env_remove("HTTP_PROXY")
-        .env_remove("ALL_PROXY")
-        .output()
-        .unwrap();
+    let o = cli(&["io", "--json"], &server.url("/huge.mp3"));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());

@@ -7,40 +7,30 @@
 
 mod common;
 
-use common::RangeServer;
+use common::{corpus_files, test_config as cfg, RangeServer};
 use mediaslice::{Demuxer, Source};
 use mediaslice_std::{HttpConfig, HttpSource};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The CLI's caps for `probe`, `tags` and `io` (`PROBE_MAX_REQUESTS`,
 /// `PROBE_MAX_BYTES` in `src/bin/mediaslice.rs`).
 const PROBE_MAX_REQUESTS: u64 = 250;
 const PROBE_MAX_BYTES: u64 = 32 << 20;
 
-fn cfg() -> HttpConfig {
-    HttpConfig {
-        env_proxy: false,
-        read_timeout: Some(Duration::from_secs(5)),
-        connect_timeout: Some(Duration::from_secs(5)),
-        ..HttpConfig::default()
-    }
-}
-
-fn corpus_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files");
-    let mut v = Vec::new();
-    for fam in std::fs::read_dir(root).unwrap() {
-        let fam = fam.unwrap().path();
-        if fam.is_dir() {
-            for f in std::fs::read_dir(&fam).unwrap() {
-                v.push(f.unwrap().path());
+/// Pulls items (`next` says whether there was one) until the end or an
+/// error; a cap reached is a failure of the defaults.
+fn drain(mut next: impl FnMut() -> mediaslice::Result<bool>, f: &Path) {
+    loop {
+        match next() {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                assert_ne!(e.kind(), mediaslice::ErrorKind::LimitExceeded, "{}: {e}", f.display());
+                return;
             }
         }
     }
-    v.sort();
-    v
 }
 
 #[derive(Default)]
@@ -88,31 +78,13 @@ fn probes_and_full_reads_of_the_corpus_fit_the_default_caps() {
         let len = src.len();
         if let Ok(mut d) = Demuxer::open(&mut src, None) {
             let _ = (d.tracks().len(), d.info().duration_us);
-            loop {
-                match d.next_tag() {
-                    Ok(Some(_)) => {}
-                    Ok(None) => break,
-                    Err(e) => {
-                        assert_ne!(e.kind(), mediaslice::ErrorKind::LimitExceeded, "{}: {e}", f.display());
-                        break;
-                    }
-                }
-            }
+            drain(|| d.next_tag().map(|t| t.is_some()), &f);
         }
         let probe = src.http_stats();
         // Full read with the library's defaults (those of `packets`).
         let mut src = HttpSource::open_with(&url, cfg()).unwrap();
         if let Ok(mut d) = Demuxer::open(&mut src, None) {
-            loop {
-                match d.next_packet() {
-                    Ok(Some(_)) => {}
-                    Ok(None) => break,
-                    Err(e) => {
-                        assert_ne!(e.kind(), mediaslice::ErrorKind::LimitExceeded, "{}: {e}", f.display());
-                        break;
-                    }
-                }
-            }
+            drain(|| d.next_packet().map(|p| p.is_some()), &f);
         }
         let pass = src.http_stats();
         assert!(pass.requests <= src.max_requests(), "{}", f.display());

@@ -34,6 +34,16 @@ fn wav(name: &str, data: u32) -> PathBuf {
 
 const SIZE: u32 = 64 << 20;
 
+/// Truncates the file at `p` to `len` bytes, as another process would.
+fn cut_to(p: &std::path::Path, len: u64) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+}
+
 #[test]
 fn in_process_truncation_is_an_error_not_a_signal() {
     for (round, cut) in [1u64 << 20, (1 << 20) + 1234, 0, 44].into_iter().enumerate() {
@@ -46,12 +56,7 @@ fn in_process_truncation_is_an_error_not_a_signal() {
         for _ in 0..10 {
             d.next_packet().unwrap().unwrap();
         }
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&p)
-            .unwrap()
-            .set_len(cut)
-            .unwrap();
+        cut_to(&p, cut);
         let err = loop {
             match d.next_packet() {
                 Ok(Some(_)) => continue,
@@ -81,12 +86,7 @@ fn a_range_cut_before_it_is_served_fails_in_that_call() {
     let p = wav("range", 8 << 20);
     let mut s = MmapSource::open(&p).unwrap();
     assert_eq!(s.bytes(0, 4096).unwrap().len(), 4096);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&p)
-        .unwrap()
-        .set_len(1 << 20)
-        .unwrap();
+    cut_to(&p, 1 << 20);
     // Before the cut: still served.
     assert_eq!(s.bytes(4096, 4096).unwrap().len(), 4096);
     // Across it: the error comes from this call, not from the caller's read.
@@ -133,12 +133,7 @@ fn cli_cut_sized(args: &[&str], round: usize, cut: u64, after: usize, size: u32)
     }
     loop {
         if !cut_done && out.len() >= after {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&p)
-                .unwrap()
-                .set_len(cut)
-                .unwrap();
+            cut_to(&p, cut);
             cut_done = true;
         }
         let n = stdout.read(&mut buf).unwrap();
@@ -149,12 +144,7 @@ fn cli_cut_sized(args: &[&str], round: usize, cut: u64, after: usize, size: u32)
         assert!(t.elapsed() < Duration::from_secs(60), "the run does not end");
     }
     if !cut_done {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&p)
-            .unwrap()
-            .set_len(cut)
-            .unwrap();
+        cut_to(&p, cut);
     }
     let mut err = String::new();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
