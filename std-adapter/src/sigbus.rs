@@ -126,15 +126,26 @@ mod imp {
             // SAFETY: as above; `si_addr` is the faulting address for SIGBUS.
             unsafe { ((*info).si_addr() as usize, (*info).si_code) }
         };
-        // SAFETY: `__errno_location` gives this thread's `errno`.
-        let errno = unsafe { *libc::__errno_location() };
+        let errno_at = errno_location();
+        // SAFETY: `errno_at` is this thread's `errno`, valid for its life.
+        let errno = unsafe { *errno_at };
         // A fault raised by the kernel (si_code > 0), not one sent by kill.
         let absorbed = code > 0 && absorb(addr);
         // SAFETY: as above.
-        unsafe { *libc::__errno_location() = errno };
+        unsafe { *errno_at = errno };
         if !absorbed {
             chain(sig, info, ctx, code);
         }
+    }
+
+    /// This thread's `errno`.
+    fn errno_location() -> *mut libc::c_int {
+        // SAFETY: both functions only return the calling thread's `errno`
+        // address (no lock, async-signal-safe).
+        #[cfg(target_os = "android")]
+        return unsafe { libc::__errno() };
+        #[cfg(not(target_os = "android"))]
+        return unsafe { libc::__errno_location() };
     }
 
     /// Maps a zero page over the faulting page when `addr` lies in a
