@@ -56,6 +56,42 @@ struct Block {
 
 const EMPTY: u64 = u64::MAX;
 
+/// Opens `path` for reading if it is a regular file.
+///
+/// The open is non-blocking (`O_NONBLOCK`, cleared again afterwards): a
+/// FIFO with no writer would otherwise block `open(2)` until one appears.
+/// The file type is then checked on the open handle (`fstat`), so what is
+/// checked is what is read.
+///
+/// Errors: the path cannot be opened, or is not a regular file
+/// (`InvalidInput`, "not a regular file": a directory, a FIFO with or
+/// without a writer, a device, a socket).
+pub fn open_regular_file(path: impl AsRef<Path>) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is the open descriptor `file` owns for this whole call;
+    // F_GETFL and F_SETFL only read and set its status flags.
+    let cleared = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if !cleared {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
 fn io_error(e: &std::io::Error, offset: u64) -> Error {
     Error::new(ErrorKind::Io(e.kind().into()), offset, "positioned read failed")
 }
@@ -96,9 +132,10 @@ impl FileSource {
 
     /// Opens the file at `path`.
     ///
-    /// Errors: the file cannot be opened or is not a regular file.
+    /// Errors: the file cannot be opened or is not a regular file (see
+    /// [`open_regular_file`]: a FIFO does not block the open).
     pub fn open(path: impl AsRef<Path>) -> std::io::Result<Self> {
-        Self::from_file(File::open(path)?)
+        Self::from_file(open_regular_file(path)?)
     }
 
     /// Takes an open file, with the default cache.

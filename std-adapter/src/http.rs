@@ -8,7 +8,7 @@ use crate::scratch::Scratch;
 use mediaslice::{Error, ErrorKind, IoStats, Limits, Result, Source};
 use std::io::Read;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use ureq::http::{header, Response, StatusCode};
 use ureq::{Agent, Body, BodyReader};
 
@@ -37,12 +37,43 @@ pub struct HttpConfig {
     /// Most time to wait for a response's headers, and for each read of its
     /// body. Default 30 s.
     pub read_timeout: Option<Duration>,
-    /// Most requests per open (redirect hops and `HEAD` included). Default
-    /// 1 000 000.
-    pub max_requests: u64,
-    /// Most body bytes received per open. `None` (the default) means twice
-    /// the resource's length plus 64 MiB, fixed when the length is learnt.
+    /// Most requests per open (redirect hops and `HEAD` included). `None`
+    /// (the default) means what a full read needs:
+    /// [`HttpSource::DEFAULT_REQUESTS`] plus one per
+    /// [`HttpSource::BYTES_PER_REQUEST`] bytes of the resource, fixed when
+    /// the length is learnt (see `docs/bench/io.md` for what the corpus
+    /// needs).
+    pub max_requests: Option<u64>,
+    /// Most body bytes received per open. `None` (the default) means what
+    /// a full read needs: the resource once, plus an eighth, plus
+    /// [`HttpSource::DEFAULT_BYTES_SLACK`], fixed when the length is learnt
+    /// (a full read of the corpus receives at most 1.02 times the file).
+    /// A caller that only probes should set a few MiB.
     pub max_bytes: Option<u64>,
+    /// Most body bytes skipped per open in answers that ignore `Range` (a
+    /// `200` with the whole body, read from its start up to the byte
+    /// wanted). Default [`HttpSource::DEFAULT_MAX_SKIP`] (16 MiB): a server
+    /// that ignores `Range` cannot make a read far into a large resource
+    /// download everything before it.
+    pub max_skip: u64,
+    /// Most `206` answers per open that are tiny: fewer than
+    /// [`HttpSource::SHORT_ANSWER`] bytes when more were asked (legal, but a
+    /// server answering 16 bytes at a time would drive the request count).
+    /// Default 16; past it reads fail with `LimitExceeded`.
+    pub max_short_answers: u32,
+    /// Most time one open may take from its first request to its last
+    /// read, whatever each read does. Default 10 minutes; `None` for none.
+    /// Past it reads fail with `TimedOut`.
+    pub deadline: Option<Duration>,
+    /// Least transfer rate, in bytes per second, averaged over
+    /// [`HttpConfig::min_speed_time`] of time spent waiting on the network
+    /// (as curl's `--speed-limit`). Default 1024; 0 for none. A server
+    /// slower than this (one that drip-feeds a byte a second, each read
+    /// within the read timeout) fails the read with `TimedOut`.
+    pub min_speed: u64,
+    /// The window of [`HttpConfig::min_speed`] (curl's `--speed-time`).
+    /// Default 20 s.
+    pub min_speed_time: Duration,
     /// Whether to use a proxy named by `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY`
     /// (and honour `NO_PROXY`). Default true.
     pub env_proxy: bool,
@@ -57,8 +88,13 @@ impl Default for HttpConfig {
             max_redirects: 5,
             connect_timeout: Some(Duration::from_secs(10)),
             read_timeout: Some(Duration::from_secs(30)),
-            max_requests: 1_000_000,
+            max_requests: None,
             max_bytes: None,
+            max_skip: HttpSource::DEFAULT_MAX_SKIP,
+            max_short_answers: 16,
+            deadline: Some(Duration::from_secs(600)),
+            min_speed: 1024,
+            min_speed_time: Duration::from_secs(20),
             env_proxy: true,
         }
     }
@@ -106,9 +142,16 @@ pub struct HttpStats {
 ///   read further on and dropped otherwise. Redirects are followed for
 ///   `http:`/`https:` only, at most [`HttpConfig::max_redirects`] per
 ///   request, and the final location is used from then on.
-/// * **Hard caps** per open: [`HttpConfig::max_requests`] requests and
-///   [`HttpConfig::max_bytes`] body bytes. Past either, reads fail with
-///   `LimitExceeded`; whatever a server sends, the source never reads more.
+/// * **Hard caps** per open: [`HttpConfig::max_requests`] requests,
+///   [`HttpConfig::max_bytes`] body bytes, [`HttpConfig::max_skip`] bytes
+///   skipped in answers that ignore `Range`, and
+///   [`HttpConfig::max_short_answers`] tiny answers. Past any of them,
+///   reads fail with `LimitExceeded`; whatever a server sends, the source
+///   never reads more.
+/// * **Time**: besides the per-read timeout, [`HttpConfig::deadline`]
+///   bounds the whole open and [`HttpConfig::min_speed`] the transfer rate
+///   (`TimedOut` past either), so a server that drip-feeds cannot hold a
+///   read for ever.
 ///
 /// [`Source::stats`] counts requests as `reads` and body bytes received as
 /// `bytes_read`; [`HttpSource::http_stats`] has the details. Errors carry a
@@ -165,6 +208,18 @@ struct Conn {
     max_requests: u64,
     max_bytes: u64,
     max_redirects: u32,
+    max_skip: u64,
+    short_answers: u32,
+    max_short_answers: u32,
+    /// When the open started, and the most time it may take.
+    started: Instant,
+    deadline: Option<Duration>,
+    min_speed: u64,
+    min_speed_time: Duration,
+    /// Time spent waiting on the network, and bytes received, since the
+    /// rate was last checked.
+    window_time: Duration,
+    window_bytes: u64,
     detail: ErrorLog,
 }
 
@@ -296,6 +351,18 @@ fn header_str(r: &Response<Body>, name: header::HeaderName) -> Option<&str> {
     r.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
+/// What is wrong with the `Content-Range` of a `206` that cannot be used,
+/// for a request of bytes `start..=last`.
+fn content_range_problem(raw: Option<&str>, start: u64, last: u64) -> String {
+    match raw {
+        None => format!("206 without a Content-Range (asked bytes={start}-{last})"),
+        Some(v) => match parse_content_range(v) {
+            Some((None, _)) => format!("206 with no range in Content-Range: {v} (asked bytes={start}-{last})"),
+            _ => format!("206 with an unreadable Content-Range: {v:?} (asked bytes={start}-{last})"),
+        },
+    }
+}
+
 fn content_length(r: &Response<Body>) -> Option<u64> {
     header_str(r, header::CONTENT_LENGTH).and_then(|v| v.trim().parse().ok())
 }
@@ -336,7 +403,10 @@ impl Conn {
 
     fn check_requests(&mut self, offset: u64) -> Result<()> {
         if self.stats.requests >= self.max_requests {
-            let d = format!("request cap reached ({} requests per open)", self.max_requests);
+            let d = format!(
+                "request cap reached ({} requests per run; --http-max-requests)",
+                self.max_requests
+            );
             return Err(self.fail(Error::limit(offset, "HTTP request cap per open reached"), d));
         }
         Ok(())
@@ -345,10 +415,75 @@ impl Conn {
     fn check_bytes(&mut self, offset: u64, more: u64) -> Result<()> {
         if self.stats.bytes.saturating_add(more) > self.max_bytes {
             let d = format!(
-                "byte cap reached ({} bytes per open; {} received, {more} more needed)",
+                "byte cap reached ({} bytes per run; {} received, {more} more needed; --http-max-bytes)",
                 self.max_bytes, self.stats.bytes
             );
             return Err(self.fail(Error::limit(offset, "HTTP byte cap per open reached"), d));
+        }
+        Ok(())
+    }
+
+    /// `Err(TimedOut)` once the open's deadline has passed.
+    fn check_deadline(&mut self, offset: u64) -> Result<()> {
+        match self.deadline {
+            Some(d) if self.started.elapsed() >= d => Err(self.deadline_error(offset, d)),
+            _ => Ok(()),
+        }
+    }
+
+    fn deadline_error(&mut self, offset: u64, d: Duration) -> Error {
+        let text = format!(
+            "{}the HTTP deadline of {:.1} s per run passed ({} requests, {} bytes received; --http-deadline)",
+            self.at(),
+            d.as_secs_f64(),
+            self.stats.requests,
+            self.stats.bytes
+        );
+        self.fail(
+            io_err(std::io::ErrorKind::TimedOut, offset, "HTTP deadline reached"),
+            text,
+        )
+    }
+
+    /// Whether the deadline has passed (a timeout error from the transport
+    /// is then reported as the deadline).
+    fn past_deadline(&self) -> Option<Duration> {
+        self.deadline.filter(|&d| self.started.elapsed() >= d)
+    }
+
+    /// Time left before the deadline, for the transport's own timeout.
+    fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_sub(self.started.elapsed()).max(Duration::from_millis(1)))
+    }
+
+    /// Counts `bytes` received in `took` of waiting on the network; once the
+    /// window is full, `Err(TimedOut)` if the rate was under the minimum.
+    fn check_speed(&mut self, offset: u64, took: Duration, bytes: u64) -> Result<()> {
+        if self.min_speed == 0 || self.min_speed_time.is_zero() {
+            return Ok(());
+        }
+        self.window_time += took;
+        self.window_bytes = self.window_bytes.saturating_add(bytes);
+        if self.window_time < self.min_speed_time {
+            return Ok(());
+        }
+        let secs = self.window_time.as_secs_f64();
+        let (got, time) = (self.window_bytes, self.window_time);
+        self.window_time = Duration::ZERO;
+        self.window_bytes = 0;
+        if (got as f64) < self.min_speed as f64 * secs {
+            let text = format!(
+                "{}the server sent {got} bytes in {:.1} s, under the minimum of {} bytes/s over {:.1} s (--http-speed-limit, --http-speed-time)",
+                self.at(),
+                time.as_secs_f64(),
+                self.min_speed,
+                self.min_speed_time.as_secs_f64()
+            );
+            return Err(self.fail(
+                io_err(std::io::ErrorKind::TimedOut, offset, "HTTP transfer too slow"),
+                text,
+            ));
         }
         Ok(())
     }
@@ -361,24 +496,40 @@ impl Conn {
         let mut hops = 0u32;
         loop {
             self.check_requests(at)?;
+            self.check_deadline(at)?;
             self.stats.requests += 1;
+            // The transport's own budget ends at the deadline, so a blocked
+            // connect, response or body read cannot outlast it.
+            let budget = self.remaining();
+            let t = Instant::now();
             let r = match method {
                 Method::Get => {
                     let mut b = self.agent.get(&self.url).header("Accept-Encoding", "identity");
                     if let Some((a, z)) = range {
                         b = b.header("Range", format!("bytes={a}-{z}"));
                     }
-                    b.call()
+                    b.config().timeout_global(budget).build().call()
                 }
-                Method::Head => self.agent.head(&self.url).header("Accept-Encoding", "identity").call(),
+                Method::Head => self
+                    .agent
+                    .head(&self.url)
+                    .header("Accept-Encoding", "identity")
+                    .config()
+                    .timeout_global(budget)
+                    .build()
+                    .call(),
             };
             let resp = match r {
                 Ok(r) => r,
                 Err(e) => {
+                    if let Some(d) = self.past_deadline() {
+                        return Err(self.deadline_error(at, d));
+                    }
                     let d = format!("{}{e}", self.at());
                     return Err(self.fail(io_err(ureq_kind(&e), at, "HTTP request failed"), d));
                 }
             };
+            self.check_speed(at, t.elapsed(), 0)?;
             let st = resp.status();
             if st.is_redirection() && st != StatusCode::NOT_MODIFIED {
                 let Some(loc) = header_str(&resp, header::LOCATION).map(str::to_owned) else {
@@ -470,20 +621,40 @@ impl Conn {
         match st {
             StatusCode::PARTIAL_CONTENT => {
                 self.check_etag(&resp, start)?;
-                let cr = header_str(&resp, header::CONTENT_RANGE).and_then(parse_content_range);
-                let Some((Some((a, b)), total)) = cr else {
-                    let d = format!("{}206 without a usable Content-Range", self.at());
+                let raw = header_str(&resp, header::CONTENT_RANGE);
+                let Some((Some((a, b)), total)) = raw.and_then(parse_content_range) else {
+                    let d = format!("{}{}", self.at(), content_range_problem(raw, start, end - 1));
                     return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, "bad Content-Range"), d));
                 };
                 if a != start || total.is_some_and(|t| t != self.len) || b >= self.len {
+                    let what = if a != start {
+                        format!("asked for byte {start}, the server answered from byte {a}")
+                    } else if total.is_some_and(|t| t != self.len) {
+                        format!("the length changed from {} bytes", self.len)
+                    } else {
+                        format!("the answer ends past the {}-byte resource", self.len)
+                    };
                     let d = format!(
-                        "{}asked for bytes {start}-{} of {}, got Content-Range bytes {a}-{b}/{}",
+                        "{}{what} (asked bytes={start}-{}, got Content-Range: bytes {a}-{b}/{})",
                         self.at(),
                         end - 1,
-                        self.len,
                         total.map_or("*".to_owned(), |t| t.to_string())
                     );
                     return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, "HTTP range mismatch"), d));
+                }
+                let (asked, got) = (end - start, b - a + 1);
+                if got < asked.min(HttpSource::SHORT_ANSWER) {
+                    self.short_answers += 1;
+                    if self.short_answers > self.max_short_answers {
+                        let d = format!(
+                            "{}the server answers in tiny pieces: {} answers of fewer than {} bytes (the last: {got} of {asked} bytes asked at byte {start}); at most {} per run",
+                            self.at(),
+                            self.short_answers,
+                            HttpSource::SHORT_ANSWER,
+                            self.max_short_answers
+                        );
+                        return Err(self.fail(Error::limit(start, "HTTP answers too short"), d));
+                    }
                 }
                 let cl = content_length(&resp);
                 if cl.is_some_and(|n| n != b - a + 1) {
@@ -539,6 +710,16 @@ impl Conn {
 
     /// Skips `f` forward to `start` (reading and counting the bytes).
     fn positioned(&mut self, mut f: Fetch, start: u64) -> Result<Fetch> {
+        let skip = start.saturating_sub(f.pos);
+        if self.stats.skipped.saturating_add(skip) > self.max_skip {
+            let d = format!(
+                "{}the server ignores Range (it sends the whole body): reading byte {start} means skipping {skip} bytes, and at most {} are skipped per run ({} so far; --http-max-skip)",
+                self.at(),
+                self.max_skip,
+                self.stats.skipped
+            );
+            return Err(self.fail(Error::limit(start, "HTTP skip cap reached (server ignores Range)"), d));
+        }
         let mut sink = [0u8; 8192];
         while f.pos < start {
             let n = (start - f.pos).min(sink.len() as u64) as usize;
@@ -557,7 +738,17 @@ impl Conn {
         }
         let buf = buf.get_mut(..room).unwrap_or(&mut []);
         loop {
-            match f.reader.read(buf) {
+            self.check_deadline(f.pos)?;
+            let t = Instant::now();
+            let r = f.reader.read(buf);
+            let took = t.elapsed();
+            if r.is_err() {
+                if let Some(d) = self.past_deadline() {
+                    return Err(self.deadline_error(f.pos, d));
+                }
+            }
+            self.check_speed(f.pos, took, r.as_ref().map_or(0, |&n| n as u64))?;
+            match r {
                 Ok(0) => {
                     let d = format!(
                         "{}the body ended at byte {} (expected up to {})",
@@ -630,9 +821,22 @@ impl HttpSource {
     pub const DEFAULT_BLOCKS: usize = 128;
     /// Default most blocks read ahead in one request.
     pub const DEFAULT_READ_AHEAD: usize = 32;
-    /// Extra body bytes allowed per open on top of twice the length, when
-    /// [`HttpConfig::max_bytes`] is `None`.
-    pub const DEFAULT_BYTES_SLACK: u64 = 64 << 20;
+    /// Extra body bytes allowed per open on top of the length and an eighth, when
+    /// [`HttpConfig::max_bytes`] is `None` (read-ahead past what is used,
+    /// blocks read again after they left the cache).
+    pub const DEFAULT_BYTES_SLACK: u64 = 16 << 20;
+    /// Requests allowed per open on top of one per
+    /// [`HttpSource::BYTES_PER_REQUEST`] bytes, when
+    /// [`HttpConfig::max_requests`] is `None`.
+    pub const DEFAULT_REQUESTS: u64 = 2_000;
+    /// Bytes of the resource per request allowed, when
+    /// [`HttpConfig::max_requests`] is `None`: one request per 16 KiB.
+    pub const BYTES_PER_REQUEST: u64 = 16 << 10;
+    /// Default [`HttpConfig::max_skip`]: 16 MiB.
+    pub const DEFAULT_MAX_SKIP: u64 = 16 << 20;
+    /// A `206` with fewer bytes than this (when more were asked) is a tiny
+    /// answer, counted against [`HttpConfig::max_short_answers`].
+    pub const SHORT_ANSWER: u64 = 512;
 
     /// Opens `url` (`http://` or `https://`) with the default settings.
     ///
@@ -677,9 +881,18 @@ impl HttpSource {
             etag: None,
             stream: None,
             stats: HttpStats::default(),
-            max_requests: cfg.max_requests,
+            max_requests: cfg.max_requests.unwrap_or(Self::DEFAULT_REQUESTS),
             max_bytes: cfg.max_bytes.unwrap_or(u64::MAX),
             max_redirects: cfg.max_redirects,
+            max_skip: cfg.max_skip,
+            short_answers: 0,
+            max_short_answers: cfg.max_short_answers,
+            started: Instant::now(),
+            deadline: cfg.deadline,
+            min_speed: cfg.min_speed,
+            min_speed_time: cfg.min_speed_time,
+            window_time: Duration::ZERO,
+            window_bytes: 0,
             detail: ErrorLog::default(),
         };
         let fail = |c: &Conn, e: Error| {
@@ -696,10 +909,20 @@ impl HttpSource {
         conn.etag = header_str(&resp, header::ETAG).map(str::to_owned);
         let (len, body) = match resp.status() {
             StatusCode::PARTIAL_CONTENT => {
-                match header_str(&resp, header::CONTENT_RANGE).and_then(parse_content_range) {
+                let raw = header_str(&resp, header::CONTENT_RANGE);
+                match raw.and_then(parse_content_range) {
                     Some((Some((0, _)), total)) => (total, Some(resp)),
+                    Some((Some((a, b)), total)) => {
+                        let d = format!(
+                            "{}asked for byte 0, the server answered from byte {a} (asked bytes=0-{}, got Content-Range: bytes {a}-{b}/{})",
+                            conn.at(),
+                            first - 1,
+                            total.map_or("*".to_owned(), |t| t.to_string())
+                        );
+                        return Err(IoError::new(K::InvalidData, d));
+                    }
                     _ => {
-                        let d = format!("{}206 without a usable Content-Range", conn.at());
+                        let d = format!("{}{}", conn.at(), content_range_problem(raw, 0, first - 1));
                         return Err(IoError::new(K::InvalidData, d));
                     }
                 }
@@ -742,7 +965,10 @@ impl HttpSource {
         };
         conn.len = len;
         if cfg.max_bytes.is_none() {
-            conn.max_bytes = len.saturating_mul(2).saturating_add(Self::DEFAULT_BYTES_SLACK);
+            conn.max_bytes = len.saturating_add(len / 8).saturating_add(Self::DEFAULT_BYTES_SLACK);
+        }
+        if cfg.max_requests.is_none() {
+            conn.max_requests = Self::DEFAULT_REQUESTS.saturating_add(len / Self::BYTES_PER_REQUEST);
         }
         let mut src = HttpSource {
             conn,
@@ -811,6 +1037,11 @@ impl HttpSource {
     /// The byte cap in force for this open.
     pub fn max_bytes(&self) -> u64 {
         self.conn.max_bytes
+    }
+
+    /// The request cap in force for this open.
+    pub fn max_requests(&self) -> u64 {
+        self.conn.max_requests
     }
 
     /// Sets the most bytes the payload scratch may grow to.
@@ -905,6 +1136,17 @@ impl HttpSource {
         Ok(())
     }
 
+    /// The cached bytes from `at` to the end of its block; empty when the
+    /// block is not cached.
+    fn cached_at(&self, at: u64) -> &[u8] {
+        let bs = self.block_size as u64;
+        let within = (at % bs) as usize;
+        self.slot_of(at / bs)
+            .and_then(|slot| self.blocks.get(slot))
+            .and_then(|b| b.data.get(within..b.valid))
+            .unwrap_or(&[])
+    }
+
     /// Copies `offset..offset+buf.len()` (inside the resource) into `buf`
     /// through the cache.
     fn copy_cached(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -915,13 +1157,8 @@ impl HttpSource {
             let no = at / bs;
             let last = (offset + buf.len() as u64 - 1) / bs;
             self.ensure(no, last)?;
-            let slot = self.slot_of(no).ok_or(Error::capacity(at, "HTTP cache lost a block"))?;
-            let within = (at % bs) as usize;
-            let src = self
-                .blocks
-                .get(slot)
-                .and_then(|b| b.data.get(within..b.valid))
-                .unwrap_or(&[]);
+            self.slot_of(no).ok_or(Error::capacity(at, "HTTP cache lost a block"))?;
+            let src = self.cached_at(at);
             if src.is_empty() {
                 return Err(Error::truncated(at, "HTTP resource ended inside a block"));
             }
@@ -934,19 +1171,43 @@ impl HttpSource {
         Ok(())
     }
 
-    /// Reads `offset..offset+buf.len()` with one request, not cached.
+    /// Reads `offset..offset+buf.len()` with one request, not cached. A
+    /// head already in the cache (read ahead by the previous request) is
+    /// copied from it, not asked for again: a pass over large packets that
+    /// follow small reads (DV frames after their headers) would otherwise
+    /// receive half the file twice.
     fn direct(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let end = offset + buf.len() as u64;
-        let mut f = self.conn.open(offset, end)?;
-        self.conn.fill(&mut f, buf)?;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let src = self.cached_at(offset + done as u64);
+            let n = src.len().min(buf.len() - done);
+            if n == 0 {
+                break;
+            }
+            if let (Some(d), Some(s)) = (buf.get_mut(done..done + n), src.get(..n)) {
+                d.copy_from_slice(s);
+            }
+            done += n;
+        }
+        let Some(rest) = buf.get_mut(done..).filter(|r| !r.is_empty()) else {
+            return Ok(());
+        };
+        let start = offset + done as u64;
+        let mut f = self.conn.open(start, end)?;
+        self.conn.fill(&mut f, rest)?;
         self.conn.finish(f);
         self.next_block = end.div_ceil(self.block_size as u64);
         Ok(())
     }
 
-    /// Largest read assembled from cached blocks; larger reads go straight.
+    /// Largest read assembled from cached blocks (half the cache: what one
+    /// request may fill); larger reads go straight. A packet read through
+    /// the cache stays there for the next reads of the same bytes (DV's
+    /// audio is gathered from the frame its video packet just covered).
     fn span(&self) -> usize {
-        self.block_size.saturating_mul(self.max_read_ahead.max(1))
+        self.block_size
+            .saturating_mul(self.max_read_ahead.max(self.blocks.len() / 2).max(1))
     }
 
     /// `Err(Truncated)` unless `offset..offset+len` is inside the resource.

@@ -5,14 +5,20 @@
 //!   (zero copy), exactly as with [`mediaslice::SliceSource`]; the operating
 //!   system pages the file in on demand, so files of any size (over 4 GiB
 //!   included) open with little resident memory. A zero-length file, which
-//!   cannot be mapped, is served as an empty slice.
+//!   cannot be mapped, is served as an empty slice. A file truncated while
+//!   it is mapped gives a `Truncated` error, not `SIGBUS` (Linux: a
+//!   process-wide guard, see [`MmapSource`]).
 //! * [`FileSource`]: positioned reads (`pread`) on a [`std::fs::File`], with a
 //!   small fixed cache of blocks for header and table reads and an owned
 //!   scratch buffer for packet payloads. Its [`mediaslice::IoStats`] count the
 //!   real system calls, so `mediaslice io` reports what a probe costs.
 //! * [`HttpSource`]: a resource on an HTTP(S) server, read with closed
 //!   `Range` requests through a bounded block cache with read-ahead; its
-//!   stats count requests and body bytes, and per-open caps bound both.
+//!   stats count requests and body bytes; per-open caps bound both, the
+//!   bytes skipped for a server that ignores `Range` and the tiny answers,
+//!   and a deadline and a least transfer rate bound the time.
+//! * [`open_regular_file`]: opens a path for reading only if it is a
+//!   regular file, without blocking on a FIFO.
 //! * [`FileSink`]: a file for a muxer to write, under a temporary name in
 //!   its target's folder until [`FileSink::commit`] renames it over the
 //!   target; dropped without a commit, it is removed. Patchable (positioned
@@ -29,10 +35,11 @@ mod file;
 mod http;
 mod mmap;
 mod scratch;
+mod sigbus;
 mod sink;
 mod stdio;
 
-pub use file::FileSource;
+pub use file::{open_regular_file, FileSource};
 pub use http::{is_http_url, ErrorLog, HttpConfig, HttpSource, HttpStats};
 pub use mmap::MmapSource;
 pub use sink::{FileSink, StdoutSink, StreamSink};

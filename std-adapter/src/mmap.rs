@@ -1,6 +1,7 @@
 //! [`MmapSource`]: a memory-mapped file as a zero-copy source.
 
 use crate::scratch::Scratch;
+use crate::sigbus::Guard;
 use mediaslice::{Error, ErrorKind, IoStats, Limits, Result, Source};
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 use std::fs::File;
@@ -35,9 +36,43 @@ use std::path::Path;
 /// The stats count accesses, as for a slice: `reads` is the number of
 /// `read_at`/`bytes`/`gather` calls and `bytes_read` the bytes they covered,
 /// not page faults. Use [`crate::FileSource`] to count real reads.
+///
+/// # A file that shrinks while it is mapped
+///
+/// Another process may truncate the file while it is mapped. Reading a lost
+/// page would raise `SIGBUS` and kill the process; on Linux and Android the
+/// source guards its map instead (a process-wide `SIGBUS` handler, installed
+/// on the first open and chained to any handler installed before it):
+///
+/// * A fault inside the map reads zeros (a zero page is mapped over the lost
+///   page) and is recorded. From then on every call on the source fails
+///   with a [`ErrorKind::Truncated`] error at the file's new length (or an
+///   `Io` error when the file did not shrink: a read error under the map),
+///   as [`crate::FileSource`] reports a file that ends early.
+/// * `bytes` touches the last byte of the range it returns before returning
+///   it, so a range the truncation cut fails in that call and the caller
+///   never sees its zeros. A truncation that lands after that check, while
+///   the caller reads the slice, shows zeros to the caller and fails the
+///   next call; [`MmapSource::faults_absorbed`] lets a caller that holds a
+///   packet check before using it.
+/// * The bytes from the new end to the end of its page read as zeros
+///   without a fault (the kernel zero-fills the last page); the truncation
+///   is reported at the first access past that page.
+/// * A slice kept from [`MmapSource::data`] stays valid memory; past the
+///   new end it reads zeros.
+/// * Not guarded: other targets, a map opened while
+///   [`MmapSource::GUARDED_MAPS`] maps are open, and a process where another
+///   `SIGBUS` handler replaced ours without chaining to it. There a
+///   truncated file kills the process as before ([`MmapSource::is_guarded`]
+///   tells); use [`crate::FileSource`] for files that may change.
 #[derive(Debug)]
 pub struct MmapSource {
+    /// The registration of `map` with the `SIGBUS` guard. Declared before
+    /// `map` so it is dropped (unregistered) before the map is unmapped.
+    guard: Option<Guard>,
     map: Option<Mmap>,
+    /// A handle on the file, to learn its length after a fault.
+    file: File,
     scratch: Scratch,
     stats: IoStats,
     /// Bytes the pages touched since the last release may amount to.
@@ -96,13 +131,15 @@ fn range(data: &[u8], offset: u64, len: usize) -> Result<&[u8]> {
 impl MmapSource {
     /// Maps the file at `path` read-only.
     ///
-    /// Errors: the file cannot be opened, is not a regular file, or cannot be
+    /// Errors: the file cannot be opened, is not a regular file (a FIFO does
+    /// not block the open: [`crate::open_regular_file`]), or cannot be
     /// mapped.
     pub fn open(path: impl AsRef<Path>) -> std::io::Result<Self> {
-        Self::from_file(&File::open(path)?)
+        Self::from_file(&crate::open_regular_file(path)?)
     }
 
-    /// Maps an open file read-only. The file may be closed afterwards.
+    /// Maps an open file read-only. The file may be closed afterwards (the
+    /// source keeps a duplicate handle).
     ///
     /// Errors: the file is not a regular file, or cannot be mapped.
     pub fn from_file(file: &File) -> std::io::Result<Self> {
@@ -116,15 +153,22 @@ impl MmapSource {
         let map = if meta.len() == 0 {
             None
         } else {
-            // SAFETY: the map is read-only and private to this source. As with
-            // any file mapping, another process truncating the file while it
-            // is mapped makes later accesses fault (SIGBUS); that is the
-            // documented limit of memory-mapped input, and why `FileSource`
-            // exists.
+            // SAFETY: the map is read-only and private to this source, and
+            // nothing writes through it. Its bytes are the file's, so another
+            // process may change them (a rewrite in place shows new bytes; a
+            // truncation makes the lost pages fault): a `&[u8]` of the map
+            // is memory that stays mapped and readable for the map's life,
+            // whose contents the file's owner controls, as documented. A
+            // fault on a lost page is absorbed by the `SIGBUS` guard
+            // registered below (a zero page mapped in its place, see
+            // `sigbus.rs`), so the memory behind every slice stays readable.
             Some(unsafe { Mmap::map(file)? })
         };
+        let guard = map.as_ref().and_then(|m| Guard::register(m.as_ptr(), m.len()));
         Ok(MmapSource {
+            guard,
             map,
+            file: file.try_clone()?,
             scratch: Scratch::new(Limits::default().max_packet as usize),
             stats: IoStats::default(),
             served: 0,
@@ -136,6 +180,44 @@ impl MmapSource {
             resident_limit: Self::DEFAULT_RESIDENT,
             releases: 0,
         })
+    }
+
+    /// How many maps can be guarded against truncation at once.
+    pub const GUARDED_MAPS: usize = crate::sigbus::SLOTS;
+
+    /// Whether a truncation of the file under this map is reported as an
+    /// error (true on Linux and Android while fewer than
+    /// [`MmapSource::GUARDED_MAPS`] maps are open; true for an empty file,
+    /// which has no map).
+    pub fn is_guarded(&self) -> bool {
+        self.map.is_none() || self.guard.is_some()
+    }
+
+    /// Faults absorbed so far in every guarded map of this process: when
+    /// this changes while a caller holds a slice of a map, its bytes may be
+    /// zeros that stand for a lost part of a truncated file.
+    pub fn faults_absorbed() -> u64 {
+        crate::sigbus::total()
+    }
+
+    /// `Ok` unless the map has faulted: then the file shrank under it
+    /// (`Truncated` at its new length) or could not be read (`Io`).
+    pub fn check(&self) -> Result<()> {
+        let Some(g) = &self.guard else { return Ok(()) };
+        if g.faults() == 0 {
+            return Ok(());
+        }
+        let first = g.first_fault().unwrap_or(0);
+        match self.file.metadata() {
+            Ok(m) if m.len() < self.data().len() as u64 => {
+                Err(Error::truncated(m.len(), "the file shrank while it was mapped"))
+            }
+            _ => Err(Error::new(
+                ErrorKind::Io(std::io::ErrorKind::Other.into()),
+                first,
+                "the mapped file could not be read (a fault under the map)",
+            )),
+        }
     }
 
     /// Bytes served between two releases of the map's resident pages: 2 MiB,
@@ -275,6 +357,7 @@ impl Source for MmapSource {
     }
 
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.check()?;
         self.serve(offset, buf.len());
         let data = self.map.as_deref().unwrap_or(&[]);
         let avail = match usize::try_from(offset) {
@@ -285,14 +368,24 @@ impl Source for MmapSource {
         if let (Some(dst), Some(src)) = (buf.get_mut(..n), avail.get(..n)) {
             dst.copy_from_slice(src);
         }
+        self.check()?;
         self.stats.reads += 1;
         self.stats.bytes_read += n as u64;
         Ok(n)
     }
 
     fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
+        self.check()?;
         self.serve(offset, len);
         let r = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
+        if let Some(last) = r.last() {
+            // A truncation cuts a suffix of the file: if the range lost any
+            // byte, it lost its last one. Touching it now makes the fault
+            // (and the error) happen here, before the caller reads zeros.
+            // SAFETY: `last` is a valid, aligned reference to a byte.
+            let _ = unsafe { std::ptr::read_volatile(last) };
+            self.check()?;
+        }
         self.stats.reads += 1;
         self.stats.bytes_read += len as u64;
         Ok(r)
@@ -303,9 +396,11 @@ impl Source for MmapSource {
     }
 
     fn gather(&mut self, offset: u64, len: usize, at: usize) -> Result<()> {
+        self.check()?;
         self.serve(offset, len);
         let src = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
         self.scratch.range_mut(offset, at, len)?.copy_from_slice(src);
+        self.check()?;
         self.stats.reads += 1;
         self.stats.bytes_read += len as u64;
         Ok(())
@@ -316,6 +411,7 @@ impl Source for MmapSource {
     }
 
     fn joined(&self, len: usize) -> Result<&[u8]> {
+        self.check()?;
         self.scratch.joined(len)
     }
 

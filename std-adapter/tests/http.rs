@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::RangeServer;
+use common::{corpus_files, test_config as cfg, RangeServer};
 use mediaslice::crc::Crc32;
 use mediaslice::{Demuxer, ErrorKind, Source};
 use mediaslice_std::{HttpConfig, HttpSource, MmapSource};
@@ -15,15 +15,6 @@ use std::time::{Duration, Instant};
 
 fn corpus(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files").join(rel)
-}
-
-fn cfg() -> HttpConfig {
-    HttpConfig {
-        env_proxy: false,
-        read_timeout: Some(Duration::from_secs(5)),
-        connect_timeout: Some(Duration::from_secs(5)),
-        ..HttpConfig::default()
-    }
 }
 
 fn temp(name: &str, bytes: &[u8]) -> PathBuf {
@@ -73,22 +64,6 @@ fn pass<S: Source>(src: S) -> Result<Pass, mediaslice::Error> {
         crc: crc.finish(),
         end,
     })
-}
-
-fn corpus_files() -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    let root = corpus("");
-    for fam in std::fs::read_dir(&root).unwrap() {
-        let fam = fam.unwrap().path();
-        if !fam.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&fam).unwrap() {
-            v.push(f.unwrap().path());
-        }
-    }
-    v.sort();
-    v
 }
 
 #[test]
@@ -269,7 +244,7 @@ fn caps_on_requests_and_bytes_hold() {
     let f = mp4_file();
     // Requests: the open takes one; a pass needs more.
     let c = HttpConfig {
-        max_requests: 2,
+        max_requests: Some(2),
         block_size: 1024,
         ..cfg()
     };
@@ -292,9 +267,14 @@ fn caps_on_requests_and_bytes_hold() {
     assert_eq!(e.kind(), ErrorKind::LimitExceeded);
     assert!(src.last_error().unwrap().contains("byte cap"));
     assert!(src.stats().bytes_read <= len / 2);
-    // Default byte cap: twice the length plus the slack.
+    // Default caps: the length and an eighth plus the slack; requests by
+    // length.
     let src = HttpSource::open_with(&server.url("range", &f), cfg()).unwrap();
-    assert_eq!(src.max_bytes(), 2 * len + HttpSource::DEFAULT_BYTES_SLACK);
+    assert_eq!(src.max_bytes(), len + len / 8 + HttpSource::DEFAULT_BYTES_SLACK);
+    assert_eq!(
+        src.max_requests(),
+        HttpSource::DEFAULT_REQUESTS + len / HttpSource::BYTES_PER_REQUEST
+    );
 }
 
 #[test]

@@ -10,7 +10,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crc32fast::{hash as crc32, Hasher as Crc32};
 use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
 use mediaslice_std::ffprobe::{self, FormatFacts, TagSet};
-use mediaslice_std::{is_http_url, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo};
+use mediaslice_std::{
+    is_http_url, open_regular_file, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo,
+};
 use std::fmt;
 use std::io::IsTerminal;
 use std::io::{self, BufWriter, Write};
@@ -56,13 +58,32 @@ struct Cli {
     /// HTTP(S) URLs: most redirects followed per request.
     #[arg(long, global = true, value_name = "N", default_value_t = 5)]
     http_redirects: u32,
-    /// HTTP(S) URLs: most requests per run.
-    #[arg(long, global = true, value_name = "N", default_value_t = 1_000_000)]
-    http_max_requests: u64,
-    /// HTTP(S) URLs: most body bytes received per run (default: twice the
-    /// resource's length plus 64 MiB).
+    /// HTTP(S) URLs: most requests per run (default: 250 for `probe`,
+    /// `tags` and `io`; for `packets`, 2000 plus one per 16 KiB of the
+    /// resource).
+    #[arg(long, global = true, value_name = "N")]
+    http_max_requests: Option<u64>,
+    /// HTTP(S) URLs: most body bytes received per run (default: 32 MiB for
+    /// `probe`, `tags` and `io`; for `packets`, the resource's length plus
+    /// an eighth plus 16 MiB).
     #[arg(long, global = true, value_name = "BYTES")]
     http_max_bytes: Option<u64>,
+    /// HTTP(S) URLs: most body bytes skipped per run when the server ignores
+    /// `Range` and sends the whole body.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = HttpSource::DEFAULT_MAX_SKIP)]
+    http_max_skip: u64,
+    /// HTTP(S) URLs: most seconds the whole run may spend on HTTP (default:
+    /// 60 for `probe`, `tags` and `io`, 600 for `packets`); 0 for none.
+    #[arg(long, global = true, value_name = "SECS")]
+    http_deadline: Option<f64>,
+    /// HTTP(S) URLs: least transfer rate in bytes per second, averaged over
+    /// `--http-speed-time` (as curl's `--speed-limit`); 0 for none.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = 1024)]
+    http_speed_limit: u64,
+    /// HTTP(S) URLs: the window of `--http-speed-limit`, in seconds of
+    /// waiting on the network (as curl's `--speed-time`).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 20.0)]
+    http_speed_time: f64,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -201,16 +222,40 @@ fn as_url(path: &Path) -> Option<&str> {
     path.to_str().filter(|s| is_http_url(s))
 }
 
+/// What a probe (`probe`, `tags`, `io`) may cost over HTTP by default: the
+/// corpus and 40 MB files of each family need at most 15 requests and 684
+/// KB per probe (`docs/bench/io.md`); these leave room for large headers
+/// (the `moov` of a long film is several MB) and no more.
+const PROBE_MAX_REQUESTS: u64 = 250;
+const PROBE_MAX_BYTES: u64 = 32 << 20;
+const PROBE_DEADLINE: f64 = 60.0;
+/// A pass over every packet: the caps follow the resource's length (the
+/// library's defaults), the deadline is longer.
+const PASS_DEADLINE: f64 = 600.0;
+
+/// Seconds as a duration; 0 (or a bad value) for none.
+fn secs(v: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(v).ok().filter(|d| !d.is_zero())
+}
+
 fn http_config(cli: &Cli) -> HttpConfig {
-    let t = Duration::try_from_secs_f64(cli.http_timeout)
-        .ok()
-        .filter(|d| !d.is_zero());
+    let t = secs(cli.http_timeout);
+    let probe = matches!(cli.cmd, Cmd::Probe(_) | Cmd::Tags(_) | Cmd::Io(_));
+    let (requests, bytes, deadline) = if probe {
+        (Some(PROBE_MAX_REQUESTS), Some(PROBE_MAX_BYTES), PROBE_DEADLINE)
+    } else {
+        (None, None, PASS_DEADLINE)
+    };
     HttpConfig {
         connect_timeout: t,
         read_timeout: t,
         max_redirects: cli.http_redirects,
-        max_requests: cli.http_max_requests,
-        max_bytes: cli.http_max_bytes,
+        max_requests: cli.http_max_requests.or(requests),
+        max_bytes: cli.http_max_bytes.or(bytes),
+        max_skip: cli.http_max_skip,
+        deadline: secs(cli.http_deadline.unwrap_or(deadline)),
+        min_speed: cli.http_speed_limit,
+        min_speed_time: secs(cli.http_speed_time).unwrap_or(Duration::ZERO),
         ..HttpConfig::default()
     }
 }
@@ -242,13 +287,7 @@ fn open(path: &Path, kind: SourceKind, http: &HttpConfig, log: &mut Option<Error
             Ok(Opened::Pread(Box::new(Demuxer::open(src, ext)?)))
         }
         SourceKind::Reader => {
-            let file = std::fs::File::open(path).map_err(Failure::Open)?;
-            if !file.metadata().map_err(Failure::Open)?.is_file() {
-                return Err(Failure::Open(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "not a regular file",
-                )));
-            }
+            let file = open_regular_file(path).map_err(Failure::Open)?;
             // The scratch is allocated once, before the first packet: 16 MiB,
             // or the demuxer's own bound when it states a larger one (then
             // the headers are read again with the larger scratch).
@@ -404,6 +443,12 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
         };
         progress.tick(p.pos);
         let crc = crc32(p.data);
+        if map_faulted() {
+            // The bytes just hashed may be zeros standing for a lost part.
+            let pos = p.pos;
+            stopped = Some(map_lost(d, pos));
+            break;
+        }
         if json {
             w.write_all(if first { b"\n    " } else { b",\n    " })?;
             ffprobe::write_packet(w, &p, tracks.get(p.track), crc)?;
@@ -432,6 +477,22 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     Ok(stopped)
 }
 
+/// Whether a memory-mapped input has shrunk under its map during this run
+/// (its lost pages then read as zeros; see `MmapSource`). Always false for
+/// the other sources.
+fn map_faulted() -> bool {
+    MmapSource::faults_absorbed() > 0
+}
+
+/// The error to stop with once `map_faulted()`: the source's own (every
+/// call on it fails from then on), else a truncation at `pos`.
+fn map_lost<S: Source>(d: &mut Demuxer<S>, pos: Option<u64>) -> mediaslice::Error {
+    match d.next_packet() {
+        Err(e) => e,
+        _ => mediaslice::Error::truncated(pos.unwrap_or(0), "the file shrank while it was mapped"),
+    }
+}
+
 /// `packets --summary`: count, bytes and the CRC-32 of all payloads in
 /// delivery order.
 fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
@@ -443,7 +504,14 @@ fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
         match d.next_packet() {
             Ok(Some(p)) => {
                 progress.tick(p.pos);
-                crc.update(p.data);
+                let pos = p.pos;
+                let mut c = crc.clone();
+                c.update(p.data);
+                if map_faulted() {
+                    stopped = Some(map_lost(d, pos));
+                    break;
+                }
+                crc = c;
                 n += 1;
                 bytes += p.data.len() as u64;
             }
@@ -926,6 +994,19 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
+    let outcome = match outcome {
+        // A mapped file that shrank may have shown zeros to the demuxer
+        // before the source noticed: whatever it then said, the cause is
+        // the truncation.
+        Ok(e) if kind == SourceKind::Mmap && !e.is_some_and(|e| e.is_truncation()) && map_faulted() => {
+            let now = std::fs::metadata(&args.file).map_or(0, |m| m.len());
+            Ok(Some(mediaslice::Error::truncated(
+                now,
+                "the file shrank while it was mapped",
+            )))
+        }
+        o => o,
+    };
     match outcome {
         Ok(None) => EXIT_OK,
         Ok(Some(e)) => {

@@ -36,6 +36,32 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Settings for tests: no proxy from the environment, 5 s timeouts.
+pub fn test_config() -> mediaslice_std::HttpConfig {
+    mediaslice_std::HttpConfig {
+        env_proxy: false,
+        read_timeout: Some(Duration::from_secs(5)),
+        connect_timeout: Some(Duration::from_secs(5)),
+        ..mediaslice_std::HttpConfig::default()
+    }
+}
+
+/// Every file of `corpus/files/<family>/`, sorted.
+pub fn corpus_files() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files");
+    let mut v = Vec::new();
+    for fam in std::fs::read_dir(root).unwrap() {
+        let fam = fam.unwrap().path();
+        if fam.is_dir() {
+            for f in std::fs::read_dir(&fam).unwrap() {
+                v.push(f.unwrap().path());
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
 /// Counters shared with the connection threads.
 #[derive(Default)]
 pub struct Counters {
