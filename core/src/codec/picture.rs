@@ -84,10 +84,15 @@ mod tests {
         assert_eq!(codec_for_mime(b"image/jpeg", false), Codec::Mjpeg);
         assert_eq!(codec_for_mime(b"IMAGE/PNG", true), Codec::Png);
         assert_eq!(codec_for_mime(b"IMAGE/PNG", false), Codec::Unknown);
-        let utf16: Vec<u16> = "image/png".encode_utf16().collect();
-        assert_eq!(codec_for_utf16_mime(&utf16), Some(Codec::Png));
-        let caps: Vec<u16> = "IMAGE/PNG".encode_utf16().collect();
-        assert_eq!(codec_for_utf16_mime(&caps), None);
+        let utf16 = |s: &str| {
+            let mut b = [0u16; 16];
+            s.encode_utf16().zip(b.iter_mut()).for_each(|(u, o)| *o = u);
+            (b, s.len())
+        };
+        let (png, n) = utf16("image/png");
+        assert_eq!(codec_for_utf16_mime(&png[..n]), Some(Codec::Png));
+        let (caps, n) = utf16("IMAGE/PNG");
+        assert_eq!(codec_for_utf16_mime(&caps[..n]), None);
         assert_eq!(codec_for_utf16_mime(&[0x49, 0x4D, 0x2603]), None);
         assert_eq!(codec_for_utf16_mime(&[0x41; 40]), None);
         assert_eq!(PICTURE_TYPES[3], "Cover (front)");
