@@ -116,6 +116,13 @@ fi
 [ -x "$MEDIASLICE" ] || die "host CLI $MEDIASLICE not found"
 
 # ---- firmware -----------------------------------------------------------------
+# Source paths in the images (panic locations of the overflow checks) are
+# made relative to core/src, embedded/ and cargo/: a firmware carries no
+# build machine's paths, and the flash figure does not depend on where the
+# checkout lies (an absolute /check/work/main/core/src/ prefix on 85 files
+# was 2 KB of .rodata).
+export RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$ROOT/core/src/= --remap-path-prefix=$HERE/=embedded/ --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}/=cargo/"
+
 # build NAME TARGET CARGO-ARGS...: builds and copies the ELF to images/NAME.elf
 build() {
   local name=$1 target=$2

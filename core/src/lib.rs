@@ -31,6 +31,7 @@ pub mod detect;
 pub mod diag;
 pub mod error;
 pub mod format;
+pub(crate) mod ieee754;
 pub mod kind;
 pub mod limits;
 pub mod mux;

@@ -40,6 +40,7 @@ pub struct Context {
 impl Context {
     /// Adds a track, or reports `track-capacity` when the table is full.
     /// Returns its index.
+    #[allow(dead_code, reason = "unused when no format feature is enabled")]
     pub(crate) fn add_track(&mut self, t: Track, offset: u64) -> Option<usize> {
         let i = self.tracks.len();
         if self.tracks.push(t).is_err() {
@@ -53,6 +54,7 @@ impl Context {
 /// What each format module implements. The driver, [`Demuxer`], holds the
 /// source; a format demuxer holds only its own state, so its size does not
 /// depend on the source type.
+#[allow(dead_code, reason = "unused when no format feature is enabled")]
 pub(crate) trait FormatDemuxer: Sized {
     /// Reads the headers: tracks, durations, table positions.
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self>;

@@ -15,6 +15,7 @@
 use crate::error::{Error, Result};
 use crate::format::es::id3::{self, FrameTags, FrameWalk, ID3V2_HEADER};
 use crate::format::traits::{Context, FormatDemuxer};
+use crate::ieee754::Float;
 use crate::source::Source;
 use crate::tags::{text_or_bytes, Tag, TagCursor, TagKey, TagScope, TagValue};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
@@ -68,13 +69,10 @@ pub fn extended_to_rate(exponent: u16, mantissa: u64) -> Option<u32> {
     if !(-63..=63).contains(&exp) {
         return None;
     }
-    // mantissa * 2^exp, rounded to nearest.
-    let v = libm::round(libm::ldexp(mantissa as f64, exp));
-    if v >= 1.0 && v <= u32::MAX as f64 {
-        Some(v as u32)
-    } else {
-        None
-    }
+    // mantissa * 2^exp, rounded to nearest: `round(ldexp(mantissa as f64,
+    // exp))` in integer arithmetic (`ieee754`).
+    let v = Float::from_scaled_u64(mantissa, exp).round_u64()?;
+    u32::try_from(v).ok().filter(|&v| v >= 1)
 }
 
 /// Maps an AIFF-C compression type to a codec (ffmpeg's `ff_codec_aiff_tags`).

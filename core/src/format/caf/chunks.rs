@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::traits::Context;
+use crate::ieee754::Float;
 use crate::source::Source;
 use crate::types::{ByteRange, Codec};
 use zerocopy::big_endian::{F64, I64, U16, U32, U64};
@@ -52,6 +53,19 @@ pub struct AudioDescription {
     pub channels: U32,
     /// mBitsPerChannel.
     pub bits_per_channel: U32,
+}
+
+impl AudioDescription {
+    /// mSampleRate truncated to whole hertz, when it is from 1 to
+    /// `u32::MAX` (compared and truncated in integer arithmetic, see
+    /// `ieee754`).
+    pub fn rate_hz(&self) -> Option<u32> {
+        let rate = Float::from_f64_bits(self.sample_rate.get().to_bits())?;
+        if rate.cmp_i64(1).is_lt() || rate.cmp_i64(u32::MAX.into()).is_gt() {
+            return None;
+        }
+        u32::try_from(rate.trunc_u64()?).ok()
+    }
 }
 
 /// The head of the `pakt` chunk: CAFPacketTableHeader.
@@ -148,8 +162,7 @@ pub(super) fn read_desc<S: Source>(src: &mut S) -> Result<(Chunk, AudioDescripti
         ));
     }
     let desc = src.read::<AudioDescription>(first.body)?;
-    let rate = desc.sample_rate.get();
-    if !(rate >= 1.0 && rate <= u32::MAX as f64) {
+    if desc.rate_hz().is_none() {
         return Err(Error::malformed(
             first.body,
             "caf desc: mSampleRate is not a positive number (CAF spec, Audio Description chunk)",

@@ -178,7 +178,7 @@ impl CafDemuxer {
 impl FormatDemuxer for CafDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let (first, desc) = chunks::read_desc(src)?;
-        let rate = desc.sample_rate.get() as u32;
+        let rate = desc.rate_hz().unwrap_or(0);
         let bytes_per_packet = desc.bytes_per_packet.get();
         let frames_per_packet = desc.frames_per_packet.get();
         let found: Chunks = chunks::walk_chunks(src, ctx, first.body + chunks::DESC_LEN)?;

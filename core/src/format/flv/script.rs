@@ -7,6 +7,7 @@ use super::amf::{marker, Amf};
 use super::tag::{read_tag, Kind, TagHead};
 use crate::error::Result;
 use crate::format::traits::Context;
+use crate::ieee754::Float;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagKey, TagScope, TagValue};
 use crate::types::ByteRange;
@@ -144,10 +145,9 @@ pub(super) struct MetaData {
 
 /// The double of an AMF0 number whose marker is at `b[0]`, when `b` is
 /// one (AMF 0 §2.2) and finite.
-fn amf_number(b: &[u8; AMF_NUMBER as usize]) -> Option<f64> {
+fn amf_number(b: &[u8; AMF_NUMBER as usize]) -> Option<Float> {
     let [ty, rest @ ..] = *b;
-    let v = f64::from_be_bytes(rest);
-    (ty == marker::NUMBER && v.is_finite()).then_some(v)
+    (ty == marker::NUMBER).then(|| Float::from_be_f64(rest)).flatten()
 }
 
 impl MetaData {
@@ -202,16 +202,20 @@ impl MetaData {
         let k = kb.get(..klen as usize).unwrap_or(&[]);
         let [ty]: [u8; 1] = src.array(vat)?;
         if short && ty == marker::NUMBER {
-            let v = f64::from_be_bytes(src.array(vat + 1)?);
+            let v = Float::from_be_f64(src.array(vat + 1)?).filter(|v| !v.is_negative());
             let m = &mut self.params;
-            match k {
-                b"duration" if v.is_finite() && v >= 0.0 => {
-                    ctx.info.duration_us = Some((v * 1e6) as u64);
-                }
-                b"width" if (0.0..1e6).contains(&v) => m.width = v as u32,
-                b"height" if (0.0..1e6).contains(&v) => m.height = v as u32,
-                b"videodatarate" if (0.0..4e6).contains(&v) => m.video_rate = (v * 1024.0) as u32,
-                b"audiodatarate" if (0.0..4e6).contains(&v) => m.audio_rate = (v * 1024.0) as u32,
+            // The f64 expressions ffmpeg evaluates, in integer arithmetic
+            // (`ieee754`): `(v * 1e6) as u64`, `v as u32` below 1e6,
+            // `(v * 1024.0) as u32` below 4e6.
+            let below = |v: Float, max: i64| v.cmp_i64(max).is_lt();
+            let times = |v: Float, k: u64| v.mul(Float::from_u64(k)).trunc_u64();
+            let small = |v: Option<u64>| v.and_then(|v| u32::try_from(v).ok());
+            match (k, v) {
+                (b"duration", Some(v)) => ctx.info.duration_us = Some(times(v, 1_000_000).unwrap_or(u64::MAX)),
+                (b"width", Some(v)) if below(v, 1_000_000) => m.width = small(v.trunc_u64()).unwrap_or(0),
+                (b"height", Some(v)) if below(v, 1_000_000) => m.height = small(v.trunc_u64()).unwrap_or(0),
+                (b"videodatarate", Some(v)) if below(v, 4_000_000) => m.video_rate = small(times(v, 1024)).unwrap_or(0),
+                (b"audiodatarate", Some(v)) if below(v, 4_000_000) => m.audio_rate = small(times(v, 1024)).unwrap_or(0),
                 _ => {}
             }
         }
@@ -241,10 +245,10 @@ impl MetaData {
             let (Some(time), Some(pos)) = (amf_number(&tb), amf_number(&pb)) else {
                 break;
             };
-            if time * 1000.0 > ts as f64 {
+            if time.mul(Float::from_u64(1000)).cmp_i64(ts).is_gt() {
                 break;
             }
-            best = Some(pos as u64);
+            best = Some(pos.trunc_u64().unwrap_or(if pos.is_negative() { 0 } else { u64::MAX }));
         }
         if let Some(p) = best {
             if p >= first_tag && p < src.len() {
@@ -345,13 +349,10 @@ fn entry_value<S: Source>(src: &mut S, vat: u64) -> Result<Value> {
     let [ty]: [u8; 1] = src.array(vat)?;
     Ok(match ty {
         marker::NUMBER => {
-            let v = f64::from_be_bytes(src.array(vat + 1)?);
-            if !v.is_finite() {
+            let Some(v) = Float::from_be_f64(src.array(vat + 1)?) else {
                 return Ok(Value::Other);
-            }
-            Value::Scalar(TagValue::Int(
-                libm::round(v).clamp(i64::MIN as f64, i64::MAX as f64) as i64
-            ))
+            };
+            Value::Scalar(TagValue::Int(v.round_i64_saturating()))
         }
         marker::BOOLEAN => {
             let [b]: [u8; 1] = src.array(vat + 1)?;

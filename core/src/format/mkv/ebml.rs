@@ -7,6 +7,7 @@
 //! or keeps a borrow of the source.
 
 use crate::error::{Error, Result};
+use crate::ieee754::Float;
 use crate::source::Source;
 
 /// Longest element header: an 8-byte ID and an 8-byte size.
@@ -193,14 +194,15 @@ pub(crate) fn read_uint<S: Source>(src: &mut S, e: &Element) -> Result<u64> {
     Ok(buf.iter().fold(0u64, |v, &x| (v << 8) | x as u64))
 }
 
-/// Reads a float element's data (RFC 8794 §7.3): 0, 4 or 8 bytes.
+/// Reads a float element's data (RFC 8794 §7.3): 0, 4 or 8 bytes; `None`
+/// for an infinity or a NaN.
 ///
 /// Errors: `Malformed` for another size; a read error.
-pub(crate) fn read_float<S: Source>(src: &mut S, e: &Element) -> Result<f64> {
+pub(crate) fn read_float<S: Source>(src: &mut S, e: &Element) -> Result<Option<Float>> {
     match e.size {
-        Some(0) => Ok(0.0),
-        Some(4) => Ok(f32::from_be_bytes(src.array(e.data)?) as f64),
-        Some(8) => Ok(f64::from_be_bytes(src.array(e.data)?)),
+        Some(0) => Ok(Some(Float::ZERO)),
+        Some(4) => Ok(Float::from_be_f32(src.array(e.data)?)),
+        Some(8) => Ok(Float::from_be_f64(src.array(e.data)?)),
         _ => Err(Error::malformed(
             e.start,
             "mkv EBML: float element not 0, 4 or 8 bytes (RFC 8794 §7.3)",

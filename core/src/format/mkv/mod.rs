@@ -47,6 +47,7 @@ mod zlib;
 use crate::bytes::gcd;
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
+use crate::ieee754::Float;
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
@@ -171,7 +172,7 @@ pub struct MkvDemuxer {
     muxing_app: Option<ByteRange>,
     writing_app: Option<ByteRange>,
     /// Info Duration, in TimestampScale units.
-    duration: Option<f64>,
+    duration: Option<Float>,
     // Reading position.
     pos: u64,
     in_cluster: bool,
@@ -253,9 +254,11 @@ impl FormatDemuxer for MkvDemuxer {
         d.add_pictures(src, ctx)?;
         d.pos = d.first_cluster;
         if let Some(dur) = d.duration {
-            let us = dur * d.scale as f64 / 1000.0;
-            if us.is_finite() && us >= 0.0 && us < u64::MAX as f64 {
-                ctx.info.duration_us = Some(us as u64);
+            // Duration × TimestampScale ns in µs, rounded as the f64
+            // expression `dur * scale as f64 / 1000.0` that ffmpeg uses.
+            let us = dur.mul(Float::from_u64(d.scale)).div(Float::from_u64(1000));
+            if let Some(us) = us.filter(|us| !us.is_negative()).and_then(Float::trunc_u64) {
+                ctx.info.duration_us = Some(us);
             }
         }
         Ok(d)
@@ -539,7 +542,7 @@ impl MkvDemuxer {
                     0 => ctx.diags.report("mkv.zero-timestamp-scale", c.start),
                     s => self.scale = s,
                 },
-                ids::DURATION => self.duration = Some(read_float(src, &c)?),
+                ids::DURATION => self.duration = read_float(src, &c)?,
                 ids::TITLE => self.title = range_of(&c),
                 ids::MUXING_APP => self.muxing_app = range_of(&c),
                 ids::WRITING_APP => self.writing_app = range_of(&c),

@@ -7,6 +7,7 @@ use crate::codec::riff_layout::{BitmapInfoHeader, WaveFormat};
 use crate::codec::riff_tags::{bmp_codec, wave_codec};
 use crate::error::Result;
 use crate::format::traits::Context;
+use crate::ieee754::Float;
 use crate::source::Source;
 use crate::types::{rescale, ByteRange, Codec, Language, Rational, Track, TrackKind};
 
@@ -30,8 +31,10 @@ struct Entry {
     private: Option<ByteRange>,
     width: u64,
     height: u64,
-    rate: f64,
-    out_rate: f64,
+    /// SamplingFrequency; `None` when not finite.
+    rate: Option<Float>,
+    /// OutputSamplingFrequency; zero when absent.
+    out_rate: Option<Float>,
     channels: u64,
     bit_depth: u64,
     encoding: Encoding,
@@ -94,16 +97,14 @@ impl MkvDemuxer {
             language.clear();
         }
         let audio = kind == TrackKind::Audio;
-        let rate = if e.out_rate > 0.0 && c == Codec::Aac {
-            e.out_rate
-        } else {
-            e.rate
+        let rate = match e.out_rate {
+            Some(out) if out.is_positive() && c == Codec::Aac => Some(out),
+            _ => e.rate,
         };
-        let sample_rate = if audio && rate.is_finite() && rate > 0.0 && rate < u32::MAX as f64 {
-            libm::round(rate) as u32
-        } else {
-            0
-        };
+        let sample_rate = rate
+            .filter(|r| audio && r.is_positive() && r.cmp_i64(u32::MAX.into()).is_lt())
+            .and_then(|r| u32::try_from(r.round_u64()?).ok())
+            .unwrap_or(0);
         let track = Track {
             id: u32::try_from(e.number).unwrap_or(u32::MAX),
             kind,
@@ -280,8 +281,8 @@ fn read_entry<S: Source>(src: &mut S, ctx: &mut Context, e: &Element, limit: u64
         private: None,
         width: 0,
         height: 0,
-        rate: 8000.0,
-        out_rate: 0.0,
+        rate: Some(Float::from_u64(8000)),
+        out_rate: Some(Float::ZERO),
         channels: 1,
         bit_depth: 0,
         encoding: Encoding::Plain,

@@ -10,6 +10,7 @@ use super::boxes::{
 use super::sample_table::ChunkMode;
 use crate::error::{Error, Result};
 use crate::format::traits::Context;
+use crate::ieee754::Float;
 use crate::source::Source;
 use crate::types::{ByteRange, Codec, Track, TrackKind};
 
@@ -270,9 +271,14 @@ fn read_sound_description<S: Source>(src: &mut S, e: &BoxHeader, t: &mut Track, 
         }
         2 => {
             let v2: SoundDescriptionV2 = src.read(children)?;
-            let rate = f64::from_bits(v2.sample_rate.get());
-            if rate.is_finite() && rate > 0.0 && rate < 4.0e9 {
-                t.sample_rate = rate as u32;
+            // audioSampleRate, a binary64: kept when above 0 and below 4e9,
+            // truncated (integer arithmetic, see `ieee754`).
+            let rate = Float::from_f64_bits(v2.sample_rate.get()).filter(|r| r.is_positive());
+            if let Some(hz) = rate
+                .filter(|r| r.cmp_i64(4_000_000_000).is_lt())
+                .and_then(Float::trunc_u64)
+            {
+                t.sample_rate = hz as u32;
             }
             t.channels = v2.channels.get().min(u16::MAX as u32) as u16;
             t.bits_per_sample = v2.const_bits_per_channel.get().min(u16::MAX as u32) as u16;
