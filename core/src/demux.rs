@@ -58,7 +58,7 @@ impl<S: Source> Demuxer<S> {
         let kind = detect_source(&mut src, ext, &limits)?.ok_or(Error::new(
             ErrorKind::UnknownFormat,
             0,
-            "no supported format recognised",
+            &"no supported format recognised",
         ))?;
         Self::open_as(src, kind, limits)
     }
@@ -159,7 +159,7 @@ impl<S: Source> Demuxer<S> {
                     self.finished = true;
                     return Err(Error::limit(
                         p.pos.unwrap_or(0),
-                        "packets: more payload than Limits::max_delivery_ratio times the input \
+                        &"packets: more payload than Limits::max_delivery_ratio times the input \
                          (an index names the same bytes again and again)",
                     ));
                 }
@@ -191,7 +191,7 @@ impl<S: Source> Demuxer<S> {
     /// Errors: `InvalidArgument` for a track index out of range; a read error.
     pub fn seek(&mut self, track: usize, ts: i64) -> Result<()> {
         if track >= self.ctx.tracks.len() {
-            return Err(Error::new(ErrorKind::InvalidArgument, 0, "no such track"));
+            return Err(Error::new(ErrorKind::InvalidArgument, 0, &"no such track"));
         }
         self.inner.seek(&mut self.src, &mut self.ctx, track, ts)?;
         self.finished = false;
@@ -218,7 +218,7 @@ impl<S: Source> Demuxer<S> {
             .ctx
             .tracks
             .get(track)
-            .ok_or(Error::new(ErrorKind::InvalidArgument, 0, "no such track"))?;
+            .ok_or(Error::new(ErrorKind::InvalidArgument, 0, &"no such track"))?;
         match t.config {
             Some(r) => self.src.bytes(r.offset, r.len as usize),
             None => Ok(&[]),
@@ -237,7 +237,7 @@ impl<S: Source> Demuxer<S> {
     /// error; `ScratchTooSmall` when a spanning packet does not fit.
     pub fn header_packet(&mut self, track: usize, index: usize) -> Result<Option<&[u8]>> {
         if track >= self.ctx.tracks.len() {
-            return Err(Error::new(ErrorKind::InvalidArgument, 0, "no such track"));
+            return Err(Error::new(ErrorKind::InvalidArgument, 0, &"no such track"));
         }
         self.inner.header_packet(&mut self.src, &self.ctx, track, index)
     }

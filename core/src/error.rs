@@ -39,18 +39,25 @@ pub enum ErrorKind {
     Io(embedded_io::ErrorKind),
 }
 
+/// A static description of an error, as a thin reference: write
+/// `&"mp4 mdhd: shorter than its fields (ISO/IEC 14496-12 8.4.2.2)"` (the
+/// compiler places the string's reference in a static). One pointer where a
+/// `&'static str` is two: see [`Error`].
+pub type Description = &'static &'static str;
+
 /// An error with the offset where parsing (or, on the write side, writing)
 /// stopped and a static description.
 ///
-/// 16 bytes on 32-bit targets: the description and two 32-bit words, the
-/// low 32 bits of the offset and then bits 32..48 of the offset with the
-/// kind's code in the top 16 bits. A `Result` carrying it is returned in
-/// memory, so every `?` that passes one on copies it: each word less is
-/// about 5 KiB of flash on thumbv7em (docs/embedded.md). Offsets from
-/// 2^48 (256 TiB) up are kept as 2^48 - 1 ([`Error::OFFSET_MAX`]).
+/// 12 bytes on 32-bit targets: a thin reference to the description
+/// ([`Description`]) and two 32-bit words, the low 32 bits of the offset
+/// and then bits 32..48 of the offset with the kind's code in the top 16
+/// bits. A `Result` carrying it is returned in memory, so every `?` that
+/// passes one on copies it: each word less is kilobytes of flash on
+/// thumbv7em (docs/embedded.md). Offsets from 2^48 (256 TiB) up are kept as
+/// 2^48 - 1 ([`Error::OFFSET_MAX`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Error {
-    what: &'static str,
+    what: Description,
     lo: u32,
     hi: u32,
 }
@@ -73,7 +80,7 @@ impl defmt::Format for Error {
             "Error {{ kind: {}, offset: {=u64}, what: {=str} }}",
             self.kind(),
             self.offset(),
-            self.what
+            *self.what
         )
     }
 }
@@ -84,7 +91,7 @@ impl Error {
 
     /// Builds an error of `kind` at byte `offset` (clamped to
     /// [`Error::OFFSET_MAX`]) with a static description.
-    pub const fn new(kind: ErrorKind, offset: u64, what: &'static str) -> Self {
+    pub const fn new(kind: ErrorKind, offset: u64, what: Description) -> Self {
         let offset = if offset > Self::OFFSET_MAX {
             Self::OFFSET_MAX
         } else {
@@ -97,23 +104,23 @@ impl Error {
         }
     }
     /// `Malformed` at `offset`.
-    pub const fn malformed(offset: u64, what: &'static str) -> Self {
+    pub const fn malformed(offset: u64, what: Description) -> Self {
         Self::new(ErrorKind::Malformed, offset, what)
     }
     /// `Truncated` at `offset`.
-    pub const fn truncated(offset: u64, what: &'static str) -> Self {
+    pub const fn truncated(offset: u64, what: Description) -> Self {
         Self::new(ErrorKind::Truncated, offset, what)
     }
     /// `Unsupported` at `offset`.
-    pub const fn unsupported(offset: u64, what: &'static str) -> Self {
+    pub const fn unsupported(offset: u64, what: Description) -> Self {
         Self::new(ErrorKind::Unsupported, offset, what)
     }
     /// `LimitExceeded` at `offset`.
-    pub const fn limit(offset: u64, what: &'static str) -> Self {
+    pub const fn limit(offset: u64, what: Description) -> Self {
         Self::new(ErrorKind::LimitExceeded, offset, what)
     }
     /// `CapacityExceeded` at `offset`.
-    pub const fn capacity(offset: u64, what: &'static str) -> Self {
+    pub const fn capacity(offset: u64, what: Description) -> Self {
         Self::new(ErrorKind::CapacityExceeded, offset, what)
     }
     /// The category of the error.
@@ -253,9 +260,9 @@ mod tests {
     #[test]
     fn offset_round_trips_and_debug_is_unchanged() {
         for off in [0u64, 1, u32::MAX as u64, 1 << 32, 0x1234_5678_9ABC, Error::OFFSET_MAX] {
-            assert_eq!(Error::malformed(off, "x").offset(), off);
+            assert_eq!(Error::malformed(off, &"x").offset(), off);
         }
-        let e = Error::truncated(5_000_000_000, "cut");
+        let e = Error::truncated(5_000_000_000, &"cut");
         extern crate std;
         assert_eq!(
             std::format!("{e:?}"),
@@ -302,13 +309,14 @@ mod tests {
         let kinds = plain.into_iter().chain(io.into_iter().map(ErrorKind::Io));
         for kind in kinds {
             for off in [0u64, 7, u32::MAX as u64 + 1, Error::OFFSET_MAX] {
-                let e = Error::new(kind, off, "w");
+                let e = Error::new(kind, off, &"w");
                 assert_eq!((e.kind(), e.offset(), e.description()), (kind, off, "w"));
             }
         }
         // Offsets past 2^48 are clamped, and do not spill into the kind.
-        let e = Error::truncated(u64::MAX, "far");
+        let e = Error::truncated(u64::MAX, &"far");
         assert_eq!((e.kind(), e.offset()), (ErrorKind::Truncated, Error::OFFSET_MAX));
-        assert_eq!(core::mem::size_of::<Error>(), 2 * core::mem::size_of::<usize>() + 8);
+        // A thin description reference and two words: 12 bytes on 32-bit targets.
+        assert_eq!(core::mem::size_of::<Error>(), core::mem::size_of::<usize>() + 8);
     }
 }

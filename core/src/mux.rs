@@ -115,7 +115,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
     /// [`crate::format::mux_traits::MAX_CONFIG_BYTES`] configuration bytes.
     pub fn add_track(&mut self, spec: &TrackSpec<'_>) -> Result<usize> {
         if self.stage != Stage::Tracks {
-            return Err(self.out_of_order("mux: a track added after the header or a failure"));
+            return Err(self.out_of_order(&"mux: a track added after the header or a failure"));
         }
         // A refused track leaves the muxer usable: nothing was written.
         self.inner.add_track(&mut self.ctx, spec)
@@ -129,7 +129,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
     /// sink error.
     pub fn write_header(&mut self) -> Result<()> {
         if self.stage != Stage::Tracks || self.ctx.tracks.is_empty() {
-            return Err(self.out_of_order("mux: header with no track, twice, or after a failure"));
+            return Err(self.out_of_order(&"mux: header with no track, twice, or after a failure"));
         }
         let r = self
             .inner
@@ -150,7 +150,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
             self.write_header()?;
         }
         if self.stage != Stage::Packets || packet.track >= self.ctx.tracks.len() {
-            return Err(self.out_of_order("mux: a packet of an undeclared track, or after a failure"));
+            return Err(self.out_of_order(&"mux: a packet of an undeclared track, or after a failure"));
         }
         let r = self
             .inner
@@ -171,7 +171,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
             self.write_header()?;
         }
         if self.stage != Stage::Packets {
-            return Err(self.out_of_order("mux: finish after a failure"));
+            return Err(self.out_of_order(&"mux: finish after a failure"));
         }
         self.inner
             .finish(&mut self.sink, self.scratch.as_mut(), &mut self.ctx)?;
@@ -185,7 +185,7 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
     }
 
     /// `InvalidArgument` at the sink's position: a call out of its order.
-    fn out_of_order(&self, what: &'static str) -> Error {
+    fn out_of_order(&self, what: crate::error::Description) -> Error {
         Error::new(ErrorKind::InvalidArgument, self.sink.position(), what)
     }
 

@@ -102,7 +102,7 @@ pub fn check_patch(pos: u64, len: usize, written: u64) -> Result<u64> {
         .ok_or(Error::new(
             ErrorKind::InvalidArgument,
             pos,
-            "sink patch: range reaches past the bytes written",
+            &"sink patch: range reaches past the bytes written",
         ))
 }
 
@@ -111,7 +111,7 @@ pub const fn cannot_patch(pos: u64) -> Error {
     Error::new(
         ErrorKind::Unsupported,
         pos,
-        "sink patch: this sink cannot seek back (a stream)",
+        &"sink patch: this sink cannot seek back (a stream)",
     )
 }
 
@@ -159,7 +159,7 @@ impl<'a> SliceSink<'a> {
             .ok_or(Error::new(
                 ErrorKind::SinkFull,
                 at as u64,
-                "slice sink: the buffer has no room for this write",
+                &"slice sink: the buffer has no room for this write",
             ))
     }
 }
@@ -186,7 +186,7 @@ impl Sink for SliceSink<'_> {
             .ok_or(Error::new(
                 ErrorKind::SinkFull,
                 self.len as u64,
-                "slice sink: parts longer than the address space",
+                &"slice sink: parts longer than the address space",
             ))?;
         let mut room = self.room(total)?;
         for part in parts {
@@ -210,7 +210,7 @@ impl Sink for SliceSink<'_> {
         let dst = self.buf.get_mut(pos as usize..end as usize).ok_or(Error::new(
             ErrorKind::InvalidArgument,
             pos,
-            "slice sink: patch range",
+            &"slice sink: patch range",
         ))?;
         dst.copy_from_slice(data);
         self.stats.patches += 1;
@@ -229,7 +229,7 @@ impl Sink for SliceSink<'_> {
 }
 
 fn io_error<E: embedded_io::Error>(e: E, pos: u64) -> Error {
-    Error::new(ErrorKind::Io(e.kind()), pos, "the writer failed")
+    Error::new(ErrorKind::Io(e.kind()), pos, &"the writer failed")
 }
 
 /// Writes all of `data` to `w`, counting calls and bytes. A writer that
@@ -243,7 +243,7 @@ fn write_fully<W: Write>(w: &mut W, stats: &mut SinkStats, pos: u64, mut data: &
             return Err(Error::new(
                 ErrorKind::Io(embedded_io::ErrorKind::WriteZero),
                 pos,
-                "the writer took no bytes",
+                &"the writer took no bytes",
             ));
         }
         stats.bytes_written += n as u64;

@@ -98,7 +98,7 @@ pub trait Source {
         } else {
             Err(Error::truncated(
                 offset.saturating_add(n as u64),
-                "input ends inside a structure",
+                &"input ends inside a structure",
             ))
         }
     }
@@ -154,15 +154,15 @@ where
     let b = buf.get_mut(..core::mem::size_of::<T>()).ok_or(Error::new(
         ErrorKind::InvalidArgument,
         offset,
-        "source read: layout larger than MAX_LAYOUT_READ",
+        &"source read: layout larger than MAX_LAYOUT_READ",
     ))?;
     src.read_exact_at(offset, b)?;
-    T::read_from_bytes(b).map_err(|_| Error::new(ErrorKind::InvalidArgument, offset, "source read: layout size"))
+    T::read_from_bytes(b).map_err(|_| Error::new(ErrorKind::InvalidArgument, offset, &"source read: layout size"))
 }
 
 fn to_usize(offset: u64) -> Result<usize> {
     usize::try_from(offset)
-        .map_err(|_| Error::new(ErrorKind::OffsetOverflow, offset, "offset beyond the address space"))
+        .map_err(|_| Error::new(ErrorKind::OffsetOverflow, offset, &"offset beyond the address space"))
 }
 
 /// The whole input as one slice: packets borrow it with no copy.
@@ -202,11 +202,11 @@ impl<'a> SliceSource<'a> {
         let end = start.checked_add(len).ok_or(Error::new(
             ErrorKind::OffsetOverflow,
             offset,
-            "range beyond the address space",
+            &"range beyond the address space",
         ))?;
         self.data.get(start..end).ok_or(Error::truncated(
             self.data.len() as u64,
-            "input ends before the requested range",
+            &"input ends before the requested range",
         ))
     }
 }
@@ -268,7 +268,7 @@ impl Source for SliceSource<'_> {
             .ok_or(Error::new(
                 ErrorKind::ScratchTooSmall,
                 offset,
-                "scratch too small to join a packet",
+                &"scratch too small to join a packet",
             ))?;
         dst.copy_from_slice(src);
         self.stats.reads += 1;
@@ -284,7 +284,7 @@ impl Source for SliceSource<'_> {
         self.scratch.get(..len).ok_or(Error::new(
             ErrorKind::ScratchTooSmall,
             0,
-            "joined length exceeds scratch",
+            &"joined length exceeds scratch",
         ))
     }
 
@@ -304,7 +304,7 @@ fn put_into(scratch: &mut [u8], at: usize, data: &[u8]) -> Result<()> {
         .ok_or(Error::new(
             ErrorKind::ScratchTooSmall,
             0,
-            "scratch too small to join a packet",
+            &"scratch too small to join a packet",
         ))?;
     dst.copy_from_slice(data);
     Ok(())
@@ -389,7 +389,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> ReaderSo
                 *pos = None;
                 return Err(Error::truncated(
                     offset.saturating_add(done as u64),
-                    "reader ended early",
+                    &"reader ended early",
                 ));
             }
             done += n;
@@ -421,7 +421,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> ReaderSo
         let slot = self
             .blocks
             .get_mut(victim)
-            .ok_or(Error::capacity(start, "block cache has no slots"))?;
+            .ok_or(Error::capacity(start, &"block cache has no slots"))?;
         let dst = slot.get_mut(..avail).unwrap_or(&mut []);
         if let Some(t) = self.tags.get_mut(victim) {
             *t = NO_BLOCK;
@@ -450,7 +450,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> ReaderSo
 }
 
 fn io_error<E: embedded_io::Error>(e: E, offset: u64) -> Error {
-    Error::new(ErrorKind::Io(e.kind()), offset, "the reader failed")
+    Error::new(ErrorKind::Io(e.kind()), offset, &"the reader failed")
 }
 
 impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source for ReaderSource<R, B, BLOCKS> {
@@ -476,7 +476,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
             let valid = self.valid.get(slot).copied().unwrap_or(0) as usize;
             let src = self.blocks.get(slot).and_then(|b| b.get(within..valid)).unwrap_or(&[]);
             if src.is_empty() {
-                return Err(Error::truncated(at, "input ends inside a structure"));
+                return Err(Error::truncated(at, &"input ends inside a structure"));
             }
             let n = src.len().min(want - done);
             if let (Some(d), Some(s)) = (buf.get_mut(done..done + n), src.get(..n)) {
@@ -491,9 +491,9 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
         let end =
             offset
                 .checked_add(len as u64)
-                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
+                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, &"range beyond u64"))?;
         if end > self.len {
-            return Err(Error::truncated(self.len, "input ends before the requested range"));
+            return Err(Error::truncated(self.len, &"input ends before the requested range"));
         }
         if len <= CACHE_BLOCK / 4 {
             // Small reads (tag items, short headers) are served from the block
@@ -502,7 +502,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
             if within + len <= CACHE_BLOCK && BLOCKS > 0 {
                 self.block(offset / CACHE_BLOCK as u64)?;
                 if self.cached(offset, len).is_some() {
-                    return self.cached(offset, len).ok_or(Error::truncated(offset, "cache block"));
+                    return self.cached(offset, len).ok_or(Error::truncated(offset, &"cache block"));
                 }
             }
         }
@@ -510,7 +510,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
         let dst = scratch.get_mut(..len).ok_or(Error::new(
             ErrorKind::ScratchTooSmall,
             offset,
-            "packet larger than the scratch buffer",
+            &"packet larger than the scratch buffer",
         ))?;
         Self::raw_read(&mut self.reader, &mut self.pos, &mut self.stats, offset, dst)?;
         Ok(dst)
@@ -524,9 +524,9 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
         let end =
             offset
                 .checked_add(len as u64)
-                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
+                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, &"range beyond u64"))?;
         if end > self.len {
-            return Err(Error::truncated(self.len, "input ends before the requested range"));
+            return Err(Error::truncated(self.len, &"input ends before the requested range"));
         }
         let scratch = self.scratch.as_mut();
         let dst = at
@@ -535,7 +535,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
             .ok_or(Error::new(
                 ErrorKind::ScratchTooSmall,
                 offset,
-                "scratch too small to join a packet",
+                &"scratch too small to join a packet",
             ))?;
         Self::raw_read(&mut self.reader, &mut self.pos, &mut self.stats, offset, dst)
     }
@@ -548,7 +548,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
         self.scratch.as_ref().get(..len).ok_or(Error::new(
             ErrorKind::ScratchTooSmall,
             0,
-            "joined length exceeds scratch",
+            &"joined length exceeds scratch",
         ))
     }
 

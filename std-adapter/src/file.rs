@@ -93,7 +93,7 @@ pub fn open_regular_file(path: impl AsRef<Path>) -> std::io::Result<File> {
 }
 
 fn io_error(e: &std::io::Error, offset: u64) -> Error {
-    Error::new(ErrorKind::Io(e.kind().into()), offset, "positioned read failed")
+    Error::new(ErrorKind::Io(e.kind().into()), offset, &"positioned read failed")
 }
 
 /// Reads into `buf` at `offset` until it is full or the file ends; returns
@@ -215,7 +215,7 @@ impl FileSource {
             .enumerate()
             .min_by_key(|(_, b)| b.used)
             .map(|(i, _)| i)
-            .ok_or(Error::capacity(0, "file cache has no blocks"))
+            .ok_or(Error::capacity(0, &"file cache has no blocks"))
     }
 
     /// Returns the slot holding block `no`, reading it if needed (with
@@ -254,7 +254,7 @@ impl FileSource {
             let b = self
                 .blocks
                 .get_mut(victim)
-                .ok_or(Error::capacity(start, "file cache has no blocks"))?;
+                .ok_or(Error::capacity(start, &"file cache has no blocks"))?;
             b.no = EMPTY;
             let n = pread(
                 &self.file,
@@ -291,7 +291,7 @@ impl FileSource {
             let b = self
                 .blocks
                 .get_mut(victim)
-                .ok_or(Error::capacity(start, "file cache has no blocks"))?;
+                .ok_or(Error::capacity(start, &"file cache has no blocks"))?;
             if let Some(d) = b.data.get_mut(..src.len()) {
                 d.copy_from_slice(src);
             }
@@ -301,7 +301,7 @@ impl FileSource {
             first.get_or_insert(victim);
         }
         self.next_block = no + count;
-        first.ok_or(Error::capacity(start, "file cache has no blocks"))
+        first.ok_or(Error::capacity(start, &"file cache has no blocks"))
     }
 
     /// Whether `offset..offset+len` is small and inside one cache block.
@@ -354,9 +354,9 @@ impl Source for FileSource {
         let end =
             offset
                 .checked_add(len as u64)
-                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
+                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, &"range beyond u64"))?;
         if end > self.len {
-            return Err(Error::truncated(self.len, "input ends before the requested range"));
+            return Err(Error::truncated(self.len, &"input ends before the requested range"));
         }
         if self.cacheable(offset, len) {
             let bs = self.block_size as u64;
@@ -367,12 +367,12 @@ impl Source for FileSource {
                 .get(slot)
                 .and_then(|b| b.data.get(..b.valid))
                 .and_then(|d| d.get(within..within + len))
-                .ok_or(Error::truncated(offset, "file ended inside a cached block"));
+                .ok_or(Error::truncated(offset, &"file ended inside a cached block"));
         }
         let dst = self.scratch.range_mut(offset, 0, len)?;
         let n = pread(&self.file, &mut self.stats, offset, dst)?;
         if n < len {
-            return Err(Error::truncated(offset.saturating_add(n as u64), "file ended early"));
+            return Err(Error::truncated(offset.saturating_add(n as u64), &"file ended early"));
         }
         self.scratch.joined(len)
     }
@@ -385,14 +385,14 @@ impl Source for FileSource {
         let end =
             offset
                 .checked_add(len as u64)
-                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
+                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, &"range beyond u64"))?;
         if end > self.len {
-            return Err(Error::truncated(self.len, "input ends before the requested range"));
+            return Err(Error::truncated(self.len, &"input ends before the requested range"));
         }
         let dst = self.scratch.range_mut(offset, at, len)?;
         let n = pread(&self.file, &mut self.stats, offset, dst)?;
         if n < len {
-            return Err(Error::truncated(offset.saturating_add(n as u64), "file ended early"));
+            return Err(Error::truncated(offset.saturating_add(n as u64), &"file ended early"));
         }
         Ok(())
     }

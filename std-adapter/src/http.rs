@@ -264,7 +264,7 @@ struct Fetch {
 }
 
 /// Builds an `Io` error of `kind` at `offset`.
-fn io_err(kind: std::io::ErrorKind, offset: u64, what: &'static str) -> Error {
+fn io_err(kind: std::io::ErrorKind, offset: u64, what: mediaslice::error::Description) -> Error {
     Error::new(ErrorKind::Io(kind.into()), offset, what)
 }
 
@@ -407,7 +407,7 @@ impl Conn {
                 "request cap reached ({} requests per run; --http-max-requests)",
                 self.max_requests
             );
-            return Err(self.fail(Error::limit(offset, "HTTP request cap per open reached"), d));
+            return Err(self.fail(Error::limit(offset, &"HTTP request cap per open reached"), d));
         }
         Ok(())
     }
@@ -418,7 +418,7 @@ impl Conn {
                 "byte cap reached ({} bytes per run; {} received, {more} more needed; --http-max-bytes)",
                 self.max_bytes, self.stats.bytes
             );
-            return Err(self.fail(Error::limit(offset, "HTTP byte cap per open reached"), d));
+            return Err(self.fail(Error::limit(offset, &"HTTP byte cap per open reached"), d));
         }
         Ok(())
     }
@@ -440,7 +440,7 @@ impl Conn {
             self.stats.bytes
         );
         self.fail(
-            io_err(std::io::ErrorKind::TimedOut, offset, "HTTP deadline reached"),
+            io_err(std::io::ErrorKind::TimedOut, offset, &"HTTP deadline reached"),
             text,
         )
     }
@@ -481,7 +481,7 @@ impl Conn {
                 self.min_speed_time.as_secs_f64()
             );
             return Err(self.fail(
-                io_err(std::io::ErrorKind::TimedOut, offset, "HTTP transfer too slow"),
+                io_err(std::io::ErrorKind::TimedOut, offset, &"HTTP transfer too slow"),
                 text,
             ));
         }
@@ -526,7 +526,7 @@ impl Conn {
                         return Err(self.deadline_error(at, d));
                     }
                     let d = format!("{}{e}", self.at());
-                    return Err(self.fail(io_err(ureq_kind(&e), at, "HTTP request failed"), d));
+                    return Err(self.fail(io_err(ureq_kind(&e), at, &"HTTP request failed"), d));
                 }
             };
             self.check_speed(at, t.elapsed(), 0)?;
@@ -535,20 +535,20 @@ impl Conn {
                 let Some(loc) = header_str(&resp, header::LOCATION).map(str::to_owned) else {
                     let d = format!("{}HTTP {st} without a Location", self.at());
                     return Err(self.fail(
-                        io_err(std::io::ErrorKind::InvalidData, at, "redirect without Location"),
+                        io_err(std::io::ErrorKind::InvalidData, at, &"redirect without Location"),
                         d,
                     ));
                 };
                 drop(resp);
                 if hops >= self.max_redirects {
                     let d = format!("{}more than {} redirects", self.at(), self.max_redirects);
-                    return Err(self.fail(io_err(std::io::ErrorKind::Other, at, "too many HTTP redirects"), d));
+                    return Err(self.fail(io_err(std::io::ErrorKind::Other, at, &"too many HTTP redirects"), d));
                 }
                 match resolve_location(&self.url, &loc) {
                     Ok(u) => self.url = u,
                     Err(m) => {
                         let d = format!("{}{m}", self.at());
-                        return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, "redirect refused"), d));
+                        return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, &"redirect refused"), d));
                     }
                 }
                 hops += 1;
@@ -558,7 +558,7 @@ impl Conn {
             if let Some(enc) = header_str(&resp, header::CONTENT_ENCODING) {
                 if !enc.trim().eq_ignore_ascii_case("identity") {
                     let d = format!("{}server sent Content-Encoding {enc} for a byte range", self.at());
-                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, "encoded HTTP body"), d));
+                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, &"encoded HTTP body"), d));
                 }
             }
             return Ok(resp);
@@ -571,7 +571,7 @@ impl Conn {
         match (&self.etag, tag) {
             (Some(a), Some(b)) if a != b => {
                 let d = format!("{}the resource changed while reading (ETag {a} became {b})", self.at());
-                Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, "HTTP resource changed"), d))
+                Err(self.fail(io_err(std::io::ErrorKind::InvalidData, at, &"HTTP resource changed"), d))
             }
             _ => Ok(()),
         }
@@ -584,7 +584,7 @@ impl Conn {
             401 | 403 => std::io::ErrorKind::PermissionDenied,
             _ => std::io::ErrorKind::Other,
         };
-        self.fail(io_err(kind, at, "HTTP error status"), d)
+        self.fail(io_err(kind, at, &"HTTP error status"), d)
     }
 
     /// A body positioned at `start` that will deliver at least up to `end`
@@ -624,7 +624,7 @@ impl Conn {
                 let raw = header_str(&resp, header::CONTENT_RANGE);
                 let Some((Some((a, b)), total)) = raw.and_then(parse_content_range) else {
                     let d = format!("{}{}", self.at(), content_range_problem(raw, start, end - 1));
-                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, "bad Content-Range"), d));
+                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, &"bad Content-Range"), d));
                 };
                 if a != start || total.is_some_and(|t| t != self.len) || b >= self.len {
                     let what = if a != start {
@@ -640,7 +640,10 @@ impl Conn {
                         end - 1,
                         total.map_or("*".to_owned(), |t| t.to_string())
                     );
-                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, "HTTP range mismatch"), d));
+                    return Err(self.fail(
+                        io_err(std::io::ErrorKind::InvalidData, start, &"HTTP range mismatch"),
+                        d,
+                    ));
                 }
                 let (asked, got) = (end - start, b - a + 1);
                 if got < asked.min(HttpSource::SHORT_ANSWER) {
@@ -653,13 +656,13 @@ impl Conn {
                             HttpSource::SHORT_ANSWER,
                             self.max_short_answers
                         );
-                        return Err(self.fail(Error::limit(start, "HTTP answers too short"), d));
+                        return Err(self.fail(Error::limit(start, &"HTTP answers too short"), d));
                     }
                 }
                 let cl = content_length(&resp);
                 if cl.is_some_and(|n| n != b - a + 1) {
                     let d = format!("{}Content-Length disagrees with Content-Range", self.at());
-                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, "bad Content-Length"), d));
+                    return Err(self.fail(io_err(std::io::ErrorKind::InvalidData, start, &"bad Content-Length"), d));
                 }
                 Ok(Fetch {
                     reader: resp.into_body().into_reader(),
@@ -674,7 +677,7 @@ impl Conn {
                 if cl.is_some_and(|n| n != self.len) {
                     let d = format!("{}length changed from {} to {:?}", self.at(), self.len, cl);
                     return Err(self.fail(
-                        io_err(std::io::ErrorKind::InvalidData, start, "HTTP resource changed"),
+                        io_err(std::io::ErrorKind::InvalidData, start, &"HTTP resource changed"),
                         d,
                     ));
                 }
@@ -700,7 +703,11 @@ impl Conn {
                     self.len
                 );
                 Err(self.fail(
-                    io_err(std::io::ErrorKind::InvalidData, start, "HTTP 416 range not satisfiable"),
+                    io_err(
+                        std::io::ErrorKind::InvalidData,
+                        start,
+                        &"HTTP 416 range not satisfiable",
+                    ),
                     d,
                 ))
             }
@@ -718,7 +725,7 @@ impl Conn {
                 self.max_skip,
                 self.stats.skipped
             );
-            return Err(self.fail(Error::limit(start, "HTTP skip cap reached (server ignores Range)"), d));
+            return Err(self.fail(Error::limit(start, &"HTTP skip cap reached (server ignores Range)"), d));
         }
         let mut sink = [0u8; 8192];
         while f.pos < start {
@@ -756,7 +763,7 @@ impl Conn {
                         f.pos,
                         f.end
                     );
-                    return Err(self.fail(Error::truncated(f.pos, "HTTP body ended early"), d));
+                    return Err(self.fail(Error::truncated(f.pos, &"HTTP body ended early"), d));
                 }
                 Ok(n) => {
                     f.pos += n as u64;
@@ -766,7 +773,7 @@ impl Conn {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     let d = format!("{}reading the body at byte {}: {e}", self.at(), f.pos);
-                    return Err(self.fail(io_err(e.kind(), f.pos, "HTTP body read failed"), d));
+                    return Err(self.fail(io_err(e.kind(), f.pos, &"HTTP body read failed"), d));
                 }
             }
         }
@@ -1157,10 +1164,11 @@ impl HttpSource {
             let no = at / bs;
             let last = (offset + buf.len() as u64 - 1) / bs;
             self.ensure(no, last)?;
-            self.slot_of(no).ok_or(Error::capacity(at, "HTTP cache lost a block"))?;
+            self.slot_of(no)
+                .ok_or(Error::capacity(at, &"HTTP cache lost a block"))?;
             let src = self.cached_at(at);
             if src.is_empty() {
-                return Err(Error::truncated(at, "HTTP resource ended inside a block"));
+                return Err(Error::truncated(at, &"HTTP resource ended inside a block"));
             }
             let n = src.len().min(buf.len() - done);
             if let (Some(d), Some(s)) = (buf.get_mut(done..done + n), src.get(..n)) {
@@ -1215,9 +1223,12 @@ impl HttpSource {
         let end =
             offset
                 .checked_add(len as u64)
-                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, "range beyond u64"))?;
+                .ok_or(Error::new(ErrorKind::OffsetOverflow, offset, &"range beyond u64"))?;
         if end > self.conn.len {
-            return Err(Error::truncated(self.conn.len, "input ends before the requested range"));
+            return Err(Error::truncated(
+                self.conn.len,
+                &"input ends before the requested range",
+            ));
         }
         Ok(())
     }
@@ -1271,13 +1282,13 @@ impl Source for HttpSource {
             self.ensure(offset / bs, offset / bs)?;
             let slot = self
                 .slot_of(offset / bs)
-                .ok_or(Error::capacity(offset, "HTTP cache lost a block"))?;
+                .ok_or(Error::capacity(offset, &"HTTP cache lost a block"))?;
             return self
                 .blocks
                 .get(slot)
                 .and_then(|b| b.data.get(..b.valid))
                 .and_then(|d| d.get(within..within + len))
-                .ok_or(Error::truncated(offset, "HTTP resource ended inside a block"));
+                .ok_or(Error::truncated(offset, &"HTTP resource ended inside a block"));
         }
         self.gather(offset, len, 0)?;
         self.scratch.joined(len)

@@ -111,7 +111,7 @@ const RELEASE_ALIGN: u64 = 2 << 20;
 
 fn to_usize(offset: u64) -> Result<usize> {
     usize::try_from(offset)
-        .map_err(|_| Error::new(ErrorKind::OffsetOverflow, offset, "offset beyond the address space"))
+        .map_err(|_| Error::new(ErrorKind::OffsetOverflow, offset, &"offset beyond the address space"))
 }
 
 /// `data[offset..offset + len]`, or the error a slice source gives.
@@ -120,11 +120,11 @@ fn range(data: &[u8], offset: u64, len: usize) -> Result<&[u8]> {
     let end = start.checked_add(len).ok_or(Error::new(
         ErrorKind::OffsetOverflow,
         offset,
-        "range beyond the address space",
+        &"range beyond the address space",
     ))?;
     data.get(start..end).ok_or(Error::truncated(
         data.len() as u64,
-        "input ends before the requested range",
+        &"input ends before the requested range",
     ))
 }
 
@@ -210,12 +210,12 @@ impl MmapSource {
         let first = g.first_fault().unwrap_or(0);
         match self.file.metadata() {
             Ok(m) if m.len() < self.data().len() as u64 => {
-                Err(Error::truncated(m.len(), "the file shrank while it was mapped"))
+                Err(Error::truncated(m.len(), &"the file shrank while it was mapped"))
             }
             _ => Err(Error::new(
                 ErrorKind::Io(std::io::ErrorKind::Other.into()),
                 first,
-                "the mapped file could not be read (a fault under the map)",
+                &"the mapped file could not be read (a fault under the map)",
             )),
         }
     }

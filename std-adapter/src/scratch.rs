@@ -40,7 +40,7 @@ impl Scratch {
         let too_small = Error::new(
             ErrorKind::ScratchTooSmall,
             offset,
-            "packet larger than the scratch limit",
+            &"packet larger than the scratch limit",
         );
         let end = at.checked_add(len).ok_or(too_small)?;
         if end > self.cap {
@@ -64,7 +64,7 @@ impl Scratch {
         self.buf.get(..len).ok_or(Error::new(
             ErrorKind::ScratchTooSmall,
             0,
-            "joined length exceeds the bytes written to scratch",
+            &"joined length exceeds the bytes written to scratch",
         ))
     }
 }

@@ -15,14 +15,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const MAX_IOV: usize = 16;
 
 fn io_error(e: &std::io::Error, pos: u64) -> Error {
-    Error::new(ErrorKind::Io(e.kind().into()), pos, "the file or stream write failed")
+    Error::new(ErrorKind::Io(e.kind().into()), pos, &"the file or stream write failed")
 }
 
 fn write_zero(pos: u64) -> Error {
     Error::new(
         ErrorKind::Io(embedded_io::ErrorKind::WriteZero),
         pos,
-        "the file or stream took no bytes",
+        &"the file or stream took no bytes",
     )
 }
 

@@ -244,7 +244,7 @@ impl AnyDemuxer {
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,
                 0,
-                "format not compiled into this build",
+                &"format not compiled into this build",
             )),
         }
     }
@@ -330,7 +330,7 @@ impl AnyMuxer {
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,
                 0,
-                "muxer not compiled into this build",
+                &"muxer not compiled into this build",
             )),
         }
     }

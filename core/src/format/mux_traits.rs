@@ -96,12 +96,12 @@ impl MuxContext {
     pub fn push_track(&mut self, spec: &TrackSpec<'_>) -> Result<usize> {
         let index = self.tracks.len();
         if self.tracks.is_full() {
-            return Err(Error::capacity(0, "mux: more tracks than MAX_TRACKS"));
+            return Err(Error::capacity(0, &"mux: more tracks than MAX_TRACKS"));
         }
         let start = self.configs.len();
         self.configs
             .extend_from_slice(spec.config)
-            .map_err(|_| Error::capacity(0, "mux: codec configuration beyond MAX_CONFIG_BYTES"))?;
+            .map_err(|_| Error::capacity(0, &"mux: codec configuration beyond MAX_CONFIG_BYTES"))?;
         let end = u16::try_from(self.configs.len()).ok();
         let track = Track {
             config: None,
@@ -112,7 +112,7 @@ impl MuxContext {
             _ => {
                 self.configs.truncate(start);
                 self.config_ends.truncate(index);
-                Err(Error::capacity(0, "mux: track table full"))
+                Err(Error::capacity(0, &"mux: track table full"))
             }
         }
     }

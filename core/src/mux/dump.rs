@@ -88,7 +88,7 @@ pub struct DumpMuxer {
 }
 
 fn size_u32(n: usize, pos: u64) -> Result<u32> {
-    u32::try_from(n).map_err(|_| Error::unsupported(pos, "dump: a field longer than 4 GiB"))
+    u32::try_from(n).map_err(|_| Error::unsupported(pos, &"dump: a field longer than 4 GiB"))
 }
 
 impl FormatMuxer for DumpMuxer {

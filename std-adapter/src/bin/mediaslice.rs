@@ -489,7 +489,7 @@ fn map_faulted() -> bool {
 fn map_lost<S: Source>(d: &mut Demuxer<S>, pos: Option<u64>) -> mediaslice::Error {
     match d.next_packet() {
         Err(e) => e,
-        _ => mediaslice::Error::truncated(pos.unwrap_or(0), "the file shrank while it was mapped"),
+        _ => mediaslice::Error::truncated(pos.unwrap_or(0), &"the file shrank while it was mapped"),
     }
 }
 
@@ -1002,7 +1002,7 @@ fn run(cli: &Cli) -> u8 {
             let now = std::fs::metadata(&args.file).map_or(0, |m| m.len());
             Ok(Some(mediaslice::Error::truncated(
                 now,
-                "the file shrank while it was mapped",
+                &"the file shrank while it was mapped",
             )))
         }
         o => o,

@@ -23,12 +23,12 @@ use crate::error::{Error, ErrorKind, Result};
 pub fn adts_to_raw(frame: &[u8]) -> Result<(AdtsHeader, &[u8])> {
     let h = AdtsHeader::parse(frame).ok_or(Error::malformed(
         0,
-        "adts: no valid header (syncword, sampling_frequency_index, aac_frame_length; ISO/IEC 14496-3 1.A.2.2)",
+        &"adts: no valid header (syncword, sampling_frequency_index, aac_frame_length; ISO/IEC 14496-3 1.A.2.2)",
     ))?;
     if h.blocks > 1 {
         return Err(Error::unsupported(
             0,
-            "adts: more than one raw_data_block in a frame (ISO/IEC 14496-3 1.A.2.2.1)",
+            &"adts: more than one raw_data_block in a frame (ISO/IEC 14496-3 1.A.2.2.1)",
         ));
     }
     let header = HEADER_LEN + if h.crc { 2 } else { 0 };
@@ -36,13 +36,13 @@ pub fn adts_to_raw(frame: &[u8]) -> Result<(AdtsHeader, &[u8])> {
     if end <= header {
         return Err(Error::malformed(
             0,
-            "adts: aac_frame_length leaves no raw data block (ISO/IEC 14496-3 1.A.2.2.2)",
+            &"adts: aac_frame_length leaves no raw data block (ISO/IEC 14496-3 1.A.2.2.2)",
         ));
     }
     let raw = frame.get(header..end).ok_or(Error::new(
         ErrorKind::Truncated,
         frame.len() as u64,
-        "adts: the frame is shorter than aac_frame_length (ISO/IEC 14496-3 1.A.2.2.2)",
+        &"adts: the frame is shorter than aac_frame_length (ISO/IEC 14496-3 1.A.2.2.2)",
     ))?;
     Ok((h, raw))
 }
@@ -60,7 +60,7 @@ pub fn audio_specific_config(h: &AdtsHeader) -> Result<[u8; 2]> {
     if h.channel_config == 0 {
         return Err(Error::unsupported(
             0,
-            "adts: channel_configuration 0 (a program config element) is not carried over (ISO/IEC 14496-3 1.6.2.1)",
+            &"adts: channel_configuration 0 (a program config element) is not carried over (ISO/IEC 14496-3 1.6.2.1)",
         ));
     }
     let ot = h.object_type & 0x1F;

@@ -42,18 +42,18 @@ fn high_profile_fields(sps: &[u8]) -> Result<[u8; 3]> {
         let luma = r.ue();
         let chroma_depth = r.ue();
         if r.overrun() {
-            return Err(Error::truncated(0, "avcC: SPS cut short (ITU-T H.264 7.3.2.1.1)"));
+            return Err(Error::truncated(0, &"avcC: SPS cut short (ITU-T H.264 7.3.2.1.1)"));
         }
         if chroma > 3 || luma > 6 || chroma_depth > 6 {
             return Err(Error::malformed(
                 0,
-                "avcC: SPS chroma_format_idc or bit depth out of range (ITU-T H.264 7.4.2.1.1)",
+                &"avcC: SPS chroma_format_idc or bit depth out of range (ITU-T H.264 7.4.2.1.1)",
             ));
         }
         fields = [chroma as u8, luma as u8, chroma_depth as u8];
     }
     if r.overrun() {
-        return Err(Error::truncated(0, "avcC: SPS cut short (ITU-T H.264 7.3.2.1.1)"));
+        return Err(Error::truncated(0, &"avcC: SPS cut short (ITU-T H.264 7.3.2.1.1)"));
     }
     Ok(fields)
 }
@@ -83,14 +83,14 @@ where
         return Err(Error::new(
             ErrorKind::InvalidArgument,
             0,
-            "avcC: no SPS of at least 4 bytes (ISO/IEC 14496-15 5.3.3.1)",
+            &"avcC: no SPS of at least 4 bytes (ISO/IEC 14496-15 5.3.3.1)",
         ));
     };
     if pps_n == 0 || sps_n >= MAX_SPS || pps_n >= MAX_PPS || ext_n >= MAX_PPS {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
             0,
-            "avcC: no PPS, or too many parameter sets (ISO/IEC 14496-15 5.3.3.1)",
+            &"avcC: no PPS, or too many parameter sets (ISO/IEC 14496-15 5.3.3.1)",
         ));
     }
     let mut w = SliceSink::new(out);
@@ -148,20 +148,20 @@ impl<'a> AvcConfig<'a> {
         let [version, profile, compatibility, level, size, nsps, ref rest @ ..] = *record else {
             return Err(Error::truncated(
                 0,
-                "avcC: shorter than its fixed fields (ISO/IEC 14496-15 5.3.3.1.1)",
+                &"avcC: shorter than its fixed fields (ISO/IEC 14496-15 5.3.3.1.1)",
             ));
         };
         if version != 1 {
             return Err(Error::malformed(
                 0,
-                "avcC: configurationVersion is not 1 (ISO/IEC 14496-15 5.3.3.1.2)",
+                &"avcC: configurationVersion is not 1 (ISO/IEC 14496-15 5.3.3.1.2)",
             ));
         }
         let length_size = LengthSize::from_minus_one(size)?;
         let (sps, rest) = ParameterSets::split(rest, usize::from(nsps & 0x1F), 6)?;
         let (&npps, rest) = rest.split_first().ok_or(Error::truncated(
             0,
-            "avcC: numOfPictureParameterSets missing (ISO/IEC 14496-15 5.3.3.1.1)",
+            &"avcC: numOfPictureParameterSets missing (ISO/IEC 14496-15 5.3.3.1.1)",
         ))?;
         let (pps, _) = ParameterSets::split(rest, usize::from(npps), 0)?;
         Ok(AvcConfig {
@@ -217,7 +217,7 @@ impl<'a> ParameterSets<'a> {
                 Some(len) if pos + 2 + len <= data.len() => pos + 2 + len,
                 _ => return Err(Error::truncated(
                     (at + pos) as u64,
-                    "decoder configuration record: a parameter set reaches past the record (ISO/IEC 14496-15 5.3.3.1)",
+                    &"decoder configuration record: a parameter set reaches past the record (ISO/IEC 14496-15 5.3.3.1)",
                 )),
             };
         }

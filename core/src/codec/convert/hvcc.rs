@@ -163,7 +163,7 @@ fn sps(f: &mut Fields, r: &mut BitReader<'_>, nal_len: usize) -> Result<()> {
     if chroma > 3 || luma > 8 || chroma_depth > 8 {
         return Err(Error::malformed(
             0,
-            "hvcC: SPS chroma_format_idc or bit depth out of range (ITU-T H.265 7.4.3.2.1)",
+            &"hvcC: SPS chroma_format_idc or bit depth out of range (ITU-T H.265 7.4.3.2.1)",
         ));
     }
     (f.chroma_format, f.luma_depth_minus8, f.chroma_depth_minus8) = (chroma as u8, luma as u8, chroma_depth as u8);
@@ -193,7 +193,7 @@ fn sps(f: &mut Fields, r: &mut BitReader<'_>, nal_len: usize) -> Result<()> {
         if n > 31 {
             return Err(Error::malformed(
                 0,
-                "hvcC: SPS num_long_term_ref_pics_sps over 32 (ITU-T H.265 7.4.3.2.1)",
+                &"hvcC: SPS num_long_term_ref_pics_sps over 32 (ITU-T H.265 7.4.3.2.1)",
             ));
         }
         for _ in 0..n {
@@ -234,7 +234,7 @@ fn short_term_ref_pic_sets(r: &mut BitReader<'_>, nal_len: usize) -> Result<()> 
     let bad = |what| Err(Error::malformed(0, what));
     let count = r.ue() as usize;
     if count > MAX_SHORT_TERM_RPS {
-        return bad("hvcC: SPS num_short_term_ref_pic_sets over 64 (ITU-T H.265 7.4.3.2.1)");
+        return bad(&"hvcC: SPS num_short_term_ref_pic_sets over 64 (ITU-T H.265 7.4.3.2.1)");
     }
     let mut delta_pocs = [0u32; MAX_SHORT_TERM_RPS];
     for i in 0..count {
@@ -254,7 +254,7 @@ fn short_term_ref_pic_sets(r: &mut BitReader<'_>, nal_len: usize) -> Result<()> 
         } else {
             let (neg, pos) = (u64::from(r.ue()), u64::from(r.ue()));
             if (neg + pos) * 2 > nal_len as u64 * 8 {
-                return bad("hvcC: SPS st_ref_pic_set larger than the SPS (ITU-T H.265 7.3.7)");
+                return bad(&"hvcC: SPS st_ref_pic_set larger than the SPS (ITU-T H.265 7.3.7)");
             }
             for _ in 0..neg + pos {
                 r.ue();
@@ -266,7 +266,7 @@ fn short_term_ref_pic_sets(r: &mut BitReader<'_>, nal_len: usize) -> Result<()> 
             *d = n;
         }
         if r.overrun() {
-            return Err(Error::truncated(0, "hvcC: SPS cut short (ITU-T H.265 7.3.2.2.1)"));
+            return Err(Error::truncated(0, &"hvcC: SPS cut short (ITU-T H.265 7.3.2.2.1)"));
         }
     }
     Ok(())
@@ -379,7 +379,7 @@ fn parse_into(f: &mut Fields, t: u8, nal: &[u8]) -> Result<()> {
     if r.overrun() {
         return Err(Error::truncated(
             0,
-            "hvcC: a parameter set cut short (ITU-T H.265 7.3.2)",
+            &"hvcC: a parameter set cut short (ITU-T H.265 7.3.2)",
         ));
     }
     Ok(())
@@ -431,7 +431,7 @@ where
         return Err(Error::new(
             ErrorKind::InvalidArgument,
             0,
-            "hvcC: a VPS, SPS or PPS missing, or too many (ISO/IEC 14496-15 8.3.3.1)",
+            &"hvcC: a VPS, SPS or PPS missing, or too many (ISO/IEC 14496-15 8.3.3.1)",
         ));
     }
     if f.min_spatial_segmentation > MAX_SPATIAL_SEGMENTATION {
@@ -513,15 +513,15 @@ impl<'a> HevcConfig<'a> {
     pub fn parse(record: &'a [u8]) -> Result<Self> {
         let (fixed, arrays) = record.split_at_checked(HVCC_FIXED).ok_or(Error::truncated(
             0,
-            "hvcC: shorter than its fixed fields (ISO/IEC 14496-15 8.3.3.1.1)",
+            &"hvcC: shorter than its fixed fields (ISO/IEC 14496-15 8.3.3.1.1)",
         ))?;
         let [version, ptl, .., level, _, _, _, _, _, _, _, _, size, count] = *fixed else {
-            return Err(Error::truncated(0, "hvcC: fixed fields"));
+            return Err(Error::truncated(0, &"hvcC: fixed fields"));
         };
         if version != 1 {
             return Err(Error::malformed(
                 0,
-                "hvcC: configurationVersion is not 1 (ISO/IEC 14496-15 8.3.3.1.2)",
+                &"hvcC: configurationVersion is not 1 (ISO/IEC 14496-15 8.3.3.1.2)",
             ));
         }
         let length_size = LengthSize::from_minus_one(size)?;
@@ -530,7 +530,7 @@ impl<'a> HevcConfig<'a> {
             let [_, a, b, ref tail @ ..] = *rest else {
                 return Err(Error::truncated(
                     (record.len() - rest.len()) as u64,
-                    "hvcC: an array header reaches past the record (ISO/IEC 14496-15 8.3.3.1.1)",
+                    &"hvcC: an array header reaches past the record (ISO/IEC 14496-15 8.3.3.1.1)",
                 ));
             };
             let at = record.len() - tail.len();

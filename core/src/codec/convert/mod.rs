@@ -73,7 +73,7 @@ impl LengthSize {
             3 => Ok(LengthSize::Four),
             _ => Err(Error::malformed(
                 0,
-                "nal length: lengthSizeMinusOne 2 is not allowed (ISO/IEC 14496-15 5.3.3.1.2)",
+                &"nal length: lengthSizeMinusOne 2 is not allowed (ISO/IEC 14496-15 5.3.3.1.2)",
             )),
         }
     }
@@ -171,7 +171,7 @@ pub(crate) fn put_nal(w: &mut SliceSink<'_>, nal: &[u8]) -> Result<()> {
         Error::new(
             ErrorKind::Unsupported,
             w.position(),
-            "decoder configuration record: a parameter set over 65535 bytes (ISO/IEC 14496-15 5.3.3.1)",
+            &"decoder configuration record: a parameter set over 65535 bytes (ISO/IEC 14496-15 5.3.3.1)",
         )
     })?;
     w.write_vectored(&[&len.to_be_bytes(), nal])

@@ -70,7 +70,7 @@ impl<'a> Iterator for LengthPrefixedNalUnits<'a> {
                 self.pos = self.data.len();
                 Some(Err(Error::malformed(
                     at as u64,
-                    "nal length: a NAL unit length reaches past the sample (ISO/IEC 14496-15 5.3.2)",
+                    &"nal length: a NAL unit length reaches past the sample (ISO/IEC 14496-15 5.3.2)",
                 )))
             }
         }
@@ -159,7 +159,7 @@ impl<'p> ToAnnexB<'p> {
                     if nal.len() < 2 {
                         return Err(Error::malformed(
                             at as u64,
-                            "hevc nal: a NAL unit under 2 bytes in a sample (ITU-T H.265 7.3.1.1)",
+                            &"hevc nal: a NAL unit under 2 bytes in a sample (ITU-T H.265 7.3.1.1)",
                         ));
                     }
                     if (16..=23).contains(&self.codec.nal_type(nal).unwrap_or(0)) && !irap_done {

@@ -142,7 +142,7 @@ pub fn write_length_prefixed<K: Sink + ?Sized>(sink: &mut K, au: &[u8], opts: Le
             *prefix = opts.length_size.encode(nal.len()).ok_or(Error::new(
                 ErrorKind::InvalidArgument,
                 at as u64,
-                "nal length: a NAL unit is longer than the length field holds (ISO/IEC 14496-15 5.3.2)",
+                &"nal length: a NAL unit is longer than the length field holds (ISO/IEC 14496-15 5.3.2)",
             ))?;
             *slot = nal;
             count += 1;

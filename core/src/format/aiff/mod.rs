@@ -193,14 +193,14 @@ fn parse_comm<S: Source>(src: &mut S, c: &Chunk, aifc: bool) -> Result<Common> {
     if c.size < 18 {
         return Err(Error::malformed(
             c.body,
-            "aiff COMM: shorter than its 18 bytes of fields (AIFF 1.3 §Common Chunk)",
+            &"aiff COMM: shorter than its 18 bytes of fields (AIFF 1.3 §Common Chunk)",
         ));
     }
     let comm: CommonChunk = src.read(c.body)?;
     let rate =
         extended_to_rate(comm.rate_exponent.get(), u64::from_be_bytes(comm.rate_mantissa)).ok_or(Error::malformed(
             c.body + 8,
-            "aiff COMM: sampleRate not a positive 80-bit extended number (AIFF 1.3 §Common Chunk)",
+            &"aiff COMM: sampleRate not a positive 80-bit extended number (AIFF 1.3 §Common Chunk)",
         ))?;
     let channels = comm.channels.get();
     let mut bits = comm.sample_size.get();
@@ -408,7 +408,7 @@ fn find_comm_and_ssnd<S: Source>(
                 if c.size < 8 {
                     return Err(Error::malformed(
                         c.body,
-                        "aiff SSND: shorter than its offset and blockSize fields (AIFF 1.3 §Sound Data Chunk)",
+                        &"aiff SSND: shorter than its offset and blockSize fields (AIFF 1.3 §Sound Data Chunk)",
                     ));
                 }
                 let offset = src.u32_be(c.body)? as u64;
@@ -435,7 +435,7 @@ impl FormatDemuxer for AiffDemuxer {
         if &head.chunk.id != b"FORM" {
             return Err(Error::malformed(
                 0,
-                "aiff FORM: not an IFF FORM chunk (EA IFF 85, AIFF 1.3 §Form Chunk)",
+                &"aiff FORM: not an IFF FORM chunk (EA IFF 85, AIFF 1.3 §Form Chunk)",
             ));
         }
         let aifc = match &head.form_type {
@@ -444,7 +444,7 @@ impl FormatDemuxer for AiffDemuxer {
             _ => {
                 return Err(Error::malformed(
                     8,
-                    "aiff FORM: formType neither AIFF nor AIFC (AIFF 1.3 §Form Chunk)",
+                    &"aiff FORM: formType neither AIFF nor AIFC (AIFF 1.3 §Form Chunk)",
                 ))
             }
         };
@@ -459,7 +459,7 @@ impl FormatDemuxer for AiffDemuxer {
         let Some(cm) = comm else {
             return Err(Error::malformed(
                 FIRST_CHUNK,
-                "aiff FORM: no COMM chunk (AIFF 1.3 §Common Chunk: required)",
+                &"aiff FORM: no COMM chunk (AIFF 1.3 §Common Chunk: required)",
             ));
         };
         let (data_start, data_end) = match ssnd {
@@ -524,7 +524,7 @@ impl FormatDemuxer for AiffDemuxer {
         if size > u64::from(ctx.limits.max_packet) {
             return Err(Error::limit(
                 self.pos,
-                "aiff SSND: packet larger than Limits::max_packet (AIFF 1.3 §Sound Data Chunk)",
+                &"aiff SSND: packet larger than Limits::max_packet (AIFF 1.3 §Sound Data Chunk)",
             ));
         }
         let at = self.pos;

@@ -74,7 +74,7 @@ pub(super) fn read_small<S: Source, const N: usize>(src: &mut S, at: u64) -> Res
 pub(super) fn truncated(at: u64) -> Error {
     Error::truncated(
         at,
-        "asf data packet: input ends inside a data packet or media object (ASF 1.20 §5.2)",
+        &"asf data packet: input ends inside a data packet or media object (ASF 1.20 §5.2)",
     )
 }
 

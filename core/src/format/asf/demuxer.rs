@@ -59,12 +59,12 @@ impl FormatDemuxer for AsfDemuxer {
         let data_at = walk.data_at;
         let props = walk.props.ok_or(Error::malformed(
             data_at,
-            "asf header: no File Properties Object (ASF 1.20 §3.2)",
+            &"asf header: no File Properties Object (ASF 1.20 §3.2)",
         ))?;
         if d.streams.is_empty() && d.pictures.is_empty() {
             return Err(Error::malformed(
                 data_at,
-                "asf header: no Stream Properties Object (ASF 1.20 §3.3)",
+                &"asf header: no Stream Properties Object (ASF 1.20 §3.3)",
             ));
         }
         d.data_layout(src, ctx, &props, &walk)?;
@@ -142,7 +142,7 @@ impl AsfDemuxer {
         if data_start > file_len {
             return Err(Error::truncated(
                 data_at,
-                "asf data object: header cut short (ASF 1.20 §5.1)",
+                &"asf data object: header cut short (ASF 1.20 §5.1)",
             ));
         }
         let data_size = src.read::<DataObjectHeader>(data_at)?.size.get();

@@ -111,7 +111,10 @@ pub(super) struct HeaderWalk {
 pub(super) fn check_header_object<S: Source>(src: &mut S) -> Result<()> {
     let head = src.read::<HeaderObject>(0)?;
     if head.guid != crate::signature::ASF_HEADER_GUID {
-        return Err(Error::malformed(0, "asf header: no Header Object GUID (ASF 1.20 §3.1)"));
+        return Err(Error::malformed(
+            0,
+            &"asf header: no Header Object GUID (ASF 1.20 §3.1)",
+        ));
     }
     Ok(())
 }
@@ -121,12 +124,12 @@ fn file_properties<S: Source>(src: &mut S, body: u64) -> Result<FileProperties> 
     let (b, n) = read_small::<S, 80>(src, body)?;
     let p = FileProperties::parse(b.get(..n).unwrap_or(&[])).ok_or(Error::truncated(
         body,
-        "asf file properties: shorter than its fields (ASF 1.20 §3.2)",
+        &"asf file properties: shorter than its fields (ASF 1.20 §3.2)",
     ))?;
     if p.min_packet_size >= MAX_PACKET_LENGTH {
         return Err(Error::malformed(
             body,
-            "asf file properties: minimum data packet size of 512 MiB or more (ASF 1.20 §3.2)",
+            &"asf file properties: minimum data packet size of 512 MiB or more (ASF 1.20 §3.2)",
         ));
     }
     Ok(p)
@@ -151,13 +154,13 @@ impl AsfDemuxer {
             if walked > ctx.limits.max_top_level {
                 return Err(Error::limit(
                     at,
-                    "asf header: more objects than Limits::max_top_level (ASF 1.20 §3.1)",
+                    &"asf header: more objects than Limits::max_top_level (ASF 1.20 §3.1)",
                 ));
             }
             if at.saturating_add(OBJECT_HEADER) > file_len {
                 return Err(Error::truncated(
                     at,
-                    "asf header: no Data Object before the end of input (ASF 1.20 §5.1)",
+                    &"asf header: no Data Object before the end of input (ASF 1.20 §5.1)",
                 ));
             }
             let h = src.read::<ObjectHeader>(at)?;
@@ -169,7 +172,7 @@ impl AsfDemuxer {
             if size < OBJECT_HEADER {
                 return Err(Error::malformed(
                     at,
-                    "asf header: object smaller than its 24-byte header (ASF 1.20 §3.1)",
+                    &"asf header: object smaller than its 24-byte header (ASF 1.20 §3.1)",
                 ));
             }
             at = self.header_object(src, ctx, &mut w, &h.guid, at, size)?;
@@ -224,7 +227,7 @@ impl AsfDemuxer {
             None => {}
         }
         if end <= at {
-            return Err(Error::malformed(at, "asf header: object size wraps (ASF 1.20 §3.1)"));
+            return Err(Error::malformed(at, &"asf header: object size wraps (ASF 1.20 §3.1)"));
         }
         Ok(end)
     }

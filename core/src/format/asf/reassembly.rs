@@ -117,7 +117,7 @@ impl AsfDemuxer {
             if obj_size > ctx.limits.max_packet {
                 return Err(Error::limit(
                     data,
-                    "asf media object: larger than Limits::max_packet (ASF 1.20 §5.2.3)",
+                    &"asf media object: larger than Limits::max_packet (ASF 1.20 §5.2.3)",
                 ));
             }
             *pend = Pending {
@@ -187,7 +187,7 @@ impl AsfDemuxer {
         let Some(st) = self.streams.get(done.slot) else {
             return Err(Error::malformed(
                 0,
-                "asf media object: no stream state for its slot (ASF 1.20 §5.2.3)",
+                &"asf media object: no stream state for its slot (ASF 1.20 §5.2.3)",
             ));
         };
         let track = st.track;
@@ -233,7 +233,7 @@ impl AsfDemuxer {
             return Err(Error::new(
                 ErrorKind::ScratchTooSmall,
                 pos,
-                "asf media object: scratch too small to join its fragments (ASF 1.20 §5.2.3)",
+                &"asf media object: scratch too small to join its fragments (ASF 1.20 §5.2.3)",
             ));
         }
         self.join(src, &done, number, 0)?;
@@ -273,7 +273,7 @@ impl AsfDemuxer {
             return Err(Error::new(
                 ErrorKind::ScratchTooSmall,
                 done.pending.pos,
-                "asf audio spread: scratch too small to descramble the object (ASF 1.20 §9.1.1)",
+                &"asf audio spread: scratch too small to descramble the object (ASF 1.20 §9.1.1)",
             ));
         }
         let chunk = d.chunk as usize;

@@ -90,7 +90,7 @@ impl AsfDemuxer {
         let Ok((fixed, _)) = StreamPropertiesFixed::ref_from_prefix(b.get(..n).unwrap_or(&[])) else {
             return Err(Error::truncated(
                 body,
-                "asf stream properties: shorter than its fields (ASF 1.20 §3.3)",
+                &"asf stream properties: shorter than its fields (ASF 1.20 §3.3)",
             ));
         };
         let number = (fixed.flags.get() & 0x7F) as u8;
@@ -172,7 +172,7 @@ fn audio_track<S: Source>(src: &mut S, track: &mut Track, wave_at: u64, tsd: Typ
     let (wb, wn) = read_small::<S, 40>(src, wave_at)?;
     let f = parse_wave_format(wb.get(..wn).unwrap_or(&[]), wave_at, tsd.len).ok_or(Error::malformed(
         tsd.at,
-        "asf stream properties: audio type-specific data is not a WAVEFORMATEX (ASF 1.20 §9.1)",
+        &"asf stream properties: audio type-specific data is not a WAVEFORMATEX (ASF 1.20 §9.1)",
     ))?;
     track.kind = TrackKind::Audio;
     track.codec = codec_ids::audio_codec(f.tag, f.bits);
@@ -270,7 +270,7 @@ pub(super) fn extended_stream_properties<S: Source>(src: &mut S, body: u64) -> R
     let Ok((fixed, _)) = ExtendedStreamPropertiesFixed::ref_from_prefix(b.get(..n).unwrap_or(&[])) else {
         return Err(Error::truncated(
             body,
-            "asf extended stream properties: shorter than its fields (ASF 1.20 §4.1)",
+            &"asf extended stream properties: shorter than its fields (ASF 1.20 §4.1)",
         ));
     };
     let number = fixed.stream_number.get();

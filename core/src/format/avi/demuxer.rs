@@ -136,7 +136,7 @@ pub struct AviDemuxer {
 const fn cut_error(at: u64) -> Error {
     Error::truncated(
         at,
-        "avi movi: input ends inside a stream chunk (AVI RIFF reference, movi)",
+        &"avi movi: input ends inside a stream chunk (AVI RIFF reference, movi)",
     )
 }
 
@@ -146,7 +146,7 @@ impl FormatDemuxer for AviDemuxer {
         if head.get(0..4) != Some(b"RIFF") || !matches!(head.get(8..12), Some(b"AVI " | b"AVIX" | b"AVI\x19")) {
             return Err(Error::malformed(
                 0,
-                "avi header: not a RIFF 'AVI ' form (AVI RIFF reference, RIFF)",
+                &"avi header: not a RIFF 'AVI ' form (AVI RIFF reference, RIFF)",
             ));
         }
         let mut d = AviDemuxer {
@@ -171,12 +171,12 @@ impl FormatDemuxer for AviDemuxer {
         let h = d.read_hdrl(src, ctx)?;
         let (movi_start, movi_end) = h.movi.ok_or(Error::malformed(
             12,
-            "avi header: no LIST movi (AVI RIFF reference, movi)",
+            &"avi header: no LIST movi (AVI RIFF reference, movi)",
         ))?;
         if d.streams.is_empty() {
             return Err(Error::malformed(
                 12,
-                "avi hdrl: no strh before LIST movi (AVI RIFF reference, strh)",
+                &"avi hdrl: no strh before LIST movi (AVI RIFF reference, strh)",
             ));
         }
         d.movi_start = movi_start;
@@ -236,7 +236,7 @@ impl FormatDemuxer for AviDemuxer {
             if c.size > ctx.limits.max_packet {
                 return Err(Error::limit(
                     c.pos,
-                    "avi movi: stream chunk larger than Limits::max_packet (AVI RIFF reference, movi)",
+                    &"avi movi: stream chunk larger than Limits::max_packet (AVI RIFF reference, movi)",
                 ));
             }
             self.piece = Some(Piece {
@@ -255,7 +255,7 @@ impl FormatDemuxer for AviDemuxer {
             .iter()
             .position(|s| s.track.map(usize::from) == Some(track))
         else {
-            return Err(Error::new(ErrorKind::InvalidArgument, 0, "avi seek: no such track"));
+            return Err(Error::new(ErrorKind::InvalidArgument, 0, &"avi seek: no such track"));
         };
         self.rewind(src)?;
         let mut best = self.clone();
@@ -342,7 +342,7 @@ impl AviDemuxer {
     fn deliver<'s, S: Source>(&mut self, src: &'s mut S, p: Piece) -> Result<Option<Packet<'s>>> {
         let st = self.streams.get_mut(p.stream as usize).ok_or(Error::malformed(
             p.at,
-            "avi movi: chunk of a stream with no strh (AVI RIFF reference, movi)",
+            &"avi movi: chunk of a stream with no strh (AVI RIFF reference, movi)",
         ))?;
         let size = p.left.min(st.max_piece);
         let ss = u64::from(st.sample_size.max(1));

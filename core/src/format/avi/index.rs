@@ -276,13 +276,13 @@ impl AviDemuxer {
         if stream_number(&id) != Some(n) {
             return Err(Error::malformed(
                 pos,
-                "avi index: entry does not point at a chunk of its stream (AVI RIFF reference, idx1; OpenDML 1.02, ix##)",
+                &"avi index: entry does not point at a chunk of its stream (AVI RIFF reference, idx1; OpenDML 1.02, ix##)",
             ));
         }
         if actual != size {
             return Err(Error::malformed(
                 pos,
-                "avi index: entry size differs from the chunk's (AVI RIFF reference, idx1; OpenDML 1.02, ix##)",
+                &"avi index: entry size differs from the chunk's (AVI RIFF reference, idx1; OpenDML 1.02, ix##)",
             ));
         }
         Ok(clip(src.len(), pos, actual))

@@ -151,21 +151,21 @@ pub(super) fn read_desc<S: Source>(src: &mut S) -> Result<(Chunk, AudioDescripti
     if &head.file_type != b"caff" || head.version.get() != 1 {
         return Err(Error::malformed(
             0,
-            "caf header: not a `caff` file of version 1 (CAF spec, CAF File Header)",
+            &"caf header: not a `caff` file of version 1 (CAF spec, CAF File Header)",
         ));
     }
     let first = read_chunk(src, FIRST_CHUNK)?;
     if &first.id != b"desc" || first.size != Some(DESC_LEN) {
         return Err(Error::malformed(
             FIRST_CHUNK,
-            "caf desc: the first chunk is not a 32-byte desc (CAF spec, Audio Description chunk)",
+            &"caf desc: the first chunk is not a 32-byte desc (CAF spec, Audio Description chunk)",
         ));
     }
     let desc = src.read::<AudioDescription>(first.body)?;
     if desc.rate_hz().is_none() {
         return Err(Error::malformed(
             first.body,
-            "caf desc: mSampleRate is not a positive number (CAF spec, Audio Description chunk)",
+            &"caf desc: mSampleRate is not a positive number (CAF spec, Audio Description chunk)",
         ));
     }
     Ok((first, desc))
@@ -251,12 +251,12 @@ fn data_chunk(ctx: &mut Context, c: &Chunk, at: u64, file_len: u64) -> (u64, u64
 fn pakt_chunk<S: Source>(src: &mut S, c: &Chunk, at: u64, file_len: u64) -> Result<(Pakt, u64)> {
     let size = c.size.ok_or(Error::malformed(
         at,
-        "caf pakt: chunk size -1, which only data may have (CAF spec, Packet Table chunk)",
+        &"caf pakt: chunk size -1, which only data may have (CAF spec, Packet Table chunk)",
     ))?;
     if size < PAKT_HEADER {
         return Err(Error::malformed(
             c.body,
-            "caf pakt: shorter than its 24-byte header (CAF spec, Packet Table chunk)",
+            &"caf pakt: shorter than its 24-byte header (CAF spec, Packet Table chunk)",
         ));
     }
     let ph = src.read::<PacketTableHeader>(c.body)?;

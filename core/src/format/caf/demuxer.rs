@@ -138,7 +138,7 @@ impl CafDemuxer {
         }
         Err(Error::truncated(
             self.data_end,
-            "caf pakt: a packet runs past the end of the data chunk (CAF spec, Packet Table chunk)",
+            &"caf pakt: a packet runs past the end of the data chunk (CAF spec, Packet Table chunk)",
         ))
     }
 
@@ -184,13 +184,13 @@ impl FormatDemuxer for CafDemuxer {
         let found: Chunks = chunks::walk_chunks(src, ctx, first.body + chunks::DESC_LEN)?;
         let (data_start, data_end, claimed_end) = found.data.ok_or(Error::malformed(
             chunks::FIRST_CHUNK,
-            "caf: no data chunk (CAF spec, Audio Data chunk)",
+            &"caf: no data chunk (CAF spec, Audio Data chunk)",
         ))?;
         let variable = bytes_per_packet == 0 || frames_per_packet == 0;
         if variable && found.pakt.is_none() {
             return Err(Error::malformed(
                 chunks::FIRST_CHUNK,
-                "caf desc: variable packets without a pakt chunk (CAF spec, Packet Table chunk: required)",
+                &"caf desc: variable packets without a pakt chunk (CAF spec, Packet Table chunk: required)",
             ));
         }
         let duration = if !variable {
@@ -227,12 +227,12 @@ impl FormatDemuxer for CafDemuxer {
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         if self.cut {
-            return Err(Error::truncated(self.data_end, CUT));
+            return Err(Error::truncated(self.data_end, &CUT));
         }
         if self.pos >= self.data_end {
             if self.claimed_end > self.data_end && self.pos < self.claimed_end {
                 self.cut = true;
-                return Err(Error::truncated(self.data_end, CUT));
+                return Err(Error::truncated(self.data_end, &CUT));
             }
             return Ok(None);
         }
@@ -247,7 +247,7 @@ impl FormatDemuxer for CafDemuxer {
         if size > u64::from(ctx.limits.max_packet) {
             return Err(Error::limit(
                 self.pos,
-                "caf data: packet larger than Limits::max_packet",
+                &"caf data: packet larger than Limits::max_packet",
             ));
         }
         let at = self.pos;

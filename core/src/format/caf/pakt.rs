@@ -22,7 +22,7 @@ fn read_varint<S: Source>(src: &mut S, at: u64, end: u64) -> Result<(u64, u64)> 
         if p >= end {
             return Err(Error::malformed(
                 p,
-                "caf pakt: the table ends inside an entry (CAF spec, Packet Table chunk)",
+                &"caf pakt: the table ends inside an entry (CAF spec, Packet Table chunk)",
             ));
         }
         let [b] = src.array::<1>(p)?;

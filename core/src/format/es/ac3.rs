@@ -186,7 +186,7 @@ impl Ac3Demuxer {
             self.pos = self.end;
             return Err(Error::limit(
                 at,
-                "ac3 syncframe: packet larger than Limits::max_packet (ATSC A/52 §5.3)",
+                &"ac3 syncframe: packet larger than Limits::max_packet (ATSC A/52 §5.3)",
             ));
         }
         // A packet flagged at the end of the input is the last one: what
@@ -212,7 +212,7 @@ impl FormatDemuxer for Ac3Demuxer {
         };
         let (p, first) = probe.next_header(src, start, &ctx.limits)?.ok_or(Error::malformed(
             start,
-            "ac3: no syncframe within Limits::resync_bytes (ATSC A/52 §5.3.1)",
+            &"ac3: no syncframe within Limits::resync_bytes (ATSC A/52 §5.3.1)",
         ))?;
         if p > start {
             ctx.diags.report("ac3.junk-skipped", start);

@@ -152,7 +152,7 @@ impl AdtsDemuxer {
             self.pos = self.end;
             return Err(Error::malformed(
                 at,
-                "adts header: aac_frame_length below the header size (ISO/IEC 13818-7 §6.2.2)",
+                &"adts header: aac_frame_length below the header size (ISO/IEC 13818-7 §6.2.2)",
             ));
         }
         let hdr = AdtsHeader::parse(&b);
@@ -186,13 +186,13 @@ impl FormatDemuxer for AdtsDemuxer {
         if &head == b"ADIF" {
             return Err(Error::unsupported(
                 off,
-                "adts: ADIF header, not ADTS frames, is not supported (ISO/IEC 14496-3 §1.A.2.1)",
+                &"adts: ADIF header, not ADTS frames, is not supported (ISO/IEC 14496-3 §1.A.2.1)",
             ));
         }
         let trailer = id3::find_trailer(src, off)?;
         let start = resync(src, off, &ctx.limits)?.ok_or(Error::malformed(
             off,
-            "adts: no syncword within Limits::resync_bytes (ISO/IEC 13818-7 §6.2.1)",
+            &"adts: no syncword within Limits::resync_bytes (ISO/IEC 13818-7 §6.2.1)",
         ))?;
         if start > off {
             ctx.diags.report("adts.junk-skipped", off);
@@ -210,11 +210,11 @@ impl FormatDemuxer for AdtsDemuxer {
                 )?
                 .ok_or(Error::malformed(
                     start,
-                    "adts: no valid header within Limits::resync_bytes (ISO/IEC 13818-7 §6.2)",
+                    &"adts: no valid header within Limits::resync_bytes (ISO/IEC 13818-7 §6.2)",
                 ))?;
                 header_at(src, p)?.ok_or(Error::malformed(
                     p,
-                    "adts header: not valid where the scan found it (ISO/IEC 13818-7 §6.2)",
+                    &"adts header: not valid where the scan found it (ISO/IEC 13818-7 §6.2)",
                 ))?
             }
         };

@@ -55,10 +55,10 @@ impl FormatDemuxer for AmrDemuxer {
         } else if h.starts_with(b"#!AMR_MC1.0\n") || h.starts_with(b"#!AMR-WB_MC1.0\n") {
             return Err(Error::unsupported(
                 0,
-                "amr: multichannel storage format not supported (RFC 4867 §5.2)",
+                &"amr: multichannel storage format not supported (RFC 4867 §5.2)",
             ));
         } else {
-            return Err(Error::malformed(0, "amr: no magic number (RFC 4867 §5.1)"));
+            return Err(Error::malformed(0, &"amr: no magic number (RFC 4867 §5.1)"));
         };
         let rate = if wb { 16000 } else { 8000 };
         let track = Track {

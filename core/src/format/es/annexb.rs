@@ -291,7 +291,7 @@ impl AnnexBDemuxer {
         if off < self.end {
             return Err(Error::limit(
                 at,
-                "annexb access unit: larger than Limits::max_packet (ITU-T H.264 Annex B, H.265 Annex B)",
+                &"annexb access unit: larger than Limits::max_packet (ITU-T H.264 Annex B, H.265 Annex B)",
             ));
         }
         // The input ends without a boundary: this is the last access unit,

@@ -368,12 +368,12 @@ impl FormatDemuxer for DvDemuxer {
         if !is_header_block(&h) {
             return Err(Error::malformed(
                 0,
-                "dv: no DIF header block at the start (IEC 61834-2 §11.2)",
+                &"dv: no DIF header block at the start (IEC 61834-2 §11.2)",
             ));
         }
         let sys = profile(&h).ok_or(Error::unsupported(
             0,
-            "dv DIF header: its DSF and APT name no known system (IEC 61834-2 §11.2)",
+            &"dv DIF header: its DSF and APT name no known system (IEC 61834-2 §11.2)",
         ))?;
         let frames = src.len() / sys.frame_size;
         let track = Track {
@@ -452,7 +452,7 @@ impl FormatDemuxer for DvDemuxer {
                 self.pos = src.len();
                 return Err(Error::truncated(
                     src.len(),
-                    "dv frame: input ends inside its DIF sequences (IEC 61834-2 §11)",
+                    &"dv frame: input ends inside its DIF sequences (IEC 61834-2 §11)",
                 ));
             }
             return Ok(None);

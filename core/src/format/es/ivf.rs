@@ -130,7 +130,7 @@ impl FormatDemuxer for IvfDemuxer {
         if &h.magic != b"DKIF" {
             return Err(Error::malformed(
                 0,
-                "ivf header: signature not DKIF (IVF, libvpx ivfdec)",
+                &"ivf header: signature not DKIF (IVF, libvpx ivfdec)",
             ));
         }
         let codec = match &h.fourcc {
@@ -146,7 +146,7 @@ impl FormatDemuxer for IvfDemuxer {
         if rate == 0 || scale == 0 {
             return Err(Error::malformed(
                 16,
-                "ivf header: time base with a zero term (IVF, libvpx ivfdec)",
+                &"ivf header: time base with a zero term (IVF, libvpx ivfdec)",
             ));
         }
         let header_len = (h.header_len.get() as u64).max(32);
@@ -185,7 +185,7 @@ impl FormatDemuxer for IvfDemuxer {
             self.pos = src.len();
             return Err(Error::limit(
                 at,
-                "ivf frame header: frame larger than Limits::max_packet (IVF, libvpx ivfdec)",
+                &"ivf frame header: frame larger than Limits::max_packet (IVF, libvpx ivfdec)",
             ));
         }
         let body = at + 12;
@@ -193,7 +193,7 @@ impl FormatDemuxer for IvfDemuxer {
             self.pos = src.len();
             return Err(Error::truncated(
                 src.len(),
-                "ivf frame: input ends inside it (IVF, libvpx ivfdec)",
+                &"ivf frame: input ends inside it (IVF, libvpx ivfdec)",
             ));
         }
         self.pos = body + size;

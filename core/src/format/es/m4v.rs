@@ -91,7 +91,7 @@ impl M4vDemuxer {
             if sp.after_vop() < 4 {
                 return Err(Error::truncated(
                     self.end,
-                    "m4v frame: input ends before its VOP header (ISO/IEC 14496-2 §6.2.5)",
+                    &"m4v frame: input ends before its VOP header (ISO/IEC 14496-2 §6.2.5)",
                 ));
             }
             let k = super::cut_start_code(src, at, self.end)?;
@@ -99,7 +99,7 @@ impl M4vDemuxer {
         } else {
             Err(Error::limit(
                 at,
-                "m4v frame: larger than Limits::max_packet (ISO/IEC 14496-2 §6.2.5)",
+                &"m4v frame: larger than Limits::max_packet (ISO/IEC 14496-2 §6.2.5)",
             ))
         }
     }
@@ -113,7 +113,7 @@ impl FormatDemuxer for M4vDemuxer {
         })?
         .ok_or(Error::malformed(
             0,
-            "m4v: no video object layer header (ISO/IEC 14496-2 §6.2.3)",
+            &"m4v: no video object layer header (ISO/IEC 14496-2 §6.2.3)",
         ))?;
         let mut head = [0u8; 64];
         let n = src.read_at(vol, &mut head)?;

@@ -201,7 +201,7 @@ impl Mp3Demuxer {
             self.pos = self.end;
             return Err(Error::limit(
                 at,
-                "mp3 frame: packet larger than Limits::max_packet (ISO/IEC 11172-3 §2.4.1.1)",
+                &"mp3 frame: packet larger than Limits::max_packet (ISO/IEC 11172-3 §2.4.1.1)",
             ));
         }
         if cut {
@@ -292,11 +292,11 @@ fn first_header<S: Source>(src: &mut S, ctx: &Context, start: u64) -> Result<Mpa
     )? {
         Some(p) => header_at(src, p)?.ok_or(Error::malformed(
             p,
-            "mp3 frame header: not valid where the scan found it (ISO/IEC 11172-3 §2.4.2.3)",
+            &"mp3 frame header: not valid where the scan found it (ISO/IEC 11172-3 §2.4.2.3)",
         )),
         None => Err(Error::malformed(
             start,
-            "mp3: no MPEG audio frame found (ISO/IEC 11172-3 §2.4.2.3)",
+            &"mp3: no MPEG audio frame found (ISO/IEC 11172-3 §2.4.2.3)",
         )),
     }
 }

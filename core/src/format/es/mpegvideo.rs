@@ -62,12 +62,12 @@ impl FormatDemuxer for MpegVideoDemuxer {
         let end = src.len();
         let sc = scan(src, 0, 4096, 4, |b| b.starts_with(&[0, 0, 1, 0xB3]))?.ok_or(Error::malformed(
             0,
-            "mpegvideo: no sequence_header within the first 4 KiB (ISO/IEC 13818-2 §6.2.2.1)",
+            &"mpegvideo: no sequence_header within the first 4 KiB (ISO/IEC 13818-2 §6.2.2.1)",
         ))?;
         let b: [u8; 8] = src.array(sc + 4)?;
         let seq = SequenceHeader::parse(&b).ok_or(Error::malformed(
             sc + 4,
-            "mpegvideo sequence_header: fields not valid (ISO/IEC 13818-2 §6.2.2.1)",
+            &"mpegvideo sequence_header: fields not valid (ISO/IEC 13818-2 §6.2.2.1)",
         ))?;
         // MPEG-2 when a sequence extension follows the sequence header.
         let mut after = [0u8; 128];
@@ -199,7 +199,7 @@ impl MpegVideoDemuxer {
                 if !sp.in_slices() {
                     return Err(Error::truncated(
                         self.end,
-                        "mpegvideo picture: input ends before its slices (ISO/IEC 13818-2 §6.2.3)",
+                        &"mpegvideo picture: input ends before its slices (ISO/IEC 13818-2 §6.2.3)",
                     ));
                 }
                 let k = super::cut_start_code(src, at, self.end)?;
@@ -207,7 +207,7 @@ impl MpegVideoDemuxer {
             }
             None => Err(Error::limit(
                 at,
-                "mpegvideo picture: larger than Limits::max_packet (ISO/IEC 13818-2 §6.2.3)",
+                &"mpegvideo picture: larger than Limits::max_packet (ISO/IEC 13818-2 §6.2.3)",
             )),
         }
     }

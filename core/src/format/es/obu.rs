@@ -114,7 +114,7 @@ impl FormatDemuxer for ObuDemuxer {
             at = next;
         }
         let Some(s) = seq else {
-            return Err(Error::malformed(0, "obu: no sequence header OBU (AV1 §5.5)"));
+            return Err(Error::malformed(0, &"obu: no sequence header OBU (AV1 §5.5)"));
         };
         let frame_duration = match s.timing {
             Some((units, scale)) => (TIME_BASE_HZ as u64 * units as u64 / scale as u64).max(1),
@@ -159,20 +159,20 @@ impl FormatDemuxer for ObuDemuxer {
                 self.pos = self.end;
                 return Err(Error::limit(
                     at,
-                    "obu temporal unit: more than MAX_OBUS OBUs or larger than Limits::max_packet (AV1 §7.5)",
+                    &"obu temporal unit: more than MAX_OBUS OBUs or larger than Limits::max_packet (AV1 §7.5)",
                 ));
             }
             next = after;
         }
         if next > self.end {
             self.pos = self.end;
-            return Err(Error::truncated(self.end, "obu: input ends inside an OBU (AV1 §5.3)"));
+            return Err(Error::truncated(self.end, &"obu: input ends inside an OBU (AV1 §5.3)"));
         }
         if next == at {
             self.pos = self.end;
             return Err(Error::malformed(
                 at,
-                "obu header: not valid, the stream makes no progress (AV1 §5.3.1)",
+                &"obu header: not valid, the stream makes no progress (AV1 §5.3.1)",
             ));
         }
         self.pos = next;
@@ -384,7 +384,7 @@ impl FormatDemuxer for Av1AnnexBDemuxer {
         let end = src.len();
         let (tu, n) = leb_at(src, 0)?.ok_or(Error::malformed(
             0,
-            "av1 annex b: temporal_unit_size not a valid leb128 (AV1 Annex B.2)",
+            &"av1 annex b: temporal_unit_size not a valid leb128 (AV1 Annex B.2)",
         ))?;
         let len = tu.min(end.saturating_sub(n as u64)).min(1 << 20) as usize;
         let mut seq = None;
@@ -425,7 +425,7 @@ impl FormatDemuxer for Av1AnnexBDemuxer {
             self.pos = self.end;
             return Err(Error::malformed(
                 at,
-                "av1 annex b: temporal_unit_size not a valid leb128 (AV1 Annex B.2)",
+                &"av1 annex b: temporal_unit_size not a valid leb128 (AV1 Annex B.2)",
             ));
         };
         let body = at + n as u64;
@@ -433,14 +433,14 @@ impl FormatDemuxer for Av1AnnexBDemuxer {
             self.pos = self.end;
             return Err(Error::limit(
                 at,
-                "av1 annex b temporal unit: larger than Limits::max_packet (AV1 Annex B.2)",
+                &"av1 annex b temporal unit: larger than Limits::max_packet (AV1 Annex B.2)",
             ));
         }
         if body + tu > self.end {
             self.pos = self.end;
             return Err(Error::truncated(
                 self.end,
-                "av1 annex b temporal unit: input ends inside it (AV1 Annex B.2)",
+                &"av1 annex b temporal unit: input ends inside it (AV1 Annex B.2)",
             ));
         }
         self.pos = body + tu;
@@ -522,7 +522,7 @@ fn convert_unit<S: Source>(src: &mut S, start: u64, end: u64) -> Result<usize> {
     while p < end {
         let (fu, n) = leb_at(src, p)?.ok_or(Error::malformed(
             p,
-            "av1 annex b: frame_unit_size not a valid leb128 (AV1 Annex B.2)",
+            &"av1 annex b: frame_unit_size not a valid leb128 (AV1 Annex B.2)",
         ))?;
         let fu_end = (p + n as u64).saturating_add(fu).min(end);
         p += n as u64;
@@ -531,25 +531,25 @@ fn convert_unit<S: Source>(src: &mut S, start: u64, end: u64) -> Result<usize> {
             if guard > MAX_OBUS {
                 return Err(Error::limit(
                     p,
-                    "av1 annex b temporal unit: more than MAX_OBUS OBUs (AV1 Annex B.2)",
+                    &"av1 annex b temporal unit: more than MAX_OBUS OBUs (AV1 Annex B.2)",
                 ));
             }
             let (len, n) = leb_at(src, p)?.ok_or(Error::malformed(
                 p,
-                "av1 annex b: obu_length not a valid leb128 (AV1 Annex B.2)",
+                &"av1 annex b: obu_length not a valid leb128 (AV1 Annex B.2)",
             ))?;
             let o = p + n as u64;
             let o_end = o.saturating_add(len);
             if o_end > fu_end || len == 0 {
                 return Err(Error::malformed(
                     p,
-                    "av1 annex b: obu_length zero or past its frame unit (AV1 Annex B.2)",
+                    &"av1 annex b: obu_length zero or past its frame unit (AV1 Annex B.2)",
                 ));
             }
             let mut hb = [0u8; 10];
             let k = src.read_at(o, hb.get_mut(..(len.min(10) as usize)).unwrap_or(&mut []))?;
             let h = ObuHeader::parse(hb.get(..k).unwrap_or(&[]))
-                .ok_or(Error::malformed(o, "av1 annex b: OBU header not valid (AV1 §5.3.1)"))?;
+                .ok_or(Error::malformed(o, &"av1 annex b: OBU header not valid (AV1 §5.3.1)"))?;
             let base = 1 + h.extension as usize;
             let (mut pay, mut pay_len) = match h.size {
                 Some(s) => (

@@ -227,7 +227,7 @@ impl FlacDemuxer {
         let len = usize::try_from(first - start).map_err(|_| {
             Error::limit(
                 start,
-                "flac: data before the first frame longer than the address space (RFC 9639 §9)",
+                &"flac: data before the first frame longer than the address space (RFC 9639 §9)",
             )
         })?;
         let data = src.bytes(start, len)?;
@@ -286,7 +286,7 @@ impl FlacDemuxer {
             self.pos = file_len;
             return Err(Error::truncated(
                 start,
-                "flac frame: input ends where a frame header may begin, before the damaged frame before it can be timed (RFC 9639 §9.1)",
+                &"flac frame: input ends where a frame header may begin, before the damaged frame before it can be timed (RFC 9639 §9.1)",
             ));
         }
         self.prev_block = h.block_size;
@@ -296,7 +296,7 @@ impl FlacDemuxer {
         self.next = fe.next;
         self.cut = fe.cut;
         let len = usize::try_from(fe.end - start)
-            .map_err(|_| Error::limit(start, "flac frame: longer than the address space (RFC 9639 §9)"))?;
+            .map_err(|_| Error::limit(start, &"flac frame: longer than the address space (RFC 9639 §9)"))?;
         let data = if src.is_slice() {
             src.bytes(start, len)?
         } else {
@@ -378,7 +378,7 @@ impl FormatDemuxer for FlacDemuxer {
         if d.info.is_none() && first_header.is_none() {
             return Err(Error::malformed(
                 at,
-                "flac: no STREAMINFO and no frame header (RFC 9639 §8.2, §9.1)",
+                &"flac: no STREAMINFO and no frame header (RFC 9639 §8.2, §9.1)",
             ));
         }
         d.add_tracks(ctx, file_len, first_header);
@@ -402,7 +402,7 @@ impl FormatDemuxer for FlacDemuxer {
             self.pos = file_len;
             return Err(Error::truncated(
                 start,
-                "flac frame: input ends inside a frame header, or before the frame before it could be ended (RFC 9639 §9.1)",
+                &"flac frame: input ends inside a frame header, or before the frame before it could be ended (RFC 9639 §9.1)",
             ));
         }
         let Some(h) = self.next else {
@@ -418,7 +418,7 @@ impl FormatDemuxer for FlacDemuxer {
             self.pos = file_len;
             return Err(Error::truncated(
                 start,
-                "flac frame: not ended by a frame header before the end of the input (RFC 9639 §9)",
+                &"flac frame: not ended by a frame header before the end of the input (RFC 9639 §9)",
             ));
         }
         self.frame_packet(src, ctx, start, h, fe)

@@ -259,7 +259,7 @@ pub(super) fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader
                 return Err(Error::new(
                     ErrorKind::ScratchTooSmall,
                     start,
-                    "flac frame: longer than the reader's scratch buffer (RFC 9639 §9)",
+                    &"flac frame: longer than the reader's scratch buffer (RFC 9639 §9)",
                 ));
             }
             return Ok(search.at_end_of_input());
@@ -273,7 +273,7 @@ pub(super) fn find_frame_end<S: Source>(src: &mut S, start: u64, h: &FrameHeader
             }
             return Err(Error::limit(
                 start,
-                "flac frame: no next frame header within Limits::max_packet (RFC 9639 §9)",
+                &"flac frame: no next frame header within Limits::max_packet (RFC 9639 §9)",
             ));
         }
     }

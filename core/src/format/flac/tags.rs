@@ -67,7 +67,7 @@ impl FlacDemuxer {
                 let entry = src.bytes(off, len as usize)?;
                 let (key, value) = split_entry(entry).ok_or(Error::malformed(
                     off,
-                    "flac VORBIS_COMMENT: entry without '=' (RFC 9639 §8.6)",
+                    &"flac VORBIS_COMMENT: entry without '=' (RFC 9639 §8.6)",
                 ))?;
                 Tag {
                     scope: TagScope::Format,

@@ -53,7 +53,7 @@ struct Payload {
 
 /// The error of a tag whose body the end of the input (at `len`) cuts.
 const fn body_cut(len: u64) -> Error {
-    Error::truncated(len, "flv tag: body runs past the end of the input (FLV 10.1 E.4.1)")
+    Error::truncated(len, &"flv tag: body runs past the end of the input (FLV 10.1 E.4.1)")
 }
 
 /// Demuxer state for FLV.
@@ -233,12 +233,12 @@ impl FlvDemuxer {
     fn read_file_header<S: Source>(src: &mut S, ctx: &mut Context) -> Result<(u8, u64)> {
         let h: [u8; FILE_HEADER] = src.array(0)?;
         if h.get(..3) != Some(&b"FLV"[..]) {
-            return Err(Error::malformed(0, "flv header: no FLV signature (FLV 10.1 E.2)"));
+            return Err(Error::malformed(0, &"flv header: no FLV signature (FLV 10.1 E.2)"));
         }
         let [_, _, _, _, flags, o @ ..] = h;
         let offset = u32::from_be_bytes(o) as u64;
         if offset < 9 {
-            return Err(Error::malformed(5, "flv header: DataOffset below 9 (FLV 10.1 E.2)"));
+            return Err(Error::malformed(5, &"flv header: DataOffset below 9 (FLV 10.1 E.2)"));
         }
         if offset.saturating_add(4) <= src.len() && src.u32_be(offset)? != 0 {
             ctx.diags.report("flv.previous-tag-size-0", offset);
@@ -424,13 +424,13 @@ impl FormatDemuxer for FlvDemuxer {
             if guard > ctx.limits.max_top_level as u64 * SKIPPED_TAGS_PER_TOP_LEVEL {
                 return Err(Error::limit(
                     self.pos,
-                    "flv tag: too many tags without a packet (FLV 10.1 E.3; Limits::max_top_level)",
+                    &"flv tag: too many tags without a packet (FLV 10.1 E.3; Limits::max_top_level)",
                 ));
             }
             let at = self.pos;
             let Some(t) = read_tag(src, at)? else {
                 if at < src.len() {
-                    return Err(Error::truncated(at, "flv tag: header cut short (FLV 10.1 E.4.1)"));
+                    return Err(Error::truncated(at, &"flv tag: header cut short (FLV 10.1 E.4.1)"));
                 }
                 return Ok(None);
             };
@@ -465,7 +465,7 @@ impl FormatDemuxer for FlvDemuxer {
             if len > ctx.limits.max_packet {
                 return Err(Error::limit(
                     data,
-                    "flv tag: DataSize larger than Limits::max_packet (FLV 10.1 E.4.1)",
+                    &"flv tag: DataSize larger than Limits::max_packet (FLV 10.1 E.4.1)",
                 ));
             }
             let mut len = len;

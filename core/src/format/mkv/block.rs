@@ -165,7 +165,7 @@ impl Bytes {
         let at = self.at;
         let b = *self.peek(src, 1)?.first().ok_or(Error::malformed(
             at,
-            "mkv Block: lace header runs past its Block (RFC 9559 §10.4)",
+            &"mkv Block: lace header runs past its Block (RFC 9559 §10.4)",
         ))?;
         self.at += 1;
         Ok(b)
@@ -235,7 +235,7 @@ impl MkvDemuxer {
         if end > src.len() && matches!(e.id, ids::SIMPLE_BLOCK | ids::BLOCK_GROUP) {
             return Err(Error::truncated(
                 src.len(),
-                "mkv Cluster: SimpleBlock or BlockGroup runs past the end of the input (RFC 9559 §10)",
+                &"mkv Cluster: SimpleBlock or BlockGroup runs past the end of the input (RFC 9559 §10)",
             ));
         }
         if end > limit {
@@ -414,10 +414,10 @@ impl MkvDemuxer {
         let sizes = &mut self.laces.sizes;
         let push = |sizes: &mut heapless::Vec<u32, MAX_LACES>, s: u64| -> Result<()> {
             let s = u32::try_from(s)
-                .map_err(|_| Error::malformed(data, "mkv Block: laced frame larger than 4 GiB (RFC 9559 §10.4)"))?;
+                .map_err(|_| Error::malformed(data, &"mkv Block: laced frame larger than 4 GiB (RFC 9559 §10.4)"))?;
             sizes
                 .push(s)
-                .map_err(|_| Error::capacity(data, "mkv Block: more laced frames than MAX_LACES (RFC 9559 §10.4)"))
+                .map_err(|_| Error::capacity(data, &"mkv Block: more laced frames than MAX_LACES (RFC 9559 §10.4)"))
         };
         if lacing == 0 {
             push(sizes, end.saturating_sub(data))?;
@@ -428,7 +428,7 @@ impl MkvDemuxer {
         if count > MAX_LACES {
             return Err(Error::capacity(
                 data,
-                "mkv Block: more laced frames than MAX_LACES (RFC 9559 §10.4)",
+                &"mkv Block: more laced frames than MAX_LACES (RFC 9559 §10.4)",
             ));
         }
         let mut total = 0u64;
@@ -461,7 +461,7 @@ impl MkvDemuxer {
                             _ => {
                                 return Err(Error::malformed(
                                     r.at,
-                                    "mkv Block: invalid EBML lace size (RFC 9559 §10.4.4)",
+                                    &"mkv Block: invalid EBML lace size (RFC 9559 §10.4.4)",
                                 ))
                             }
                         }
@@ -471,7 +471,7 @@ impl MkvDemuxer {
                             None => {
                                 return Err(Error::malformed(
                                     r.at,
-                                    "mkv Block: invalid EBML lace size (RFC 9559 §10.4.4)",
+                                    &"mkv Block: invalid EBML lace size (RFC 9559 §10.4.4)",
                                 ))
                             }
                         }
@@ -479,7 +479,7 @@ impl MkvDemuxer {
                     if s < 0 {
                         return Err(Error::malformed(
                             r.at,
-                            "mkv Block: negative EBML lace size (RFC 9559 §10.4.4)",
+                            &"mkv Block: negative EBML lace size (RFC 9559 §10.4.4)",
                         ));
                     }
                     r.at += n as u64;
@@ -494,7 +494,7 @@ impl MkvDemuxer {
                 if rest % count as u64 != 0 {
                     return Err(Error::malformed(
                         r.at,
-                        "mkv Block: fixed-size lacing does not divide the Block (RFC 9559 §10.4.3)",
+                        &"mkv Block: fixed-size lacing does not divide the Block (RFC 9559 §10.4.3)",
                     ));
                 }
                 for _ in 0..count {
@@ -507,7 +507,7 @@ impl MkvDemuxer {
         if total > rest {
             return Err(Error::malformed(
                 r.at,
-                "mkv Block: laced frames larger than their Block (RFC 9559 §10.4)",
+                &"mkv Block: laced frames larger than their Block (RFC 9559 §10.4)",
             ));
         }
         push(sizes, rest - total)?;
@@ -546,7 +546,7 @@ impl MkvDemuxer {
             }
         }
         if e.size > ctx.limits.max_packet {
-            return Err(Error::limit(e.offset, "packet larger than Limits::max_packet"));
+            return Err(Error::limit(e.offset, &"packet larger than Limits::max_packet"));
         }
         if let Some(t) = self.tracks.get_mut(e.track) {
             e.dts = t.dts_for(e.pts);
@@ -607,7 +607,7 @@ impl MkvDemuxer {
     pub(super) fn emit<'s, S: Source>(&self, src: &'s mut S, e: Emit) -> Result<Packet<'s>> {
         let t = self.tracks.get(e.track).ok_or(Error::malformed(
             e.offset,
-            "mkv Block: TrackNumber names no TrackEntry (RFC 9559 §10.1)",
+            &"mkv Block: TrackNumber names no TrackEntry (RFC 9559 §10.1)",
         ))?;
         let size = e.size as usize;
         let (pts, dts, duration) = (e.pts, e.dts, (e.duration != 0).then_some(e.duration));

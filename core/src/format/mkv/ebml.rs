@@ -143,26 +143,26 @@ pub(crate) fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Resul
         if n < avail || eof {
             Error::truncated(
                 at.saturating_add(n as u64),
-                "mkv EBML: input ends inside an element header (RFC 8794 §4)",
+                &"mkv EBML: input ends inside an element header (RFC 8794 §4)",
             )
         } else {
-            Error::malformed(at, "mkv EBML: element header runs past its parent (RFC 8794 §6)")
+            Error::malformed(at, &"mkv EBML: element header runs past its parent (RFC 8794 §6)")
         }
     };
     let first = *h.first().ok_or_else(short)?;
     if vint_len(first).is_none_or(|l| l > 8) {
-        return Err(Error::malformed(at, "mkv EBML: invalid Element ID (RFC 8794 §5)"));
+        return Err(Error::malformed(at, &"mkv EBML: invalid Element ID (RFC 8794 §5)"));
     }
     let id_len = vint_len(first).unwrap_or(1);
     if h.len() < id_len {
         return Err(short());
     }
-    let (id, _) = parse_id(h).ok_or(Error::malformed(at, "mkv EBML: invalid Element ID (RFC 8794 §5)"))?;
+    let (id, _) = parse_id(h).ok_or(Error::malformed(at, &"mkv EBML: invalid Element ID (RFC 8794 §5)"))?;
     let rest = h.get(id_len..).unwrap_or(&[]);
     let size_first = *rest.first().ok_or_else(short)?;
     let size_len = vint_len(size_first).ok_or(Error::malformed(
         at,
-        "mkv EBML: invalid Element Data Size (RFC 8794 §6)",
+        &"mkv EBML: invalid Element Data Size (RFC 8794 §6)",
     ))?;
     if rest.len() < size_len {
         return Err(short());
@@ -185,7 +185,7 @@ pub(crate) fn read_uint<S: Source>(src: &mut S, e: &Element) -> Result<u64> {
     if size > 8 {
         return Err(Error::malformed(
             e.start,
-            "mkv EBML: unsigned integer element longer than 8 bytes (RFC 8794 §7.2)",
+            &"mkv EBML: unsigned integer element longer than 8 bytes (RFC 8794 §7.2)",
         ));
     }
     let mut b = [0u8; 8];
@@ -205,7 +205,7 @@ pub(crate) fn read_float<S: Source>(src: &mut S, e: &Element) -> Result<Option<F
         Some(8) => Ok(Float::from_be_f64(src.array(e.data)?)),
         _ => Err(Error::malformed(
             e.start,
-            "mkv EBML: float element not 0, 4 or 8 bytes (RFC 8794 §7.3)",
+            &"mkv EBML: float element not 0, 4 or 8 bytes (RFC 8794 §7.3)",
         )),
     }
 }

@@ -198,7 +198,7 @@ impl FormatDemuxer for MkvDemuxer {
         let len = src.len();
         let head = read_element(src, 0, len)?;
         if head.id != ids::EBML {
-            return Err(Error::malformed(0, "mkv: no EBML header (RFC 8794 §11.2)"));
+            return Err(Error::malformed(0, &"mkv: no EBML header (RFC 8794 §11.2)"));
         }
         check_ebml_header(src, ctx, &head, len)?;
         let segment = find_segment(src, ctx, head.end_within(len), len)?;
@@ -248,7 +248,7 @@ impl FormatDemuxer for MkvDemuxer {
         if !walk.have_tracks {
             return Err(Error::malformed(
                 segment.data,
-                "mkv Segment: no Tracks element (RFC 9559 §5.1.4)",
+                &"mkv Segment: no Tracks element (RFC 9559 §5.1.4)",
             ));
         }
         d.add_pictures(src, ctx)?;
@@ -300,7 +300,7 @@ impl FormatDemuxer for MkvDemuxer {
             if steps == MAX_STEPS_PER_PACKET {
                 return Err(Error::malformed(
                     self.pos,
-                    "mkv Cluster: no packet after MAX_STEPS_PER_PACKET element steps (RFC 9559 §10, progress guard)",
+                    &"mkv Cluster: no packet after MAX_STEPS_PER_PACKET element steps (RFC 9559 §10, progress guard)",
                 ));
             }
         }
@@ -346,7 +346,7 @@ fn check_ebml_header<S: Source>(src: &mut S, ctx: &mut Context, head: &Element, 
         } else {
             return Err(Error::unsupported(
                 e.start,
-                "mkv EBML header: EBMLMaxIDLength or EBMLMaxSizeLength over 8 (RFC 8794 §11.2.4, §11.2.5)",
+                &"mkv EBML header: EBMLMaxIDLength or EBMLMaxSizeLength over 8 (RFC 8794 §11.2.4, §11.2.5)",
             ));
         }
     }
@@ -374,7 +374,7 @@ fn find_segment<S: Source>(src: &mut S, ctx: &mut Context, mut at: u64, len: u64
     }
     Err(Error::malformed(
         at,
-        "mkv: no Segment element after the EBML header (RFC 9559 §5.1)",
+        &"mkv: no Segment element after the EBML header (RFC 9559 §5.1)",
     ))
 }
 

@@ -17,7 +17,7 @@ impl MkvDemuxer {
         let t = self.tracks.get(track).ok_or(Error::new(
             ErrorKind::InvalidArgument,
             0,
-            "mkv seek: no such track (RFC 9559 §5.1.4)",
+            &"mkv seek: no such track (RFC 9559 §5.1.4)",
         ))?;
         let number = t.number;
         let delay = t.codec_delay;

@@ -56,7 +56,7 @@ pub(super) fn inflate<S: Source>(src: &mut S, offset: u64, len: usize, max_out: 
             if total + out > max_out {
                 return Err(Error::limit(
                     offset,
-                    "inflated frame larger than the scratch or Limits::max_packet",
+                    &"inflated frame larger than the scratch or Limits::max_packet",
                 ));
             }
             let chunk = ring.get(ring_pos..ring_pos + out).unwrap_or(&[]);
@@ -71,13 +71,13 @@ pub(super) fn inflate<S: Source>(src: &mut S, offset: u64, len: usize, max_out: 
             TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => {
                 return Err(Error::malformed(
                     offset,
-                    "mkv ContentCompression: zlib stream ends early (RFC 1950; RFC 9559 §5.1.4.1.31.6)",
+                    &"mkv ContentCompression: zlib stream ends early (RFC 1950; RFC 9559 §5.1.4.1.31.6)",
                 ))
             }
             _ => {
                 return Err(Error::malformed(
                     offset,
-                    "mkv ContentCompression: damaged zlib stream (RFC 1950, RFC 1951; RFC 9559 §5.1.4.1.31.6)",
+                    &"mkv ContentCompression: damaged zlib stream (RFC 1950, RFC 1951; RFC 9559 §5.1.4.1.31.6)",
                 ))
             }
         }
@@ -85,7 +85,7 @@ pub(super) fn inflate<S: Source>(src: &mut S, offset: u64, len: usize, max_out: 
             return Err(Error::new(
                 ErrorKind::Malformed,
                 offset,
-                "mkv ContentCompression: zlib stream makes no progress (RFC 1950)",
+                &"mkv ContentCompression: zlib stream makes no progress (RFC 1950)",
             ));
         }
     }

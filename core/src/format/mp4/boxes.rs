@@ -44,7 +44,7 @@ pub fn read_box_header<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Bo
     if at.saturating_add(8) > limit {
         return Err(Error::truncated(
             at,
-            "box header runs past its parent (ISO/IEC 14496-12 §4.2)",
+            &"box header runs past its parent (ISO/IEC 14496-12 §4.2)",
         ));
     }
     let h: [u8; 8] = src.array(at)?;
@@ -64,7 +64,7 @@ pub fn read_box_header<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Bo
     if size < header {
         return Err(Error::malformed(
             at,
-            "box size smaller than its header (ISO/IEC 14496-12 §4.2)",
+            &"box size smaller than its header (ISO/IEC 14496-12 §4.2)",
         ));
     }
     let claimed_end = at.saturating_add(size);

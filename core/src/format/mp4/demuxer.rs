@@ -100,7 +100,7 @@ impl Mp4Demuxer {
         if s.size > limits_max {
             return Err(Error::limit(
                 s.pos,
-                "mp4 sample: larger than Limits::max_packet (ISO/IEC 14496-12 8.7.3, 8.8.8)",
+                &"mp4 sample: larger than Limits::max_packet (ISO/IEC 14496-12 8.7.3, 8.8.8)",
             ));
         }
         let avail = src.len().saturating_sub(s.pos);
@@ -253,7 +253,7 @@ impl FormatDemuxer for Mp4Demuxer {
                         ctx.diags.report("mp4.moov-truncated", h.start);
                         return Err(Error::truncated(
                             src.len(),
-                            "mp4 moov: runs past the end of the file (ISO/IEC 14496-12 8.2.1)",
+                            &"mp4 moov: runs past the end of the file (ISO/IEC 14496-12 8.2.1)",
                         ));
                     }
                     d.parse_moov(src, ctx, &h)?;
@@ -279,7 +279,7 @@ impl FormatDemuxer for Mp4Demuxer {
             at = h.end;
         }
         if !moov_seen {
-            return Err(Error::malformed(at, "mp4: no moov box (ISO/IEC 14496-12 8.2.1)"));
+            return Err(Error::malformed(at, &"mp4: no moov box (ISO/IEC 14496-12 8.2.1)"));
         }
         d.find_covers(src, ctx)?;
         d.frag.top = first_moof.unwrap_or(0);
@@ -305,7 +305,7 @@ impl FormatDemuxer for Mp4Demuxer {
         if let Some(at) = self.cut {
             return Err(Error::truncated(
                 at,
-                "mp4 mdat: the input ends inside a sample (ISO/IEC 14496-12 8.1.1)",
+                &"mp4 mdat: the input ends inside a sample (ISO/IEC 14496-12 8.1.1)",
             ));
         }
         let p = self.next_packet_inner(src, ctx, max)?;
@@ -360,10 +360,10 @@ impl Mp4Demuxer {
                 let t = self
                     .tracks
                     .get_mut(i)
-                    .ok_or(Error::malformed(0, "mp4 demuxer: track index out of range (internal)"))?;
+                    .ok_or(Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
                 let s = t.pending.take().ok_or(Error::malformed(
                     0,
-                    "mp4 demuxer: the picked track has no pending sample (internal)",
+                    &"mp4 demuxer: the picked track has no pending sample (internal)",
                 ))?;
                 t.next_dts = s.dts.saturating_add(s.duration as i64);
                 // Read the following sample before borrowing the source for
@@ -372,7 +372,7 @@ impl Mp4Demuxer {
                 let t = self
                     .tracks
                     .get(i)
-                    .ok_or(Error::malformed(0, "mp4 demuxer: track index out of range (internal)"))?;
+                    .ok_or(Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
                 return Self::packet(src, t, s, max).map(Some);
             }
             if !self.fragmented {
@@ -397,7 +397,7 @@ impl Mp4Demuxer {
                     let t = self
                         .tracks
                         .get(i)
-                        .ok_or(Error::malformed(0, "mp4 demuxer: track index out of range (internal)"))?;
+                        .ok_or(Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
                     let end = s.dts.saturating_add(s.duration as i64).saturating_sub(t.shift);
                     let end_us = rescale(end, Rational::new(1, t.timescale), Rational::new(1, 1_000_000));
                     if end_us <= landing_us {
@@ -408,7 +408,7 @@ impl Mp4Demuxer {
             let t = self
                 .tracks
                 .get(i)
-                .ok_or(Error::malformed(0, "mp4 demuxer: track index out of range (internal)"))?;
+                .ok_or(Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
             return Self::packet(src, t, s, max).map(Some);
         }
     }

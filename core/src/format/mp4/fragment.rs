@@ -75,14 +75,14 @@ impl Mp4Demuxer {
                 if h.clamped {
                     return Err(Error::truncated(
                         h.start,
-                        "mp4 moof: runs past the end of the file (ISO/IEC 14496-12 8.8.4)",
+                        &"mp4 moof: runs past the end of the file (ISO/IEC 14496-12 8.8.4)",
                     ));
                 }
                 self.frag.fragments += 1;
                 if self.frag.fragments > ctx.limits.max_fragments {
                     return Err(Error::limit(
                         h.start,
-                        "mp4 moof: more fragments than Limits::max_fragments (ISO/IEC 14496-12 8.8.4)",
+                        &"mp4 moof: more fragments than Limits::max_fragments (ISO/IEC 14496-12 8.8.4)",
                     ));
                 }
                 self.frag.moof_start = h.start;
@@ -121,7 +121,7 @@ impl Mp4Demuxer {
                     };
                     let t = self.tracks.get(ti).ok_or(Error::malformed(
                         c.start,
-                        "mp4 tfhd: track index out of range (ISO/IEC 14496-12 8.8.7)",
+                        &"mp4 tfhd: track index out of range (ISO/IEC 14496-12 8.8.7)",
                     ))?;
                     let mut p = c.body + 8;
                     let mut base = if flags & tfhd_flags::DEFAULT_BASE_IS_MOOF != 0 {
@@ -176,7 +176,7 @@ impl Mp4Demuxer {
         }
         let t = self.tracks.get(self.frag.track).ok_or(Error::malformed(
             h.start,
-            "mp4 traf: track index out of range (ISO/IEC 14496-12 8.8.6)",
+            &"mp4 traf: track index out of range (ISO/IEC 14496-12 8.8.6)",
         ))?;
         self.frag.dts = tfdt.unwrap_or(t.next_dts);
         self.frag.traf_child = h.body;
@@ -249,7 +249,7 @@ impl Mp4Demuxer {
             if guard > MAX_FRAGMENT_STEPS {
                 return Err(Error::malformed(
                     self.frag.top,
-                    "mp4 moof: the fragment walk does not advance (ISO/IEC 14496-12 8.8)",
+                    &"mp4 moof: the fragment walk does not advance (ISO/IEC 14496-12 8.8)",
                 ));
             }
             if self.frag.trun_left > 0 {
@@ -279,7 +279,7 @@ impl Mp4Demuxer {
                 self.frag.trun_left -= 1;
                 let t = self.tracks.get_mut(self.frag.track).ok_or(Error::malformed(
                     p,
-                    "mp4 trun: track index out of range (ISO/IEC 14496-12 8.8.8)",
+                    &"mp4 trun: track index out of range (ISO/IEC 14496-12 8.8.8)",
                 ))?;
                 let key = t.audio || sflags & (SAMPLE_NON_SYNC | SAMPLE_DEPENDS_YES) == 0;
                 let s = Sample {

@@ -217,7 +217,7 @@ impl Mp4Demuxer {
         if m.timescale == 0 {
             return Err(Error::malformed(
                 trak.start,
-                "mp4 mdhd: trak without a usable timescale (ISO/IEC 14496-12 8.4.2)",
+                &"mp4 mdhd: trak without a usable timescale (ISO/IEC 14496-12 8.4.2)",
             ));
         }
         let mut chunk_mode = ChunkMode::default();
@@ -382,7 +382,7 @@ fn read_stz2<S: Source>(src: &mut S, ctx: &mut Context, h: &BoxHeader, m: &mut M
     if !matches!(m.stz2_bits, 4 | 8 | 16) {
         return Err(Error::malformed(
             h.body,
-            "mp4 stz2: field_size not 4, 8 or 16 (ISO/IEC 14496-12 8.7.3.3)",
+            &"mp4 stz2: field_size not 4, 8 or 16 (ISO/IEC 14496-12 8.7.3.3)",
         ));
     }
     let room = h.body_len().saturating_sub(12).saturating_mul(8) / m.stz2_bits as u64;

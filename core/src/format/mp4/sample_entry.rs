@@ -135,7 +135,7 @@ fn descriptor<S: Source>(src: &mut S, at: u64, end: u64) -> Result<(u8, u64, u64
         if p >= end {
             return Err(Error::malformed(
                 p,
-                "mp4 esds: descriptor size runs past esds (ISO/IEC 14496-1 8.3.3)",
+                &"mp4 esds: descriptor size runs past esds (ISO/IEC 14496-1 8.3.3)",
             ));
         }
         let b: [u8; 1] = src.array(p)?;

@@ -148,7 +148,7 @@ pub(super) fn enter_chunk<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4
             if guard > MAX_ENTRIES_PER_STEP {
                 return Err(Error::malformed(
                     t.stsc.off,
-                    "mp4 stsc: first_chunk does not advance (ISO/IEC 14496-12 8.7.4)",
+                    &"mp4 stsc: first_chunk does not advance (ISO/IEC 14496-12 8.7.4)",
                 ));
             }
             let i = t.cur.stsc_i.wrapping_add(1);
@@ -337,7 +337,7 @@ pub(super) fn scan_entries<S: Source, const N: usize>(
         if whole < n {
             return Err(Error::truncated(
                 at.saturating_add(got as u64),
-                "mp4 stbl: the input ends inside a sample table (ISO/IEC 14496-12 8.6, 8.7)",
+                &"mp4 stbl: the input ends inside a sample table (ISO/IEC 14496-12 8.6, 8.7)",
             ));
         }
     }

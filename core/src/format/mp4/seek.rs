@@ -352,7 +352,7 @@ impl Mp4Demuxer {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 0,
-                "mp4 seek: no track with this index (FormatDemuxer::seek)",
+                &"mp4 seek: no track with this index (FormatDemuxer::seek)",
             ));
         };
         let (start, shift) = (anchor.start, anchor.shift);

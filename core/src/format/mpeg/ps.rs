@@ -328,7 +328,7 @@ impl FormatDemuxer for PsDemuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let first = next_start(src, 0, ctx.limits.resync_bytes)?.ok_or(Error::malformed(
             0,
-            "mpegps: no start code within Limits::resync_bytes (ISO/IEC 13818-1 §2.5.3)",
+            &"mpegps: no start code within Limits::resync_bytes (ISO/IEC 13818-1 §2.5.3)",
         ))?;
         let mut d = PsDemuxer {
             first,
@@ -382,7 +382,7 @@ impl FormatDemuxer for PsDemuxer {
             return Err(Error::new(
                 ErrorKind::Malformed,
                 first,
-                "mpegps: no PES packet of an audio or video stream within Limits::probe_bytes \
+                &"mpegps: no PES packet of an audio or video stream within Limits::probe_bytes \
                  (ISO/IEC 13818-1 §2.4.3.7, Table 2-22)",
             ));
         }
@@ -407,7 +407,7 @@ impl FormatDemuxer for PsDemuxer {
             if steps > MAX_WALK_STEPS {
                 return Err(Error::malformed(
                     self.pos,
-                    "mpegps: the unit walk does not advance (ISO/IEC 13818-1 §2.5.3)",
+                    &"mpegps: the unit walk does not advance (ISO/IEC 13818-1 §2.5.3)",
                 ));
             }
             if let Some(f) = split::next_frame(src, &mut self.cut, self.streams.iter_mut().map(|x| &mut x.sp))? {
@@ -471,7 +471,7 @@ impl FormatDemuxer for PsDemuxer {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 0,
-                "mpegps seek: no such track (no PES of that stream met while probing)",
+                &"mpegps seek: no such track (no PES of that stream met while probing)",
             ));
         };
         let (mut lo, mut hi) = (self.first, src.len());

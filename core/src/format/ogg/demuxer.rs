@@ -385,7 +385,7 @@ fn emit<'s, S: Source>(src: &'s mut S, ctx: &Context, ex: Extracted, m: Meta) ->
             return Err(Error::new(
                 ErrorKind::ScratchTooSmall,
                 ex.loc.start,
-                "ogg packet: spans pages and is larger than the scratch it is joined in (RFC 3533 §5)",
+                &"ogg packet: spans pages and is larger than the scratch it is joined in (RFC 3533 §5)",
             ));
         }
         if ex.overflow {
@@ -418,7 +418,7 @@ impl FormatDemuxer for OggDemuxer {
         if &head != b"OggS\0" {
             return Err(Error::malformed(
                 0,
-                "ogg page: no capture pattern `OggS` of version 0 at the start (RFC 3533 §6)",
+                &"ogg page: no capture pattern `OggS` of version 0 at the start (RFC 3533 §6)",
             ));
         }
         let mut d = OggDemuxer {
@@ -432,7 +432,7 @@ impl FormatDemuxer for OggDemuxer {
         if ctx.tracks.is_empty() {
             return Err(Error::unsupported(
                 0,
-                "ogg: no logical stream of a supported codec (RFC 3533 §4)",
+                &"ogg: no logical stream of a supported codec (RFC 3533 §4)",
             ));
         }
         for st in &d.run.streams {
@@ -519,7 +519,7 @@ impl FormatDemuxer for OggDemuxer {
             return Err(Error::new(
                 ErrorKind::ScratchTooSmall,
                 loc.start,
-                "ogg header packet: spans pages and is larger than the scratch it is joined in (RFC 3533 §5)",
+                &"ogg header packet: spans pages and is larger than the scratch it is joined in (RFC 3533 §5)",
             ));
         }
         let mut w = Walker::new(st.serial, loc);

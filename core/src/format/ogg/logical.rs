@@ -80,7 +80,7 @@ impl Walker {
             if pages > MAX_WALK_PAGES {
                 return Err(Error::limit(
                     self.pos,
-                    "ogg packet: spans more pages than a walk follows (RFC 3533 §5)",
+                    &"ogg packet: spans more pages than a walk follows (RFC 3533 §5)",
                 ));
             }
             let at = self.body_end;
@@ -93,7 +93,7 @@ impl Walker {
                     Found::End | Found::Lost => {
                         return Err(Error::malformed(
                             at,
-                            "ogg packet: continues past the last page of the input (RFC 3533 §5)",
+                            &"ogg packet: continues past the last page of the input (RFC 3533 §5)",
                         ))
                     }
                 },

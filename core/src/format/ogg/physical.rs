@@ -247,7 +247,7 @@ fn looks_cut<S: Source>(src: &mut S, at: u64) -> Result<bool> {
 
 /// The error for a page cut by the end of the input.
 pub fn cut_error(at: u64) -> Error {
-    Error::truncated(at, "ogg page: input ends inside the page (RFC 3533 §6)")
+    Error::truncated(at, &"ogg page: input ends inside the page (RFC 3533 §6)")
 }
 
 #[cfg(test)]

@@ -137,7 +137,7 @@ impl OggDemuxer {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 0,
-                "ogg seek: no logical stream carries this track",
+                &"ogg seek: no logical stream carries this track",
             ));
         };
         let video = ctx.tracks.get(track).is_some_and(|t| t.kind == TrackKind::Video);

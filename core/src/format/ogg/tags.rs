@@ -74,7 +74,7 @@ impl TagWalk {
                     continue;
                 }
                 let entry = src.bytes(off, len as usize)?;
-                let (key, value) = split_entry(entry).ok_or(Error::malformed(off, ENTRY_ERROR))?;
+                let (key, value) = split_entry(entry).ok_or(Error::malformed(off, &ENTRY_ERROR))?;
                 return Ok(Some(tag(track, key, value)));
             }
             if (len as usize) > src.scratch_len() {
@@ -88,7 +88,7 @@ impl TagWalk {
             }
             let src: &'s S = src;
             let entry = src.joined(got)?;
-            let (key, value) = split_entry(entry).ok_or(Error::malformed(0, ENTRY_ERROR))?;
+            let (key, value) = split_entry(entry).ok_or(Error::malformed(0, &ENTRY_ERROR))?;
             return Ok(Some(tag(track, key, value)));
         }
     }

@@ -75,7 +75,7 @@ pub(super) fn flavor<S: Source>(src: &mut S) -> Result<(Flavor, u64)> {
             if g != W64_RIFF_GUID {
                 return Err(Error::malformed(
                     0,
-                    "wav: not a RIFF, RF64 or Wave64 file (RIFF MCI form header, EBU Tech 3306 §2, Sony Wave64 riff GUID)",
+                    &"wav: not a RIFF, RF64 or Wave64 file (RIFF MCI form header, EBU Tech 3306 §2, Sony Wave64 riff GUID)",
                 ));
             }
             (Flavor::W64, 40)
@@ -96,7 +96,7 @@ fn read_chunk<S: Source>(src: &mut S, at: u64, flavor: Flavor) -> Result<Chunk> 
         if total < W64_HEADER {
             return Err(Error::malformed(
                 at,
-                "w64 chunk: size smaller than its 24-byte header (Sony Wave64, chunk header)",
+                &"w64 chunk: size smaller than its 24-byte header (Sony Wave64, chunk header)",
             ));
         }
         let next = at.saturating_add(total).saturating_add(7) & !7;
@@ -157,7 +157,7 @@ pub(super) fn walk<S: Source>(src: &mut S, ctx: &mut Context, flavor: Flavor, fi
                 if c.size < 16 {
                     return Err(Error::malformed(
                         c.body,
-                        "wav fmt: shorter than WAVEFORMAT (RIFF MCI, fmt chunk)",
+                        &"wav fmt: shorter than WAVEFORMAT (RIFF MCI, fmt chunk)",
                     ));
                 }
                 found.fmt = Some((src.read::<WaveFormat>(c.body)?, c.body, c.size));

@@ -43,9 +43,10 @@ impl FormatDemuxer for WavDemuxer {
         } = found;
         let (f, fmt_body, fmt_size) = fmt.ok_or(Error::malformed(
             first,
-            "wav: no fmt chunk before the data (RIFF MCI, WAVE form)",
+            &"wav: no fmt chunk before the data (RIFF MCI, WAVE form)",
         ))?;
-        let (data_start, data_end) = data.ok_or(Error::malformed(first, "wav: no data chunk (RIFF MCI, WAVE form)"))?;
+        let (data_start, data_end) =
+            data.ok_or(Error::malformed(first, &"wav: no data chunk (RIFF MCI, WAVE form)"))?;
         let tag = format_tag(src, &f, fmt_body, fmt_size)?;
         let codec = wave_codec(tag, f.bits_per_sample.get());
         let block_align = f.block_align.get() as u32;

@@ -95,9 +95,10 @@ pub(crate) fn input_bytes<S: Source>(src: &mut S, off: u64, len: usize, base: us
         return src.bytes(off, len);
     }
     src.gather(off, len, base)?;
-    let end = base
-        .checked_add(len)
-        .ok_or(Error::capacity(off, "mpeg audio frames: scratch range past usize::MAX"))?;
+    let end = base.checked_add(len).ok_or(Error::capacity(
+        off,
+        &"mpeg audio frames: scratch range past usize::MAX",
+    ))?;
     Ok(S::joined(src, end)?.get(base..).unwrap_or(&[]))
 }
 
@@ -105,7 +106,7 @@ pub(crate) fn input_bytes<S: Source>(src: &mut S, off: u64, len: usize, base: us
 fn scratch_range<S: Source>(src: &S, at: usize, len: usize) -> Result<&[u8]> {
     let end = at
         .checked_add(len)
-        .ok_or(Error::capacity(0, "mpeg audio frames: scratch range past usize::MAX"))?;
+        .ok_or(Error::capacity(0, &"mpeg audio frames: scratch range past usize::MAX"))?;
     Ok(S::joined(src, end)?.get(at..).unwrap_or(&[]))
 }
 

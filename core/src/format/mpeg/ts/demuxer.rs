@@ -138,7 +138,7 @@ impl Es {
         if self.bytes as u64 > max_packet as u64 {
             return Err(Error::limit(
                 at,
-                "mpegts PES: larger than Limits::max_packet (ISO/IEC 13818-1 §2.4.3.6)",
+                &"mpegts PES: larger than Limits::max_packet (ISO/IEC 13818-1 §2.4.3.6)",
             ));
         }
         if self.expected > 0 && self.bytes >= self.expected {
@@ -426,7 +426,7 @@ impl FormatDemuxer for TsDemuxer {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 0,
-                "mpegts seek: no such track (no PMT stream entry, ISO/IEC 13818-1 §2.4.4.8)",
+                &"mpegts seek: no such track (no PMT stream entry, ISO/IEC 13818-1 §2.4.4.8)",
             ));
         };
         let pid = self.es.get(ei).map(|e| e.pid).unwrap_or(0);

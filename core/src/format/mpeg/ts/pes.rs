@@ -143,7 +143,7 @@ impl TsDemuxer {
     fn prepare<S: Source>(&mut self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Ready>> {
         let e = *self.es.get(done.es).ok_or(Error::malformed(
             done.start,
-            "mpegts PES: completed on a stream the PMT did not list (ISO/IEC 13818-1 §2.4.4.8)",
+            &"mpegts PES: completed on a stream the PMT did not list (ISO/IEC 13818-1 §2.4.4.8)",
         ))?;
         let Some(head) = self.read_head(src, ctx, done)? else {
             return Ok(None);
@@ -184,7 +184,7 @@ impl TsDemuxer {
     fn read_head<S: Source>(&self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Head>> {
         let first = self.read_packet(src, done.start)?.ok_or(Error::malformed(
             done.start,
-            "mpegts PES: no TS packet sync where it started (ISO/IEC 13818-1 §2.4.3.2)",
+            &"mpegts PES: no TS packet sync where it started (ISO/IEC 13818-1 §2.4.3.2)",
         ))?;
         // The PES header, copied out.
         let mut head = [0u8; HEAD_COPY];
@@ -251,7 +251,7 @@ impl TsDemuxer {
                         return Err(Error::new(
                             ErrorKind::ScratchTooSmall,
                             at,
-                            "mpegts PES: spans TS packets and needs scratch to join them \
+                            &"mpegts PES: spans TS packets and needs scratch to join them \
                              (SliceSource::with_scratch; ISO/IEC 13818-1 §2.4.3.6)",
                         ));
                     }

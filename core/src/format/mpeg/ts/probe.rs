@@ -43,7 +43,7 @@ impl TsDemuxer {
     pub(super) fn probe<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let start = find_start(src, ctx.limits.resync_bytes)?.ok_or(Error::malformed(
             0,
-            "mpegts: no sync byte starting five packets in a row (ISO/IEC 13818-1 §2.4.3.2)",
+            &"mpegts: no sync byte starting five packets in a row (ISO/IEC 13818-1 §2.4.3.2)",
         ))?;
         if !start.confirmed {
             // Fewer than `SYNC_RUN` packets before the end of the input: a
@@ -67,7 +67,7 @@ impl TsDemuxer {
                 return Err(Error::new(
                     ErrorKind::Malformed,
                     at,
-                    "mpegts: no PAT and PMT within Limits::probe_bytes (ts.tables-not-found; \
+                    &"mpegts: no PAT and PMT within Limits::probe_bytes (ts.tables-not-found; \
                      ISO/IEC 13818-1 §2.4.4.3, §2.4.4.8)",
                 ));
             }

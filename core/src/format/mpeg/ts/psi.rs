@@ -114,7 +114,7 @@ pub(super) fn read_section<S: Source>(
         start,
         buf.get_mut(..take).ok_or(Error::malformed(
             start,
-            "mpegts PSI: section longer than its buffer (ISO/IEC 13818-1 §2.4.4.2)",
+            &"mpegts PSI: section longer than its buffer (ISO/IEC 13818-1 §2.4.4.2)",
         ))?,
     )?;
     let mut have = take;
@@ -128,7 +128,7 @@ pub(super) fn read_section<S: Source>(
                     tp.payload,
                     buf.get_mut(have..have + n).ok_or(Error::malformed(
                         p,
-                        "mpegts PSI: section longer than its buffer (ISO/IEC 13818-1 §2.4.4.2)",
+                        &"mpegts PSI: section longer than its buffer (ISO/IEC 13818-1 §2.4.4.2)",
                     ))?,
                 )?;
                 have += n;
