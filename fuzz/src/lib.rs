@@ -588,6 +588,24 @@ fn walk_tags<S: Source>(d: &mut Demuxer<S>, bound: usize) -> Vec<Event> {
     out
 }
 
+/// Whether a tag walk after `rewind_tags` repeats the first: identically, or
+/// up to the first event that carries an I/O error in either. A reader that
+/// fails from some read on, or cannot seek back, may serve the first walk
+/// and fail the second, which must read the tags again (the library keeps
+/// no copy): the error is the honest answer (finding 47).
+fn same_walk(a: &[Event], b: &[Event]) -> bool {
+    let io = |e: &Event| matches!(e.error().map(|x| x.kind()), Some(mediaslice::ErrorKind::Io(_)));
+    for (x, y) in a.iter().zip(b) {
+        if io(x) || io(y) {
+            return true;
+        }
+        if x != y {
+            return false;
+        }
+    }
+    a.len() == b.len()
+}
+
 /// Runs the whole exercise on an opened (or failed) demuxer over `input`
 /// (the bytes the source serves, for the `contiguous` check).
 pub fn exercise<S: Source>(input: &[u8], opened: mediaslice::Result<Demuxer<S>>, plan: &Plan) -> Log {
@@ -623,7 +641,10 @@ pub fn exercise<S: Source>(input: &[u8], opened: mediaslice::Result<Demuxer<S>>,
         let first = walk_tags(&mut d, bound);
         d.rewind_tags();
         let second = walk_tags(&mut d, bound);
-        assert!(first == second, "invariant: the tag walk differs after rewind_tags");
+        assert!(
+            same_walk(&first, &second),
+            "invariant: the tag walk differs after rewind_tags"
+        );
         for e in first {
             log.push(plan, e);
         }
