@@ -141,10 +141,19 @@ fn run<S: Source>(len: usize, open: impl FnOnce() -> mediaslice::Result<Demuxer<
         }
         assert!(r.tags <= bound, "more than {bound} tags from {len} bytes");
     }
+    rewound_tags_repeat(&mut d, &mut r, bound);
+    let declared_max = d.max_packet_size();
     let mut crc = mediaslice::crc::Crc32::new();
     loop {
         match d.next_packet() {
             Ok(Some(p)) => {
+                if let Some(m) = declared_max {
+                    assert!(
+                        p.data.len() <= m,
+                        "packet of {} bytes over max_packet_size() {m}",
+                        p.data.len()
+                    );
+                }
                 r.packets += 1;
                 r.bytes += p.data.len() as u64;
                 crc.update(p.data);
@@ -183,6 +192,31 @@ fn run<S: Source>(len: usize, open: impl FnOnce() -> mediaslice::Result<Demuxer<
     }
     r.configs = configs[..r.tracks.min(16)].to_vec();
     r
+}
+
+/// The tag walk again after `rewind_tags`: the same tags and end, unless one
+/// of the walks met an I/O error (a reader that cannot go back, or fails).
+fn rewound_tags_repeat<S: Source>(d: &mut Demuxer<S>, r: &mut Run, bound: usize) {
+    d.rewind_tags();
+    let (mut tags, mut end) = (0, None);
+    loop {
+        match d.next_tag() {
+            Ok(Some(_)) => tags += 1,
+            Ok(None) => break,
+            Err(e) => {
+                end = Some(note(r, &e));
+                break;
+            }
+        }
+        assert!(tags <= bound, "more than {bound} tags after rewind_tags");
+    }
+    if !is_io(end) && !is_io(r.tag_end) {
+        assert_eq!(
+            (tags, end),
+            (r.tags, r.tag_end),
+            "the tag walk differs after rewind_tags"
+        );
+    }
 }
 
 fn kind_for(family: &str) -> Option<FormatKind> {

@@ -588,6 +588,24 @@ fn walk_tags<S: Source>(d: &mut Demuxer<S>, bound: usize) -> Vec<Event> {
     out
 }
 
+/// Whether a tag walk after `rewind_tags` repeats the first: identically, or
+/// up to the first event that carries an I/O error in either. A reader that
+/// fails from some read on, or cannot seek back, may serve the first walk
+/// and fail the second, which must read the tags again (the library keeps
+/// no copy): the error is the honest answer (finding 47).
+fn same_walk(a: &[Event], b: &[Event]) -> bool {
+    let io = |e: &Event| matches!(e.error().map(|x| x.kind()), Some(mediaslice::ErrorKind::Io(_)));
+    for (x, y) in a.iter().zip(b) {
+        if io(x) || io(y) {
+            return true;
+        }
+        if x != y {
+            return false;
+        }
+    }
+    a.len() == b.len()
+}
+
 /// Runs the whole exercise on an opened (or failed) demuxer over `input`
 /// (the bytes the source serves, for the `contiguous` check).
 pub fn exercise<S: Source>(input: &[u8], opened: mediaslice::Result<Demuxer<S>>, plan: &Plan) -> Log {
@@ -623,7 +641,10 @@ pub fn exercise<S: Source>(input: &[u8], opened: mediaslice::Result<Demuxer<S>>,
         let first = walk_tags(&mut d, bound);
         d.rewind_tags();
         let second = walk_tags(&mut d, bound);
-        assert!(first == second, "invariant: the tag walk differs after rewind_tags");
+        assert!(
+            same_walk(&first, &second),
+            "invariant: the tag walk differs after rewind_tags"
+        );
         for e in first {
             log.push(plan, e);
         }
@@ -915,6 +936,13 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
     "m4v.unconfirmed-rate",
 ];
 
+/// Diagnostics that say a prefix cannot know its video keyframe flags: its
+/// packets are compared without them. AVI without an index in the input,
+/// whose end comes before the end of `movi` or of the RIFF: the whole input's
+/// index (after `movi`) marks the keyframes, the walk of a prefix (as
+/// ffmpeg's) takes every video frame for one (fuzz finding 48).
+pub const KEYFRAME_UNDECIDED: &[&str] = &["avi.unconfirmed-keyframe"];
+
 /// Kinds with open truncation findings (docs/fuzzing.md, "Findings and
 /// fixes"): their prefixes run for the invariants but are not compared, so
 /// the smoke run stays green on the seeds until the owner fixes them. Remove
@@ -1012,7 +1040,22 @@ pub fn run_truncation(data: &[u8]) {
             continue;
         }
         let (got, _) = part.first_pass();
-        let want = reference(&whole, &part);
+        let mut want = reference(&whole, &part);
+        let unkeyed: Vec<PacketSum>;
+        let got = if KEYFRAME_UNDECIDED.iter().any(|c| part.has_diag(c)) {
+            let key_off = |p: &PacketSum| PacketSum {
+                flags: PacketFlags {
+                    keyframe: false,
+                    ..p.flags
+                },
+                ..p.clone()
+            };
+            want = want.iter().map(key_off).collect();
+            unkeyed = got.iter().map(|p| key_off(p)).collect();
+            unkeyed.iter().collect()
+        } else {
+            got
+        };
         if PER_TRACK_PREFIX.contains(&kind) {
             let ntracks = part.tracks().map_or(0, |t| t.len());
             for t in 0..ntracks {

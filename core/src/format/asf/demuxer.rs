@@ -116,7 +116,9 @@ impl FormatDemuxer for AsfDemuxer {
     }
 
     /// The largest Maximum Object Size the extended stream properties
-    /// declare (§4.1), or `None` when a stream declares none.
+    /// declare (§4.1), or `None` when a stream declares none. It bounds
+    /// every packet: a larger object is skipped
+    /// (`asf.object-above-declared-maximum`).
     fn max_packet_size(&self) -> Option<usize> {
         if self.max_object == u32::MAX {
             None

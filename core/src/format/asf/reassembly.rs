@@ -65,6 +65,18 @@ impl Spread {
     }
 }
 
+/// The largest object of a stream that `max_packet_size` (`max_object`, the
+/// largest Maximum Object Size declared, §4.1, doubled when a stream is
+/// spread) allows: a spread object needs twice its size of scratch, so it
+/// may be half as large. No bound when nothing was declared (`u32::MAX`).
+fn object_bound(max_object: u32, spread: bool) -> u32 {
+    match (max_object, spread) {
+        (u32::MAX, _) => u32::MAX,
+        (m, true) => m / 2,
+        (m, false) => m,
+    }
+}
+
 /// A completed media object, ready to be handed out.
 #[derive(Debug, Clone)]
 pub(super) struct Done {
@@ -106,9 +118,11 @@ impl AsfDemuxer {
         let size_left = self.cur.size_left;
         let preroll = self.lay.preroll;
         let file_len = src.len();
+        let max_object = self.max_object;
         let Some(st) = self.streams.get_mut(slot) else {
             return Ok(Step::Continue);
         };
+        let bound = object_bound(max_object, st.spread.is_some());
         let pend = &mut st.pending;
         if !pend.active || pend.size != obj_size || pend.received as u64 + frag_size as u64 > pend.size as u64 {
             if pend.active && pend.received > 0 {
@@ -119,6 +133,14 @@ impl AsfDemuxer {
                     data,
                     &"asf media object: larger than Limits::max_packet (ASF 1.20 §5.2.3)",
                 ));
+            }
+            if obj_size > bound {
+                // `max_packet_size` promised no larger packet (a reader may
+                // have sized its scratch by it): the object is skipped, and
+                // its later fragments with it (they do not start at 0).
+                ctx.diags.report("asf.object-above-declared-maximum", data);
+                *pend = Pending::default();
+                return Ok(Step::Continue);
             }
             *pend = Pending {
                 active: true,
@@ -172,10 +194,6 @@ impl AsfDemuxer {
             size: pend.size,
             pending: core::mem::take(pend),
         };
-        if done.size > self.max_object {
-            ctx.diags.report("asf.object-above-declared-maximum", data);
-            self.max_object = u32::MAX;
-        }
         // When the input was cut, this object is delivered short and the next
         // call reports the truncation.
         Ok(Step::Done(done))

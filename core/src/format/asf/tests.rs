@@ -371,3 +371,56 @@ fn fragment_without_its_start_is_skipped() {
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].1, Some(10));
 }
+
+/// A Header Extension Object (§3.4) holding one Extended Stream Properties
+/// Object (§4.1) for `number` that declares `max_object`.
+fn max_object_ext(number: u8, max_object: u32) -> Vec<u8> {
+    let mut fixed = std::vec![0u8; 64];
+    fixed[40..44].copy_from_slice(&max_object.to_le_bytes());
+    fixed[48..50].copy_from_slice(&(number as u16).to_le_bytes());
+    let esp = obj(guids::EXTENDED_STREAM_PROPERTIES, &fixed);
+    let mut b = std::vec![0u8; 16];
+    b.extend_from_slice(&6u16.to_le_bytes());
+    b.extend_from_slice(&(esp.len() as u32).to_le_bytes());
+    b.extend_from_slice(&esp);
+    obj(guids::HEADER_EXTENSION, &b)
+}
+
+#[test]
+fn objects_above_the_declared_maximum_are_skipped() {
+    // Stream 1 declares at most 8 bytes an object: a 12-byte object, whole
+    // or in two fragments, is skipped (reported); the others are given, and
+    // max_packet_size bounds every packet.
+    let (small, big) = ([1u8; 8], [2u8; 12]);
+    let pl = |obj: u8, off: u32, obj_size: u32, time: u32, data| Pl {
+        stream: 1,
+        key: true,
+        obj,
+        off,
+        obj_size,
+        time,
+        data,
+    };
+    let packets = [
+        packet(&[pl(0, 0, 8, 1000, &small)]),
+        packet(&[pl(1, 0, 12, 1010, &big)]),
+        packet(&[pl(2, 0, 12, 1020, &big[..6])]),
+        packet(&[pl(2, 6, 12, 1020, &big[6..])]),
+        packet(&[pl(3, 0, 8, 1030, &small)]),
+    ];
+    let f = file(&[stream_props(1, false), max_object_ext(1, 8)], &packets);
+    let mut scratch = std::vec![0u8; 4096];
+    let mut d = Demuxer::open(SliceSource::with_scratch(&f, &mut scratch), None).unwrap();
+    assert_eq!(d.max_packet_size(), Some(8));
+    let mut pts = Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        assert_eq!(p.data, small);
+        pts.push(p.pts);
+    }
+    assert_eq!(pts, [Some(0), Some(30)]);
+    assert_eq!(d.max_packet_size(), Some(8));
+    assert!(d
+        .diagnostics()
+        .iter()
+        .any(|(g, _)| g.code == "asf.object-above-declared-maximum"));
+}

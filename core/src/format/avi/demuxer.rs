@@ -71,6 +71,11 @@ pub(super) struct StreamState {
     pub(super) block_align: u32,
     /// Ticks (or bytes, with a sample size) delivered so far.
     pub(super) frame_offset: u64,
+    /// Ticks of empty index entries (dropped frames) taken since the last
+    /// index entry with data: added to `frame_offset` when the next entry
+    /// with data matches its chunk, dropped when the index stops matching
+    /// (the walk then resumes before them and counts what is there).
+    pub(super) unconfirmed: u64,
     pub(super) start_offset: u64,
     pub(super) max_piece: u32,
     /// Whether an index entry with data was met (the "no keyframe flag
@@ -82,6 +87,18 @@ pub(super) struct StreamState {
 }
 
 impl StreamState {
+    /// Counts an empty chunk (a dropped frame) that `mode` gave: at once
+    /// from the walk, else once the index is confirmed past it
+    /// (`unconfirmed`).
+    fn count_empty(&mut self, mode: Mode) {
+        let t = self.ticks(0);
+        if mode == Mode::Walk {
+            self.frame_offset = self.frame_offset.saturating_add(t);
+        } else {
+            self.unconfirmed = self.unconfirmed.saturating_add(t);
+        }
+    }
+
     /// Ticks (bytes with a sample size) a chunk of `len` bytes covers.
     fn ticks(&self, len: u32) -> u64 {
         if self.sample_size > 0 {
@@ -223,7 +240,7 @@ impl FormatDemuxer for AviDemuxer {
             if c.size == 0 {
                 // An empty chunk: a dropped frame. ffmpeg gives no packet but
                 // counts it in the stream's timestamps.
-                st.frame_offset = st.frame_offset.saturating_add(st.ticks(0));
+                st.count_empty(self.mode);
                 if st.kind == TrackKind::Video {
                     ctx.diags.report("avi.dropped-frame", c.pos);
                 }
@@ -278,8 +295,13 @@ impl FormatDemuxer for AviDemuxer {
                 }
             }
             self.consume(&c);
+            let mode = self.mode;
             if let Some(st) = self.streams.get_mut(c.stream as usize) {
-                st.frame_offset = st.frame_offset.saturating_add(st.ticks(c.size));
+                if c.size == 0 {
+                    st.count_empty(mode);
+                } else {
+                    st.frame_offset = st.frame_offset.saturating_add(st.ticks(c.size));
+                }
             }
         }
         *self = best;
@@ -329,6 +351,7 @@ impl AviDemuxer {
         let odml = self.initial_mode == Mode::Odml;
         for st in self.streams.iter_mut() {
             st.frame_offset = st.start_offset;
+            st.unconfirmed = 0;
             st.seen_entry = false;
             st.ix = match st.indx {
                 Some(r) if odml => IxCursor::open(src, r)?.unwrap_or(IxCursor::empty()),
@@ -421,6 +444,21 @@ impl AviDemuxer {
             Mode::Odml => self.peek_odml(src, ctx),
             Mode::Walk => return self.peek_walk(src, ctx),
         };
+        // The empty entries taken before an entry with data that matches
+        // its chunk lie before it: they count. When the index stops
+        // matching (or ends), the walk resumes at the end of the last chunk
+        // with data and counts the dropped frames it finds there itself: a
+        // fuzz find (48) counted an empty entry past that point twice over,
+        // once from the index and again as the walk's stretch.
+        let confirmed = matches!(r, Ok(Some(c)) if c.size > 0);
+        for st in self.streams.iter_mut() {
+            if confirmed {
+                st.frame_offset = st.frame_offset.saturating_add(st.unconfirmed);
+            }
+            if confirmed || !matches!(r, Ok(Some(_))) {
+                st.unconfirmed = 0;
+            }
+        }
         match r {
             Ok(Some(c)) => return Ok(Some(c)),
             Ok(None) => {}

@@ -189,6 +189,12 @@ impl AviDemuxer {
                     if self.idx1_end < at + 8 + u64::from(size) {
                         ctx.diags.report("avi.idx1-truncated", at);
                     }
+                    if at + 8 + u64::from(size) > file_len {
+                        // The entries the end of the input cuts off: their
+                        // chunks come from the walk, every video frame a
+                        // keyframe.
+                        self.unconfirmed_keyframes(ctx, file_len);
+                    }
                     self.scan_idx1(src, ctx)?;
                     self.initial_mode = Mode::Idx1;
                     return Ok(());
@@ -209,7 +215,25 @@ impl AviDemuxer {
         }
         ctx.diags.report("avi.no-index", movi_end);
         self.initial_mode = Mode::Walk;
+        // The input ends inside a chunk (`movi` itself, cut) or before the
+        // end its RIFF claims: a longer input may have an index there, whose
+        // flags would mark the video keyframes that the walk takes every
+        // frame for (as ffmpeg does without an index).
+        let riff_end = 8 + u64::from(u32::from_le_bytes(src.array::<4>(4)?));
+        let ended_inside = at != file_len && at.saturating_add(8) > file_len;
+        if ended_inside || riff_end > file_len {
+            self.unconfirmed_keyframes(ctx, file_len);
+        }
         Ok(())
+    }
+
+    /// Reports `avi.unconfirmed-keyframe` (at the end of the input) when
+    /// there is a video stream: an index past the end of the input would
+    /// mark its keyframes.
+    fn unconfirmed_keyframes(&self, ctx: &mut Context, file_len: u64) {
+        if self.streams.iter().any(|st| st.kind == TrackKind::Video) {
+            ctx.diags.report("avi.unconfirmed-keyframe", file_len);
+        }
     }
 
     /// Whether packets are read through the OpenDML indexes: some stream

@@ -4,7 +4,7 @@
 //! name a codec (Table 2-34).
 
 use super::demuxer::TsDemuxer;
-use super::packet::TsPacket;
+use super::packet::{TsPacket, TS_PACKET};
 use crate::bytes;
 use crate::error::{Error, Result};
 use crate::format::mpeg::pes::crc32_mpeg2;
@@ -120,7 +120,10 @@ pub(super) fn read_section<S: Source>(
     let mut have = take;
     let mut p = at + d.packet_size;
     let len = src.len();
-    while have < total && p < limit.min(len) {
+    // Whole packets only: one that the end of the input cuts cannot carry
+    // the rest (reading its header failed the open with `Truncated`, where
+    // the input without that byte opened).
+    while have < total && p < limit && p + d.prefix + TS_PACKET <= len {
         if let Some(tp) = d.read_packet(src, p)? {
             if tp.pid == first.pid && tp.has_payload && !tp.pusi {
                 let n = (tp.payload_len as usize).min(total - have);
