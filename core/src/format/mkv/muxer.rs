@@ -82,6 +82,10 @@ struct TrackOut {
     /// Latest decoding (or, for a codec that does not reorder,
     /// presentation) time written, in ms.
     last: Option<i64>,
+    /// The time, in track ticks, given to a next packet with none: the
+    /// last one's time plus its duration (an elementary stream's access
+    /// units carry only durations; MPEG-PS pieces of a frame carry none).
+    next: Option<i64>,
 }
 
 /// The open Cluster.
@@ -200,7 +204,8 @@ impl MkvMuxer {
     fn write_tracks(k: &mut dyn Sink, ctx: &MuxContext) -> Result<()> {
         put_master(k, ids::TRACKS, &|k| {
             for (i, t) in ctx.tracks.iter().enumerate() {
-                track::write_entry(k, t, i as u64 + 1, ctx.config(i))?;
+                let kind_has_default = ctx.tracks.iter().any(|o| o.kind == t.kind && o.default);
+                track::write_entry(k, t, i as u64 + 1, ctx.config(i), kind_has_default)?;
             }
             Ok(())
         })
@@ -302,13 +307,14 @@ impl MkvMuxer {
         Ok(true)
     }
 
-    /// The Block timestamp of `packet` in ms: its pts, or its dts.
-    fn time_ms(t: &TrackOut, packet: &Packet<'_>, pos: u64) -> Result<i64> {
-        let ts = packet.pts.or(packet.dts).ok_or(Error::new(
-            ErrorKind::InvalidArgument,
-            pos,
-            "mkv muxer: a packet with no timestamp (RFC 9559 11.1)",
-        ))?;
+    /// The Block timestamp of `packet` in ms: its pts, or its dts, or for
+    /// a packet with neither the end of the track's previous packet (its
+    /// time plus its duration; the first packet of a track without times
+    /// is at 0). Remembers where the next untimed packet goes.
+    fn time_ms(t: &mut TrackOut, packet: &Packet<'_>, pos: u64) -> Result<i64> {
+        let ts = packet.pts.or(packet.dts).or(t.next).unwrap_or(0);
+        let dur = packet.duration.and_then(|d| i64::try_from(d).ok()).unwrap_or(0);
+        t.next = Some(packet.dts.or(packet.pts).unwrap_or(ts).saturating_add(dur));
         let ms = rescale_q(ts, t.time_base, MS);
         if ms == i64::MIN {
             return Err(Error::new(
@@ -458,6 +464,7 @@ impl FormatMuxer for MkvMuxer {
             video: t.kind == TrackKind::Video,
             reorders: may_reorder(t.codec),
             last: None,
+            next: None,
         };
         self.tracks
             .push(out)
@@ -507,7 +514,7 @@ impl FormatMuxer for MkvMuxer {
                 .tracks
                 .get(index)
                 .ok_or(Error::new(ErrorKind::InvalidArgument, pos, "mkv muxer: no such track"))?;
-        let ms = Self::time_ms(&t, packet, pos)?;
+        let ms = Self::time_ms(&mut t, packet, pos)?;
         Self::check_order(&mut t, packet, ms, pos)?;
         if self.needs_cluster(pos, &t, packet, ms) {
             self.close_cluster(sink)?;

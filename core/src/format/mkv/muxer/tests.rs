@@ -135,11 +135,15 @@ fn refusals_are_errors() {
     // Back in time on the same track.
     let p = Packet::contiguous(0, 0, b"x").with_times(Some(960), None, None);
     assert_eq!(m.write_packet(&p).unwrap_err().kind(), ErrorKind::InvalidArgument);
-    // No timestamp.
+    // A timestamp that does not fit milliseconds.
     let mut m = Muxer::new(SliceSink::new(&mut buf), MuxFormat::Matroska).unwrap();
-    m.add_track(&TrackSpec::new(&opus()).with_config(OPUS_HEAD)).unwrap();
-    let e = m.write_packet(&Packet::contiguous(0, 0, b"x")).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let slow = Track {
+        time_base: Rational::new(u32::MAX, 1),
+        ..opus()
+    };
+    m.add_track(&TrackSpec::new(&slow).with_config(OPUS_HEAD)).unwrap();
+    let p = Packet::contiguous(0, 0, b"x").with_times(Some(i64::MAX / 2), None, None);
+    assert_eq!(m.write_packet(&p).unwrap_err().kind(), ErrorKind::InvalidArgument);
     // A full sink.
     let mut small = [0u8; 40];
     let mut m = Muxer::new(SliceSink::new(&mut small), MuxFormat::Matroska).unwrap();
@@ -189,4 +193,26 @@ fn annexb_and_adts_are_reframed() {
     assert_eq!(p.data.len(), au.len());
     let p = d.next_packet().unwrap().unwrap();
     assert_eq!(p.data, [1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn untimed_packets_follow_the_previous_duration() {
+    let t = Track {
+        time_base: Rational::new(1, 1000),
+        ..vp9()
+    };
+    let mut buf = std::vec![0u8; 4096];
+    let mut m = Muxer::new(SliceSink::new(&mut buf), MuxFormat::Matroska).unwrap();
+    m.add_track(&TrackSpec::new(&t)).unwrap();
+    for _ in 0..3 {
+        let p = Packet::contiguous(0, 0, b"frame").with_times(None, None, Some(40));
+        m.write_packet(&p).unwrap();
+    }
+    let out = m.finish().unwrap().into_written();
+    let mut d = Demuxer::open(SliceSource::new(out), Some("mkv")).unwrap();
+    let mut pts = std::vec::Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        pts.push(p.pts);
+    }
+    assert_eq!(pts, [Some(0), Some(40), Some(80)]);
 }

@@ -149,7 +149,17 @@ pub(crate) fn codec_private(t: &Track, config: &[u8], out: &mut [u8; MAX_CONFIG_
 /// CodecPrivate `private` (RFC 9559 §5.1.4.1). TrackUID is the number
 /// (unique in the file; no random source in core). FlagLacing 0: no lacing
 /// is written.
-pub(crate) fn write_entry(k: &mut dyn Sink, t: &Track, number: u64, private: &[u8]) -> Result<()> {
+///
+/// FlagDefault 0 is written only for a track that is not the default when
+/// another track of its kind is (`kind_has_default`): an input that marks
+/// no default keeps Matroska's default of 1 on every track.
+pub(crate) fn write_entry(
+    k: &mut dyn Sink,
+    t: &Track,
+    number: u64,
+    private: &[u8],
+    kind_has_default: bool,
+) -> Result<()> {
     let kind = track_type(t)?;
     let codec_id = to_codec_id(t.codec).ok_or(Error::unsupported(
         0,
@@ -160,7 +170,7 @@ pub(crate) fn write_entry(k: &mut dyn Sink, t: &Track, number: u64, private: &[u
         put_uint(k, ids::TRACK_UID, number)?;
         put_uint(k, ids::TRACK_TYPE, kind)?;
         put_uint(k, FLAG_LACING, 0)?;
-        if !t.default {
+        if !t.default && kind_has_default {
             put_uint(k, ids::FLAG_DEFAULT, 0)?;
         }
         if t.forced {
@@ -186,8 +196,8 @@ pub(crate) fn write_entry(k: &mut dyn Sink, t: &Track, number: u64, private: &[u
                 if t.channels > 0 {
                     put_uint(k, ids::CHANNELS, u64::from(t.channels))?;
                 }
-                let depth = pcm_bit_depth(t.codec).or((t.bits_per_sample > 0).then_some(u64::from(t.bits_per_sample)));
-                match depth {
+                // BitDepth only where it names the codec (PCM), as ffmpeg.
+                match pcm_bit_depth(t.codec) {
                     Some(d) => put_uint(k, ids::BIT_DEPTH, d),
                     None => Ok(()),
                 }

@@ -1,0 +1,368 @@
+//! `mediaslice remux`: rewraps an input into another container without
+//! touching its payload.
+//!
+//! [`remux_file`] opens the input (memory-mapped), declares its tracks to a
+//! [`Muxer`], runs the packet loop ([`write_packets`], which allocates
+//! nothing) and finishes. A file output goes through [`FileSink`]: it is
+//! written under a temporary name beside `OUT` and renamed only when the
+//! muxer has finished, so a failed run leaves nothing under `OUT`'s name and
+//! never touches the input. `-` writes to standard output, a stream: the
+//! Matroska muxer then writes its live form (unknown sizes).
+//!
+//! Track configurations are taken from the demuxer
+//! ([`Demuxer::codec_config`]), completed where the input keeps them in the
+//! stream or in header packets: the parameter sets of an Annex B H.264/H.265
+//! track from its first packet, the ADTS header of an AAC track from its
+//! first frame, and the three Vorbis/Theora headers of an Ogg track
+//! Xiph-laced into one CodecPrivate. Attached pictures (cover art) are left
+//! out and reported.
+//!
+//! [`RemuxFormat`] names the targets; a new muxer adds a variant there (its
+//! extensions and its [`MuxFormat`]) and nothing else here.
+
+use crate::{FileSink, MmapSource, StdoutSink};
+use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Sink, Source, TrackSpec};
+use std::fmt;
+use std::path::Path;
+
+/// A target container of `remux`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemuxFormat {
+    /// Matroska (`.mkv`, `.mka`, `.mk3d`).
+    Matroska,
+    /// WebM (`.webm`): VP8, VP9, AV1, Opus, Vorbis only.
+    WebM,
+}
+
+impl RemuxFormat {
+    /// Every target, for help texts.
+    pub const ALL: &'static [RemuxFormat] = &[RemuxFormat::Matroska, RemuxFormat::WebM];
+
+    /// The names `--format` takes for this target.
+    pub const fn names(self) -> &'static [&'static str] {
+        match self {
+            RemuxFormat::Matroska => &["mkv", "matroska", "mka"],
+            RemuxFormat::WebM => &["webm"],
+        }
+    }
+
+    /// The file extensions that choose this target.
+    pub const fn extensions(self) -> &'static [&'static str] {
+        match self {
+            RemuxFormat::Matroska => &["mkv", "mka", "mk3d"],
+            RemuxFormat::WebM => &["webm"],
+        }
+    }
+
+    /// The core muxer that writes it.
+    pub const fn mux_format(self) -> MuxFormat {
+        match self {
+            RemuxFormat::Matroska => MuxFormat::Matroska,
+            RemuxFormat::WebM => MuxFormat::WebM,
+        }
+    }
+
+    /// The target a `--format` name names (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Self> {
+        let name = name.to_ascii_lowercase();
+        Self::ALL.iter().copied().find(|f| f.names().contains(&name.as_str()))
+    }
+
+    /// The target a path's extension names.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|f| f.extensions().contains(&ext.as_str()))
+    }
+}
+
+/// Why a remux failed. Nothing is left under the output's name.
+#[derive(Debug)]
+pub enum RemuxError {
+    /// No format given and none known for the output's extension.
+    NoFormat,
+    /// Opening the input or creating the output.
+    Io(std::io::Error),
+    /// The demuxer could not open the input.
+    Input(mediaslice::Error),
+    /// The muxer refused a track (its codec) or a packet, or the sink failed.
+    Output(mediaslice::Error),
+    /// No track of the input can be written.
+    NoTracks,
+}
+
+impl fmt::Display for RemuxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RemuxError::NoFormat => write!(
+                f,
+                "no output format: give --format, or an output name ending in .mkv, .mka or .webm"
+            ),
+            RemuxError::Io(e) => write!(f, "{e}"),
+            RemuxError::Input(e) => write!(f, "reading: {e}"),
+            RemuxError::Output(e) => write!(f, "writing: {e}"),
+            RemuxError::NoTracks => write!(f, "no track of the input can be written"),
+        }
+    }
+}
+
+impl std::error::Error for RemuxError {}
+
+/// What a remux did.
+#[derive(Debug, Default)]
+pub struct RemuxReport {
+    /// Packets written.
+    pub packets: u64,
+    /// Bytes in the output.
+    pub bytes: u64,
+    /// Tracks written.
+    pub tracks: usize,
+    /// Input tracks left out, with the reason.
+    pub skipped: Vec<(usize, &'static str)>,
+    /// The input error that ended the packet loop early (damage,
+    /// truncation): the output holds every packet before it.
+    pub stopped: Option<mediaslice::Error>,
+}
+
+/// An input track prepared for the muxer: its facts and the configuration
+/// to give it, or why it is left out.
+pub struct PreparedTrack {
+    /// The input's track.
+    pub track: mediaslice::Track,
+    /// The configuration for [`TrackSpec::with_config`].
+    pub config: Vec<u8>,
+    /// `Some(reason)` when the track is not written.
+    pub skip: Option<&'static str>,
+}
+
+/// Most packets read looking for the first packet of a track whose
+/// configuration is in the stream.
+const FIRST_PACKET_SEARCH: usize = 10_000;
+
+/// The parameter sets (H.264 SPS/PPS, H.265 VPS/SPS/PPS) among the NAL
+/// units of an Annex B access unit, each with a 4-byte start code.
+fn annexb_parameter_sets(codec: Codec, au: &[u8]) -> Vec<u8> {
+    use mediaslice::codec::convert::to_length::AnnexBNalUnits;
+    let mut out = Vec::new();
+    for nal in AnnexBNalUnits::new(au) {
+        let ps = match (codec, nal.first()) {
+            (Codec::H264, Some(h)) => matches!(h & 0x1F, 7 | 8),
+            (Codec::Hevc, Some(h)) => matches!((h >> 1) & 0x3F, 32..=34),
+            _ => false,
+        };
+        if ps {
+            out.extend_from_slice(&[0, 0, 0, 1]);
+            out.extend_from_slice(nal);
+        }
+    }
+    out
+}
+
+/// Xiph lacing of header packets (RFC 9559 §10.4.3 / the Matroska codec
+/// mapping of Vorbis and Theora): count - 1, the sizes of all but the last
+/// in 255-runs, then the packets.
+fn xiph_lace(packets: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = vec![packets.len().saturating_sub(1) as u8];
+    for p in packets.iter().take(packets.len().saturating_sub(1)) {
+        let mut n = p.len();
+        while n >= 255 {
+            out.push(255);
+            n -= 255;
+        }
+        out.push(n as u8);
+    }
+    for p in packets {
+        out.extend_from_slice(p);
+    }
+    out
+}
+
+/// Whether track `t` with configuration `config` needs its first packet to
+/// complete the configuration.
+fn needs_first_packet(t: &mediaslice::Track, config: &[u8]) -> bool {
+    match t.codec {
+        Codec::H264 | Codec::Hevc => config.first() != Some(&1),
+        Codec::Aac => config.is_empty(),
+        _ => false,
+    }
+}
+
+/// The tracks of the input `open` opens, with their configurations
+/// completed (see the module notes). Opens the input a second time and
+/// reads packets until each track that needs one has its first (at most
+/// [`FIRST_PACKET_SEARCH`]).
+///
+/// Errors: the demuxer's.
+pub fn prepare_tracks<S: Source>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+) -> mediaslice::Result<Vec<PreparedTrack>> {
+    let mut d = open()?;
+    let mut out = Vec::new();
+    for i in 0..d.tracks().len() {
+        let track = d.tracks().get(i).cloned().unwrap_or_default();
+        let mut config = d.codec_config(i)?.to_vec();
+        if matches!(track.codec, Codec::Vorbis | Codec::Theora) && config.first() != Some(&2) {
+            let mut headers = Vec::new();
+            for h in 0..3 {
+                if let Some(p) = d.header_packet(i, h)? {
+                    headers.push(p.to_vec());
+                }
+            }
+            if headers.len() == 3 {
+                config = xiph_lace(&headers);
+            }
+        }
+        let skip = track
+            .attached_picture
+            .then_some("an attached picture (cover art) is not written");
+        out.push(PreparedTrack { track, config, skip });
+    }
+    let mut pending: Vec<usize> = (0..out.len())
+        .filter(|&i| out.get(i).is_some_and(|p| needs_first_packet(&p.track, &p.config)))
+        .collect();
+    if pending.is_empty() {
+        return Ok(out);
+    }
+    let mut d = open()?;
+    let mut seen = 0usize;
+    while let Ok(Some(p)) = d.next_packet() {
+        seen += 1;
+        if let Some(at) = pending.iter().position(|&i| i == p.track) {
+            if let Some(t) = out.get_mut(p.track) {
+                t.config = match t.track.codec {
+                    Codec::Aac => p.data.get(..7).map(<[u8]>::to_vec).unwrap_or_default(),
+                    c => annexb_parameter_sets(c, p.data),
+                };
+            }
+            pending.swap_remove(at);
+        }
+        if pending.is_empty() || seen >= FIRST_PACKET_SEARCH {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Declares the prepared tracks to `muxer`; returns, per input track, its
+/// index in the output (`None` when left out).
+///
+/// Errors: the muxer's refusal of a track (a codec the target cannot
+/// carry), `NoTracks` when none is written.
+pub fn declare_tracks<K: Sink>(
+    muxer: &mut Muxer<K>,
+    tracks: &[PreparedTrack],
+    report: &mut RemuxReport,
+) -> Result<Vec<Option<usize>>, RemuxError> {
+    let mut map = Vec::with_capacity(tracks.len());
+    for (i, t) in tracks.iter().enumerate() {
+        if let Some(reason) = t.skip {
+            report.skipped.push((i, reason));
+            map.push(None);
+            continue;
+        }
+        let spec = TrackSpec::new(&t.track).with_config(&t.config);
+        map.push(Some(muxer.add_track(&spec).map_err(RemuxError::Output)?));
+    }
+    report.tracks = map.iter().flatten().count();
+    if report.tracks == 0 {
+        return Err(RemuxError::NoTracks);
+    }
+    Ok(map)
+}
+
+/// The packet loop: every packet of `demuxer`, of a track `map` keeps,
+/// written to `muxer` under its output index. Allocates nothing. Returns
+/// the input error that ended it early, if any (the packets before it are
+/// written).
+///
+/// Errors: the muxer's (a refused packet, a sink error).
+pub fn write_packets<S: Source, K: Sink>(
+    demuxer: &mut Demuxer<S>,
+    muxer: &mut Muxer<K>,
+    map: &[Option<usize>],
+) -> mediaslice::Result<Option<mediaslice::Error>> {
+    loop {
+        let p = match demuxer.next_packet() {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(None),
+            Err(e) => return Ok(Some(e)),
+        };
+        if let Some(&Some(track)) = map.get(p.track) {
+            muxer.write_packet(&Packet { track, ..p })?;
+        }
+    }
+}
+
+/// Remuxes the input `open` opens into `sink`; gives back the finished
+/// sink and the report.
+///
+/// Errors: see [`RemuxError`].
+pub fn remux_into<S: Source, K: Sink>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+    format: RemuxFormat,
+    sink: K,
+) -> Result<(K, RemuxReport), RemuxError> {
+    let tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
+    let mut report = RemuxReport::default();
+    let mut muxer = Muxer::new(sink, format.mux_format()).map_err(RemuxError::Output)?;
+    let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
+    let mut demuxer = open().map_err(RemuxError::Input)?;
+    report.stopped = write_packets(&mut demuxer, &mut muxer, &map).map_err(RemuxError::Output)?;
+    report.packets = muxer.packets();
+    let sink = muxer.finish().map_err(RemuxError::Output)?;
+    report.bytes = sink.position();
+    Ok((sink, report))
+}
+
+/// `mediaslice remux IN OUT [--format F]`: remuxes the file `input` into
+/// `output` (`-`: standard output, live mode), in `format` or the one
+/// `output`'s extension names.
+///
+/// Errors: see [`RemuxError`]; on any error no file is left under
+/// `output`'s name (an existing one is untouched) and `input` is never
+/// written.
+pub fn remux_file(input: &Path, output: &Path, format: Option<RemuxFormat>) -> Result<RemuxReport, RemuxError> {
+    let to_stdout = output.as_os_str() == "-";
+    let format = format
+        .or_else(|| (!to_stdout).then(|| RemuxFormat::from_path(output)).flatten())
+        .or(to_stdout.then_some(RemuxFormat::Matroska))
+        .ok_or(RemuxError::NoFormat)?;
+    let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    // Mapped once; each demuxer gets its own view of the same pages.
+    let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
+        let src = MmapSource::open(input)
+            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, "cannot open the input"))?;
+        src.advise_sequential();
+        Demuxer::open(src, ext.as_deref())
+    };
+    // A clear I/O message when the input cannot be opened at all.
+    MmapSource::open(input).map_err(RemuxError::Io)?;
+    if to_stdout {
+        let (_, report) = remux_into(&open, format, StdoutSink::stdout())?;
+        return Ok(report);
+    }
+    let sink = FileSink::create(output).map_err(RemuxError::Io)?;
+    let (sink, report) = remux_into(&open, format, sink)?;
+    sink.commit().map_err(RemuxError::Io)?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_from_names_and_paths() {
+        assert_eq!(RemuxFormat::from_name("MKV"), Some(RemuxFormat::Matroska));
+        assert_eq!(RemuxFormat::from_name("webm"), Some(RemuxFormat::WebM));
+        assert_eq!(RemuxFormat::from_name("avi"), None);
+        assert_eq!(
+            RemuxFormat::from_path(Path::new("a/b.Mka")),
+            Some(RemuxFormat::Matroska)
+        );
+        assert_eq!(RemuxFormat::from_path(Path::new("x")), None);
+        assert_eq!(xiph_lace(&[vec![1; 300], vec![2; 3], vec![3]])[..4], [2, 255, 45, 3]);
+    }
+}
