@@ -242,7 +242,37 @@ pub fn prepare_tracks<S: Source>(
             break;
         }
     }
+    for i in pending {
+        if let Some(t) = out.get_mut(i) {
+            t.skip = t.skip.or(Some(
+                "no packet within the first 10,000 to take its codec configuration from",
+            ));
+        }
+    }
     Ok(out)
+}
+
+/// Leaves out every track whose index is not in `streams` (`--streams
+/// 0,2`); `None` keeps them all.
+///
+/// Errors: `InvalidArgument` naming a stream the input does not have.
+pub fn select_streams(tracks: &mut [PreparedTrack], streams: Option<&[usize]>) -> Result<(), RemuxError> {
+    let Some(keep) = streams else {
+        return Ok(());
+    };
+    if keep.iter().any(|&i| i >= tracks.len()) {
+        return Err(RemuxError::Output(mediaslice::Error::new(
+            mediaslice::ErrorKind::InvalidArgument,
+            0,
+            "--streams names a stream the input does not have",
+        )));
+    }
+    for (i, t) in tracks.iter_mut().enumerate() {
+        if !keep.contains(&i) {
+            t.skip = t.skip.or(Some("not among --streams"));
+        }
+    }
+    Ok(())
 }
 
 /// Declares the prepared tracks to `muxer`; returns, per input track, its
@@ -283,12 +313,23 @@ pub fn write_packets<S: Source, K: Sink>(
     muxer: &mut Muxer<K>,
     map: &[Option<usize>],
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
+    let mut cut: Option<u64> = None;
     loop {
         let p = match demuxer.next_packet() {
             Ok(Some(p)) => p,
-            Ok(None) => return Ok(None),
+            Ok(None) => {
+                return Ok(cut.map(|at| {
+                    mediaslice::Error::truncated(at, "the input ends inside its last packet, which is left out")
+                }))
+            }
             Err(e) => return Ok(Some(e)),
         };
+        // A packet the input ends inside is left out: the output ends
+        // with whole packets, and the report says so.
+        if p.flags.truncated {
+            cut = Some(p.pos.unwrap_or(0));
+            continue;
+        }
         if let Some(&Some(track)) = map.get(p.track) {
             muxer.write_packet(&Packet { track, ..p })?;
         }
@@ -301,10 +342,12 @@ pub fn write_packets<S: Source, K: Sink>(
 /// Errors: see [`RemuxError`].
 pub fn remux_into<S: Source, K: Sink>(
     open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
-    format: RemuxFormat,
+    opts: &RemuxOptions,
     sink: K,
 ) -> Result<(K, RemuxReport), RemuxError> {
-    let tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
+    let format = opts.format.unwrap_or(RemuxFormat::Matroska);
+    let mut tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
+    select_streams(&mut tracks, opts.streams.as_deref())?;
     let mut report = RemuxReport::default();
     let mut muxer = Muxer::new(sink, format.mux_format()).map_err(RemuxError::Output)?;
     let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
@@ -316,19 +359,34 @@ pub fn remux_into<S: Source, K: Sink>(
     Ok((sink, report))
 }
 
-/// `mediaslice remux IN OUT [--format F]`: remuxes the file `input` into
-/// `output` (`-`: standard output, live mode), in `format` or the one
-/// `output`'s extension names.
+/// What `remux` is asked to do beside its input and output.
+#[derive(Debug, Clone, Default)]
+pub struct RemuxOptions {
+    /// The target; by default the one the output's extension names
+    /// (Matroska for standard output).
+    pub format: Option<RemuxFormat>,
+    /// The input streams to write (`--streams 0,2`); all by default.
+    pub streams: Option<Vec<usize>>,
+}
+
+/// `mediaslice remux IN OUT [--format F] [--streams 0,2]`: remuxes the
+/// file `input` into `output` (`-`: standard output, live mode), in the
+/// format `opts` names or the one `output`'s extension names.
 ///
 /// Errors: see [`RemuxError`]; on any error no file is left under
 /// `output`'s name (an existing one is untouched) and `input` is never
 /// written.
-pub fn remux_file(input: &Path, output: &Path, format: Option<RemuxFormat>) -> Result<RemuxReport, RemuxError> {
+pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<RemuxReport, RemuxError> {
     let to_stdout = output.as_os_str() == "-";
-    let format = format
+    let format = opts
+        .format
         .or_else(|| (!to_stdout).then(|| RemuxFormat::from_path(output)).flatten())
         .or(to_stdout.then_some(RemuxFormat::Matroska))
         .ok_or(RemuxError::NoFormat)?;
+    let opts = RemuxOptions {
+        format: Some(format),
+        ..opts.clone()
+    };
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     // Mapped once; each demuxer gets its own view of the same pages.
     let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
@@ -340,11 +398,11 @@ pub fn remux_file(input: &Path, output: &Path, format: Option<RemuxFormat>) -> R
     // A clear I/O message when the input cannot be opened at all.
     MmapSource::open(input).map_err(RemuxError::Io)?;
     if to_stdout {
-        let (_, report) = remux_into(&open, format, StdoutSink::stdout())?;
+        let (_, report) = remux_into(&open, &opts, StdoutSink::stdout())?;
         return Ok(report);
     }
     let sink = FileSink::create(output).map_err(RemuxError::Io)?;
-    let (sink, report) = remux_into(&open, format, sink)?;
+    let (sink, report) = remux_into(&open, &opts, sink)?;
     sink.commit().map_err(RemuxError::Io)?;
     Ok(report)
 }

@@ -146,12 +146,15 @@ struct RemuxArgs {
     /// OUT's extension.
     #[arg(long, value_name = "FORMAT")]
     format: Option<String>,
+    /// The input streams to write, by index (`0,2`); all by default.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    streams: Option<Vec<usize>>,
 }
 
 /// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
 /// its report (on stderr: stdout may be the output) and picks the exit code.
 fn cmd_remux(a: &RemuxArgs) -> u8 {
-    use mediaslice_std::remux::{remux_file, RemuxFormat};
+    use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};
     let name = a.input.to_string_lossy();
     let format = match a.format.as_deref().map(|f| (f, RemuxFormat::from_name(f))) {
         Some((f, None)) => {
@@ -162,7 +165,11 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
         None => None,
     };
     let started = Instant::now();
-    match remux_file(&a.input, &a.output, format) {
+    let opts = RemuxOptions {
+        format,
+        streams: a.streams.clone(),
+    };
+    match remux_file(&a.input, &a.output, &opts) {
         Ok(r) => {
             for (i, why) in &r.skipped {
                 eprintln!("mediaslice: {name}: stream {i} left out: {why}");

@@ -14,7 +14,9 @@
 //! ```
 //!
 //! Timestamps are rescaled to milliseconds (TimestampScale 1 000 000 ns)
-//! with [`crate::types::rescale_q`], ffmpeg's `av_rescale_q`. A new Cluster
+//! with [`crate::types::rescale_q`], ffmpeg's `av_rescale_q`; when the first
+//! packet's time is negative (an MP4 edit list), every time is shifted by
+//! the same amount so that it becomes 0, as ffmpeg's `avoid_negative_ts`. A new Cluster
 //! starts when a Block's timestamp relative to its Cluster would not fit
 //! the signed 16 bits (RFC 9559 §10.1), and otherwise at a video keyframe
 //! (or any packet of an audio-only file) once the Cluster holds 5 s or
@@ -128,6 +130,10 @@ pub struct MkvMuxer {
     cue_spacing: u64,
     /// Latest end (pts + duration) seen, in ms.
     end_ms: i64,
+    /// Added to every time: set by the first packet, to bring a negative
+    /// first time to 0 (Matroska times are read as unsigned, so a negative
+    /// one is lost; ffmpeg's `avoid_negative_ts make_non_negative`).
+    shift_ms: Option<i64>,
 }
 
 impl MkvMuxer {
@@ -147,6 +153,7 @@ impl MkvMuxer {
             cues: heapless::Vec::new(),
             cue_spacing: 0,
             end_ms: 0,
+            shift_ms: None,
         }
     }
 
@@ -516,6 +523,8 @@ impl FormatMuxer for MkvMuxer {
                 .ok_or(Error::new(ErrorKind::InvalidArgument, pos, "mkv muxer: no such track"))?;
         let ms = Self::time_ms(&mut t, packet, pos)?;
         Self::check_order(&mut t, packet, ms, pos)?;
+        let shift = *self.shift_ms.get_or_insert(ms.min(0).saturating_neg());
+        let ms = ms.saturating_add(shift);
         if self.needs_cluster(pos, &t, packet, ms) {
             self.close_cluster(sink)?;
             self.open_cluster(sink, ms)?;
