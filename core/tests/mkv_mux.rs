@@ -189,7 +189,24 @@ fn round_trip(f: &TestFile) -> Result<usize, String> {
     assert_eq!(got.len(), want.len(), "{label}: packet count");
     // A negative first time shifts every time to make it 0 (the muxer's
     // avoid-negative rule); times still negative after it read back as none.
-    let shift = want.first().and_then(|w| w.pts_ms).unwrap_or(0).min(0).saturating_neg();
+    // An Opus track's times are written plus its CodecDelay (pre-skip),
+    // which the reader takes off again.
+    let delay = |track: usize| -> i64 {
+        let (t, c, _) = &specs[track];
+        match (t.codec, c.get(10..12)) {
+            (Codec::Opus, Some(b)) => {
+                let ns = u64::from(u16::from_le_bytes([b[0], b[1]])) * 1_000_000_000 / 48_000;
+                rescale_q(ns as i64, Rational::new(1, 1_000_000_000), Rational::new(1, 1000))
+            }
+            _ => 0,
+        }
+    };
+    let shift = want
+        .first()
+        .and_then(|w| w.pts_ms.map(|ms| ms + delay(w.track)))
+        .unwrap_or(0)
+        .min(0)
+        .saturating_neg();
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(
             (g.track, g.size, g.crc),
@@ -197,8 +214,9 @@ fn round_trip(f: &TestFile) -> Result<usize, String> {
             "{label}: packet {i}"
         );
         if let Some(ms) = w.pts_ms {
+            let block = ms + delay(w.track) + shift;
             let ms = ms + shift;
-            assert_eq!(g.pts_ms, (ms >= 0).then_some(ms), "{label}: packet {i} pts");
+            assert_eq!(g.pts_ms, (block >= 0).then_some(ms), "{label}: packet {i} pts");
         }
         if tracks[g.track].kind == TrackKind::Video {
             assert_eq!(g.keyframe, w.keyframe, "{label}: packet {i} keyframe");

@@ -21,7 +21,8 @@
 //! extensions and its [`MuxFormat`]) and nothing else here.
 
 use crate::{FileSink, MmapSource, StdoutSink};
-use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Sink, Source, TrackSpec};
+use mediaslice::types::rescale_q;
+use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Rational, Sink, Source, TrackSpec};
 use std::fmt;
 use std::path::Path;
 
@@ -135,6 +136,25 @@ pub struct PreparedTrack {
     pub config: Vec<u8>,
     /// `Some(reason)` when the track is not written.
     pub skip: Option<&'static str>,
+    /// The time of its first packet (pts, or dts), in microseconds.
+    pub first_us: Option<i64>,
+}
+
+/// The time `remux` moves to 0, in microseconds: the least first-packet
+/// time of the tracks written, as ffmpeg's `start_time`, when it is
+/// positive (an MPEG-TS clock, an FLV that starts late); otherwise 0. A
+/// negative start (AAC priming before an MP4 edit list) is left to the
+/// Matroska muxer, which moves its first Block time to 0 in milliseconds
+/// as ffmpeg's muxer does (ffmpeg's `start_time` does not count the
+/// priming, so ffmpeg itself moves nothing there).
+pub fn start_us(tracks: &[PreparedTrack]) -> i64 {
+    tracks
+        .iter()
+        .filter(|t| t.skip.is_none())
+        .filter_map(|t| t.first_us)
+        .min()
+        .unwrap_or(0)
+        .max(0)
 }
 
 /// Most packets read looking for the first packet of a track whose
@@ -217,24 +237,43 @@ pub fn prepare_tracks<S: Source>(
         let skip = track
             .attached_picture
             .then_some("an attached picture (cover art) is not written");
-        out.push(PreparedTrack { track, config, skip });
+        out.push(PreparedTrack {
+            track,
+            config,
+            skip,
+            first_us: None,
+        });
     }
-    let mut pending: Vec<usize> = (0..out.len())
-        .filter(|&i| out.get(i).is_some_and(|p| needs_first_packet(&p.track, &p.config)))
-        .collect();
-    if pending.is_empty() {
-        return Ok(out);
-    }
+    // Every track's first packet: its time, and the configuration of the
+    // tracks that keep it in the stream.
+    let mut pending: Vec<usize> = (0..out.len()).collect();
     let mut d = open()?;
     let mut seen = 0usize;
     while let Ok(Some(p)) = d.next_packet() {
         seen += 1;
+        if let Some(t) = out
+            .get_mut(p.track)
+            .filter(|t| t.first_us.is_none() && !p.flags.discard)
+        {
+            // ffprobe's start_time: packets to be discarded (before an
+            // edit list's start) do not count.
+            t.first_us = p
+                .pts
+                .or(p.dts)
+                .map(|ts| rescale_q(ts, t.track.time_base, Rational::new(1, 1_000_000)));
+        }
         if let Some(at) = pending.iter().position(|&i| i == p.track) {
             if let Some(t) = out.get_mut(p.track) {
-                t.config = match t.track.codec {
-                    Codec::Aac => p.data.get(..7).map(<[u8]>::to_vec).unwrap_or_default(),
-                    c => annexb_parameter_sets(c, p.data),
-                };
+                t.first_us = t.first_us.or(p
+                    .pts
+                    .or(p.dts)
+                    .map(|ts| rescale_q(ts, t.track.time_base, Rational::new(1, 1_000_000))));
+                if needs_first_packet(&t.track, &t.config) {
+                    t.config = match t.track.codec {
+                        Codec::Aac => p.data.get(..7).map(<[u8]>::to_vec).unwrap_or_default(),
+                        c => annexb_parameter_sets(c, p.data),
+                    };
+                }
             }
             pending.swap_remove(at);
         }
@@ -242,6 +281,7 @@ pub fn prepare_tracks<S: Source>(
             break;
         }
     }
+    pending.retain(|&i| out.get(i).is_some_and(|t| needs_first_packet(&t.track, &t.config)));
     for i in pending {
         if let Some(t) = out.get_mut(i) {
             t.skip = t.skip.or(Some(
@@ -308,11 +348,22 @@ pub fn declare_tracks<K: Sink>(
 /// written).
 ///
 /// Errors: the muxer's (a refused packet, a sink error).
+///
+/// Times are moved so that the input's start time (`start_us`, see
+/// [`start_us`]) becomes 0, as `ffmpeg -c copy` moves them (its `-copyts`
+/// not given): each track's times less the start time in its own time
+/// base ([`rescale_q`]).
 pub fn write_packets<S: Source, K: Sink>(
     demuxer: &mut Demuxer<S>,
     muxer: &mut Muxer<K>,
     map: &[Option<usize>],
+    start_us: i64,
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
+    let start = start_us;
+    let mut offsets = [0i64; mediaslice::MAX_TRACKS];
+    for (o, t) in offsets.iter_mut().zip(demuxer.tracks()) {
+        *o = rescale_q(start, Rational::new(1, 1_000_000), t.time_base);
+    }
     let mut cut: Option<u64> = None;
     loop {
         let p = match demuxer.next_packet() {
@@ -331,7 +382,10 @@ pub fn write_packets<S: Source, K: Sink>(
             continue;
         }
         if let Some(&Some(track)) = map.get(p.track) {
-            muxer.write_packet(&Packet { track, ..p })?;
+            let off = offsets.get(p.track).copied().unwrap_or(0);
+            let pts = p.pts.map(|t| t.saturating_sub(off));
+            let dts = p.dts.map(|t| t.saturating_sub(off));
+            muxer.write_packet(&Packet { track, pts, dts, ..p })?;
         }
     }
 }
@@ -352,7 +406,8 @@ pub fn remux_into<S: Source, K: Sink>(
     let mut muxer = Muxer::new(sink, format.mux_format()).map_err(RemuxError::Output)?;
     let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
     let mut demuxer = open().map_err(RemuxError::Input)?;
-    report.stopped = write_packets(&mut demuxer, &mut muxer, &map).map_err(RemuxError::Output)?;
+    let start = start_us(&tracks);
+    report.stopped = write_packets(&mut demuxer, &mut muxer, &map, start).map_err(RemuxError::Output)?;
     report.packets = muxer.packets();
     let sink = muxer.finish().map_err(RemuxError::Output)?;
     report.bytes = sink.position();

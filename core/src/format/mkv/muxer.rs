@@ -88,6 +88,9 @@ struct TrackOut {
     /// last one's time plus its duration (an elementary stream's access
     /// units carry only durations; MPEG-PS pieces of a frame carry none).
     next: Option<i64>,
+    /// Added to the track's times: its CodecDelay in ms (Opus pre-skip),
+    /// which a reader subtracts again (RFC 9559 §5.1.4.1.25).
+    delay_ms: i64,
 }
 
 /// The open Cluster.
@@ -472,6 +475,9 @@ impl FormatMuxer for MkvMuxer {
             reorders: may_reorder(t.codec),
             last: None,
             next: None,
+            delay_ms: track::codec_delay_ns(t.codec, config).map_or(0, |ns| {
+                rescale_q(i64::try_from(ns).unwrap_or(0), Rational::new(1, 1_000_000_000), MS)
+            }),
         };
         self.tracks
             .push(out)
@@ -523,6 +529,7 @@ impl FormatMuxer for MkvMuxer {
                 .ok_or(Error::new(ErrorKind::InvalidArgument, pos, "mkv muxer: no such track"))?;
         let ms = Self::time_ms(&mut t, packet, pos)?;
         Self::check_order(&mut t, packet, ms, pos)?;
+        let ms = ms.saturating_add(t.delay_ms);
         let shift = *self.shift_ms.get_or_insert(ms.min(0).saturating_neg());
         let ms = ms.saturating_add(shift);
         if self.needs_cluster(pos, &t, packet, ms) {

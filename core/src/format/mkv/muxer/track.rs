@@ -138,11 +138,24 @@ pub(crate) fn codec_private(t: &Track, config: &[u8], out: &mut [u8; MAX_CONFIG_
             rest.copy_from_slice(config);
             Ok((42, Framing::AsIs))
         }
+        Codec::Alac => Ok((copy(out, alac_specific_config(config))?, Framing::AsIs)),
         Codec::Vorbis | Codec::Theora if config.first() != Some(&2) => missing(
             "mkv muxer: Vorbis/Theora CodecPrivate must be the three headers, Xiph-laced (RFC 9559 5.1.4.1.23, Matroska codec mapping)",
         ),
         _ => Ok((copy(out, config)?, Framing::AsIs)),
     }
+}
+
+/// The 24-byte ALACSpecificConfig that A_ALAC's CodecPrivate holds (the
+/// Matroska codec mapping; Apple's ALAC magic cookie): found inside an
+/// `alac` atom (size 36: header, version and flags, then the config) when
+/// the input gives the atom (MP4 `alac` box, CAF `kuki` with `frma`);
+/// otherwise the configuration as given.
+fn alac_specific_config(config: &[u8]) -> &[u8] {
+    let found = config
+        .windows(8)
+        .position(|w| w == [0, 0, 0, 36, b'a', b'l', b'a', b'c']);
+    found.and_then(|i| config.get(i + 12..i + 36)).unwrap_or(config)
 }
 
 /// Writes the TrackEntry of track `t`, TrackNumber `number`, with
@@ -184,6 +197,10 @@ pub(crate) fn write_entry(
         if !private.is_empty() {
             put_bytes(k, ids::CODEC_PRIVATE, private)?;
         }
+        if let Some(ns) = codec_delay_ns(t.codec, private) {
+            put_uint(k, ids::CODEC_DELAY, ns)?;
+            put_uint(k, SEEK_PRE_ROLL, OPUS_SEEK_PRE_ROLL_NS)?;
+        }
         match t.kind {
             TrackKind::Video if t.width > 0 && t.height > 0 => put_master(k, ids::VIDEO, &|k| {
                 put_uint(k, ids::PIXEL_WIDTH, u64::from(t.width))?;
@@ -206,6 +223,23 @@ pub(crate) fn write_entry(
         }
     })
 }
+
+/// CodecDelay in ns (RFC 9559 §5.1.4.1.25) for a track: an Opus track's
+/// pre-skip (OpusHead bytes 10..12, little-endian, in 48 kHz samples; RFC
+/// 7845 §5.1), as ffmpeg writes it; `None` for other codecs.
+pub(crate) fn codec_delay_ns(codec: Codec, private: &[u8]) -> Option<u64> {
+    if codec != Codec::Opus {
+        return None;
+    }
+    let pre_skip = u64::from(u16::from_le_bytes([*private.get(10)?, *private.get(11)?]));
+    Some(pre_skip * 1_000_000_000 / 48_000)
+}
+
+/// SeekPreRoll for Opus (RFC 9559 §5.1.4.1.26): 80 ms, as RFC 7845 §4.6
+/// advises and ffmpeg writes.
+const OPUS_SEEK_PRE_ROLL_NS: u64 = 80_000_000;
+/// SeekPreRoll's ID.
+const SEEK_PRE_ROLL: u64 = 0x56BB;
 
 /// FlagLacing (RFC 9559 §5.1.4.1.12): 0, no laced Blocks.
 const FLAG_LACING: u64 = 0x9C;
