@@ -216,3 +216,41 @@ fn untimed_packets_follow_the_previous_duration() {
     }
     assert_eq!(pts, [Some(0), Some(40), Some(80)]);
 }
+
+#[test]
+fn cues_are_thinned_when_full_and_stay_ordered() {
+    use super::{MkvMuxer, MAX_CUES};
+    use crate::format::mux_traits::{FormatMuxer, MuxContext};
+    let mut m = MkvMuxer::with_doc_type(false);
+    let mut ctx = MuxContext::default();
+    let t = Track {
+        time_base: Rational::new(1, 1000),
+        ..vp9()
+    };
+    m.add_track(&mut ctx, &TrackSpec::new(&t)).unwrap();
+    let mut buf = std::vec![0u8; 1 << 20];
+    let mut sink = SliceSink::new(&mut buf);
+    m.write_header(&mut sink, &mut [], &mut ctx).unwrap();
+    // 3000 keyframes, one every 100 ms: more than MAX_CUES cue points.
+    for i in 0..3000i64 {
+        let p = Packet::contiguous(0, 0, b"k")
+            .with_times(Some(i * 100), None, None)
+            .with_flags(PacketFlags::keyframe(true));
+        m.write_packet(&mut sink, &mut [], &mut ctx, &p).unwrap();
+    }
+    assert!(
+        m.cues.len() <= MAX_CUES && m.cues.len() > MAX_CUES / 4,
+        "{}",
+        m.cues.len()
+    );
+    assert!(m.cues.windows(2).all(|w| w[0].time < w[1].time));
+    assert!(m.cue_spacing >= 1000);
+    // The last cue point is near the end: later keyframes still get some.
+    assert!(m.cues.last().unwrap().time > 290_000 - 2 * m.cue_spacing);
+    m.finish(&mut sink, &mut [], &mut ctx).unwrap();
+    let out = sink.into_written();
+    let mut d = Demuxer::open(SliceSource::new(out), Some("mkv")).unwrap();
+    d.seek(0, 150_000).unwrap();
+    let p = d.next_packet().unwrap().unwrap();
+    assert!(p.pts.unwrap() <= 150_000 && p.pts.unwrap() > 150_000 - 2 * m.cue_spacing as i64);
+}
