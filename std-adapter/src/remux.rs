@@ -180,6 +180,46 @@ fn annexb_parameter_sets(codec: Codec, au: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The picture size of an MPEG-1/2 video track from the sequence header in
+/// its first packet (ISO/IEC 13818-2 §6.2.2.1), for inputs whose container
+/// gives none (MPEG-TS, MPEG-PS).
+fn mpeg_video_size(codec: Codec, data: &[u8]) -> Option<(u32, u32)> {
+    if !matches!(codec, Codec::Mpeg1Video | Codec::Mpeg2Video) {
+        return None;
+    }
+    let at = data.windows(4).position(|w| w == [0, 0, 1, 0xB3])?;
+    let h = mediaslice::codec::mpegvideo::SequenceHeader::parse(data.get(at + 4..)?)?;
+    (h.width > 0 && h.height > 0).then_some((h.width, h.height))
+}
+
+/// Sample rate and channels of an audio track from the frame header of its
+/// first packet (ADTS, MPEG audio, AC-3/E-AC-3), for inputs whose container
+/// gives none (MPEG-TS, MPEG-PS): Matroska's SamplingFrequency defaults to
+/// 8000 Hz and Channels to 1 when absent (RFC 9559 §5.1.4.1.29).
+fn audio_params(codec: Codec, data: &[u8]) -> Option<(u32, u16)> {
+    use mediaslice::codec::{ac3::Ac3Header, adts::AdtsHeader, mpa::MpaHeader};
+    let (rate, channels) = match codec {
+        Codec::Aac => {
+            let h = AdtsHeader::parse(data)?;
+            let ch = match h.channel_config {
+                7 => 8,
+                c => u16::from(c),
+            };
+            (h.sample_rate, ch)
+        }
+        Codec::Mp1 | Codec::Mp2 | Codec::Mp3 => {
+            let h = MpaHeader::parse_bytes(data)?;
+            (h.sample_rate, u16::from(h.channels))
+        }
+        Codec::Ac3 | Codec::Eac3 => {
+            let h = Ac3Header::parse(data)?;
+            (h.sample_rate, h.channels)
+        }
+        _ => return None,
+    };
+    (rate > 0 && channels > 0).then_some((rate, channels))
+}
+
 /// Xiph lacing of header packets (RFC 9559 §10.4.3 / the Matroska codec
 /// mapping of Vorbis and Theora): count - 1, the sizes of all but the last
 /// in 255-runs, then the packets.
@@ -268,6 +308,16 @@ pub fn prepare_tracks<S: Source>(
                     .pts
                     .or(p.dts)
                     .map(|ts| rescale_q(ts, t.track.time_base, Rational::new(1, 1_000_000))));
+                if t.track.kind == mediaslice::TrackKind::Video && t.track.width == 0 {
+                    if let Some((w, h)) = mpeg_video_size(t.track.codec, p.data) {
+                        (t.track.width, t.track.height) = (w, h);
+                    }
+                }
+                if t.track.kind == mediaslice::TrackKind::Audio && t.track.sample_rate == 0 {
+                    if let Some((rate, channels)) = audio_params(t.track.codec, p.data) {
+                        (t.track.sample_rate, t.track.channels) = (rate, channels);
+                    }
+                }
                 if needs_first_packet(&t.track, &t.config) {
                     t.config = match t.track.codec {
                         Codec::Aac => p.data.get(..7).map(<[u8]>::to_vec).unwrap_or_default(),

@@ -1,6 +1,6 @@
 //! `mediaslice remux` to Matroska, judged by other programs: every corpus
 //! output is accepted by `mkvmerge --identify` (mkvtoolnix) without a
-//! warning and read by `ffprobe` without an error and with every packet;
+//! warning and with every track, and read by `ffprobe` without an error and with every packet;
 //! the files listed in `FFMPEG_EXACT` give, per stream, the same packets as
 //! `ffmpeg -i IN -map 0 -c copy OUT.mkv` (size, CRC-32, pts in seconds,
 //! keyframe flag). A tool that is not installed skips its part with a
@@ -149,7 +149,9 @@ fn outputs_pass_mkvmerge_and_ffprobe() {
             if mkvmerge {
                 let o = Command::new("mkvmerge").arg("--identify").arg(&out).output().unwrap();
                 let text = String::from_utf8_lossy(&o.stdout);
-                if !o.status.success() || text.contains("Warning") || text.contains("Error") {
+                let tracks = text.lines().filter(|l| l.starts_with("Track ID")).count();
+                if !o.status.success() || text.contains("Warning") || text.contains("Error") || tracks != report.tracks
+                {
                     failures.push(format!("{}: mkvmerge: {text}", f.label()));
                 }
             }

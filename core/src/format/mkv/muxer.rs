@@ -41,7 +41,7 @@ use crate::format::mkv::ids;
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec, MAX_CONFIG_BYTES};
 use crate::limits::MAX_TRACKS;
 use crate::sink::Sink;
-use crate::types::{rescale_q, Packet, Rational, TrackKind};
+use crate::types::{rescale_q, Packet, Rational, Track, TrackKind};
 use ebml_write::{
     f64_bits_of_u64, fixed_size_vint, id_bytes, measure, put_bytes, put_float, put_master, put_uint, put_uint8,
     size_vint, UNKNOWN_SIZE,
@@ -466,6 +466,19 @@ impl FormatMuxer for MkvMuxer {
         let config = private.get(..n).unwrap_or(&[]);
         if self.tracks.is_full() {
             return Err(Error::capacity(0, "mux: more tracks than MAX_TRACKS"));
+        }
+        // A video track the container gave no picture size: from its SPS.
+        let sized: Track;
+        let mut t = t;
+        if t.kind == TrackKind::Video && (t.width == 0 || t.height == 0) {
+            if let Some((width, height)) = track::picture_size(t.codec, config) {
+                sized = Track {
+                    width,
+                    height,
+                    ..t.clone()
+                };
+                t = &sized;
+            }
         }
         let index = ctx.push_track(&TrackSpec::new(t).with_config(config))?;
         let out = TrackOut {
