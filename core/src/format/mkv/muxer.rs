@@ -388,7 +388,7 @@ impl MkvMuxer {
         let c = self
             .cluster
             .ok_or(Error::new(ErrorKind::InvalidArgument, pos, "mkv muxer: no Cluster"))?;
-        let rel = i16::try_from(ms - c.ts).map_err(|_| {
+        let rel = i16::try_from(ms.saturating_sub(c.ts)).map_err(|_| {
             Error::new(
                 ErrorKind::InvalidArgument,
                 pos,

@@ -254,3 +254,61 @@ fn cues_are_thinned_when_full_and_stay_ordered() {
     let p = d.next_packet().unwrap().unwrap();
     assert!(p.pts.unwrap() <= 150_000 && p.pts.unwrap() > 150_000 - 2 * m.cue_spacing as i64);
 }
+
+/// Random tracks, times (extremes included), flags, payloads and sink
+/// sizes: errors or output, never a panic.
+#[test]
+fn noise_never_panics() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let times = [
+        0i64,
+        1,
+        -1,
+        32_767,
+        -32_768,
+        i64::MAX,
+        i64::MIN,
+        i64::MAX / 3,
+        -(1 << 40),
+    ];
+    let payload = [0u8, 0, 1, 0x65, 0xFF, 0xF1, 0x50, 0x80, 1, 2, 3];
+    for round in 0..400 {
+        let mut buf = std::vec![0u8; (next() % 4096) as usize];
+        let format = if round % 3 == 0 {
+            MuxFormat::WebM
+        } else {
+            MuxFormat::Matroska
+        };
+        let mut m = Muxer::new(SliceSink::new(&mut buf), format).unwrap();
+        let tb = Rational::new(
+            (next() % 3) as u32 + 1,
+            [1u32, 1000, 90_000, u32::MAX][(next() % 4) as usize],
+        );
+        let _ = m.add_track(&TrackSpec::new(&Track { time_base: tb, ..vp9() }));
+        let _ = m.add_track(&TrackSpec::new(&opus()).with_config(&payload[..(next() % 12) as usize]));
+        let h264 = Track {
+            codec: Codec::H264,
+            ..vp9()
+        };
+        let _ = m.add_track(&TrackSpec::new(&h264).with_config(&payload[..(next() % 12) as usize]));
+        for _ in 0..(next() % 60) {
+            let r = next();
+            let t = |v: u64| {
+                (v % 4 != 0).then(|| times[(v as usize / 4) % times.len()].wrapping_add((v >> 20) as i64 % 5000))
+            };
+            let p = Packet::contiguous((r % 4) as usize, 0, &payload[..((r >> 8) % 12) as usize])
+                .with_times(t(next()), t(next()), (r % 5 == 0).then_some(r >> 40))
+                .with_flags(PacketFlags::keyframe(r & 16 != 0));
+            if m.write_packet(&p).is_err() && r % 7 == 0 {
+                break;
+            }
+        }
+        let _ = m.finish();
+    }
+}
