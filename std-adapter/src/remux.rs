@@ -472,9 +472,40 @@ pub struct RemuxOptions {
     pub format: Option<RemuxFormat>,
     /// The input streams to write (`--streams 0,2`); all by default.
     pub streams: Option<Vec<usize>>,
+    /// Write the form a stream gets even to a file (`--live`: Matroska
+    /// unknown sizes, no patching), as a recorder that may be cut off does.
+    pub live: bool,
 }
 
-/// `mediaslice remux IN OUT [--format F] [--streams 0,2]`: remuxes the
+/// A sink that says it cannot patch, over one that can: the muxer writes
+/// its stream form (`--live`).
+struct NoPatch<K>(K);
+
+impl<K: Sink> Sink for NoPatch<K> {
+    fn position(&self) -> u64 {
+        self.0.position()
+    }
+    fn write_all(&mut self, data: &[u8]) -> mediaslice::Result<()> {
+        self.0.write_all(data)
+    }
+    fn write_vectored(&mut self, parts: &[&[u8]]) -> mediaslice::Result<()> {
+        self.0.write_vectored(parts)
+    }
+    fn can_patch(&self) -> bool {
+        false
+    }
+    fn patch_at(&mut self, pos: u64, _data: &[u8]) -> mediaslice::Result<()> {
+        Err(mediaslice::sink::cannot_patch(pos))
+    }
+    fn flush(&mut self) -> mediaslice::Result<()> {
+        self.0.flush()
+    }
+    fn stats(&self) -> mediaslice::SinkStats {
+        self.0.stats()
+    }
+}
+
+/// `mediaslice remux IN OUT [--format F] [--streams 0,2] [--live]`: remuxes the
 /// file `input` into `output` (`-`: standard output, live mode), in the
 /// format `opts` names or the one `output`'s extension names.
 ///
@@ -507,7 +538,12 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
         return Ok(report);
     }
     let sink = FileSink::create(output).map_err(RemuxError::Io)?;
-    let (sink, report) = remux_into(&open, &opts, sink)?;
+    let (sink, report) = if opts.live {
+        let (NoPatch(sink), report) = remux_into(&open, &opts, NoPatch(sink))?;
+        (sink, report)
+    } else {
+        remux_into(&open, &opts, sink)?
+    };
     sink.commit().map_err(RemuxError::Io)?;
     Ok(report)
 }

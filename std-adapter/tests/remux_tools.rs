@@ -244,6 +244,26 @@ fn a_failed_remux_leaves_nothing_and_keeps_an_old_output() {
     };
     let r = remux_file(&mp4, &dir.join("x.bin"), &opts).unwrap();
     assert!(r.packets > 0);
+    // --live to a file: unknown sizes, the same packets.
+    let live = RemuxOptions {
+        live: true,
+        ..Default::default()
+    };
+    let r2 = remux_file(&mp4, &dir.join("live.mkv"), &live).unwrap();
+    assert_eq!(r2.packets, r.packets);
+    let bytes = std::fs::read(dir.join("live.mkv")).unwrap();
+    assert!(bytes
+        .windows(8)
+        .any(|w| w == [1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]));
+    let count = |b: &[u8]| {
+        let mut d = Demuxer::open(SliceSource::new(b), Some("mkv")).unwrap();
+        let mut n = 0u64;
+        while d.next_packet().unwrap().is_some() {
+            n += 1;
+        }
+        n
+    };
+    assert_eq!(count(&bytes), r.packets);
 }
 
 #[test]

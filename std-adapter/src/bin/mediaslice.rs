@@ -149,6 +149,10 @@ struct RemuxArgs {
     /// The input streams to write, by index (`0,2`); all by default.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     streams: Option<Vec<usize>>,
+    /// Write the stream form (Matroska unknown sizes, nothing patched) even
+    /// to a file.
+    #[arg(long)]
+    live: bool,
 }
 
 /// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
@@ -168,6 +172,7 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
     let opts = RemuxOptions {
         format,
         streams: a.streams.clone(),
+        live: a.live,
     };
     match remux_file(&a.input, &a.output, &opts) {
         Ok(r) => {
