@@ -123,7 +123,8 @@ fn refusals_are_errors() {
         m.add_track(&TrackSpec::new(&data)).unwrap_err().kind(),
         ErrorKind::Unsupported
     );
-    let big = std::vec![0u8; MAX_CONFIG_BYTES + 1];
+    let mut big = std::vec![0u8; MAX_CONFIG_BYTES + 1];
+    big[..8].copy_from_slice(b"OpusHead");
     let e = m.add_track(&TrackSpec::new(&opus()).with_config(&big)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::CapacityExceeded);
     m.add_track(&TrackSpec::new(&opus()).with_config(OPUS_HEAD)).unwrap();

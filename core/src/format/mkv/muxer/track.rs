@@ -98,6 +98,7 @@ fn is_annexb(config: &[u8]) -> bool {
 /// * FLAC: a bare 34-byte STREAMINFO gets the `fLaC` marker and its block
 ///   header, as the Matroska codec mapping wants.
 /// * Vorbis / Theora: must be the three headers, Xiph-laced (first byte 2).
+/// * Opus: must be the OpusHead (a track without it is dropped by mkvmerge).
 /// * Others: kept as given.
 ///
 /// Errors: `Unsupported` for a missing record Matroska requires (H.264,
@@ -138,6 +139,9 @@ pub(crate) fn codec_private(t: &Track, config: &[u8], out: &mut [u8; MAX_CONFIG_
             rest.copy_from_slice(config);
             Ok((42, Framing::AsIs))
         }
+        Codec::Opus if !config.starts_with(b"OpusHead") => missing(
+            "mkv muxer: Opus needs its identification header (OpusHead) as CodecPrivate (RFC 9559 5.1.4.1.23, RFC 7845 5.1)",
+        ),
         Codec::Alac => Ok((copy(out, alac_specific_config(config))?, Framing::AsIs)),
         Codec::Vorbis | Codec::Theora if config.first() != Some(&2) => missing(
             "mkv muxer: Vorbis/Theora CodecPrivate must be the three headers, Xiph-laced (RFC 9559 5.1.4.1.23, Matroska codec mapping)",
