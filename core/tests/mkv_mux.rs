@@ -28,6 +28,8 @@ enum Frame {
     AsIs,
     AnnexB,
     Adts,
+    /// AV1: leading Temporal Delimiter OBUs (`12 00`) dropped.
+    Av1,
 }
 
 /// Tracks and the configurations to give them, completed as
@@ -56,6 +58,7 @@ fn specs(bytes: &[u8], ext: Option<&str>) -> Option<Vec<(Track, Vec<u8>, Frame)>
         let frame = match t.codec {
             Codec::H264 | Codec::Hevc if c.first() != Some(&1) => Frame::AnnexB,
             Codec::Aac if c.is_empty() => Frame::Adts,
+            Codec::Av1 => Frame::Av1,
             _ => Frame::AsIs,
         };
         out.push((t, c, frame));
@@ -65,6 +68,9 @@ fn specs(bytes: &[u8], ext: Option<&str>) -> Option<Vec<(Track, Vec<u8>, Frame)>
         if c.is_empty() || (*frame == Frame::AnnexB && c.first() != Some(&0)) {
             *c = match frame {
                 Frame::Adts => p.data.get(..7)?.to_vec(),
+                // The whole first Temporal Unit: the muxer finds its
+                // Sequence Header OBU.
+                Frame::Av1 => p.data.to_vec(),
                 Frame::AnnexB => {
                     let mut v = Vec::new();
                     for nal in AnnexBNalUnits::new(p.data) {
@@ -111,6 +117,13 @@ fn expected(bytes: &[u8], ext: Option<&str>, specs: &[(Track, Vec<u8>, Frame)]) 
         let data: Vec<u8> = match frame {
             Frame::AsIs => p.data.to_vec(),
             Frame::Adts => adts_to_raw(p.data).unwrap().1.to_vec(),
+            Frame::Av1 => {
+                let mut d = p.data;
+                while d.starts_with(&[0x12, 0]) {
+                    d = &d[2..];
+                }
+                d.to_vec()
+            }
             Frame::AnnexB => {
                 let mut buf = vec![0u8; p.data.len() * 2 + 64];
                 let mut s = SliceSink::new(&mut buf);

@@ -220,6 +220,23 @@ fn audio_params(codec: Codec, data: &[u8]) -> Option<(u32, u16)> {
     (rate > 0 && channels > 0).then_some((rate, channels))
 }
 
+/// The Sequence Header OBU among the OBUs of an AV1 Temporal Unit (empty
+/// when there is none), from which the muxer builds `av1C`.
+fn av1_sequence_header(tu: &[u8]) -> Vec<u8> {
+    use mediaslice::codec::av1::ObuHeader;
+    let mut rest = tu;
+    while let Some(h) = ObuHeader::parse(rest) {
+        let Some(end) = h.size.and_then(|s| usize::try_from(s).ok()).map(|s| s + h.header_len) else {
+            break;
+        };
+        if h.obu_type == 1 {
+            return rest.get(..end).map(<[u8]>::to_vec).unwrap_or_default();
+        }
+        rest = rest.get(end..).unwrap_or(&[]);
+    }
+    Vec::new()
+}
+
 /// Xiph lacing of header packets (RFC 9559 §10.4.3 / the Matroska codec
 /// mapping of Vorbis and Theora): count - 1, the sizes of all but the last
 /// in 255-runs, then the packets.
@@ -244,7 +261,7 @@ fn xiph_lace(packets: &[Vec<u8>]) -> Vec<u8> {
 fn needs_first_packet(t: &mediaslice::Track, config: &[u8]) -> bool {
     match t.codec {
         Codec::H264 | Codec::Hevc => config.first() != Some(&1),
-        Codec::Aac => config.is_empty(),
+        Codec::Aac | Codec::Av1 => config.is_empty(),
         _ => false,
     }
 }
@@ -321,6 +338,7 @@ pub fn prepare_tracks<S: Source>(
                 if needs_first_packet(&t.track, &t.config) {
                     t.config = match t.track.codec {
                         Codec::Aac => p.data.get(..7).map(<[u8]>::to_vec).unwrap_or_default(),
+                        Codec::Av1 => av1_sequence_header(p.data),
                         c => annexb_parameter_sets(c, p.data),
                     };
                 }

@@ -32,6 +32,7 @@
 //! to every other one, and spaced twice as far from then on, when full).
 //! Nothing is allocated.
 
+mod av1;
 mod ebml_write;
 mod track;
 
@@ -412,6 +413,10 @@ impl MkvMuxer {
                 &[],
                 crate::codec::convert::to_length::length_prefixed_size(packet.data, opts)?,
             ),
+            Framing::Av1 => {
+                let tu = av1::strip_temporal_delimiters(packet.data);
+                (tu, tu.len() as u64)
+            }
         };
         let number = 0x80 | (index as u8 + 1);
         let [r0, r1] = rel.to_be_bytes();

@@ -24,6 +24,9 @@ pub(crate) enum Framing {
     AnnexB(NalCodec),
     /// AAC in ADTS frames: the header is dropped, the raw frame borrowed.
     Adts,
+    /// AV1 Temporal Units: leading Temporal Delimiter OBUs are dropped
+    /// (the AV1-in-Matroska mapping, §3), the rest borrowed.
+    Av1,
 }
 
 /// The codecs WebM carries (the WebM container guidelines).
@@ -142,6 +145,8 @@ pub(crate) fn codec_private(t: &Track, config: &[u8], out: &mut [u8; MAX_CONFIG_
         Codec::Opus if !config.starts_with(b"OpusHead") => missing(
             "mkv muxer: Opus needs its identification header (OpusHead) as CodecPrivate (RFC 9559 5.1.4.1.23, RFC 7845 5.1)",
         ),
+        Codec::Av1 if config.first() == Some(&0x81) => Ok((copy(out, config)?, Framing::Av1)),
+        Codec::Av1 => Ok((super::av1::codec_private(config, out)?, Framing::Av1)),
         Codec::Alac => Ok((copy(out, alac_specific_config(config))?, Framing::AsIs)),
         Codec::Vorbis | Codec::Theora if config.first() != Some(&2) => missing(
             "mkv muxer: Vorbis/Theora CodecPrivate must be the three headers, Xiph-laced (RFC 9559 5.1.4.1.23, Matroska codec mapping)",
