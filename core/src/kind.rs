@@ -149,6 +149,11 @@ pub enum MuxFormat {
     /// with a fixed header, length-prefixed. The write side's test target
     /// and a debugging aid; no other program reads it.
     Dump,
+    /// Matroska (`.mkv`, `.mka`; feature `mkv`, `format::mkv::muxer`).
+    Matroska,
+    /// WebM (`.webm`): Matroska with DocType `webm`, restricted to VP8,
+    /// VP9, AV1, Opus and Vorbis (feature `mkv`).
+    WebM,
 }
 
 impl MuxFormat {
@@ -156,6 +161,8 @@ impl MuxFormat {
     pub const fn name(self) -> &'static str {
         match self {
             MuxFormat::Dump => "mediaslice packet dump",
+            MuxFormat::Matroska => "Matroska",
+            MuxFormat::WebM => "WebM",
         }
     }
 }

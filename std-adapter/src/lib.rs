@@ -25,6 +25,8 @@
 //!   writes), with `writev` for a header and a borrowed payload.
 //! * [`StdoutSink`] (a [`StreamSink`] over standard output): a stream, not
 //!   patchable.
+//! * [`remux`]: `mediaslice remux` as a library: any input rewrapped into
+//!   Matroska or WebM through [`FileSink`] or [`StdoutSink`].
 //! * [`StdIo`]: wraps any [`std::io::Read`] + [`std::io::Seek`] as an
 //!   [`embedded_io`] reader, for [`mediaslice::ReaderSource`].
 //! * [`ffprobe`]: ffprobe-compatible spellings (FourCC strings, times,
@@ -34,6 +36,7 @@ pub mod ffprobe;
 mod file;
 mod http;
 mod mmap;
+pub mod remux;
 mod scratch;
 mod sigbus;
 mod sink;

@@ -10,6 +10,11 @@
 //! file written through a `Muxer` (the packet dump) into a `SliceSink`,
 //! from the first `next_packet()` to `finish()`.
 //!
+//! So does the Matroska remux loop of `mediaslice remux`
+//! (`mediaslice_std::remux::write_packets` and `Muxer::finish`, with the
+//! Annex B and ADTS reframing and the cue table) for every corpus file
+//! Matroska can carry, into a `SliceSink`.
+//!
 //! The counter is per thread: other tests running at the same time do not
 //! disturb it.
 //!
@@ -277,4 +282,55 @@ fn conversions_allocate_nothing() {
         }
     }
     println!("conversions: {checked} corpus files converted with no allocation");
+}
+
+/// The Matroska remux loop of `mediaslice remux` allocates nothing: tracks
+/// are prepared and declared first (that allocates: owned configurations),
+/// then counting covers `write_packets` from the first `next_packet()` to
+/// `finish()`.
+#[test]
+fn matroska_remux_loop_allocates_nothing() {
+    use mediaslice_std::remux::{declare_tracks, prepare_tracks, start_us, write_packets, RemuxError, RemuxReport};
+    let mut failures = Vec::new();
+    let (mut files_checked, mut packets, mut refused) = (0u64, 0u64, 0u64);
+    for &fam in FAMILIES {
+        for f in family_files(fam).into_iter().filter(|f| f.origin == Origin::Corpus) {
+            let bytes = f.read();
+            let ext = f.ext();
+            let ext = ext.as_deref();
+            let open = || Demuxer::open(SliceSource::new(&bytes), ext);
+            let Ok(tracks) = prepare_tracks(&open) else { continue };
+            let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
+            let mut muxer = Muxer::new(SliceSink::new(&mut out), MuxFormat::Matroska).unwrap();
+            let map = match declare_tracks(&mut muxer, &tracks, &mut RemuxReport::default()) {
+                Ok(map) => map,
+                Err(RemuxError::Output(_) | RemuxError::NoTracks) => {
+                    refused += 1;
+                    continue;
+                }
+                Err(e) => panic!("{}: {e}", f.label()),
+            };
+            let mut scratch = scratch_for(bytes.len());
+            let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut scratch), ext).unwrap();
+            let start = start_us(&tracks);
+            let before = allocs();
+            COUNTING.with(|c| c.set(true));
+            let r = write_packets(&mut d, &mut muxer, &map, start).map(|_| muxer.packets());
+            let n = r.and_then(|n| muxer.finish().map(|_| n));
+            COUNTING.with(|c| c.set(false));
+            let a = allocs() - before;
+            match n {
+                Ok(n) if a == 0 => packets += n,
+                Ok(n) => failures.push(format!("{}: {a} allocations over {n} packets", f.label())),
+                Err(e) => failures.push(format!("{}: {e}", f.label())),
+            }
+            files_checked += 1;
+        }
+    }
+    println!("{files_checked} corpus files, {packets} packets remuxed to Matroska with the allocator counting ({refused} not carried)");
+    assert!(
+        files_checked >= 50 && packets > 2500,
+        "{files_checked} files, {packets} packets"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -34,7 +34,7 @@
     allow(unused_variables, unused_imports)
 )]
 
-#[cfg_attr(not(feature = "dump"), allow(unused_imports))]
+#[cfg_attr(not(any(feature = "dump", feature = "mkv")), allow(unused_imports))]
 use super::mux_traits::FormatMuxer;
 use super::mux_traits::{MuxContext, TrackSpec};
 use super::traits::{Context, FormatDemuxer};
@@ -296,10 +296,16 @@ impl AnyDemuxer {
 /// Public so that firmware can measure `size_of::<AnyMuxer>()`; its methods
 /// are the crate's own, reached through [`crate::mux::Muxer`].
 #[non_exhaustive]
+// The Matroska muxer's fixed cue table makes it the large variant; boxing it
+// would need an allocator, which core does not have.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyMuxer {
     /// The packet dump (`mux::dump`).
     #[cfg(feature = "dump")]
     Dump(crate::mux::dump::DumpMuxer),
+    /// Matroska and WebM (`format::mkv::muxer`).
+    #[cfg(feature = "mkv")]
+    Matroska(crate::format::mkv::MkvMuxer),
     /// No value: keeps the enum inhabited-by-type when no muxer is compiled
     /// in, so `core` builds with none (it can never be made).
     #[doc(hidden)]
@@ -311,13 +317,15 @@ macro_rules! dispatch_mux {
         match $self {
             #[cfg(feature = "dump")]
             AnyMuxer::Dump($m) => $e,
+            #[cfg(feature = "mkv")]
+            AnyMuxer::Matroska($m) => $e,
             AnyMuxer::NoFormat(never) => match *never {},
         }
     };
 }
 
 // With no muxer compiled in, the dispatch uses none of its arguments.
-#[cfg_attr(not(feature = "dump"), allow(unused_variables))]
+#[cfg_attr(not(any(feature = "dump", feature = "mkv")), allow(unused_variables))]
 impl AnyMuxer {
     /// An empty muxer of `format`.
     ///
@@ -326,6 +334,10 @@ impl AnyMuxer {
         match format {
             #[cfg(feature = "dump")]
             MuxFormat::Dump => Ok(AnyMuxer::Dump(FormatMuxer::new())),
+            #[cfg(feature = "mkv")]
+            MuxFormat::Matroska => Ok(AnyMuxer::Matroska(crate::format::mkv::MkvMuxer::with_doc_type(false))),
+            #[cfg(feature = "mkv")]
+            MuxFormat::WebM => Ok(AnyMuxer::Matroska(crate::format::mkv::MkvMuxer::with_doc_type(true))),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

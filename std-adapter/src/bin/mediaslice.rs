@@ -117,6 +117,9 @@ enum Cmd {
     Tags(FileArgs),
     /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
     Io(FileArgs),
+    /// Rewrap IN into OUT without touching the payload (`-` as OUT: stdout,
+    /// Matroska live mode). See `docs/write-side.md`.
+    Remux(RemuxArgs),
     /// Peak resident memory and heap per phase (open, tracks and tags, every
     /// packet, seek), as JSON; for benches/scripts/memory.sh.
     #[command(hide = true)]
@@ -130,6 +133,78 @@ struct FileArgs {
     /// JSON output with ffprobe's field names.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args, Debug)]
+struct RemuxArgs {
+    /// The input file.
+    input: PathBuf,
+    /// The output file (written under a temporary name, renamed at the end),
+    /// or `-` for standard output.
+    output: PathBuf,
+    /// The output format: mkv (mka, matroska) or webm; by default from
+    /// OUT's extension.
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<String>,
+    /// The input streams to write, by index (`0,2`); all by default.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    streams: Option<Vec<usize>>,
+    /// Write the stream form (Matroska unknown sizes, nothing patched) even
+    /// to a file.
+    #[arg(long)]
+    live: bool,
+}
+
+/// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
+/// its report (on stderr: stdout may be the output) and picks the exit code.
+fn cmd_remux(a: &RemuxArgs) -> u8 {
+    use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};
+    let name = a.input.to_string_lossy();
+    let format = match a.format.as_deref().map(|f| (f, RemuxFormat::from_name(f))) {
+        Some((f, None)) => {
+            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm)");
+            return EXIT_USAGE;
+        }
+        Some((_, some)) => some,
+        None => None,
+    };
+    let started = Instant::now();
+    let opts = RemuxOptions {
+        format,
+        streams: a.streams.clone(),
+        live: a.live,
+    };
+    match remux_file(&a.input, &a.output, &opts) {
+        Ok(r) => {
+            for (i, why) in &r.skipped {
+                eprintln!("mediaslice: {name}: stream {i} left out: {why}");
+            }
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "mediaslice: {} -> {}: {} streams, {} packets, {} bytes written in {secs:.3} s",
+                name,
+                a.output.to_string_lossy(),
+                r.tracks,
+                r.packets,
+                r.bytes
+            );
+            match r.stopped {
+                Some(e) => {
+                    eprintln!("mediaslice: {name}: the input stopped early ({e}); every packet before it was written");
+                    if e.is_truncation() {
+                        EXIT_TRUNCATED
+                    } else {
+                        EXIT_FAILED
+                    }
+                }
+                None => EXIT_OK,
+            }
+        }
+        Err(e) => {
+            eprintln!("mediaslice: {name}: {e}");
+            EXIT_FAILED
+        }
+    }
 }
 
 /// Why a run stopped.
@@ -929,6 +1004,7 @@ fn cmd_phases<S: Source, W: Write>(
 
 fn run(cli: &Cli) -> u8 {
     let (args, default_kind) = match &cli.cmd {
+        Cmd::Remux(a) => return cmd_remux(a),
         Cmd::Io(a) => (a, SourceKind::Pread),
         Cmd::Probe(a) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } | Cmd::Phases(a) => (a, SourceKind::Mmap),
     };
@@ -992,6 +1068,7 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
         Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
         Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
+        Cmd::Remux(_) => Ok(None),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
     let outcome = match outcome {

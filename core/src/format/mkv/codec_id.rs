@@ -96,6 +96,35 @@ pub(crate) fn from_codec_id(id: &[u8], bit_depth: u64) -> Codec {
     }
 }
 
+/// The CodecID a muxer writes for `c`, read backwards from the same table
+/// the demuxer reads ([`from_codec_id`]): the first entry naming the codec
+/// (so `V_MPEG4/ISO/ASP` for MPEG-4 Part 2, `D_WEBVTT/SUBTITLES` for
+/// WebVTT), with the PCM sample formats folded onto their CodecID (their
+/// size goes in BitDepth, [`pcm_bit_depth`]). `None` for a codec with no
+/// CodecID of its own in the table (RFC 9559 §5.1.4.1.21).
+pub(crate) fn to_codec_id(c: Codec) -> Option<&'static [u8]> {
+    let base = match c {
+        Codec::PcmU8 | Codec::PcmS24Le | Codec::PcmS32Le => Codec::PcmS16Le,
+        Codec::PcmS8 | Codec::PcmS24Be | Codec::PcmS32Be => Codec::PcmS16Be,
+        Codec::PcmF64Le => Codec::PcmF32Le,
+        other => other,
+    };
+    PREFIXES.iter().find(|&&(_, k)| k == base).map(|&(id, _)| id)
+}
+
+/// The BitDepth (RFC 9559 §5.1.4.1.28.4) that makes [`from_codec_id`] give
+/// back this PCM codec; `None` for codecs that are not PCM.
+pub(crate) fn pcm_bit_depth(c: Codec) -> Option<u64> {
+    Some(match c {
+        Codec::PcmU8 | Codec::PcmS8 => 8,
+        Codec::PcmS16Le | Codec::PcmS16Be => 16,
+        Codec::PcmS24Le | Codec::PcmS24Be => 24,
+        Codec::PcmS32Le | Codec::PcmS32Be | Codec::PcmF32Le => 32,
+        Codec::PcmF64Le => 64,
+        _ => return None,
+    })
+}
+
 /// QuickTime sample entry types of `V_QUICKTIME` CodecPrivate that are not
 /// BITMAPINFOHEADER FourCCs (Apple ProRes, QuickTime File Format "Video
 /// sample description"); the rest are looked up as FourCCs.
@@ -180,5 +209,27 @@ mod tests {
         assert!(intra_only(Codec::Opus));
         assert!(!intra_only(Codec::TrueHd));
         assert!(!intra_only(Codec::Vp9));
+    }
+
+    #[test]
+    fn codec_ids_read_back() {
+        for c in [
+            Codec::H264,
+            Codec::Hevc,
+            Codec::Aac,
+            Codec::Opus,
+            Codec::Vorbis,
+            Codec::Vp9,
+            Codec::Mpeg4,
+            Codec::WebVtt,
+            Codec::PcmS24Le,
+            Codec::PcmU8,
+            Codec::PcmS32Be,
+            Codec::PcmF64Le,
+        ] {
+            let id = to_codec_id(c).unwrap();
+            assert_eq!(from_codec_id(id, pcm_bit_depth(c).unwrap_or(0)), c, "{c:?}");
+        }
+        assert_eq!(to_codec_id(Codec::Unknown), None);
     }
 }

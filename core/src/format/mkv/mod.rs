@@ -25,7 +25,8 @@
 //!
 //! Entry points: [`MkvDemuxer`] (`open` and `next_packet` here; Tracks in
 //! `tracks.rs`, CodecIDs in `codec_id.rs`, Clusters and Blocks in
-//! `block.rs`, `seek` in `seek.rs`, `next_tag` in `tags.rs`).
+//! `block.rs`, `seek` in `seek.rs`, `next_tag` in `tags.rs`);
+//! [`MkvMuxer`] (`muxer.rs`: the writer, Matroska and WebM).
 
 mod block;
 mod codec_id;
@@ -35,6 +36,7 @@ mod ebml;
 pub use ebml::fuzz_walk as fuzz_ebml;
 mod h264;
 mod ids;
+pub mod muxer;
 mod seek;
 mod tags;
 #[cfg(test)]
@@ -55,6 +57,7 @@ use crate::types::{ByteRange, Packet, Rational};
 use ebml::{read_element, read_float, read_str, read_uint, Children, Element};
 
 pub use block::MAX_LACES;
+pub use muxer::MkvMuxer;
 
 /// Most SeekHead entries followed while opening (RFC 9559 §5.1.1). More are
 /// ignored with `mkv.seek-capacity`.

@@ -1,0 +1,585 @@
+//! `mediaslice remux`: rewraps an input into another container without
+//! touching its payload.
+//!
+//! [`remux_file`] opens the input (memory-mapped), declares its tracks to a
+//! [`Muxer`], runs the packet loop ([`write_packets`], which allocates
+//! nothing) and finishes. A file output goes through [`FileSink`]: it is
+//! written under a temporary name beside `OUT` and renamed only when the
+//! muxer has finished, so a failed run leaves nothing under `OUT`'s name and
+//! never touches the input. `-` writes to standard output, a stream: the
+//! Matroska muxer then writes its live form (unknown sizes).
+//!
+//! Track configurations are taken from the demuxer
+//! ([`Demuxer::codec_config`]), completed where the input keeps them in the
+//! stream or in header packets: the parameter sets of an Annex B H.264/H.265
+//! track from its first packet, the ADTS header of an AAC track from its
+//! first frame, and the three Vorbis/Theora headers of an Ogg track
+//! Xiph-laced into one CodecPrivate. Attached pictures (cover art) are left
+//! out and reported.
+//!
+//! [`RemuxFormat`] names the targets; a new muxer adds a variant there (its
+//! extensions and its [`MuxFormat`]) and nothing else here.
+
+use crate::{FileSink, MmapSource, StdoutSink};
+use mediaslice::types::rescale_q;
+use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Rational, Sink, Source, TrackSpec};
+use std::fmt;
+use std::path::Path;
+
+/// A target container of `remux`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemuxFormat {
+    /// Matroska (`.mkv`, `.mka`, `.mk3d`).
+    Matroska,
+    /// WebM (`.webm`): VP8, VP9, AV1, Opus, Vorbis only.
+    WebM,
+}
+
+impl RemuxFormat {
+    /// Every target, for help texts.
+    pub const ALL: &'static [RemuxFormat] = &[RemuxFormat::Matroska, RemuxFormat::WebM];
+
+    /// The names `--format` takes for this target.
+    pub const fn names(self) -> &'static [&'static str] {
+        match self {
+            RemuxFormat::Matroska => &["mkv", "matroska", "mka"],
+            RemuxFormat::WebM => &["webm"],
+        }
+    }
+
+    /// The file extensions that choose this target.
+    pub const fn extensions(self) -> &'static [&'static str] {
+        match self {
+            RemuxFormat::Matroska => &["mkv", "mka", "mk3d"],
+            RemuxFormat::WebM => &["webm"],
+        }
+    }
+
+    /// The core muxer that writes it.
+    pub const fn mux_format(self) -> MuxFormat {
+        match self {
+            RemuxFormat::Matroska => MuxFormat::Matroska,
+            RemuxFormat::WebM => MuxFormat::WebM,
+        }
+    }
+
+    /// The target a `--format` name names (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Self> {
+        let name = name.to_ascii_lowercase();
+        Self::ALL.iter().copied().find(|f| f.names().contains(&name.as_str()))
+    }
+
+    /// The target a path's extension names.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|f| f.extensions().contains(&ext.as_str()))
+    }
+}
+
+/// Why a remux failed. Nothing is left under the output's name.
+#[derive(Debug)]
+pub enum RemuxError {
+    /// No format given and none known for the output's extension.
+    NoFormat,
+    /// Opening the input or creating the output.
+    Io(std::io::Error),
+    /// The demuxer could not open the input.
+    Input(mediaslice::Error),
+    /// The muxer refused a track (its codec) or a packet, or the sink failed.
+    Output(mediaslice::Error),
+    /// No track of the input can be written.
+    NoTracks,
+}
+
+impl fmt::Display for RemuxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RemuxError::NoFormat => write!(
+                f,
+                "no output format: give --format, or an output name ending in .mkv, .mka or .webm"
+            ),
+            RemuxError::Io(e) => write!(f, "{e}"),
+            RemuxError::Input(e) => write!(f, "reading: {e}"),
+            RemuxError::Output(e) => write!(f, "writing: {e}"),
+            RemuxError::NoTracks => write!(f, "no track of the input can be written"),
+        }
+    }
+}
+
+impl std::error::Error for RemuxError {}
+
+/// What a remux did.
+#[derive(Debug, Default)]
+pub struct RemuxReport {
+    /// Packets written.
+    pub packets: u64,
+    /// Bytes in the output.
+    pub bytes: u64,
+    /// Tracks written.
+    pub tracks: usize,
+    /// Input tracks left out, with the reason.
+    pub skipped: Vec<(usize, &'static str)>,
+    /// The input error that ended the packet loop early (damage,
+    /// truncation): the output holds every packet before it.
+    pub stopped: Option<mediaslice::Error>,
+}
+
+/// An input track prepared for the muxer: its facts and the configuration
+/// to give it, or why it is left out.
+pub struct PreparedTrack {
+    /// The input's track.
+    pub track: mediaslice::Track,
+    /// The configuration for [`TrackSpec::with_config`].
+    pub config: Vec<u8>,
+    /// `Some(reason)` when the track is not written.
+    pub skip: Option<&'static str>,
+    /// The time of its first packet (pts, or dts), in microseconds.
+    pub first_us: Option<i64>,
+}
+
+/// The time `remux` moves to 0, in microseconds: the least first-packet
+/// time of the tracks written, as ffmpeg's `start_time`, when it is
+/// positive (an MPEG-TS clock, an FLV that starts late); otherwise 0. A
+/// negative start (AAC priming before an MP4 edit list) is left to the
+/// Matroska muxer, which moves its first Block time to 0 in milliseconds
+/// as ffmpeg's muxer does (ffmpeg's `start_time` does not count the
+/// priming, so ffmpeg itself moves nothing there).
+pub fn start_us(tracks: &[PreparedTrack]) -> i64 {
+    tracks
+        .iter()
+        .filter(|t| t.skip.is_none())
+        .filter_map(|t| t.first_us)
+        .min()
+        .unwrap_or(0)
+        .max(0)
+}
+
+/// Most packets read looking for the first packet of a track whose
+/// configuration is in the stream.
+const FIRST_PACKET_SEARCH: usize = 10_000;
+
+/// The parameter sets (H.264 SPS/PPS, H.265 VPS/SPS/PPS) among the NAL
+/// units of an Annex B access unit, each with a 4-byte start code.
+fn annexb_parameter_sets(codec: Codec, au: &[u8]) -> Vec<u8> {
+    use mediaslice::codec::convert::to_length::AnnexBNalUnits;
+    let mut out = Vec::new();
+    for nal in AnnexBNalUnits::new(au) {
+        let ps = match (codec, nal.first()) {
+            (Codec::H264, Some(h)) => matches!(h & 0x1F, 7 | 8),
+            (Codec::Hevc, Some(h)) => matches!((h >> 1) & 0x3F, 32..=34),
+            _ => false,
+        };
+        if ps {
+            out.extend_from_slice(&[0, 0, 0, 1]);
+            out.extend_from_slice(nal);
+        }
+    }
+    out
+}
+
+/// The picture size of an MPEG-1/2 video track from the sequence header in
+/// its first packet (ISO/IEC 13818-2 §6.2.2.1), for inputs whose container
+/// gives none (MPEG-TS, MPEG-PS).
+fn mpeg_video_size(codec: Codec, data: &[u8]) -> Option<(u32, u32)> {
+    if !matches!(codec, Codec::Mpeg1Video | Codec::Mpeg2Video) {
+        return None;
+    }
+    let at = data.windows(4).position(|w| w == [0, 0, 1, 0xB3])?;
+    let h = mediaslice::codec::mpegvideo::SequenceHeader::parse(data.get(at + 4..)?)?;
+    (h.width > 0 && h.height > 0).then_some((h.width, h.height))
+}
+
+/// Sample rate and channels of an audio track from the frame header of its
+/// first packet (ADTS, MPEG audio, AC-3/E-AC-3), for inputs whose container
+/// gives none (MPEG-TS, MPEG-PS): Matroska's SamplingFrequency defaults to
+/// 8000 Hz and Channels to 1 when absent (RFC 9559 §5.1.4.1.29).
+fn audio_params(codec: Codec, data: &[u8]) -> Option<(u32, u16)> {
+    use mediaslice::codec::{ac3::Ac3Header, adts::AdtsHeader, mpa::MpaHeader};
+    let (rate, channels) = match codec {
+        Codec::Aac => {
+            let h = AdtsHeader::parse(data)?;
+            let ch = match h.channel_config {
+                7 => 8,
+                c => u16::from(c),
+            };
+            (h.sample_rate, ch)
+        }
+        Codec::Mp1 | Codec::Mp2 | Codec::Mp3 => {
+            let h = MpaHeader::parse_bytes(data)?;
+            (h.sample_rate, u16::from(h.channels))
+        }
+        Codec::Ac3 | Codec::Eac3 => {
+            let h = Ac3Header::parse(data)?;
+            (h.sample_rate, h.channels)
+        }
+        _ => return None,
+    };
+    (rate > 0 && channels > 0).then_some((rate, channels))
+}
+
+/// The Sequence Header OBU among the OBUs of an AV1 Temporal Unit (empty
+/// when there is none), from which the muxer builds `av1C`.
+fn av1_sequence_header(tu: &[u8]) -> Vec<u8> {
+    use mediaslice::codec::av1::ObuHeader;
+    let mut rest = tu;
+    while let Some(h) = ObuHeader::parse(rest) {
+        let Some(end) = h.size.and_then(|s| usize::try_from(s).ok()).map(|s| s + h.header_len) else {
+            break;
+        };
+        if h.obu_type == 1 {
+            return rest.get(..end).map(<[u8]>::to_vec).unwrap_or_default();
+        }
+        rest = rest.get(end..).unwrap_or(&[]);
+    }
+    Vec::new()
+}
+
+/// Xiph lacing of header packets (RFC 9559 §10.4.3 / the Matroska codec
+/// mapping of Vorbis and Theora): count - 1, the sizes of all but the last
+/// in 255-runs, then the packets.
+fn xiph_lace(packets: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = vec![packets.len().saturating_sub(1) as u8];
+    for p in packets.iter().take(packets.len().saturating_sub(1)) {
+        let mut n = p.len();
+        while n >= 255 {
+            out.push(255);
+            n -= 255;
+        }
+        out.push(n as u8);
+    }
+    for p in packets {
+        out.extend_from_slice(p);
+    }
+    out
+}
+
+/// Whether track `t` with configuration `config` needs its first packet to
+/// complete the configuration.
+fn needs_first_packet(t: &mediaslice::Track, config: &[u8]) -> bool {
+    match t.codec {
+        Codec::H264 | Codec::Hevc => config.first() != Some(&1),
+        Codec::Aac | Codec::Av1 => config.is_empty(),
+        _ => false,
+    }
+}
+
+/// The tracks of the input `open` opens, with their configurations
+/// completed (see the module notes). Opens the input a second time and
+/// reads packets until each track that needs one has its first (at most
+/// [`FIRST_PACKET_SEARCH`]).
+///
+/// Errors: the demuxer's.
+pub fn prepare_tracks<S: Source>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+) -> mediaslice::Result<Vec<PreparedTrack>> {
+    let mut d = open()?;
+    let mut out = Vec::new();
+    for i in 0..d.tracks().len() {
+        let track = d.tracks().get(i).cloned().unwrap_or_default();
+        let mut config = d.codec_config(i)?.to_vec();
+        if matches!(track.codec, Codec::Vorbis | Codec::Theora) && config.first() != Some(&2) {
+            let mut headers = Vec::new();
+            for h in 0..3 {
+                if let Some(p) = d.header_packet(i, h)? {
+                    headers.push(p.to_vec());
+                }
+            }
+            if headers.len() == 3 {
+                config = xiph_lace(&headers);
+            }
+        }
+        let skip = track
+            .attached_picture
+            .then_some("an attached picture (cover art) is not written");
+        out.push(PreparedTrack {
+            track,
+            config,
+            skip,
+            first_us: None,
+        });
+    }
+    // Every track's first packet: its time, and the configuration of the
+    // tracks that keep it in the stream.
+    let mut pending: Vec<usize> = (0..out.len()).collect();
+    let mut d = open()?;
+    let mut seen = 0usize;
+    while let Ok(Some(p)) = d.next_packet() {
+        seen += 1;
+        if let Some(t) = out
+            .get_mut(p.track)
+            .filter(|t| t.first_us.is_none() && !p.flags.discard)
+        {
+            // ffprobe's start_time: packets to be discarded (before an
+            // edit list's start) do not count.
+            t.first_us = p
+                .pts
+                .or(p.dts)
+                .map(|ts| rescale_q(ts, t.track.time_base, Rational::new(1, 1_000_000)));
+        }
+        if let Some(at) = pending.iter().position(|&i| i == p.track) {
+            if let Some(t) = out.get_mut(p.track) {
+                t.first_us = t.first_us.or(p
+                    .pts
+                    .or(p.dts)
+                    .map(|ts| rescale_q(ts, t.track.time_base, Rational::new(1, 1_000_000))));
+                if t.track.kind == mediaslice::TrackKind::Video && t.track.width == 0 {
+                    if let Some((w, h)) = mpeg_video_size(t.track.codec, p.data) {
+                        (t.track.width, t.track.height) = (w, h);
+                    }
+                }
+                if t.track.kind == mediaslice::TrackKind::Audio && t.track.sample_rate == 0 {
+                    if let Some((rate, channels)) = audio_params(t.track.codec, p.data) {
+                        (t.track.sample_rate, t.track.channels) = (rate, channels);
+                    }
+                }
+                if needs_first_packet(&t.track, &t.config) {
+                    t.config = match t.track.codec {
+                        Codec::Aac => p.data.get(..7).map(<[u8]>::to_vec).unwrap_or_default(),
+                        Codec::Av1 => av1_sequence_header(p.data),
+                        c => annexb_parameter_sets(c, p.data),
+                    };
+                }
+            }
+            pending.swap_remove(at);
+        }
+        if pending.is_empty() || seen >= FIRST_PACKET_SEARCH {
+            break;
+        }
+    }
+    pending.retain(|&i| out.get(i).is_some_and(|t| needs_first_packet(&t.track, &t.config)));
+    for i in pending {
+        if let Some(t) = out.get_mut(i) {
+            t.skip = t.skip.or(Some(
+                "no packet within the first 10,000 to take its codec configuration from",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Leaves out every track whose index is not in `streams` (`--streams
+/// 0,2`); `None` keeps them all.
+///
+/// Errors: `InvalidArgument` naming a stream the input does not have.
+pub fn select_streams(tracks: &mut [PreparedTrack], streams: Option<&[usize]>) -> Result<(), RemuxError> {
+    let Some(keep) = streams else {
+        return Ok(());
+    };
+    if keep.iter().any(|&i| i >= tracks.len()) {
+        return Err(RemuxError::Output(mediaslice::Error::new(
+            mediaslice::ErrorKind::InvalidArgument,
+            0,
+            "--streams names a stream the input does not have",
+        )));
+    }
+    for (i, t) in tracks.iter_mut().enumerate() {
+        if !keep.contains(&i) {
+            t.skip = t.skip.or(Some("not among --streams"));
+        }
+    }
+    Ok(())
+}
+
+/// Declares the prepared tracks to `muxer`; returns, per input track, its
+/// index in the output (`None` when left out).
+///
+/// Errors: the muxer's refusal of a track (a codec the target cannot
+/// carry), `NoTracks` when none is written.
+pub fn declare_tracks<K: Sink>(
+    muxer: &mut Muxer<K>,
+    tracks: &[PreparedTrack],
+    report: &mut RemuxReport,
+) -> Result<Vec<Option<usize>>, RemuxError> {
+    let mut map = Vec::with_capacity(tracks.len());
+    for (i, t) in tracks.iter().enumerate() {
+        if let Some(reason) = t.skip {
+            report.skipped.push((i, reason));
+            map.push(None);
+            continue;
+        }
+        let spec = TrackSpec::new(&t.track).with_config(&t.config);
+        map.push(Some(muxer.add_track(&spec).map_err(RemuxError::Output)?));
+    }
+    report.tracks = map.iter().flatten().count();
+    if report.tracks == 0 {
+        return Err(RemuxError::NoTracks);
+    }
+    Ok(map)
+}
+
+/// The packet loop: every packet of `demuxer`, of a track `map` keeps,
+/// written to `muxer` under its output index. Allocates nothing. Returns
+/// the input error that ended it early, if any (the packets before it are
+/// written).
+///
+/// Errors: the muxer's (a refused packet, a sink error).
+///
+/// Times are moved so that the input's start time (`start_us`, see
+/// [`start_us`]) becomes 0, as `ffmpeg -c copy` moves them (its `-copyts`
+/// not given): each track's times less the start time in its own time
+/// base ([`rescale_q`]).
+pub fn write_packets<S: Source, K: Sink>(
+    demuxer: &mut Demuxer<S>,
+    muxer: &mut Muxer<K>,
+    map: &[Option<usize>],
+    start_us: i64,
+) -> mediaslice::Result<Option<mediaslice::Error>> {
+    let start = start_us;
+    let mut offsets = [0i64; mediaslice::MAX_TRACKS];
+    for (o, t) in offsets.iter_mut().zip(demuxer.tracks()) {
+        *o = rescale_q(start, Rational::new(1, 1_000_000), t.time_base);
+    }
+    let mut cut: Option<u64> = None;
+    loop {
+        let p = match demuxer.next_packet() {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                return Ok(cut.map(|at| {
+                    mediaslice::Error::truncated(at, "the input ends inside its last packet, which is left out")
+                }))
+            }
+            Err(e) => return Ok(Some(e)),
+        };
+        // A packet the input ends inside is left out: the output ends
+        // with whole packets, and the report says so.
+        if p.flags.truncated {
+            cut = Some(p.pos.unwrap_or(0));
+            continue;
+        }
+        if let Some(&Some(track)) = map.get(p.track) {
+            let off = offsets.get(p.track).copied().unwrap_or(0);
+            let pts = p.pts.map(|t| t.saturating_sub(off));
+            let dts = p.dts.map(|t| t.saturating_sub(off));
+            muxer.write_packet(&Packet { track, pts, dts, ..p })?;
+        }
+    }
+}
+
+/// Remuxes the input `open` opens into `sink`; gives back the finished
+/// sink and the report.
+///
+/// Errors: see [`RemuxError`].
+pub fn remux_into<S: Source, K: Sink>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+    opts: &RemuxOptions,
+    sink: K,
+) -> Result<(K, RemuxReport), RemuxError> {
+    let format = opts.format.unwrap_or(RemuxFormat::Matroska);
+    let mut tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
+    select_streams(&mut tracks, opts.streams.as_deref())?;
+    let mut report = RemuxReport::default();
+    let mut muxer = Muxer::new(sink, format.mux_format()).map_err(RemuxError::Output)?;
+    let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
+    let mut demuxer = open().map_err(RemuxError::Input)?;
+    let start = start_us(&tracks);
+    report.stopped = write_packets(&mut demuxer, &mut muxer, &map, start).map_err(RemuxError::Output)?;
+    report.packets = muxer.packets();
+    let sink = muxer.finish().map_err(RemuxError::Output)?;
+    report.bytes = sink.position();
+    Ok((sink, report))
+}
+
+/// What `remux` is asked to do beside its input and output.
+#[derive(Debug, Clone, Default)]
+pub struct RemuxOptions {
+    /// The target; by default the one the output's extension names
+    /// (Matroska for standard output).
+    pub format: Option<RemuxFormat>,
+    /// The input streams to write (`--streams 0,2`); all by default.
+    pub streams: Option<Vec<usize>>,
+    /// Write the form a stream gets even to a file (`--live`: Matroska
+    /// unknown sizes, no patching), as a recorder that may be cut off does.
+    pub live: bool,
+}
+
+/// A sink that says it cannot patch, over one that can: the muxer writes
+/// its stream form (`--live`).
+struct NoPatch<K>(K);
+
+impl<K: Sink> Sink for NoPatch<K> {
+    fn position(&self) -> u64 {
+        self.0.position()
+    }
+    fn write_all(&mut self, data: &[u8]) -> mediaslice::Result<()> {
+        self.0.write_all(data)
+    }
+    fn write_vectored(&mut self, parts: &[&[u8]]) -> mediaslice::Result<()> {
+        self.0.write_vectored(parts)
+    }
+    fn can_patch(&self) -> bool {
+        false
+    }
+    fn patch_at(&mut self, pos: u64, _data: &[u8]) -> mediaslice::Result<()> {
+        Err(mediaslice::sink::cannot_patch(pos))
+    }
+    fn flush(&mut self) -> mediaslice::Result<()> {
+        self.0.flush()
+    }
+    fn stats(&self) -> mediaslice::SinkStats {
+        self.0.stats()
+    }
+}
+
+/// `mediaslice remux IN OUT [--format F] [--streams 0,2] [--live]`: remuxes the
+/// file `input` into `output` (`-`: standard output, live mode), in the
+/// format `opts` names or the one `output`'s extension names.
+///
+/// Errors: see [`RemuxError`]; on any error no file is left under
+/// `output`'s name (an existing one is untouched) and `input` is never
+/// written.
+pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<RemuxReport, RemuxError> {
+    let to_stdout = output.as_os_str() == "-";
+    let format = opts
+        .format
+        .or_else(|| (!to_stdout).then(|| RemuxFormat::from_path(output)).flatten())
+        .or(to_stdout.then_some(RemuxFormat::Matroska))
+        .ok_or(RemuxError::NoFormat)?;
+    let opts = RemuxOptions {
+        format: Some(format),
+        ..opts.clone()
+    };
+    let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    // Mapped once; each demuxer gets its own view of the same pages.
+    let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
+        let src = MmapSource::open(input)
+            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, "cannot open the input"))?;
+        src.advise_sequential();
+        Demuxer::open(src, ext.as_deref())
+    };
+    // A clear I/O message when the input cannot be opened at all.
+    MmapSource::open(input).map_err(RemuxError::Io)?;
+    if to_stdout {
+        let (_, report) = remux_into(&open, &opts, StdoutSink::stdout())?;
+        return Ok(report);
+    }
+    let sink = FileSink::create(output).map_err(RemuxError::Io)?;
+    let (sink, report) = if opts.live {
+        let (NoPatch(sink), report) = remux_into(&open, &opts, NoPatch(sink))?;
+        (sink, report)
+    } else {
+        remux_into(&open, &opts, sink)?
+    };
+    sink.commit().map_err(RemuxError::Io)?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_from_names_and_paths() {
+        assert_eq!(RemuxFormat::from_name("MKV"), Some(RemuxFormat::Matroska));
+        assert_eq!(RemuxFormat::from_name("webm"), Some(RemuxFormat::WebM));
+        assert_eq!(RemuxFormat::from_name("avi"), None);
+        assert_eq!(
+            RemuxFormat::from_path(Path::new("a/b.Mka")),
+            Some(RemuxFormat::Matroska)
+        );
+        assert_eq!(RemuxFormat::from_path(Path::new("x")), None);
+        assert_eq!(xiph_lace(&[vec![1; 300], vec![2; 3], vec![3]])[..4], [2, 255, 45, 3]);
+    }
+}
