@@ -372,7 +372,7 @@ pub fn select_streams(tracks: &mut [PreparedTrack], streams: Option<&[usize]>) -
         return Err(RemuxError::Output(mediaslice::Error::new(
             mediaslice::ErrorKind::InvalidArgument,
             0,
-            "--streams names a stream the input does not have",
+            &"--streams names a stream the input does not have",
         )));
     }
     for (i, t) in tracks.iter_mut().enumerate() {
@@ -438,7 +438,7 @@ pub fn write_packets<S: Source, K: Sink>(
             Ok(Some(p)) => p,
             Ok(None) => {
                 return Ok(cut.map(|at| {
-                    mediaslice::Error::truncated(at, "the input ends inside its last packet, which is left out")
+                    mediaslice::Error::truncated(at, &"the input ends inside its last packet, which is left out")
                 }))
             }
             Err(e) => return Ok(Some(e)),
@@ -545,7 +545,7 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
     // Mapped once; each demuxer gets its own view of the same pages.
     let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
         let src = MmapSource::open(input)
-            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, "cannot open the input"))?;
+            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open the input"))?;
         src.advise_sequential();
         Demuxer::open(src, ext.as_deref())
     };

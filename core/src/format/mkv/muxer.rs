@@ -228,7 +228,11 @@ impl MkvMuxer {
             if !self.live {
                 let size = sink.position().saturating_sub(c.data);
                 let (v, _) = size_vint(size).map(|_| fixed_size_vint(size, 8)).map_err(|e| {
-                    Error::new(e.kind(), c.start, "mkv muxer: a Cluster over 2^56 bytes (RFC 8794 4.4)")
+                    Error::new(
+                        e.kind(),
+                        c.start,
+                        &"mkv muxer: a Cluster over 2^56 bytes (RFC 8794 4.4)",
+                    )
                 })?;
                 sink.patch_at(c.start + 4, &v)?;
             }
@@ -331,7 +335,7 @@ impl MkvMuxer {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 pos,
-                "mkv muxer: a timestamp out of range in milliseconds (RFC 9559 11.1)",
+                &"mkv muxer: a timestamp out of range in milliseconds (RFC 9559 11.1)",
             ));
         }
         Ok(ms)
@@ -350,7 +354,7 @@ impl MkvMuxer {
                 return Err(Error::new(
                     ErrorKind::InvalidArgument,
                     pos,
-                    "mkv muxer: packets of a track out of decoding order (RFC 9559 10.1)",
+                    &"mkv muxer: packets of a track out of decoding order (RFC 9559 10.1)",
                 ));
             }
             t.last = Some(o);
@@ -388,12 +392,12 @@ impl MkvMuxer {
         let pos = sink.position();
         let c = self
             .cluster
-            .ok_or(Error::new(ErrorKind::InvalidArgument, pos, "mkv muxer: no Cluster"))?;
+            .ok_or(Error::new(ErrorKind::InvalidArgument, pos, &"mkv muxer: no Cluster"))?;
         let rel = i16::try_from(ms.saturating_sub(c.ts)).map_err(|_| {
             Error::new(
                 ErrorKind::InvalidArgument,
                 pos,
-                "mkv muxer: a timestamp before its Cluster's by more than 32768 ms (RFC 9559 10.1)",
+                &"mkv muxer: a timestamp before its Cluster's by more than 32768 ms (RFC 9559 10.1)",
             )
         })?;
         let opts = crate::codec::convert::to_length::LengthPrefixOptions::default();
@@ -404,7 +408,7 @@ impl MkvMuxer {
                     Error::new(
                         e.kind(),
                         pos,
-                        "mkv muxer: an AAC packet that is not one ADTS frame (ISO/IEC 14496-3 1.A.2)",
+                        &"mkv muxer: an AAC packet that is not one ADTS frame (ISO/IEC 14496-3 1.A.2)",
                     )
                 })?;
                 (raw, raw.len() as u64)
@@ -470,7 +474,7 @@ impl FormatMuxer for MkvMuxer {
         let (n, framing) = track::codec_private(t, spec.config, &mut private)?;
         let config = private.get(..n).unwrap_or(&[]);
         if self.tracks.is_full() {
-            return Err(Error::capacity(0, "mux: more tracks than MAX_TRACKS"));
+            return Err(Error::capacity(0, &"mux: more tracks than MAX_TRACKS"));
         }
         // A video track the container gave no picture size: from its SPS.
         let sized: Track;
@@ -499,7 +503,7 @@ impl FormatMuxer for MkvMuxer {
         };
         self.tracks
             .push(out)
-            .map_err(|_| Error::capacity(0, "mux: more tracks than MAX_TRACKS"))?;
+            .map_err(|_| Error::capacity(0, &"mux: more tracks than MAX_TRACKS"))?;
         Ok(index)
     }
 
@@ -544,7 +548,7 @@ impl FormatMuxer for MkvMuxer {
             *self
                 .tracks
                 .get(index)
-                .ok_or(Error::new(ErrorKind::InvalidArgument, pos, "mkv muxer: no such track"))?;
+                .ok_or(Error::new(ErrorKind::InvalidArgument, pos, &"mkv muxer: no such track"))?;
         let ms = Self::time_ms(&mut t, packet, pos)?;
         Self::check_order(&mut t, packet, ms, pos)?;
         let ms = ms.saturating_add(t.delay_ms);

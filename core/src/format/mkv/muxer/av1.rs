@@ -155,14 +155,14 @@ fn config_bytes(payload: &[u8]) -> Option<[u8; 2]> {
 pub(crate) fn codec_private(obus: &[u8], out: &mut [u8]) -> Result<usize> {
     let bad = Error::unsupported(
         0,
-        "mkv muxer: AV1 needs an av1C or a Sequence Header OBU as CodecPrivate (AV1-in-Matroska 2.2)",
+        &"mkv muxer: AV1 needs an av1C or a Sequence Header OBU as CodecPrivate (AV1-in-Matroska 2.2)",
     );
     let (obu, payload) = find_sequence_header(obus).ok_or(bad)?;
     let [b1, b2] = config_bytes(payload).ok_or(bad)?;
     let n = 4 + obu.len();
     let dst = out
         .get_mut(..n)
-        .ok_or(Error::capacity(0, "mkv muxer: CodecPrivate beyond MAX_CONFIG_BYTES"))?;
+        .ok_or(Error::capacity(0, &"mkv muxer: CodecPrivate beyond MAX_CONFIG_BYTES"))?;
     let (head, rest) = dst.split_at_mut(4);
     head.copy_from_slice(&[0x81, b1, b2, 0]);
     rest.copy_from_slice(obu);

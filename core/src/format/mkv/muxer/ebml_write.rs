@@ -35,7 +35,7 @@ pub(crate) fn size_vint(size: u64) -> Result<([u8; 8], usize)> {
     if size > MAX_SIZE {
         return Err(Error::unsupported(
             0,
-            "mkv muxer: an element larger than an 8-byte VINT holds (RFC 8794 4.4)",
+            &"mkv muxer: an element larger than an 8-byte VINT holds (RFC 8794 4.4)",
         ));
     }
     // Length n holds values up to 2^(7n) - 2 (all ones is reserved).

@@ -44,7 +44,7 @@ pub(crate) fn track_type(t: &Track) -> Result<u64> {
         TrackKind::Subtitle => Ok(0x11),
         TrackKind::Data | TrackKind::Unknown => Err(Error::unsupported(
             0,
-            "mkv muxer: a data or unknown track has no Matroska TrackType here (RFC 9559 5.1.4.1.3)",
+            &"mkv muxer: a data or unknown track has no Matroska TrackType here (RFC 9559 5.1.4.1.3)",
         )),
     }
 }
@@ -57,27 +57,27 @@ pub(crate) fn check(t: &Track, webm: bool) -> Result<()> {
     if t.attached_picture {
         return Err(Error::unsupported(
             0,
-            "mkv muxer: an attached picture is an attachment in Matroska, not written (RFC 9559 5.1.6)",
+            &"mkv muxer: an attached picture is an attachment in Matroska, not written (RFC 9559 5.1.6)",
         ));
     }
     track_type(t)?;
     if webm && !webm_allows(t.codec) {
         return Err(Error::unsupported(
             0,
-            "webm muxer: WebM carries only VP8, VP9, AV1, Opus and Vorbis (WebM container guidelines)",
+            &"webm muxer: WebM carries only VP8, VP9, AV1, Opus and Vorbis (WebM container guidelines)",
         ));
     }
     if to_codec_id(t.codec).is_none() {
         return Err(Error::unsupported(
             0,
-            "mkv muxer: no Matroska CodecID for this codec (RFC 9559 5.1.4.1.21)",
+            &"mkv muxer: no Matroska CodecID for this codec (RFC 9559 5.1.4.1.21)",
         ));
     }
     if t.time_base.num == 0 || t.time_base.den == 0 {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
             0,
-            "mkv muxer: a track time base with a zero term",
+            &"mkv muxer: a track time base with a zero term",
         ));
     }
     Ok(())
@@ -111,11 +111,11 @@ fn is_annexb(config: &[u8]) -> bool {
 pub(crate) fn codec_private(t: &Track, config: &[u8], out: &mut [u8; MAX_CONFIG_BYTES]) -> Result<(usize, Framing)> {
     let copy = |out: &mut [u8; MAX_CONFIG_BYTES], src: &[u8]| -> Result<usize> {
         out.get_mut(..src.len())
-            .ok_or(Error::capacity(0, "mkv muxer: CodecPrivate beyond MAX_CONFIG_BYTES"))?
+            .ok_or(Error::capacity(0, &"mkv muxer: CodecPrivate beyond MAX_CONFIG_BYTES"))?
             .copy_from_slice(src);
         Ok(src.len())
     };
-    let missing = |what: &'static str| Err(Error::unsupported(0, what));
+    let missing = |what: crate::error::Description| Err(Error::unsupported(0, what));
     match t.codec {
         Codec::H264 | Codec::Hevc if config.first() == Some(&1) => Ok((copy(out, config)?, Framing::AsIs)),
         Codec::H264 if is_annexb(config) => Ok((avcc::write_avcc_from_annexb(config, out)?, Framing::AnnexB(NalCodec::H264))),
@@ -124,32 +124,32 @@ pub(crate) fn codec_private(t: &Track, config: &[u8], out: &mut [u8; MAX_CONFIG_
             Framing::AnnexB(NalCodec::H265),
         )),
         Codec::H264 | Codec::Hevc => missing(
-            "mkv muxer: H.264/H.265 needs its parameter sets (avcC/hvcC, or Annex B SPS/PPS) as CodecPrivate (RFC 9559 5.1.4.1.23)",
+            &"mkv muxer: H.264/H.265 needs its parameter sets (avcC/hvcC, or Annex B SPS/PPS) as CodecPrivate (RFC 9559 5.1.4.1.23)",
         ),
         Codec::Aac if AdtsHeader::has_sync(config) => {
             let h = AdtsHeader::parse(config).ok_or(Error::malformed(
                 0,
-                "mkv muxer: the ADTS header given as AAC configuration does not parse (ISO/IEC 14496-3 1.A.2.2)",
+                &"mkv muxer: the ADTS header given as AAC configuration does not parse (ISO/IEC 14496-3 1.A.2.2)",
             ))?;
             Ok((copy(out, &adts::audio_specific_config(&h)?)?, Framing::Adts))
         }
         Codec::Aac if config.is_empty() => missing(
-            "mkv muxer: AAC needs an AudioSpecificConfig (or an ADTS header) as CodecPrivate (RFC 9559 5.1.4.1.23)",
+            &"mkv muxer: AAC needs an AudioSpecificConfig (or an ADTS header) as CodecPrivate (RFC 9559 5.1.4.1.23)",
         ),
         Codec::Flac if config.len() == 34 => {
             copy(out, b"fLaC\x80\x00\x00\x22")?;
-            let rest = out.get_mut(8..42).ok_or(Error::capacity(0, "mkv muxer: FLAC CodecPrivate"))?;
+            let rest = out.get_mut(8..42).ok_or(Error::capacity(0, &"mkv muxer: FLAC CodecPrivate"))?;
             rest.copy_from_slice(config);
             Ok((42, Framing::AsIs))
         }
         Codec::Opus if !config.starts_with(b"OpusHead") => missing(
-            "mkv muxer: Opus needs its identification header (OpusHead) as CodecPrivate (RFC 9559 5.1.4.1.23, RFC 7845 5.1)",
+            &"mkv muxer: Opus needs its identification header (OpusHead) as CodecPrivate (RFC 9559 5.1.4.1.23, RFC 7845 5.1)",
         ),
         Codec::Av1 if config.first() == Some(&0x81) => Ok((copy(out, config)?, Framing::Av1)),
         Codec::Av1 => Ok((super::av1::codec_private(config, out)?, Framing::Av1)),
         Codec::Alac => Ok((copy(out, alac_specific_config(config))?, Framing::AsIs)),
         Codec::Vorbis | Codec::Theora if config.first() != Some(&2) => missing(
-            "mkv muxer: Vorbis/Theora CodecPrivate must be the three headers, Xiph-laced (RFC 9559 5.1.4.1.23, Matroska codec mapping)",
+            &"mkv muxer: Vorbis/Theora CodecPrivate must be the three headers, Xiph-laced (RFC 9559 5.1.4.1.23, Matroska codec mapping)",
         ),
         _ => Ok((copy(out, config)?, Framing::AsIs)),
     }
@@ -207,7 +207,7 @@ pub(crate) fn write_entry(
     let kind = track_type(t)?;
     let codec_id = to_codec_id(t.codec).ok_or(Error::unsupported(
         0,
-        "mkv muxer: no Matroska CodecID for this codec (RFC 9559 5.1.4.1.21)",
+        &"mkv muxer: no Matroska CodecID for this codec (RFC 9559 5.1.4.1.21)",
     ))?;
     put_master(k, ids::TRACK_ENTRY, &|k| {
         put_uint(k, ids::TRACK_NUMBER, number)?;
