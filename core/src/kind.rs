@@ -149,6 +149,12 @@ pub enum MuxFormat {
     /// with a fixed header, length-prefixed. The write side's test target
     /// and a debugging aid; no other program reads it.
     Dump,
+    /// ISO base media file format, progressive (`moov` after `mdat`;
+    /// feature `mp4`, `format/mp4/muxer.rs`): brands `isom`, `iso2`,
+    /// `avc1`, `mp41`.
+    Mp4,
+    /// QuickTime movie: the MP4 muxer with the `qt  ` brand (feature `mp4`).
+    Mov,
 }
 
 impl MuxFormat {
@@ -156,6 +162,8 @@ impl MuxFormat {
     pub const fn name(self) -> &'static str {
         match self {
             MuxFormat::Dump => "mediaslice packet dump",
+            MuxFormat::Mp4 => "MP4 (ISO base media file format)",
+            MuxFormat::Mov => "QuickTime movie",
         }
     }
 }

@@ -34,7 +34,7 @@
     allow(unused_variables, unused_imports)
 )]
 
-#[cfg_attr(not(feature = "dump"), allow(unused_imports))]
+#[cfg_attr(not(any(feature = "dump", feature = "mp4")), allow(unused_imports))]
 use super::mux_traits::FormatMuxer;
 use super::mux_traits::{MuxContext, TrackSpec};
 use super::traits::{Context, FormatDemuxer};
@@ -295,11 +295,18 @@ impl AnyDemuxer {
 ///
 /// Public so that firmware can measure `size_of::<AnyMuxer>()`; its methods
 /// are the crate's own, reached through [`crate::mux::Muxer`].
+// The MP4 muxer holds its per-track counters and up to 1 KiB of built
+// configuration records (about 3 KiB); the driver holds one muxer, not an
+// array of them, so the variants' sizes are not worth a box.
+#[allow(clippy::large_enum_variant)]
 #[non_exhaustive]
 pub enum AnyMuxer {
     /// The packet dump (`mux::dump`).
     #[cfg(feature = "dump")]
     Dump(crate::mux::dump::DumpMuxer),
+    /// Progressive MP4 and MOV (`format/mp4/muxer.rs`).
+    #[cfg(feature = "mp4")]
+    Mp4(super::mp4::muxer::Mp4Muxer),
     /// No value: keeps the enum inhabited-by-type when no muxer is compiled
     /// in, so `core` builds with none (it can never be made).
     #[doc(hidden)]
@@ -311,13 +318,15 @@ macro_rules! dispatch_mux {
         match $self {
             #[cfg(feature = "dump")]
             AnyMuxer::Dump($m) => $e,
+            #[cfg(feature = "mp4")]
+            AnyMuxer::Mp4($m) => $e,
             AnyMuxer::NoFormat(never) => match *never {},
         }
     };
 }
 
 // With no muxer compiled in, the dispatch uses none of its arguments.
-#[cfg_attr(not(feature = "dump"), allow(unused_variables))]
+#[cfg_attr(not(any(feature = "dump", feature = "mp4")), allow(unused_variables))]
 impl AnyMuxer {
     /// An empty muxer of `format`.
     ///
@@ -326,6 +335,10 @@ impl AnyMuxer {
         match format {
             #[cfg(feature = "dump")]
             MuxFormat::Dump => Ok(AnyMuxer::Dump(FormatMuxer::new())),
+            #[cfg(feature = "mp4")]
+            MuxFormat::Mp4 => Ok(AnyMuxer::Mp4(super::mp4::muxer::Mp4Muxer::with_brand(false))),
+            #[cfg(feature = "mp4")]
+            MuxFormat::Mov => Ok(AnyMuxer::Mp4(super::mp4::muxer::Mp4Muxer::with_brand(true))),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,
