@@ -442,3 +442,87 @@ fn input_errors_are_errors_not_panics() {
         let _ = m.finish();
     }
 }
+
+/// One ffprobe packet: pts_time, dts_time, size, keyframe.
+type ProbePkt = (Option<f64>, Option<f64>, usize, bool);
+
+/// ffprobe's packets of a file, per stream.
+fn ffprobe_packets(path: &std::path::Path) -> Option<Vec<Vec<ProbePkt>>> {
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-show_packets", "-of", "json"])
+        .arg(path)
+        .output()
+        .ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let mut streams: Vec<Vec<_>> = Vec::new();
+    for p in doc["packets"].as_array()? {
+        let s = p["stream_index"].as_u64()? as usize;
+        if streams.len() <= s {
+            streams.resize(s + 1, Vec::new());
+        }
+        let t = |k: &str| p[k].as_str().and_then(|v| v.parse::<f64>().ok());
+        let size = p["size"].as_str().and_then(|v| v.parse().ok()).unwrap_or(0);
+        let key = p["flags"].as_str().is_some_and(|f| f.starts_with('K'));
+        streams[s].push((t("pts_time"), t("dts_time"), size, key));
+    }
+    Some(streams)
+}
+
+/// ffprobe reads each output with the packets (times, keyframes, sizes) of
+/// the input that ffprobe reads, less the bytes a conversion removes.
+#[test]
+fn ffprobe_reads_the_outputs_with_the_inputs_packets() {
+    if std::process::Command::new("ffprobe").arg("-version").output().is_err() {
+        println!("skip: ffprobe is not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mediaslice-mp4mux-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = [
+        ("mp4", "h264_aac.mp4"),
+        ("mp4", "h264_bframes_aac.mp4"),
+        ("mp4", "hevc_aac.mp4"),
+        ("mpegts", "h264_aac.ts"),
+        ("adts", "aac_lc.aac"),
+        ("matroska", "vp9_opus.webm"),
+        ("matroska", "flac.mka"),
+    ];
+    for (fam, name) in files {
+        let (bytes, ext) = corpus_file(fam, name);
+        let mut out = vec![0u8; bytes.len() * 2];
+        let (sink, map, _) = remux(
+            &bytes,
+            ext.as_deref(),
+            MuxFormat::Mp4,
+            SliceSink::new(&mut out),
+            1 << 20,
+        )
+        .unwrap();
+        let path = dir.join(format!("{name}.mp4"));
+        std::fs::write(&path, sink.written()).unwrap();
+        let input = corpus_dir().join("files").join(fam).join(name);
+        let (want, got) = (ffprobe_packets(&input).unwrap(), ffprobe_packets(&path).unwrap());
+        for (i, j) in map.iter().enumerate().filter_map(|(i, j)| j.map(|j| (i, j))) {
+            let (w, g) = (&want[i], &got[j]);
+            assert_eq!(w.len(), g.len(), "{name} stream {i}: packets");
+            let adts = fam == "adts" || fam == "mpegts" && i == 1;
+            let annexb = fam == "mpegts" && i == 0;
+            for (k, (w, g)) in w.iter().zip(g).enumerate() {
+                let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                    (Some(a), Some(b)) => (a - b).abs() < 2e-6,
+                    _ => true,
+                };
+                assert!(close(w.0, g.0), "{name} stream {i} packet {k}: pts {:?} {:?}", w.0, g.0);
+                assert!(close(w.1, g.1), "{name} stream {i} packet {k}: dts {:?} {:?}", w.1, g.1);
+                assert_eq!(w.3, g.3, "{name} stream {i} packet {k}: keyframe");
+                if adts {
+                    assert!(w.2 == g.2 + 7 || w.2 == g.2 + 9, "{name} stream {i} packet {k}: size");
+                } else if !annexb {
+                    assert_eq!(w.2, g.2, "{name} stream {i} packet {k}: size");
+                }
+            }
+        }
+        println!("ffprobe {name}: same packets");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
