@@ -526,3 +526,38 @@ fn ffprobe_reads_the_outputs_with_the_inputs_packets() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Not a timed test: `MP4MUX_BENCH=file cargo test --release -p mediaslice
+/// --test mp4_mux bench -- --ignored --nocapture` prints the remux time of
+/// a file held in memory to a memory sink, and the index bytes a sample.
+#[test]
+#[ignore]
+fn bench_remux_to_mp4() {
+    let Some(path) = std::env::var_os("MP4MUX_BENCH") else {
+        println!("skip: set MP4MUX_BENCH to a file");
+        return;
+    };
+    let path = std::path::PathBuf::from(path);
+    let bytes = std::fs::read(&path).unwrap();
+    let ext = ext_of(&path);
+    let mut out = vec![0u8; bytes.len() + (64 << 20)];
+    let mut join = vec![0u8; 16 << 20];
+    for round in 0..3 {
+        let t = std::time::Instant::now();
+        let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut join), ext.as_deref()).unwrap();
+        let mut m = Muxer::with_scratch(SliceSink::new(&mut out), MuxFormat::Mp4, vec![0xFFu8; 16 << 20]).unwrap();
+        let map = add_tracks(&mut d, &mut m).unwrap();
+        let n = copy_packets(&mut d, &mut m, &map).unwrap();
+        let (sink, scratch) = m.finish_parts().unwrap();
+        let el = t.elapsed();
+        let used = scratch.iter().rposition(|&b| b != 0xFF).map_or(0, |p| p + 1);
+        println!(
+            "round {round}: {} MB in, {} MB out, {n} samples, {:.1} ms, {:.0} MB/s, index {used} B ({:.2} B/sample)",
+            bytes.len() / 1_000_000,
+            sink.written().len() / 1_000_000,
+            el.as_secs_f64() * 1000.0,
+            bytes.len() as f64 / el.as_secs_f64() / 1e6,
+            used as f64 / n as f64
+        );
+    }
+}
