@@ -154,6 +154,12 @@ pub enum MuxFormat {
     /// WebM (`.webm`): Matroska with DocType `webm`, restricted to VP8,
     /// VP9, AV1, Opus and Vorbis (feature `mkv`).
     WebM,
+    /// ISO base media file format, progressive (`moov` after `mdat`;
+    /// feature `mp4`, `format/mp4/muxer.rs`): brands `isom`, `iso2`,
+    /// `avc1`, `mp41`.
+    Mp4,
+    /// QuickTime movie: the MP4 muxer with the `qt  ` brand (feature `mp4`).
+    Mov,
 }
 
 impl MuxFormat {
@@ -163,6 +169,8 @@ impl MuxFormat {
             MuxFormat::Dump => "mediaslice packet dump",
             MuxFormat::Matroska => "Matroska",
             MuxFormat::WebM => "WebM",
+            MuxFormat::Mp4 => "MP4 (ISO base media file format)",
+            MuxFormat::Mov => "QuickTime movie",
         }
     }
 }

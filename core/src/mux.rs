@@ -20,6 +20,7 @@
 //! # Ok(sink.written().len()) }
 //! ```
 
+pub mod copy;
 #[cfg(feature = "dump")]
 pub mod dump;
 

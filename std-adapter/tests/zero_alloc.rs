@@ -334,3 +334,47 @@ fn matroska_remux_loop_allocates_nothing() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The MP4 muxer's write loop allocates nothing either: every corpus file
+/// whose tracks MP4 carries (the others are left out by
+/// `mux::copy::add_tracks`) remuxed to MP4 into a `SliceSink`, with the
+/// sample index in a scratch given before counting starts, counting from
+/// the first `next_packet()` through `finish()` (which writes `moov`).
+#[test]
+fn mp4_remux_loop_allocates_nothing() {
+    use mediaslice::mux::copy::{add_tracks, copy_packets};
+    let mut failures = Vec::new();
+    let (mut files_checked, mut packets) = (0u64, 0u64);
+    for &fam in FAMILIES {
+        for f in family_files(fam).into_iter().filter(|f| f.origin == Origin::Corpus) {
+            let bytes = f.read();
+            let mut join = scratch_for(bytes.len());
+            let mut out = vec![0u8; bytes.len() * 4 + (1 << 20)];
+            let r = (|| -> mediaslice::Result<(usize, u64)> {
+                let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut join), f.ext().as_deref())?;
+                let mut m = Muxer::with_scratch(SliceSink::new(&mut out), MuxFormat::Mp4, vec![0u8; 1 << 20])?;
+                let map = add_tracks(&mut d, &mut m)?;
+                if m.tracks().is_empty() {
+                    return Ok((0, 0));
+                }
+                let before = allocs();
+                COUNTING.with(|c| c.set(true));
+                let r = copy_packets(&mut d, &mut m, &map).and_then(|n| m.finish().map(|_| n));
+                COUNTING.with(|c| c.set(false));
+                Ok((allocs() - before, r?))
+            })();
+            match r {
+                Ok((_, 0)) => println!("skip {}: no track MP4 carries", f.label()),
+                Ok((0, n)) => {
+                    packets += n;
+                    files_checked += 1;
+                }
+                Ok((a, n)) => failures.push(format!("{}: {a} allocations over {n} packets", f.label())),
+                Err(e) => println!("skip {}: {e}", f.label()),
+            }
+        }
+    }
+    println!("{files_checked} corpus files, {packets} packets remuxed to MP4 with the allocator counting");
+    assert!(files_checked >= 8 && packets > 0, "too little was remuxed");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

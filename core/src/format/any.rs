@@ -34,7 +34,7 @@
     allow(unused_variables, unused_imports)
 )]
 
-#[cfg_attr(not(any(feature = "dump", feature = "mkv")), allow(unused_imports))]
+#[cfg_attr(not(any(feature = "dump", feature = "mkv", feature = "mp4")), allow(unused_imports))]
 use super::mux_traits::FormatMuxer;
 use super::mux_traits::{MuxContext, TrackSpec};
 use super::traits::{Context, FormatDemuxer};
@@ -295,10 +295,12 @@ impl AnyDemuxer {
 ///
 /// Public so that firmware can measure `size_of::<AnyMuxer>()`; its methods
 /// are the crate's own, reached through [`crate::mux::Muxer`].
-#[non_exhaustive]
-// The Matroska muxer's fixed cue table makes it the large variant; boxing it
-// would need an allocator, which core does not have.
+// The Matroska muxer's fixed cue table (about 8 KiB) and the MP4 muxer's
+// per-track counters and built configuration records (about 3 KiB) make the
+// variants uneven; the driver holds one muxer, not an array of them, and
+// boxing would need an allocator, which core does not have.
 #[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
 pub enum AnyMuxer {
     /// The packet dump (`mux::dump`).
     #[cfg(feature = "dump")]
@@ -306,6 +308,9 @@ pub enum AnyMuxer {
     /// Matroska and WebM (`format::mkv::muxer`).
     #[cfg(feature = "mkv")]
     Matroska(crate::format::mkv::MkvMuxer),
+    /// Progressive MP4 and MOV (`format/mp4/muxer.rs`).
+    #[cfg(feature = "mp4")]
+    Mp4(super::mp4::muxer::Mp4Muxer),
     /// No value: keeps the enum inhabited-by-type when no muxer is compiled
     /// in, so `core` builds with none (it can never be made).
     #[doc(hidden)]
@@ -319,13 +324,18 @@ macro_rules! dispatch_mux {
             AnyMuxer::Dump($m) => $e,
             #[cfg(feature = "mkv")]
             AnyMuxer::Matroska($m) => $e,
+            #[cfg(feature = "mp4")]
+            AnyMuxer::Mp4($m) => $e,
             AnyMuxer::NoFormat(never) => match *never {},
         }
     };
 }
 
 // With no muxer compiled in, the dispatch uses none of its arguments.
-#[cfg_attr(not(any(feature = "dump", feature = "mkv")), allow(unused_variables))]
+#[cfg_attr(
+    not(any(feature = "dump", feature = "mkv", feature = "mp4")),
+    allow(unused_variables)
+)]
 impl AnyMuxer {
     /// An empty muxer of `format`.
     ///
@@ -338,6 +348,10 @@ impl AnyMuxer {
             MuxFormat::Matroska => Ok(AnyMuxer::Matroska(crate::format::mkv::MkvMuxer::with_doc_type(false))),
             #[cfg(feature = "mkv")]
             MuxFormat::WebM => Ok(AnyMuxer::Matroska(crate::format::mkv::MkvMuxer::with_doc_type(true))),
+            #[cfg(feature = "mp4")]
+            MuxFormat::Mp4 => Ok(AnyMuxer::Mp4(super::mp4::muxer::Mp4Muxer::with_brand(false))),
+            #[cfg(feature = "mp4")]
+            MuxFormat::Mov => Ok(AnyMuxer::Mp4(super::mp4::muxer::Mp4Muxer::with_brand(true))),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

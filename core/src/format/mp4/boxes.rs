@@ -5,7 +5,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::Source;
 use zerocopy::big_endian::{I16, U16, U32, U64};
-use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 /// A four-character code as a big-endian `u32`.
 pub type FourCc = [u8; 4];
@@ -122,7 +122,7 @@ pub(crate) fn for_each_child<S: Source>(
 }
 
 /// `mvhd` version 0 fields up to the duration (§8.2.2).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct MvhdV0 {
     /// Version and flags.
@@ -138,7 +138,7 @@ pub struct MvhdV0 {
 }
 
 /// `mvhd` version 1 fields up to the duration (§8.2.2).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct MvhdV1 {
     /// Version and flags.
@@ -154,7 +154,7 @@ pub struct MvhdV1 {
 }
 
 /// `mdhd` version 0 (§8.4.2).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct MdhdV0 {
     /// Version and flags.
@@ -172,7 +172,7 @@ pub struct MdhdV0 {
 }
 
 /// `mdhd` version 1 (§8.4.2).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct MdhdV1 {
     /// Version and flags.
@@ -191,7 +191,7 @@ pub struct MdhdV1 {
 
 /// The common start of a `VisualSampleEntry` after the 8-byte box header
 /// (§12.1.3).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct VisualSampleEntry {
     /// Reserved.
@@ -211,7 +211,7 @@ pub struct VisualSampleEntry {
 
 /// The common start of an `AudioSampleEntry` (§12.2.3) with the QuickTime
 /// sound description version in the first reserved field.
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct AudioSampleEntry {
     /// Reserved.
