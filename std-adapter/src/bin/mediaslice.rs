@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 // portable slicing-by-8 on this machine; the values are the same (IEEE CRC-32).
 use crc32fast::{hash as crc32, Hasher as Crc32};
 use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
-use mediaslice_std::ffprobe::{self, FormatFacts, TagSet};
+use mediaslice_std::ffprobe::{self, FormatFacts, TagSet, Timing};
 use mediaslice_std::{
     is_http_url, open_regular_file, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo,
 };
@@ -384,12 +384,19 @@ fn facts<'a, S: Source>(d: &Demuxer<S>, filename: &'a str) -> FormatFacts<'a> {
     }
 }
 
-fn write_tail<S: Source, W: Write>(w: &mut W, d: &Demuxer<S>, tags: &TagSet, filename: &str) -> io::Result<()> {
+fn write_tail<S: Source, W: Write>(
+    w: &mut W,
+    d: &Demuxer<S>,
+    tags: &TagSet,
+    timing: &Timing,
+    filename: &str,
+) -> io::Result<()> {
+    let format = d.format();
     let streams: Vec<serde_json::Value> = d
         .tracks()
         .iter()
         .enumerate()
-        .map(|(i, t)| ffprobe::stream_json(i, t, tags))
+        .map(|(i, t)| ffprobe::stream_json(i, t, tags, &timing.facts(i, t, format)))
         .collect();
     w.write_all(b"  \"streams\": ")?;
     serde_json::to_writer_pretty(&mut *w, &streams)?;
@@ -431,6 +438,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     }
     let mut stopped = None;
     let mut first = true;
+    let mut timing = Timing::new(tracks.len());
     let mut progress = Progress::new(d.source().len());
     loop {
         let p = match d.next_packet() {
@@ -442,6 +450,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
             }
         };
         progress.tick(p.pos);
+        timing.observe(&p);
         let crc = crc32(p.data);
         if map_faulted() {
             // The bytes just hashed may be zeros standing for a lost part.
@@ -471,7 +480,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     progress.done();
     if json {
         w.write_all(if first { b"],\n" } else { b"\n  ],\n" })?;
-        write_tail(w, d, &tags, filename)?;
+        write_tail(w, d, &tags, &timing, filename)?;
         w.write_all(b"\n}\n")?;
     }
     Ok(stopped)
@@ -531,12 +540,34 @@ fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
     Ok(stopped)
 }
 
+/// Packets `probe --json` reads at most for the stream facts that come from
+/// the first packets (ffprobe reads them too; see `ffprobe::rates`).
+const PROBE_PACKET_LIMIT: usize = 2_000;
+
+/// The first packets' timestamps of each stream, read as ffprobe's
+/// `find_stream_info` does; a packet error ends the reading (the facts
+/// then come from what was read).
+fn first_packets<S: Source>(d: &mut Demuxer<S>) -> Timing {
+    let mut timing = Timing::new(d.tracks().len());
+    for _ in 0..PROBE_PACKET_LIMIT {
+        match d.next_packet() {
+            Ok(Some(p)) => timing.observe(&p),
+            Ok(None) | Err(_) => break,
+        }
+        if timing.full() {
+            break;
+        }
+    }
+    timing
+}
+
 /// `probe`: format, streams, tags and diagnostics.
 fn cmd_probe<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, filename: &str) -> Outcome {
     let (tags, tag_err) = collect_tags(d);
     if json {
+        let timing = first_packets(d);
         w.write_all(b"{\n")?;
-        write_tail(w, d, &tags, filename)?;
+        write_tail(w, d, &tags, &timing, filename)?;
         let diags: Vec<serde_json::Value> = d
             .diagnostics()
             .iter()
