@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 // carry-less-multiply (PCLMULQDQ / PMULL) kernel at run time, 6.5x core's
 // portable slicing-by-8 on this machine; the values are the same (IEEE CRC-32).
 use crc32fast::{hash as crc32, Hasher as Crc32};
+use mediaslice::codec::facts::VideoFacts;
 use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
 use mediaslice_std::ffprobe::{self, FormatFacts, TagSet, Timing};
 use mediaslice_std::{
@@ -389,6 +390,7 @@ fn write_tail<S: Source, W: Write>(
     d: &Demuxer<S>,
     tags: &TagSet,
     timing: &Timing,
+    video: &[Option<VideoFacts>],
     filename: &str,
 ) -> io::Result<()> {
     let format = d.format();
@@ -396,7 +398,10 @@ fn write_tail<S: Source, W: Write>(
         .tracks()
         .iter()
         .enumerate()
-        .map(|(i, t)| ffprobe::stream_json(i, t, tags, &timing.facts(i, t, format)))
+        .map(|(i, t)| {
+            let v = video.get(i).and_then(Option::as_ref);
+            ffprobe::stream_json(i, t, tags, &timing.facts(i, t, format), v)
+        })
         .collect();
     w.write_all(b"  \"streams\": ")?;
     serde_json::to_writer_pretty(&mut *w, &streams)?;
@@ -480,7 +485,8 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     progress.done();
     if json {
         w.write_all(if first { b"],\n" } else { b"\n  ],\n" })?;
-        write_tail(w, d, &tags, &timing, filename)?;
+        let video = video_facts(d, &timing);
+        write_tail(w, d, &tags, &timing, &video, filename)?;
         w.write_all(b"\n}\n")?;
     }
     Ok(stopped)
@@ -561,13 +567,35 @@ fn first_packets<S: Source>(d: &mut Demuxer<S>) -> Timing {
     timing
 }
 
+/// The picture facts of each video track, from its codec configuration and
+/// first packet (once, after the packets were read).
+fn video_facts<S: Source>(d: &mut Demuxer<S>, timing: &Timing) -> Vec<Option<VideoFacts>> {
+    let tracks = d.tracks().to_vec();
+    tracks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if t.kind != mediaslice::TrackKind::Video || t.attached_picture {
+                return None;
+            }
+            let config = if t.config.is_some() {
+                d.codec_config(i).map(<[u8]>::to_vec).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            mediaslice::codec::facts::video(t.codec, &config, timing.first_packet(i))
+        })
+        .collect()
+}
+
 /// `probe`: format, streams, tags and diagnostics.
 fn cmd_probe<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, filename: &str) -> Outcome {
     let (tags, tag_err) = collect_tags(d);
     if json {
         let timing = first_packets(d);
         w.write_all(b"{\n")?;
-        write_tail(w, d, &tags, &timing, filename)?;
+        let video = video_facts(d, &timing);
+        write_tail(w, d, &tags, &timing, &video, filename)?;
         let diags: Vec<serde_json::Value> = d
             .diagnostics()
             .iter()

@@ -7,6 +7,7 @@
 //! ([`write_packet`]); streams and the format are small and built as
 //! [`serde_json::Value`]s.
 
+pub mod facts;
 pub mod names;
 pub mod rates;
 
@@ -188,8 +189,15 @@ pub fn write_packet<W: Write>(w: &mut W, p: &Packet<'_>, track: Option<&Track>, 
 }
 
 /// One stream object of ffprobe's `streams` array; `timing` holds what the
-/// first packets tell (see [`rates`]).
-pub fn stream_json(index: usize, t: &Track, tags: &TagSet, timing: &StreamTiming) -> Value {
+/// first packets tell (see [`rates`]),
+/// `video` the picture facts of its headers ([`facts`]).
+pub fn stream_json(
+    index: usize,
+    t: &Track,
+    tags: &TagSet,
+    timing: &StreamTiming,
+    video: Option<&mediaslice::codec::facts::VideoFacts>,
+) -> Value {
     let mut m = Map::new();
     m.insert("index".into(), index.into());
     m.insert("codec_name".into(), t.codec.ffmpeg_name().into());
@@ -201,6 +209,7 @@ pub fn stream_json(index: usize, t: &Track, tags: &TagSet, timing: &StreamTiming
         TrackKind::Video => {
             m.insert("width".into(), t.width.into());
             m.insert("height".into(), t.height.into());
+            facts::insert(&mut m, t, video);
         }
         TrackKind::Audio => {
             m.insert("sample_rate".into(), t.sample_rate.to_string().into());

@@ -54,19 +54,29 @@ struct Stamp {
 #[derive(Debug, Clone, Default)]
 pub struct Timing {
     streams: Vec<Vec<Stamp>>,
+    first: Vec<Vec<u8>>,
 }
+
+/// Most bytes of a stream's first packet kept for its header facts.
+const FIRST_PACKET_BYTES: usize = 1 << 16;
 
 impl Timing {
     /// A collector for `n` streams.
     pub fn new(n: usize) -> Self {
         Timing {
             streams: vec![Vec::new(); n],
+            first: vec![Vec::new(); n],
         }
     }
 
     /// Notes `p` if its stream has fewer than [`PROBE_PACKETS`] yet.
     pub fn observe(&mut self, p: &Packet<'_>) {
         if let Some(s) = self.streams.get_mut(p.track) {
+            if s.is_empty() {
+                if let Some(f) = self.first.get_mut(p.track) {
+                    f.extend_from_slice(p.data.get(..FIRST_PACKET_BYTES).unwrap_or(p.data));
+                }
+            }
             if s.len() < PROBE_PACKETS {
                 s.push(Stamp {
                     pts: p.pts,
@@ -75,6 +85,11 @@ impl Timing {
                 });
             }
         }
+    }
+
+    /// The first bytes of stream `i`'s first packet (empty when none).
+    pub fn first_packet(&self, i: usize) -> &[u8] {
+        self.first.get(i).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Whether every stream has its [`PROBE_PACKETS`].
