@@ -28,6 +28,9 @@ pub mod nal {
 pub struct Sps {
     /// `profile_idc`.
     pub profile: u8,
+    /// The byte after `profile_idc`: `constraint_set0_flag` in its top bit
+    /// down to `constraint_set5_flag`.
+    pub constraints: u8,
     /// `level_idc`.
     pub level: u8,
     /// `seq_parameter_set_id`.
@@ -153,7 +156,7 @@ impl Sps {
             profile: r.bits(8) as u8,
             ..Sps::default()
         };
-        r.skip(8);
+        s.constraints = r.bits(8) as u8;
         s.level = r.bits(8) as u8;
         s.id = r.ue();
         s.chroma_format = 1;

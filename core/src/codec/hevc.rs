@@ -43,6 +43,8 @@ pub struct Sps {
     pub width: u32,
     /// Height in pixels after the conformance window.
     pub height: u32,
+    /// Luma bit depth (`bit_depth_luma_minus8 + 8`).
+    pub bit_depth: u32,
 }
 
 impl Sps {
@@ -95,6 +97,7 @@ impl Sps {
             width = width.saturating_sub(l.saturating_add(rt).saturating_mul(sw));
             height = height.saturating_sub(t.saturating_add(b).saturating_mul(sh));
         }
+        let bit_depth = r.ue().saturating_add(8);
         if r.overrun() {
             return None;
         }
@@ -104,6 +107,7 @@ impl Sps {
             chroma_format,
             width,
             height,
+            bit_depth,
         })
     }
 }

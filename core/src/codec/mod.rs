@@ -28,6 +28,7 @@ pub mod annexb;
 pub mod av1;
 pub mod bits;
 pub mod convert;
+pub mod facts;
 pub mod h264;
 pub mod hevc;
 pub mod mpa;

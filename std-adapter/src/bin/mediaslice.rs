@@ -8,8 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 // carry-less-multiply (PCLMULQDQ / PMULL) kernel at run time, 6.5x core's
 // portable slicing-by-8 on this machine; the values are the same (IEEE CRC-32).
 use crc32fast::{hash as crc32, Hasher as Crc32};
+use mediaslice::codec::facts::VideoFacts;
 use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
-use mediaslice_std::ffprobe::{self, FormatFacts, TagSet};
+use mediaslice_std::ffprobe::{self, FormatFacts, TagSet, Timing};
 use mediaslice_std::{
     is_http_url, open_regular_file, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo,
 };
@@ -459,12 +460,23 @@ fn facts<'a, S: Source>(d: &Demuxer<S>, filename: &'a str) -> FormatFacts<'a> {
     }
 }
 
-fn write_tail<S: Source, W: Write>(w: &mut W, d: &Demuxer<S>, tags: &TagSet, filename: &str) -> io::Result<()> {
+fn write_tail<S: Source, W: Write>(
+    w: &mut W,
+    d: &Demuxer<S>,
+    tags: &TagSet,
+    timing: &Timing,
+    video: &[Option<VideoFacts>],
+    filename: &str,
+) -> io::Result<()> {
+    let format = d.format();
     let streams: Vec<serde_json::Value> = d
         .tracks()
         .iter()
         .enumerate()
-        .map(|(i, t)| ffprobe::stream_json(i, t, tags))
+        .map(|(i, t)| {
+            let v = video.get(i).and_then(Option::as_ref);
+            ffprobe::stream_json(i, t, tags, &timing.facts(i, t, format), v)
+        })
         .collect();
     w.write_all(b"  \"streams\": ")?;
     serde_json::to_writer_pretty(&mut *w, &streams)?;
@@ -506,6 +518,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     }
     let mut stopped = None;
     let mut first = true;
+    let mut timing = Timing::new(tracks.len());
     let mut progress = Progress::new(d.source().len());
     loop {
         let p = match d.next_packet() {
@@ -517,6 +530,7 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
             }
         };
         progress.tick(p.pos);
+        timing.observe(&p);
         let crc = crc32(p.data);
         if map_faulted() {
             // The bytes just hashed may be zeros standing for a lost part.
@@ -546,7 +560,8 @@ fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, f
     progress.done();
     if json {
         w.write_all(if first { b"],\n" } else { b"\n  ],\n" })?;
-        write_tail(w, d, &tags, filename)?;
+        let video = video_facts(d, &timing);
+        write_tail(w, d, &tags, &timing, &video, filename)?;
         w.write_all(b"\n}\n")?;
     }
     Ok(stopped)
@@ -606,12 +621,56 @@ fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
     Ok(stopped)
 }
 
+/// Packets `probe --json` reads at most for the stream facts that come from
+/// the first packets (ffprobe reads them too; see `ffprobe::rates`).
+const PROBE_PACKET_LIMIT: usize = 2_000;
+
+/// The first packets' timestamps of each stream, read as ffprobe's
+/// `find_stream_info` does; a packet error ends the reading (the facts
+/// then come from what was read).
+fn first_packets<S: Source>(d: &mut Demuxer<S>) -> Timing {
+    let mut timing = Timing::new(d.tracks().len());
+    for _ in 0..PROBE_PACKET_LIMIT {
+        match d.next_packet() {
+            Ok(Some(p)) => timing.observe(&p),
+            Ok(None) | Err(_) => break,
+        }
+        if timing.full() {
+            break;
+        }
+    }
+    timing
+}
+
+/// The picture facts of each video track, from its codec configuration and
+/// first packet (once, after the packets were read).
+fn video_facts<S: Source>(d: &mut Demuxer<S>, timing: &Timing) -> Vec<Option<VideoFacts>> {
+    let tracks = d.tracks().to_vec();
+    tracks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if t.kind != mediaslice::TrackKind::Video || t.attached_picture {
+                return None;
+            }
+            let config = if t.config.is_some() {
+                d.codec_config(i).map(<[u8]>::to_vec).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            mediaslice::codec::facts::video(t.codec, &config, timing.first_packet(i))
+        })
+        .collect()
+}
+
 /// `probe`: format, streams, tags and diagnostics.
 fn cmd_probe<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, filename: &str) -> Outcome {
     let (tags, tag_err) = collect_tags(d);
     if json {
+        let timing = first_packets(d);
         w.write_all(b"{\n")?;
-        write_tail(w, d, &tags, filename)?;
+        let video = video_facts(d, &timing);
+        write_tail(w, d, &tags, &timing, &video, filename)?;
         let diags: Vec<serde_json::Value> = d
             .diagnostics()
             .iter()

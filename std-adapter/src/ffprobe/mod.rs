@@ -7,7 +7,12 @@
 //! ([`write_packet`]); streams and the format are small and built as
 //! [`serde_json::Value`]s.
 
+pub mod facts;
+pub mod names;
+pub mod rates;
+
 use mediaslice::{FormatKind, Packet, Rational, Tag, TagKey, TagValue, Track, TrackKind};
+pub use rates::{StreamTiming, Timing};
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -183,8 +188,16 @@ pub fn write_packet<W: Write>(w: &mut W, p: &Packet<'_>, track: Option<&Track>, 
     write!(w, ", \"flags\": \"{}\", \"data_hash\": \"CRC32:{crc:08x}\"}}", flags(p))
 }
 
-/// One stream object of ffprobe's `streams` array.
-pub fn stream_json(index: usize, t: &Track, tags: &TagSet) -> Value {
+/// One stream object of ffprobe's `streams` array; `timing` holds what the
+/// first packets tell (see [`rates`]),
+/// `video` the picture facts of its headers ([`facts`]).
+pub fn stream_json(
+    index: usize,
+    t: &Track,
+    tags: &TagSet,
+    timing: &StreamTiming,
+    video: Option<&mediaslice::codec::facts::VideoFacts>,
+) -> Value {
     let mut m = Map::new();
     m.insert("index".into(), index.into());
     m.insert("codec_name".into(), t.codec.ffmpeg_name().into());
@@ -196,18 +209,37 @@ pub fn stream_json(index: usize, t: &Track, tags: &TagSet) -> Value {
         TrackKind::Video => {
             m.insert("width".into(), t.width.into());
             m.insert("height".into(), t.height.into());
+            facts::insert(&mut m, t, video);
         }
         TrackKind::Audio => {
             m.insert("sample_rate".into(), t.sample_rate.to_string().into());
             m.insert("channels".into(), t.channels.into());
-            m.insert("bits_per_sample".into(), t.bits_per_sample.into());
+            if let Some(l) = names::channel_layout(t) {
+                m.insert("channel_layout".into(), l.into());
+            }
+            if let Some((f, raw)) = names::sample_fmt(t) {
+                m.insert("sample_fmt".into(), f.into());
+                if let Some(b) = raw {
+                    m.insert("bits_per_raw_sample".into(), b.to_string().into());
+                }
+            }
+            m.insert("bits_per_sample".into(), names::bits_per_sample(t.codec).into());
         }
         _ => {}
     }
+    m.insert("r_frame_rate".into(), rates::rate_string(timing.r_frame_rate).into());
+    m.insert(
+        "avg_frame_rate".into(),
+        rates::rate_string(timing.avg_frame_rate).into(),
+    );
     m.insert(
         "time_base".into(),
         format!("{}/{}", t.time_base.num, t.time_base.den).into(),
     );
+    if let Some(s) = timing.start_pts {
+        m.insert("start_pts".into(), s.into());
+        m.insert("start_time".into(), time_string(s, t.time_base).into());
+    }
     if let Some(d) = t.duration {
         m.insert("duration_ts".into(), d.into());
         let secs = seconds(i64::try_from(d).unwrap_or(i64::MAX), t.time_base);
@@ -224,6 +256,7 @@ pub fn stream_json(index: usize, t: &Track, tags: &TagSet) -> Value {
     }
     let mut disp = Map::new();
     disp.insert("default".into(), u8::from(t.default).into());
+    disp.insert("attached_pic".into(), u8::from(t.attached_picture).into());
     m.insert("disposition".into(), Value::Object(disp));
     let st = tags.stream_json(index, t);
     if !st.is_empty() {
@@ -256,7 +289,11 @@ pub fn format_json(f: &FormatFacts<'_>, tags: &TagSet) -> Value {
     let mut m = Map::new();
     m.insert("filename".into(), f.filename.into());
     m.insert("nb_streams".into(), f.nb_streams.into());
+    m.insert("nb_programs".into(), names::nb_programs(f.kind, f.nb_streams).into());
     m.insert("format_name".into(), f.kind.ffmpeg_name().into());
+    if let Some(l) = names::format_long_name(f.kind) {
+        m.insert("format_long_name".into(), l.into());
+    }
     if let Some(s) = f.start_us {
         m.insert("start_time".into(), format!("{:.6}", s as f64 / 1e6).into());
     }

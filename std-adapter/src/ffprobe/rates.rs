@@ -1,0 +1,394 @@
+//! Stream facts ffprobe takes from the first packets it reads
+//! (`avformat_find_stream_info`): `start_pts`, `r_frame_rate` and
+//! `avg_frame_rate`.
+//!
+//! ffmpeg computes them as follows (libavformat, 5.1), and so do we, from
+//! the timestamps of each stream's first [`PROBE_PACKETS`] packets:
+//!
+//! - `start_pts` is the stream's first presentation timestamp: the least
+//!   `pts` among the first packets (B-frames reorder them).
+//! - `r_frame_rate`, the "real base frame rate", is the least rate at which
+//!   every frame falls on a tick: MP4 states it when its sample durations
+//!   are all equal (`timescale / delta`); else, with a time base finer than
+//!   1/100 s, the gcd of the `dts` steps when it is coarse enough, or the
+//!   standard frame rate (`n/12`, integer and NTSC rates) the steps fit best;
+//!   else the codec's frame rate, or the time base's reciprocal.
+//! - `avg_frame_rate`: MP4 states `frames * timescale / duration` from its
+//!   sample table; other containers the mean frame rate over the probed
+//!   packets, rounded to a standard rate when within 1%.
+//! - Audio, subtitle and data streams have `0/0` for both; an attached
+//!   picture `90000/1` and `0/0` (its time base's reciprocal and no rate).
+
+use mediaslice::{Codec, FormatKind, Packet, Track, TrackKind};
+
+/// Packets per stream kept for the derivations: ffmpeg's
+/// `fps_analyze_framecount` is 20 frame steps, doubled when the time base
+/// is coarser than 0.5 ms (Matroska's milliseconds).
+pub const PROBE_PACKETS: usize = 41;
+
+/// The packets of a stream ffmpeg's frame rate analysis looks at.
+fn analysed(stamps: &[Stamp], t: &Track) -> usize {
+    let coarse = u64::from(t.time_base.num) * 2000 > u64::from(t.time_base.den);
+    stamps.len().min(if coarse { 41 } else { 21 })
+}
+
+/// The timing facts of one stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamTiming {
+    /// First presentation timestamp, in the stream's time base.
+    pub start_pts: Option<i64>,
+    /// `r_frame_rate` as `(num, den)`; `(0, 0)` when none.
+    pub r_frame_rate: (u64, u64),
+    /// `avg_frame_rate` as `(num, den)`; `(0, 0)` when none.
+    pub avg_frame_rate: (u64, u64),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    pts: Option<i64>,
+    dts: Option<i64>,
+    duration: Option<u64>,
+}
+
+/// The first packets' timestamps of each stream.
+#[derive(Debug, Clone, Default)]
+pub struct Timing {
+    streams: Vec<Vec<Stamp>>,
+    first: Vec<Vec<u8>>,
+}
+
+/// Most bytes of a stream's first packet kept for its header facts.
+const FIRST_PACKET_BYTES: usize = 1 << 16;
+
+impl Timing {
+    /// A collector for `n` streams.
+    pub fn new(n: usize) -> Self {
+        Timing {
+            streams: vec![Vec::new(); n],
+            first: vec![Vec::new(); n],
+        }
+    }
+
+    /// Notes `p` if its stream has fewer than [`PROBE_PACKETS`] yet.
+    pub fn observe(&mut self, p: &Packet<'_>) {
+        if let Some(s) = self.streams.get_mut(p.track) {
+            if s.is_empty() {
+                if let Some(f) = self.first.get_mut(p.track) {
+                    f.extend_from_slice(p.data.get(..FIRST_PACKET_BYTES).unwrap_or(p.data));
+                }
+            }
+            if s.len() < PROBE_PACKETS {
+                s.push(Stamp {
+                    pts: p.pts,
+                    dts: p.dts,
+                    duration: p.duration,
+                });
+            }
+        }
+    }
+
+    /// The first bytes of stream `i`'s first packet (empty when none).
+    pub fn first_packet(&self, i: usize) -> &[u8] {
+        self.first.get(i).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Whether every stream has its [`PROBE_PACKETS`].
+    pub fn full(&self) -> bool {
+        self.streams.iter().all(|s| s.len() >= PROBE_PACKETS)
+    }
+
+    /// Stream `i`'s facts.
+    pub fn facts(&self, i: usize, t: &Track, format: FormatKind) -> StreamTiming {
+        let stamps = self.streams.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        let start_pts = stamps.iter().filter_map(|s| s.pts).min();
+        let (r, avg) = match t.kind {
+            TrackKind::Video if t.attached_picture => ((90_000, 1), (0, 0)),
+            TrackKind::Video => video_rates(stamps, t, format),
+            _ => ((0, 0), (0, 0)),
+        };
+        StreamTiming {
+            start_pts,
+            r_frame_rate: r,
+            avg_frame_rate: avg,
+        }
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `num/den` in lowest terms, both at most `max` (ffmpeg's `av_reduce`,
+/// by continued fractions when the exact value does not fit).
+pub fn reduce(num: u64, den: u64, max: u64) -> (u64, u64) {
+    if num == 0 || den == 0 {
+        return (0, if den == 0 { 0 } else { 1 });
+    }
+    let g = gcd(num, den);
+    let (n, d) = (num / g, den / g);
+    if n <= max && d <= max {
+        return (n, d);
+    }
+    // Best convergent within bounds.
+    let (mut a0, mut b0, mut a1, mut b1) = (0u64, 1u64, 1u64, 0u64);
+    let (mut x, mut y) = (n, d);
+    while y != 0 {
+        let q = x / y;
+        let a2 = q.saturating_mul(a1).saturating_add(a0);
+        let b2 = q.saturating_mul(b1).saturating_add(b0);
+        if a2 > max || b2 > max {
+            break;
+        }
+        (a0, b0, a1, b1) = (a1, b1, a2, b2);
+        (x, y) = (y, x % y);
+    }
+    (a1, b1)
+}
+
+/// ffmpeg's standard frame rates, in units of 1/(12 * 1001) fps, in the
+/// order it tries them (`get_std_framerate`).
+fn std_rates() -> impl Iterator<Item = u64> {
+    let twelfths = (1..=360u64).map(|k| k * 1001);
+    let ints = (61..=90u64).map(|k| k * 1001 * 12);
+    let high = [80u64, 120, 240].into_iter().map(|k| k * 1001 * 12);
+    let ntsc = [24u64, 30, 60, 12, 15, 48].into_iter().map(|k| k * 1000 * 12);
+    twelfths.chain(ints).chain(high).chain(ntsc)
+}
+
+const STD_DEN: u64 = 12 * 1001;
+
+/// Raw elementary streams carry no rate: ffmpeg's raw demuxers assume 25.
+fn raw_video(format: FormatKind) -> bool {
+    matches!(
+        format,
+        FormatKind::H264 | FormatKind::Hevc | FormatKind::MpegVideo | FormatKind::M4v
+    )
+}
+
+fn video_rates(stamps: &[Stamp], t: &Track, format: FormatKind) -> ((u64, u64), (u64, u64)) {
+    let tb_num = u64::from(t.time_base.num);
+    let tb_den = u64::from(t.time_base.den);
+    if tb_num == 0 || tb_den == 0 {
+        return ((0, 0), (0, 0));
+    }
+    if raw_video(format) {
+        return ((25, 1), (25, 1));
+    }
+    let stamps = stamps.get(..analysed(stamps, t)).unwrap_or(stamps);
+    // dts steps (pts when a container gives no dts).
+    let times: Vec<i64> = stamps.iter().filter_map(|s| s.dts.or(s.pts)).collect();
+    let steps: Vec<u64> = times
+        .windows(2)
+        .filter_map(|w| match w {
+            [a, b] => u64::try_from(b.saturating_sub(*a)).ok().filter(|&d| d > 0),
+            _ => None,
+        })
+        .collect();
+    let fallback = reduce(tb_den, tb_num, i32::MAX as u64);
+
+    // avg_frame_rate.
+    let mut avg = (0, 0);
+    if format == FormatKind::Mp4 {
+        if let (Some(n), Some(d)) = (t.frames, t.duration) {
+            if n > 0 && d > 0 && d < u64::from(u32::MAX) {
+                avg = reduce(n.saturating_mul(tb_den), d.saturating_mul(tb_num), i32::MAX as u64);
+            }
+        }
+    }
+    if avg == (0, 0) && stamps.len() > 1 {
+        // Durations of the packets after the first (ffmpeg counts from the
+        // second frame), from the container or the dts steps.
+        let durs: Vec<u64> = stamps
+            .iter()
+            .skip(1)
+            .zip(steps.iter().chain(core::iter::repeat(&0)))
+            .map(|(s, &st)| s.duration.filter(|&d| d > 0).unwrap_or(st))
+            .collect();
+        let total: u64 = durs.iter().sum();
+        if total > 0 {
+            let n = durs.len() as u64;
+            let raw = reduce(n.saturating_mul(tb_den), total.saturating_mul(tb_num), 60_000);
+            avg = snap(raw, 0.01).unwrap_or(raw);
+        }
+    }
+
+    // r_frame_rate.
+    let cfr = !steps.is_empty() && steps.iter().all(|&s| Some(&s) == steps.first());
+    let r = if format == FormatKind::Mp4 && cfr {
+        steps
+            .first()
+            .map(|&s| reduce(tb_den, tb_num.saturating_mul(s), i32::MAX as u64))
+            .unwrap_or(fallback)
+    } else if steps.is_empty() {
+        fallback
+    } else {
+        let unreliable =
+            tb_den >= 101 * tb_num || tb_den < 5 * tb_num || matches!(t.codec, Codec::Mpeg2Video | Codec::H264);
+        let g = steps.iter().fold(0, |g, &s| gcd(g, s));
+        if unreliable && steps.len() > 15 && g > (tb_den / (500 * tb_num)).max(1) {
+            reduce(tb_den, tb_num.saturating_mul(g), i32::MAX as u64)
+        } else if unreliable && steps.len() > 1 {
+            best_std(&times, tb_num, tb_den, avg).unwrap_or(fallback)
+        } else {
+            fallback
+        }
+    };
+    (r, avg)
+}
+
+/// The standard rate within `tolerance` (relative) of `rate`, nearest first.
+fn snap(rate: (u64, u64), tolerance: f64) -> Option<(u64, u64)> {
+    if rate.1 == 0 || rate.0 == 0 {
+        return None;
+    }
+    let v = rate.0 as f64 / rate.1 as f64;
+    let mut best: Option<(f64, u64)> = None;
+    for s in std_rates() {
+        let e = (v / (s as f64 / STD_DEN as f64) - 1.0).abs();
+        if e < best.map_or(tolerance, |b| b.0) {
+            best = Some((e, s));
+        }
+    }
+    best.map(|(_, s)| reduce(s, STD_DEN, i32::MAX as u64))
+}
+
+/// ffmpeg's `ff_rfps_calculate`: the standard rate on whose ticks the
+/// timestamps fall with the least variance of their offsets (at either of
+/// two half-tick phases), not above 1% over `avg`.
+fn best_std(times: &[i64], tb_num: u64, tb_den: u64, avg: (u64, u64)) -> Option<(u64, u64)> {
+    let first = *times.first()?;
+    let last = *times.last()?;
+    // ffmpeg adds each timestamp after the first, in seconds from 0.
+    let secs: Vec<f64> = times
+        .iter()
+        .skip(1)
+        .map(|&t| t as f64 * tb_num as f64 / tb_den as f64)
+        .collect();
+    let n = secs.len() as f64;
+    let span = (last - first) as f64 * tb_num as f64 / tb_den as f64;
+    let mean_step = span / n;
+    let mut best_err = 0.01;
+    let mut best = None;
+    for s in std_rates() {
+        let fps = s as f64 / STD_DEN as f64;
+        // Rates with a frame longer than all that was read, or more than
+        // 1.25 times the mean step, are not candidates.
+        if span < 1.0 / fps || mean_step < 0.8 / fps {
+            continue;
+        }
+        for k in 0..2 {
+            let (mut sum, mut sq) = (0.0, 0.0);
+            for &x in &secs {
+                let ticks = x * fps;
+                let half = f64::from(k) * 0.5;
+                let e = ticks - (ticks + half).round() + half;
+                sum += e;
+                sq += e * e;
+            }
+            let a = sum / n;
+            let err = sq / n - a * a;
+            if err < best_err && best_err > 1e-9 {
+                best_err = err;
+                best = Some(s);
+            }
+        }
+    }
+    let s = best?;
+    if avg.1 != 0 && avg.0 != 0 && s as f64 / STD_DEN as f64 >= 1.01 * (avg.0 as f64 / avg.1 as f64) {
+        return None;
+    }
+    Some(reduce(s, STD_DEN, i32::MAX as u64))
+}
+
+/// `num/den` as ffprobe prints a rate.
+pub fn rate_string(r: (u64, u64)) -> String {
+    format!("{}/{}", r.0, r.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mediaslice::Rational;
+
+    fn video(tb: (u32, u32)) -> Track {
+        Track {
+            kind: TrackKind::Video,
+            codec: Codec::Vp9,
+            time_base: Rational::new(tb.0, tb.1),
+            ..Track::default()
+        }
+    }
+
+    fn feed(t: &mut Timing, stamps: &[(i64, i64)]) {
+        for &(pts, dts) in stamps {
+            t.observe(&Packet {
+                pts: Some(pts),
+                dts: Some(dts),
+                ..Packet::contiguous(0, 0, &[])
+            });
+        }
+    }
+
+    #[test]
+    fn reduce_matches_av_reduce() {
+        assert_eq!(reduce(30_000, 1001, 1 << 31), (30_000, 1001));
+        assert_eq!(reduce(90_000, 3000, 1 << 31), (30, 1));
+        assert_eq!(reduce(0, 5, 10), (0, 1));
+        let (n, d) = reduce(1_000_000, 33_367, 60_000);
+        assert!(n <= 60_000 && d <= 60_000);
+        assert!((n as f64 / d as f64 - 1e6 / 33_367.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn ntsc_in_milliseconds_snaps_to_30000_1001() {
+        let mut t = Timing::new(1);
+        // Rounded to milliseconds, as Matroska stores them.
+        let ms: Vec<(i64, i64)> = (0..41).map(|i| ((i * 1001 + 15) / 30, (i * 1001 + 15) / 30)).collect();
+        feed(&mut t, &ms);
+        let f = t.facts(0, &video((1, 1000)), FormatKind::Matroska);
+        assert_eq!(f.r_frame_rate, (30_000, 1001));
+        assert_eq!(f.avg_frame_rate, (30_000, 1001));
+        assert_eq!(f.start_pts, Some(0));
+    }
+
+    #[test]
+    fn mp4_cfr_takes_the_sample_delta_and_table() {
+        let mut t = Timing::new(1);
+        // B-frames: pts reordered, first shown at 2002.
+        feed(&mut t, &[(2002, 0), (6006, 1001), (4004, 2002), (10010, 3003)]);
+        let mut tr = video((1, 30_000));
+        tr.frames = Some(30);
+        tr.duration = Some(30_030);
+        let f = t.facts(0, &tr, FormatKind::Mp4);
+        assert_eq!(f.start_pts, Some(2002));
+        assert_eq!(f.r_frame_rate, (30_000, 1001));
+        assert_eq!(f.avg_frame_rate, (30_000, 1001));
+    }
+
+    #[test]
+    fn gcd_of_steps_in_a_fine_time_base() {
+        let mut t = Timing::new(1);
+        let s: Vec<(i64, i64)> = (0..21).map(|i| (i * 3000, i * 3000)).collect();
+        feed(&mut t, &s);
+        let f = t.facts(0, &video((1, 90_000)), FormatKind::MpegTs);
+        assert_eq!(f.r_frame_rate, (30, 1));
+    }
+
+    #[test]
+    fn no_steps_fall_back() {
+        let mut t = Timing::new(2);
+        feed(&mut t, &[(0, 0)]);
+        let f = t.facts(0, &video((1, 1000)), FormatKind::Matroska);
+        assert_eq!(f.r_frame_rate, (1000, 1));
+        assert_eq!(f.avg_frame_rate, (0, 0));
+        let a = Track {
+            kind: TrackKind::Audio,
+            ..Track::default()
+        };
+        assert_eq!(t.facts(1, &a, FormatKind::Matroska).r_frame_rate, (0, 0));
+        assert_eq!(t.facts(0, &video((1, 1)), FormatKind::H264).r_frame_rate, (25, 1));
+    }
+}
