@@ -93,7 +93,11 @@ fn remux<K: Sink>(
             crc: crc32(&data),
             size: data.len(),
             pts: secs(p.pts, t.time_base),
-            dts: secs(p.dts.or(p.pts), t.time_base),
+            // A decode time only where the input gives one: where it does
+            // not (Matroska's first packets of a reordering track), the
+            // muxer rebuilds it (muxer_times.rs); the pts check covers
+            // those packets.
+            dts: secs(p.dts, t.time_base),
             key: p.flags.keyframe,
         });
         m.write_packet(&Packet { track: j, ..p })?;

@@ -25,6 +25,7 @@
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::{entry_kind, needs_config};
 use super::muxer_index::{self, RunState, Sample};
+use super::muxer_times;
 use crate::codec::convert::to_length::{length_prefixed_size, write_length_prefixed, LengthPrefixOptions};
 use crate::codec::convert::{adts, avcc, hvcc, NalCodec};
 use crate::error::{Error, Result};
@@ -75,6 +76,15 @@ pub(crate) struct TrackState {
     pub run: RunState,
     /// Range of the built configuration in `Mp4Muxer::built`, or none.
     pub built: Option<(u16, u16)>,
+    /// The input gave presentation times only and they went back (B-frames
+    /// in Matroska): the index holds provisional decode times, rebuilt at
+    /// `finish` (`muxer_times.rs`).
+    pub reordered: bool,
+    /// How they are rebuilt, once measured (`muxer_times::settle`).
+    pub rebuild: Option<muxer_times::Rebuild>,
+    /// A packet of the track came without a decode time (Matroska gives
+    /// none for the first packets of a reordering track).
+    pub dts_missing: bool,
 }
 
 /// The MP4 / MOV muxer's state: fixed size, no payload.
@@ -202,7 +212,13 @@ impl FormatMuxer for Mp4Muxer {
         let input = match codec {
             Codec::H264 if spec.config.is_empty() || is_annexb(spec.config) => Input::AnnexB(NalCodec::H264),
             Codec::Hevc if spec.config.is_empty() || is_annexb(spec.config) => Input::AnnexB(NalCodec::H265),
-            Codec::Aac if spec.config.is_empty() => Input::Adts,
+            // No configuration, or an ADTS header standing for one (what
+            // remux gives for TS, PS and ADTS inputs, as the Matroska
+            // muxer takes it): the AudioSpecificConfig is built from the
+            // first frame's header.
+            Codec::Aac if spec.config.is_empty() || crate::codec::adts::AdtsHeader::parse(spec.config).is_some() => {
+                Input::Adts
+            }
             _ => Input::AsIs,
         };
         if input == Input::AsIs && needs_config(codec) && spec.config.is_empty() && codec != Codec::Aac {
@@ -302,7 +318,7 @@ impl FormatMuxer for Mp4Muxer {
             ));
         }
         // Times in the media time scale.
-        let dts = match packet.dts.or(packet.pts) {
+        let mut dts = match packet.dts.or(packet.pts) {
             Some(t) => scaled(t, num, pos)?,
             None if st.first_dts.is_none() => 0,
             None => st.last_dts.saturating_add(st.last_duration as i64),
@@ -311,6 +327,14 @@ impl FormatMuxer for Mp4Muxer {
             Some(t) => scaled(t, num, pos)?,
             None => dts,
         };
+        // Times going back where the input lacks decode times (Matroska
+        // B-frames): a provisional one until `finish` rebuilds them
+        // (muxer_times.rs); given decode times that go back are refused.
+        let dts_missing = st.dts_missing || packet.dts.is_none();
+        let reorder = dts_missing && st.first_dts.is_some() && dts < st.last_dts;
+        if reorder {
+            dts = st.last_dts;
+        }
         let delta = match st.first_dts {
             None => 0,
             Some(_) => u64::try_from(dts.checked_sub(st.last_dts).unwrap_or(-1)).map_err(|_| {
@@ -366,6 +390,8 @@ impl FormatMuxer for Mp4Muxer {
         t.max_end = t.max_end.max(pts.saturating_add(duration as i64));
         t.any_cts |= cts != 0;
         t.negative_cts |= cts < 0;
+        t.reordered |= reorder;
+        t.dts_missing = dts_missing;
         Ok(())
     }
 

@@ -251,8 +251,16 @@ fn write_dops<K: Sink>(w: &mut BoxWriter<'_, K>, config: &[u8]) -> Result<()> {
 }
 
 /// `dfLa` version 0 from FLAC metadata blocks; a leading `fLaC` marker is
-/// dropped (FLAC in ISOBMFF §3.3.2).
+/// dropped (FLAC in ISOBMFF §3.3.2). A bare 34-byte STREAMINFO (what the
+/// FLAC and Ogg FLAC demuxers give) gets its block header: last block,
+/// type 0, length 34 (RFC 9639 8.1).
 fn write_dfla<K: Sink>(w: &mut BoxWriter<'_, K>, config: &[u8]) -> Result<()> {
+    if config.len() == 34 {
+        w.open_full(b"dfLa", 0, 0)?;
+        w.put(&[0x80, 0, 0, 34])?;
+        w.put(config)?;
+        return w.close();
+    }
     let blocks = config.strip_prefix(b"fLaC").unwrap_or(config);
     let Some((&first, rest)) = blocks.split_first() else {
         return Err(Error::unsupported(

@@ -6,7 +6,8 @@ use super::boxes::{MdhdV0, MdhdV1, MvhdV0, MvhdV1};
 use super::muxer::{Mp4Muxer, TrackState, MDAT_HEADER};
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::write_stsd;
-use super::muxer_index::{Records, Sample};
+use super::muxer_index::Records;
+use super::muxer_times::{samples, settle, Times};
 use crate::error::{Error, Result};
 use crate::format::mux_traits::MuxContext;
 use crate::sink::Sink;
@@ -84,7 +85,8 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
     let movie = movie_scale(ctx.tracks.iter().map(|t| t.time_base.den));
     let mut movie_duration = 0u64;
     for (i, t) in ctx.tracks.iter().enumerate() {
-        let tm = timing(t, &m.tracks.get(i).copied().unwrap_or_default());
+        let tr = u8::try_from(i).unwrap_or(u8::MAX);
+        let tm = timing(t, &settle(index, tr, m.tracks.get(i).copied().unwrap_or_default()));
         let d = to_movie(tm.empty, tm.scale, movie).saturating_add(to_movie(tm.shown, tm.scale, movie));
         movie_duration = movie_duration.max(if tm.edit {
             d
@@ -98,7 +100,8 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
     let data_start = m.mdat_at.saturating_add(MDAT_HEADER);
     let wide = end > u64::from(u32::MAX);
     for (i, t) in ctx.tracks.iter().enumerate() {
-        let st = m.tracks.get(i).copied().unwrap_or_default();
+        let tr = u8::try_from(i).unwrap_or(u8::MAX);
+        let st = settle(index, tr, m.tracks.get(i).copied().unwrap_or_default());
         let tm = timing(t, &st);
         let id = u32::try_from(i).unwrap_or(0).saturating_add(1);
         w.open(b"trak")?;
@@ -125,7 +128,6 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
         w.close()?;
         w.open(b"stbl")?;
         write_stsd(&mut w, t, id, m.config(ctx, i))?;
-        let tr = u8::try_from(i).unwrap_or(u8::MAX);
         write_tables(&mut w, index, tr, &st, data_start, wide)?;
         w.close()?; // stbl
         w.close()?; // minf
@@ -306,11 +308,6 @@ fn write_media_header<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track) -> Result<()
     w.close()
 }
 
-/// The samples of track `tr`, in order.
-fn samples(index: &[u8], tr: u8) -> impl Iterator<Item = Sample> + '_ {
-    Records::new(index).filter(move |s| s.track == tr)
-}
-
 /// A run-length table of `(count, value)` entries (`stts`, `ctts`): its
 /// entry count is patched when it is done.
 struct Runs {
@@ -389,11 +386,15 @@ fn write_tables<K: Sink>(
     };
     // stts (§8.6.1.2): sample k lasts until sample k+1 starts.
     let mut stts = Runs::open(w, b"stts", 0)?;
-    let durations = samples(index, tr)
+    let next_dts = Times::new(index, tr, st)
         .skip(1)
-        .map(|s| s.delta)
-        .chain(core::iter::once(st.last_duration));
-    for d in durations.take(st.samples as usize) {
+        .map(Some)
+        .chain(core::iter::once(None));
+    for ((dts, _), next) in Times::new(index, tr, st).zip(next_dts).take(st.samples as usize) {
+        let d = match next {
+            Some((n, _)) => u64::try_from(n.saturating_sub(dts)).unwrap_or(0),
+            None => st.last_duration,
+        };
         let d = u32::try_from(d).map_err(|_| too_long(w))?;
         stts.push(w, d)?;
     }
@@ -401,8 +402,8 @@ fn write_tables<K: Sink>(
     // ctts (§8.6.1.3): version 1 for negative offsets.
     if st.any_cts {
         let mut ctts = Runs::open(w, b"ctts", u8::from(st.negative_cts))?;
-        for s in samples(index, tr) {
-            let c = i32::try_from(s.cts).map_err(|_| too_long(w))?;
+        for (dts, pts) in Times::new(index, tr, st) {
+            let c = i32::try_from(pts.saturating_sub(dts)).map_err(|_| too_long(w))?;
             ctts.push(w, c as u32)?;
         }
         ctts.close(w)?;
