@@ -33,17 +33,29 @@ pub enum RemuxFormat {
     Matroska,
     /// WebM (`.webm`): VP8, VP9, AV1, Opus, Vorbis only.
     WebM,
+    /// MP4 (`.mp4`, `.m4a`, `.m4v`): progressive, `moov` after the media;
+    /// needs an output that seeks (a file, not standard output).
+    Mp4,
+    /// QuickTime movie (`.mov`): the MP4 muxer with the `qt  ` brand.
+    Mov,
 }
 
 impl RemuxFormat {
     /// Every target, for help texts.
-    pub const ALL: &'static [RemuxFormat] = &[RemuxFormat::Matroska, RemuxFormat::WebM];
+    pub const ALL: &'static [RemuxFormat] = &[
+        RemuxFormat::Matroska,
+        RemuxFormat::WebM,
+        RemuxFormat::Mp4,
+        RemuxFormat::Mov,
+    ];
 
     /// The names `--format` takes for this target.
     pub const fn names(self) -> &'static [&'static str] {
         match self {
             RemuxFormat::Matroska => &["mkv", "matroska", "mka"],
             RemuxFormat::WebM => &["webm"],
+            RemuxFormat::Mp4 => &["mp4", "m4a", "m4v"],
+            RemuxFormat::Mov => &["mov", "qt"],
         }
     }
 
@@ -52,6 +64,8 @@ impl RemuxFormat {
         match self {
             RemuxFormat::Matroska => &["mkv", "mka", "mk3d"],
             RemuxFormat::WebM => &["webm"],
+            RemuxFormat::Mp4 => &["mp4", "m4a", "m4v"],
+            RemuxFormat::Mov => &["mov", "qt"],
         }
     }
 
@@ -60,7 +74,16 @@ impl RemuxFormat {
         match self {
             RemuxFormat::Matroska => MuxFormat::Matroska,
             RemuxFormat::WebM => MuxFormat::WebM,
+            RemuxFormat::Mp4 => MuxFormat::Mp4,
+            RemuxFormat::Mov => MuxFormat::Mov,
         }
+    }
+
+    /// Whether the format patches sizes and writes its index after the
+    /// media, so that it needs an output that seeks (no standard output,
+    /// no `--live`).
+    pub const fn needs_seek(self) -> bool {
+        matches!(self, RemuxFormat::Mp4 | RemuxFormat::Mov)
     }
 
     /// The target a `--format` name names (case-insensitive).
@@ -92,6 +115,9 @@ pub enum RemuxError {
     Output(mediaslice::Error),
     /// No track of the input can be written.
     NoTracks,
+    /// The format writes its index after the media and patches sizes, so it
+    /// cannot go to standard output or be written live.
+    NeedsSeek(RemuxFormat),
 }
 
 impl fmt::Display for RemuxError {
@@ -99,12 +125,17 @@ impl fmt::Display for RemuxError {
         match self {
             RemuxError::NoFormat => write!(
                 f,
-                "no output format: give --format, or an output name ending in .mkv, .mka or .webm"
+                "no output format: give --format, or an output name ending in .mkv, .mka, .webm, .mp4, .m4a or .mov"
             ),
             RemuxError::Io(e) => write!(f, "{e}"),
             RemuxError::Input(e) => write!(f, "reading: {e}"),
             RemuxError::Output(e) => write!(f, "writing: {e}"),
             RemuxError::NoTracks => write!(f, "no track of the input can be written"),
+            RemuxError::NeedsSeek(t) => write!(
+                f,
+                "{} writes its index after the media: it needs an output file (not standard output, not --live); use mkv for a stream",
+                t.names().first().copied().unwrap_or("this format")
+            ),
         }
     }
 }
@@ -388,8 +419,8 @@ pub fn select_streams(tracks: &mut [PreparedTrack], streams: Option<&[usize]>) -
 ///
 /// Errors: the muxer's refusal of a track (a codec the target cannot
 /// carry), `NoTracks` when none is written.
-pub fn declare_tracks<K: Sink>(
-    muxer: &mut Muxer<K>,
+pub fn declare_tracks<K: Sink, B: AsMut<[u8]>>(
+    muxer: &mut Muxer<K, B>,
     tracks: &[PreparedTrack],
     report: &mut RemuxReport,
 ) -> Result<Vec<Option<usize>>, RemuxError> {
@@ -421,9 +452,9 @@ pub fn declare_tracks<K: Sink>(
 /// [`start_us`]) becomes 0, as `ffmpeg -c copy` moves them (its `-copyts`
 /// not given): each track's times less the start time in its own time
 /// base ([`rescale_q`]).
-pub fn write_packets<S: Source, K: Sink>(
+pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
     demuxer: &mut Demuxer<S>,
-    muxer: &mut Muxer<K>,
+    muxer: &mut Muxer<K, B>,
     map: &[Option<usize>],
     start_us: i64,
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
@@ -471,7 +502,17 @@ pub fn remux_into<S: Source, K: Sink>(
     let mut tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
     select_streams(&mut tracks, opts.streams.as_deref())?;
     let mut report = RemuxReport::default();
-    let mut muxer = Muxer::new(sink, format.mux_format()).map_err(RemuxError::Output)?;
+    if format.needs_seek() && !sink.can_patch() {
+        return Err(RemuxError::NeedsSeek(format));
+    }
+    // The MP4 muxer keeps its sample index (about 4 bytes a sample) in
+    // this scratch; zeroed memory that is never touched costs no RSS.
+    let scratch = if format.needs_seek() {
+        vec![0u8; opts.index_bytes.max(MIN_INDEX_BYTES)]
+    } else {
+        Vec::new()
+    };
+    let mut muxer = Muxer::with_scratch(sink, format.mux_format(), scratch).map_err(RemuxError::Output)?;
     let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
     let mut demuxer = open().map_err(RemuxError::Input)?;
     let start = start_us(&tracks);
@@ -493,7 +534,18 @@ pub struct RemuxOptions {
     /// Write the form a stream gets even to a file (`--live`: Matroska
     /// unknown sizes, no patching), as a recorder that may be cut off does.
     pub live: bool,
+    /// Bytes for the MP4 muxer's sample index (at least
+    /// [`MIN_INDEX_BYTES`]); [`remux_file`] gives half the input's size.
+    /// A sample's record takes 1 to 8 bytes on real inputs (31 at most), so
+    /// only an input of packets of a few bytes each could fill it: the
+    /// remux then fails with `CapacityExceeded` and leaves no output.
+    /// Zeroed memory that is never written is never resident.
+    pub index_bytes: usize,
 }
+
+/// The least sample-index scratch the MP4 target gets: 1 MiB, about
+/// 250,000 samples.
+pub const MIN_INDEX_BYTES: usize = 1 << 20;
 
 /// A sink that says it cannot patch, over one that can: the muxer writes
 /// its stream form (`--live`).
@@ -537,8 +589,15 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
         .or_else(|| (!to_stdout).then(|| RemuxFormat::from_path(output)).flatten())
         .or(to_stdout.then_some(RemuxFormat::Matroska))
         .ok_or(RemuxError::NoFormat)?;
+    if format.needs_seek() && (to_stdout || opts.live) {
+        return Err(RemuxError::NeedsSeek(format));
+    }
+    let input_len = std::fs::metadata(input).map_err(RemuxError::Io)?.len();
     let opts = RemuxOptions {
         format: Some(format),
+        index_bytes: usize::try_from(input_len / 2)
+            .unwrap_or(usize::MAX)
+            .clamp(MIN_INDEX_BYTES, isize::MAX as usize / 2),
         ..opts.clone()
     };
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());

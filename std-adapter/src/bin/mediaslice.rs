@@ -143,15 +143,15 @@ struct RemuxArgs {
     /// The output file (written under a temporary name, renamed at the end),
     /// or `-` for standard output.
     output: PathBuf,
-    /// The output format: mkv (mka, matroska) or webm; by default from
-    /// OUT's extension.
+    /// The output format: mkv (mka, matroska), webm, mp4 (m4a, m4v) or mov;
+    /// by default from OUT's extension. MP4 and MOV need an output file.
     #[arg(long, value_name = "FORMAT")]
     format: Option<String>,
     /// The input streams to write, by index (`0,2`); all by default.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     streams: Option<Vec<usize>>,
     /// Write the stream form (Matroska unknown sizes, nothing patched) even
-    /// to a file.
+    /// to a file (Matroska and WebM only).
     #[arg(long)]
     live: bool,
 }
@@ -163,7 +163,7 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
     let name = a.input.to_string_lossy();
     let format = match a.format.as_deref().map(|f| (f, RemuxFormat::from_name(f))) {
         Some((f, None)) => {
-            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm)");
+            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm, mp4, m4a, mov)");
             return EXIT_USAGE;
         }
         Some((_, some)) => some,
@@ -174,6 +174,7 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
         format,
         streams: a.streams.clone(),
         live: a.live,
+        ..Default::default()
     };
     match remux_file(&a.input, &a.output, &opts) {
         Ok(r) => {
