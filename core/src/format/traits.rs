@@ -65,12 +65,15 @@ pub(crate) trait FormatDemuxer: Sized {
     /// The next tag, or `None` when all were given. The tag may borrow the
     /// demuxer's own state as well as the source (for keys kept apart from
     /// their values, such as QuickTime `keys`).
+    /// None by default: a format without tags (most elementary streams).
     fn next_tag<'s, S: Source>(
         &'s mut self,
-        src: &'s mut S,
-        ctx: &Context,
-        cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>>;
+        _src: &'s mut S,
+        _ctx: &Context,
+        _cur: &mut TagCursor,
+    ) -> Result<Option<Tag<'s>>> {
+        Ok(None)
+    }
     /// The largest packet, when the container can tell without reading them.
     fn max_packet_size(&self) -> Option<usize> {
         None

@@ -18,7 +18,6 @@ use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for raw AC-3: 90 kHz.
@@ -253,15 +252,6 @@ impl FormatDemuxer for Ac3Demuxer {
         self.pos = self.data_start;
         self.pts = 0;
         super::seek_audio(self, src, ctx, ts, |d, s, c| d.advance(s, c))
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 }
 

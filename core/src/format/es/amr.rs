@@ -10,7 +10,6 @@
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 /// AMR-NB frame sizes with the ToC byte, by frame type.
@@ -115,15 +114,6 @@ impl FormatDemuxer for AmrDemuxer {
             self.pts += dur;
         }
         Ok(())
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 }
 

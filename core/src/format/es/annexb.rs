@@ -16,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for raw video streams.
@@ -427,15 +426,6 @@ impl FormatDemuxer for AnnexBDemuxer {
         self.index = best_index;
         Ok(())
     }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
-    }
 }
 
 /// The H.264 demuxer: [`AnnexBDemuxer`] fixed to H.264.
@@ -457,14 +447,6 @@ macro_rules! fixed {
             }
             fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
                 self.0.seek(src, ctx, track, ts)
-            }
-            fn next_tag<'s, S: Source>(
-                &mut self,
-                _src: &'s mut S,
-                _ctx: &Context,
-                _cur: &mut TagCursor,
-            ) -> Result<Option<Tag<'s>>> {
-                Ok(None)
             }
         }
     };

@@ -11,7 +11,6 @@
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 /// Bytes in a DIF block.
@@ -488,15 +487,6 @@ impl FormatDemuxer for DvDemuxer {
         self.pos = f * self.sys.frame_size;
         self.pending = (0, 0);
         Ok(())
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 
     fn max_packet_size(&self) -> Option<usize> {

@@ -11,7 +11,6 @@ use crate::codec::av1::{self, obu, ObuHeader, SequenceHeader};
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
@@ -240,15 +239,6 @@ impl FormatDemuxer for IvfDemuxer {
         }
         self.pos = best;
         Ok(())
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 }
 

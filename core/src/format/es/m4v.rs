@@ -17,7 +17,6 @@ use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::{div_u128, Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for raw video streams.
@@ -218,14 +217,5 @@ impl FormatDemuxer for M4vDemuxer {
         }
         (self.pos, self.index, self.state) = best;
         Ok(())
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 }

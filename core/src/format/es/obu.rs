@@ -13,7 +13,6 @@ use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::Limits;
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 /// ffmpeg's time base for raw video streams.
@@ -224,15 +223,6 @@ impl FormatDemuxer for ObuDemuxer {
         (self.pos, self.seq) = (best.0, best.2);
         self.pts = (best.1 * self.frame_duration) as i64;
         Ok(())
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 }
 
@@ -483,15 +473,6 @@ impl FormatDemuxer for Av1AnnexBDemuxer {
         (self.pos, self.seq) = (best.0, best.2);
         self.pts = (best.1 * self.frame_duration) as i64;
         Ok(())
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 }
 

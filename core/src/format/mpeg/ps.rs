@@ -20,7 +20,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 /// Bytes of an MPEG-1 pack header (ISO/IEC 11172-1 §2.4.3.2).
@@ -496,15 +495,6 @@ impl FormatDemuxer for PsDemuxer {
             s.sp.reset();
         }
         Ok(())
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 }
 

@@ -12,7 +12,6 @@ use crate::format::mpeg::split::{self, Cut, Frame, Split};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
-use crate::tags::{Tag, TagCursor};
 use crate::types::Packet;
 use zerocopy::FromBytes;
 
@@ -455,14 +454,5 @@ impl FormatDemuxer for TsDemuxer {
             e.lead = 0;
         }
         Ok(())
-    }
-
-    fn next_tag<'s, S: Source>(
-        &mut self,
-        _src: &'s mut S,
-        _ctx: &Context,
-        _cur: &mut TagCursor,
-    ) -> Result<Option<Tag<'s>>> {
-        Ok(None)
     }
 }
