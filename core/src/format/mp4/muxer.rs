@@ -27,7 +27,7 @@ use super::muxer_entry::{entry_kind, needs_config};
 use super::muxer_index::{self, RunState, Sample};
 use super::muxer_times;
 use crate::codec::convert::to_length::{length_prefixed_size, write_length_prefixed, LengthPrefixOptions};
-use crate::codec::convert::{adts, avcc, hvcc, NalCodec};
+use crate::codec::convert::{adts, avcc, dac3, hvcc, NalCodec};
 use crate::error::{Error, Result};
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec};
 use crate::limits::MAX_TRACKS;
@@ -44,6 +44,9 @@ pub const MAX_BUILT_CONFIG: usize = 1024;
 /// header when needed, as ffmpeg does) and the `mdat` header (8).
 pub(crate) const MDAT_HEADER: u64 = 16;
 
+/// `stsz` entries are 32 bits.
+const SAMPLE_OVER_4_GIB: &str = "mp4 muxer: a sample over 4 GiB (ISO/IEC 14496-12 8.7.3)";
+
 /// How a track's packets become samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Input {
@@ -54,6 +57,9 @@ pub(crate) enum Input {
     AnnexB(NalCodec),
     /// ADTS frames, written without their header.
     Adts,
+    /// AC-3 / E-AC-3 sync frames with no configuration given: written as
+    /// they are, `dac3`/`dec3` built from the first packet.
+    SyncFrames,
 }
 
 /// What the muxer keeps per track.
@@ -150,6 +156,27 @@ impl Mp4Muxer {
         muxer_index::append(scratch, &mut self.index_len, s, run, pos)
     }
 
+    /// Builds and keeps the `dac3`/`dec3` payload of AC-3/E-AC-3 track `i`
+    /// from its first packet (`codec::convert::dac3`).
+    fn build_sync_frame_config(&mut self, i: usize, ctx: &MuxContext, first: &[u8], pos: u64) -> Result<()> {
+        let (mut ac3, mut eac3) = (None, None);
+        match ctx.tracks.get(i).map(|t| t.codec) {
+            Some(Codec::Ac3) => ac3 = dac3::dac3(first),
+            _ => eac3 = dac3::dec3(first),
+        }
+        let record = match (&ac3, &eac3) {
+            (Some(a), _) => &a[..],
+            (_, Some(e)) => &e[..],
+            _ => {
+                return Err(Error::unsupported(
+                    pos,
+                    &"mp4 muxer: the first AC-3/E-AC-3 packet gives no dac3/dec3 (not a sync frame, or E-AC-3 with dependent or several substreams) (ETSI TS 102 366 F.4, F.6)",
+                ))
+            }
+        };
+        self.keep_built(i, record, pos)
+    }
+
     /// Keeps a configuration record built for track `i`.
     fn keep_built(&mut self, i: usize, record: &[u8], pos: u64) -> Result<()> {
         let start = self.built.len();
@@ -219,6 +246,7 @@ impl FormatMuxer for Mp4Muxer {
             Codec::Aac if spec.config.is_empty() || crate::codec::adts::AdtsHeader::parse(spec.config).is_some() => {
                 Input::Adts
             }
+            Codec::Ac3 | Codec::Eac3 if spec.config.is_empty() => Input::SyncFrames,
             _ => Input::AsIs,
         };
         if input == Input::AsIs && needs_config(codec) && spec.config.is_empty() && codec != Codec::Aac {
@@ -292,7 +320,12 @@ impl FormatMuxer for Mp4Muxer {
             .ok_or(Error::capacity(pos, &"mp4 muxer: no such track"))?;
         // The payload as the sample will hold it.
         let (data, size) = match st.input {
-            Input::AsIs => (packet.data, packet.data.len() as u64),
+            Input::AsIs | Input::SyncFrames => {
+                if st.input == Input::SyncFrames && st.built.is_none() {
+                    self.build_sync_frame_config(i, ctx, packet.data, pos)?;
+                }
+                (packet.data, packet.data.len() as u64)
+            }
             Input::Adts => {
                 let (h, raw) = adts::adts_to_raw(packet.data)?;
                 if st.built.is_none() {
@@ -311,12 +344,7 @@ impl FormatMuxer for Mp4Muxer {
                 )
             }
         };
-        if u32::try_from(size).is_err() {
-            return Err(Error::unsupported(
-                pos,
-                &"mp4 muxer: a sample over 4 GiB (ISO/IEC 14496-12 8.7.3)",
-            ));
-        }
+        u32::try_from(size).map_err(|_| Error::unsupported(pos, &SAMPLE_OVER_4_GIB))?;
         // Times in the media time scale.
         let mut dts = match packet.dts.or(packet.pts) {
             Some(t) => scaled(t, num, pos)?,
