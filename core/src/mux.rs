@@ -122,6 +122,36 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
         self.inner.add_track(&mut self.ctx, spec)
     }
 
+    /// Reserves `bytes` before the media for the index the format writes at
+    /// `finish`: MP4 then places `moov` ahead of `mdat` (what ffmpeg calls
+    /// `faststart`) with no second copy of the payload. The size comes from
+    /// a first pass over the same packets into a [`crate::NullSink`]
+    /// ([`Muxer::index_size_ahead`]); too little space makes `finish` fail
+    /// (`CapacityExceeded`) before it writes anything.
+    ///
+    /// Errors: `InvalidArgument` after the header; `Unsupported` for a
+    /// format with no such index.
+    pub fn reserve_index(&mut self, bytes: u64) -> Result<()> {
+        if self.stage != Stage::Tracks {
+            return Err(self.out_of_order(&"mux: an index reserved after the header"));
+        }
+        self.inner.reserve_index(bytes)
+    }
+
+    /// After the last packet, before [`Muxer::finish`]: the bytes the
+    /// format's index would take ahead of the media in a second pass over
+    /// the same packets with [`Muxer::reserve_index`]; `None` for a format
+    /// without one.
+    ///
+    /// Errors: `InvalidArgument` before the header or after a failure.
+    pub fn index_size_ahead(&mut self) -> Result<Option<u64>> {
+        if self.stage != Stage::Packets {
+            return Err(self.out_of_order(&"mux: index size asked before the first packet or after a failure"));
+        }
+        let end = self.sink.position();
+        self.inner.index_size_ahead(self.scratch.as_mut(), &self.ctx, end)
+    }
+
     /// Writes the header, which closes the track list. Called by the first
     /// [`Muxer::write_packet`] (or [`Muxer::finish`]) when not called before.
     ///

@@ -25,7 +25,10 @@
 //! built and the payload the packet borrows, together, so a muxer never joins
 //! them in a buffer of its own.
 
+mod adapters;
 use crate::error::{Error, ErrorKind, Result};
+pub use adapters::NullSink;
+pub(crate) use adapters::PatchAt;
 use embedded_io::{Seek, SeekFrom, Write};
 
 /// Bytes and calls a sink has taken, counted by the sink itself.

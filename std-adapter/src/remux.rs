@@ -22,7 +22,7 @@
 
 use crate::{FileSink, MmapSource, StdoutSink};
 use mediaslice::types::rescale_q;
-use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Rational, Sink, Source, TrackSpec};
+use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, NullSink, Packet, Rational, Sink, Source, TrackSpec};
 use std::fmt;
 use std::path::Path;
 
@@ -512,7 +512,15 @@ pub fn remux_into<S: Source, K: Sink>(
     } else {
         Vec::new()
     };
+    let ahead = if opts.faststart && format.needs_seek() {
+        Some(index_size_ahead(open, opts, format, &tracks)?)
+    } else {
+        None
+    };
     let mut muxer = Muxer::with_scratch(sink, format.mux_format(), scratch).map_err(RemuxError::Output)?;
+    if let Some(bytes) = ahead {
+        muxer.reserve_index(bytes).map_err(RemuxError::Output)?;
+    }
     let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
     let mut demuxer = open().map_err(RemuxError::Input)?;
     let start = start_us(&tracks);
@@ -521,6 +529,24 @@ pub fn remux_into<S: Source, K: Sink>(
     let sink = muxer.finish().map_err(RemuxError::Output)?;
     report.bytes = sink.position();
     Ok((sink, report))
+}
+
+/// The first pass of `--faststart`: every packet through the muxer into a
+/// [`NullSink`] (nothing written, the payload only borrowed), for the size
+/// of the index placed ahead of the media.
+fn index_size_ahead<S: Source>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+    opts: &RemuxOptions,
+    format: RemuxFormat,
+    tracks: &[PreparedTrack],
+) -> Result<u64, RemuxError> {
+    let scratch = vec![0u8; opts.index_bytes.max(MIN_INDEX_BYTES)];
+    let mut muxer = Muxer::with_scratch(NullSink::new(), format.mux_format(), scratch).map_err(RemuxError::Output)?;
+    let map = declare_tracks(&mut muxer, tracks, &mut RemuxReport::default())?;
+    let mut demuxer = open().map_err(RemuxError::Input)?;
+    write_packets(&mut demuxer, &mut muxer, &map, start_us(tracks)).map_err(RemuxError::Output)?;
+    let size = muxer.index_size_ahead().map_err(RemuxError::Output)?;
+    Ok(size.unwrap_or(0))
 }
 
 /// What `remux` is asked to do beside its input and output.
@@ -541,6 +567,10 @@ pub struct RemuxOptions {
     /// remux then fails with `CapacityExceeded` and leaves no output.
     /// Zeroed memory that is never written is never resident.
     pub index_bytes: usize,
+    /// MP4/MOV: `moov` before `mdat` (`--faststart`), so that playback can
+    /// start before the whole file has arrived. A first pass over the
+    /// input sizes it; the payload is still written once.
+    pub faststart: bool,
 }
 
 /// The least sample-index scratch the MP4 target gets: 1 MiB, about

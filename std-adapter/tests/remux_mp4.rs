@@ -170,3 +170,44 @@ fn ac3_boxes_equal_ffmpegs() {
         assert_eq!(ours, ac3_box(&std::fs::read(&theirs).unwrap()), "{name}");
     }
 }
+
+/// Top-level box types of an MP4 file, in order.
+fn top_boxes(b: &[u8]) -> Vec<String> {
+    let mut at = 0usize;
+    let mut out = Vec::new();
+    while let Some(h) = b.get(at..at + 8) {
+        let size = u32::from_be_bytes(h[..4].try_into().unwrap()) as usize;
+        out.push(String::from_utf8_lossy(&h[4..]).into_owned());
+        if size < 8 {
+            break;
+        }
+        at += size;
+    }
+    out
+}
+
+/// `--faststart` puts `moov` first; the packets are those of the plain
+/// output, for ffprobe and for us.
+#[test]
+fn faststart_puts_moov_first_with_the_same_packets() {
+    let dir = temp_dir("remux_mp4_faststart");
+    for name in ["matroska/h264_aac.mkv", "mpegts/h264_aac.ts", "mp4/h264_aac.mp4"] {
+        let input = corpus_dir().join("files").join(name);
+        let (plain, fast) = (dir.join("plain.mp4"), dir.join("fast.mp4"));
+        let r0 = remux_file(&input, &plain, &RemuxOptions::default()).unwrap();
+        let opts = RemuxOptions {
+            faststart: true,
+            ..Default::default()
+        };
+        let r1 = remux_file(&input, &fast, &opts).unwrap();
+        assert_eq!(r1.packets, r0.packets, "{name}");
+        let (p, f) = (std::fs::read(&plain).unwrap(), std::fs::read(&fast).unwrap());
+        assert_eq!(p.len(), f.len(), "{name}: moov moved, nothing added");
+        assert_eq!(top_boxes(&f), ["ftyp", "moov", "free", "mdat"], "{name}");
+        assert_eq!(our_count(&f).unwrap(), r0.packets, "{name}");
+        if have_ffprobe() {
+            let (n, err) = ffprobe_count(&fast);
+            assert!(err.is_empty() && n == r0.packets, "{name}: ffprobe read {n}: {err}");
+        }
+    }
+}

@@ -391,4 +391,14 @@ impl AnyMuxer {
     pub(crate) fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
         dispatch_mux!(self, m => m.finish(sink, scratch, ctx))
     }
+
+    /// See [`FormatMuxer::reserve_index`].
+    pub(crate) fn reserve_index(&mut self, bytes: u64) -> Result<()> {
+        dispatch_mux!(self, m => m.reserve_index(bytes))
+    }
+
+    /// See [`FormatMuxer::index_size_ahead`].
+    pub(crate) fn index_size_ahead(&self, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<Option<u64>> {
+        dispatch_mux!(self, m => m.index_size_ahead(scratch, ctx, end))
+    }
 }

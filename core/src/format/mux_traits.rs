@@ -179,6 +179,29 @@ pub(crate) trait FormatMuxer: Sized {
     ///
     /// Errors: a sink error.
     fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()>;
+
+    /// Reserves `bytes` before the media for the index that `finish`
+    /// writes (MP4 `moov` ahead of `mdat`). Called before the header.
+    ///
+    /// Errors: `Unsupported` for a format that writes no such index.
+    fn reserve_index(&mut self, bytes: u64) -> Result<()> {
+        let _ = bytes;
+        Err(Error::unsupported(
+            0,
+            &"mux: this format has no index to place before the media",
+        ))
+    }
+
+    /// After the last packet: the bytes the index would take placed before
+    /// the media, for a second pass with [`FormatMuxer::reserve_index`]
+    /// (`end` is the sink's position); `None` for a format with no such
+    /// index.
+    ///
+    /// Errors: those of computing it (the index unreadable).
+    fn index_size_ahead(&self, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<Option<u64>> {
+        let _ = (scratch, ctx, end);
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

@@ -154,6 +154,11 @@ struct RemuxArgs {
     /// to a file (Matroska and WebM only).
     #[arg(long)]
     live: bool,
+    /// MP4/MOV: place the index (`moov`) before the media, for playback
+    /// that starts while the file downloads (two passes over the input; the
+    /// payload is written once).
+    #[arg(long)]
+    faststart: bool,
 }
 
 /// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
@@ -174,6 +179,7 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
         format,
         streams: a.streams.clone(),
         live: a.live,
+        faststart: a.faststart,
         ..Default::default()
     };
     match remux_file(&a.input, &a.output, &opts) {

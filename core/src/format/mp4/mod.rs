@@ -26,6 +26,7 @@ mod demuxer;
 mod fragment;
 mod moov;
 pub mod muxer;
+mod muxer_ahead;
 mod muxer_box;
 mod muxer_entry;
 mod muxer_index;

@@ -102,6 +102,9 @@ pub struct Mp4Muxer {
     pub(crate) mdat_at: u64,
     /// Bytes of the index used in the scratch.
     pub(crate) index_len: usize,
+    /// Room reserved for `moov` ahead of the media, and where it starts
+    /// (`muxer_ahead.rs`); 0 bytes: `moov` after the media.
+    pub(crate) ahead: (u64, u64),
     pub(crate) tracks: [TrackState; MAX_TRACKS],
     pub(crate) built: heapless::Vec<u8, MAX_BUILT_CONFIG>,
     /// The index on the heap when there is no scratch (feature `alloc`).
@@ -116,6 +119,7 @@ impl Mp4Muxer {
             qt,
             mdat_at: 0,
             index_len: 0,
+            ahead: (0, 0),
             tracks: [TrackState::default(); MAX_TRACKS],
             built: heapless::Vec::new(),
             #[cfg(feature = "alloc")]
@@ -296,6 +300,10 @@ impl FormatMuxer for Mp4Muxer {
             w.put(b"mp41")?;
         }
         w.close()?;
+        if self.ahead.1 > 0 {
+            self.ahead.0 = w.position();
+            super::muxer_ahead::write_reserve(&mut w, self.ahead.1)?;
+        }
         self.mdat_at = w.position();
         w.put(&[0, 0, 0, 8])?;
         w.put(b"free")?;
@@ -449,6 +457,18 @@ impl FormatMuxer for Mp4Muxer {
                 ));
             }
         }
+        if self.ahead.1 > 0 {
+            return super::muxer_ahead::finish_ahead(self, sink, scratch, ctx, self.ahead);
+        }
         super::muxer_moov::write_moov(self, sink, scratch, ctx, end)
+    }
+
+    fn reserve_index(&mut self, bytes: u64) -> Result<()> {
+        self.ahead = (0, bytes);
+        Ok(())
+    }
+
+    fn index_size_ahead(&self, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<Option<u64>> {
+        super::muxer_ahead::size_ahead(self, scratch, ctx, end).map(Some)
     }
 }
