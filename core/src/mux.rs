@@ -23,6 +23,7 @@
 pub mod copy;
 #[cfg(feature = "dump")]
 pub mod dump;
+pub mod tags;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::any::AnyMuxer;
@@ -150,6 +151,20 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
         }
         let end = self.sink.position();
         self.inner.index_size_ahead(self.scratch.as_mut(), &self.ctx, end)
+    }
+
+    /// Adds a file-level tag (`title`, `artist`, ... as ffprobe names
+    /// them, or a container's own text key) for the format to write; before
+    /// the header. Formats without tags here (MP4 for now, the dump) keep
+    /// them unwritten.
+    ///
+    /// Errors: `InvalidArgument` after the header; as
+    /// [`tags::MuxTags::push`].
+    pub fn add_tag(&mut self, name: &str, value: &str) -> Result<()> {
+        if self.stage != Stage::Tracks {
+            return Err(self.out_of_order(&"mux: a tag added after the header"));
+        }
+        self.ctx.tags.push(name, value)
     }
 
     /// Writes the header, which closes the track list. Called by the first

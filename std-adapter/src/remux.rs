@@ -22,7 +22,9 @@
 
 use crate::{FileSink, MmapSource, StdoutSink};
 use mediaslice::types::rescale_q;
-use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, NullSink, Packet, Rational, Sink, Source, TrackSpec};
+use mediaslice::{
+    Codec, Demuxer, MuxFormat, Muxer, NullSink, Packet, Rational, Sink, Source, TagKey, TagScope, TagValue, TrackSpec,
+};
 use std::fmt;
 use std::path::Path;
 
@@ -153,6 +155,11 @@ pub struct RemuxReport {
     pub tracks: usize,
     /// Input tracks left out, with the reason.
     pub skipped: Vec<(usize, &'static str)>,
+    /// File-level tags carried (see [`input_tags`]).
+    pub tags: usize,
+    /// File-level tags left out: beyond the muxer's
+    /// [`mediaslice::mux::tags::MAX_TAG_BYTES`].
+    pub tags_dropped: usize,
     /// The input error that ended the packet loop early (damage,
     /// truncation): the output holds every packet before it.
     pub stopped: Option<mediaslice::Error>,
@@ -522,6 +529,13 @@ pub fn remux_into<S: Source, K: Sink>(
         muxer.reserve_index(bytes).map_err(RemuxError::Output)?;
     }
     let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
+    for (name, value) in input_tags(open) {
+        if muxer.add_tag(&name, &value).is_ok() {
+            report.tags += 1;
+        } else {
+            report.tags_dropped += 1;
+        }
+    }
     let mut demuxer = open().map_err(RemuxError::Input)?;
     let start = start_us(&tracks);
     report.stopped = write_packets(&mut demuxer, &mut muxer, &map, start).map_err(RemuxError::Output)?;
@@ -529,6 +543,34 @@ pub fn remux_into<S: Source, K: Sink>(
     let sink = muxer.finish().map_err(RemuxError::Output)?;
     report.bytes = sink.position();
     Ok((sink, report))
+}
+
+/// The file-level text tags of the input, as (name, value): the name
+/// ffprobe gives a tag (`title`, `artist`, `track`, ...) or the
+/// container's own text key; integer values as decimal text. Pictures and
+/// other binary values, track-level tags and tags with a four-character key
+/// and no common name are not carried; a tag walk that fails keeps the
+/// tags before it.
+pub fn input_tags<S: Source>(open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Ok(mut d) = open() else { return out };
+    while let Ok(Some(t)) = d.next_tag() {
+        if t.scope != TagScope::Format {
+            continue;
+        }
+        let name = match (t.name, t.key) {
+            (Some(n), _) => n.to_owned(),
+            (None, TagKey::Text(k)) if !k.is_empty() => k.to_owned(),
+            _ => continue,
+        };
+        let value = match t.value {
+            TagValue::Text(v) => v.to_owned(),
+            TagValue::Int(i) => i.to_string(),
+            TagValue::Bytes(_) => continue,
+        };
+        out.push((name, value));
+    }
+    out
 }
 
 /// The first pass of `--faststart`: every packet through the muxer into a

@@ -297,3 +297,54 @@ fn stdout_gets_the_live_form() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     }
 }
+
+/// ffprobe's format tags of `path`, without the writer's own (`encoder`,
+/// which each tool sets to its name).
+fn format_tags(path: &Path) -> Vec<(String, String)> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-show_entries", "format_tags", "-of", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let mut tags: Vec<(String, String)> = doc["format"]["tags"]
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter(|(k, _)| !k.eq_ignore_ascii_case("encoder"))
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    tags.sort();
+    tags
+}
+
+/// File-level tags are carried as ffmpeg carries them into Matroska (title
+/// as the Segment title, `track` as PART_NUMBER, the rest upper case).
+#[test]
+fn tags_are_carried_as_ffmpeg_carries_them() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg or ffprobe not installed: skipped");
+        return;
+    }
+    let dir = temp_dir("remux_tools_tags");
+    for name in ["mp3/cbr_id3v2_id3v1.mp3", "flac/s16_stereo.flac", "mp4/h264_aac_tags.mp4"] {
+        let input = corpus_dir().join("files").join(name);
+        let (ours, theirs) = (dir.join("ours.mkv"), dir.join("theirs.mkv"));
+        let r = remux_file(&input, &ours, &RemuxOptions::default()).unwrap();
+        assert!(r.tags >= 3 && r.tags_dropped == 0, "{name}: {} tags, {} dropped", r.tags, r.tags_dropped);
+        let _ = std::fs::remove_file(&theirs);
+        let st = Command::new("ffmpeg")
+            .args(["-v", "error", "-i"])
+            .arg(&input)
+            .args(["-map", "0", "-c", "copy"])
+            .arg(&theirs)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let t = format_tags(&ours);
+        assert!(t.iter().any(|(k, _)| k == "title"), "{name}: {t:?}");
+        assert_eq!(t, format_tags(&theirs), "{name}");
+    }
+}

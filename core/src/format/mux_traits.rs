@@ -84,6 +84,8 @@ pub struct MuxContext {
     /// Packets written so far (by [`FormatMuxer::write_packet`] calls that
     /// succeeded).
     pub packets: u64,
+    /// File-level tags to write ([`crate::Muxer::add_tag`]).
+    pub tags: crate::mux::tags::MuxTags,
 }
 
 impl MuxContext {

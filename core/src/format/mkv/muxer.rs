@@ -9,6 +9,7 @@
 //!   SeekHead   Info, Tracks, and Cues (patched, or made Void when none)
 //!   Info       TimestampScale 1 ms, MuxingApp, WritingApp, Duration (patched)
 //!   Tracks     one TrackEntry per track: CodecID, CodecPrivate, Video/Audio
+//!   Tags       file-level tags, when any (`muxer/tags.rs`)
 //!   Cluster*   Timestamp, SimpleBlock* (size patched; unknown on a stream)
 //!   Cues       CuePoints for the keyframes of the first video track
 //! ```
@@ -34,6 +35,7 @@
 
 mod av1;
 mod ebml_write;
+mod tags;
 mod track;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -184,13 +186,16 @@ impl MkvMuxer {
         })
     }
 
-    /// Info (RFC 9559 §5.1.2); the Duration last, as a placeholder 0, when
-    /// it is to be patched.
-    fn write_info(k: &mut dyn Sink, with_duration: bool) -> Result<()> {
+    /// Info (RFC 9559 §5.1.2), with the Title when there is one; the
+    /// Duration last, as a placeholder 0, when it is to be patched.
+    fn write_info(k: &mut dyn Sink, title: Option<&str>, with_duration: bool) -> Result<()> {
         put_master(k, ids::INFO, &|k| {
             put_uint(k, ids::TIMESTAMP_SCALE, TIMESTAMP_SCALE_NS)?;
             put_bytes(k, ids::MUXING_APP, APP)?;
             put_bytes(k, ids::WRITING_APP, APP)?;
+            if let Some(t) = title {
+                put_bytes(k, ids::TITLE, t.as_bytes())?;
+            }
             if with_duration {
                 put_float(k, ids::DURATION, 0)?;
             }
@@ -198,13 +203,16 @@ impl MkvMuxer {
         })
     }
 
-    /// SeekHead (RFC 9559 §5.1.1): Info and Tracks, and Cues last with an
-    /// 8-byte position when the sink can patch it. Positions are relative to
-    /// the Segment's data.
-    fn write_seek_head(k: &mut dyn Sink, info: u64, tracks: u64, cues: bool) -> Result<()> {
+    /// SeekHead (RFC 9559 §5.1.1): Info, Tracks, Tags when written, and
+    /// Cues last with an 8-byte position when the sink can patch it.
+    /// Positions are relative to the Segment's data.
+    fn write_seek_head(k: &mut dyn Sink, info: u64, tracks: u64, tags: Option<u64>, cues: bool) -> Result<()> {
         put_master(k, ids::SEEK_HEAD, &|k| {
             seek_entry(k, ids::INFO, info)?;
             seek_entry(k, ids::TRACKS, tracks)?;
+            if let Some(at) = tags {
+                seek_entry(k, ids::TAGS, at)?;
+            }
             if cues {
                 seek_entry(k, ids::CUES, 0)?;
             }
@@ -522,17 +530,21 @@ impl FormatMuxer for MkvMuxer {
         sink.write_vectored(&[id.get(..il).unwrap_or(&[]), &size])?;
         self.segment_data = sink.position();
         let patch = !self.live;
-        let seek_len = measure(&|k| Self::write_seek_head(k, 0, 0, patch))?;
-        let info_len = measure(&|k| Self::write_info(k, patch))?;
-        Self::write_seek_head(sink, seek_len, seek_len + info_len, patch)?;
+        let (title, with_tags) = (tags::title(ctx), tags::any(ctx).then_some(0));
+        let seek_len = measure(&|k| Self::write_seek_head(k, 0, 0, with_tags, patch))?;
+        let info_len = measure(&|k| Self::write_info(k, title, patch))?;
+        let tracks_at = seek_len + info_len;
+        let tags_at = measure(&|k| Self::write_tracks(k, ctx))? + tracks_at;
+        Self::write_seek_head(sink, seek_len, tracks_at, with_tags.map(|_| tags_at), patch)?;
         if patch {
             self.cues_seek_at = Some(sink.position() - CUES_SEEK_LEN);
         }
-        Self::write_info(sink, patch)?;
+        Self::write_info(sink, title, patch)?;
         if patch {
             self.duration_at = Some(sink.position() - 8);
         }
-        Self::write_tracks(sink, ctx)
+        Self::write_tracks(sink, ctx)?;
+        tags::write(sink, ctx)
     }
 
     fn write_packet<K: Sink>(
