@@ -7,25 +7,17 @@
 
 #[path = "../../core/tests/common/mod.rs"]
 mod common;
+mod remux_common;
 
 use common::*;
 use mediaslice::{Demuxer, SliceSource};
 use mediaslice_std::remux::{remux_file, RemuxError, RemuxFormat, RemuxOptions};
-use std::path::{Path, PathBuf};
+use remux_common::{ffmpeg_copy, have, remux_corpus, temp_dir};
+use std::path::Path;
 use std::process::Command;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn have_ffprobe() -> bool {
-    Command::new("ffprobe")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    have("ffprobe")
 }
 
 /// ffprobe's packet count of `path` and what it printed on stderr.
@@ -59,39 +51,26 @@ fn corpus_outputs_are_read_back_whole() {
         println!("ffprobe not installed: its check is skipped");
     }
     let dir = temp_dir("remux_mp4_outputs");
-    let (mut written, mut refused) = (0usize, 0usize);
-    let mut failures = Vec::new();
-    for &fam in FAMILIES {
-        for f in family_files(fam).into_iter().filter(|f| f.origin == Origin::Corpus) {
-            let out = dir.join(format!("{}.mp4", f.name));
-            let report = match remux_file(&f.path, &out, &RemuxOptions::default()) {
-                Ok(r) => r,
-                Err(e) => {
-                    refused += 1;
-                    println!("{}: not written: {e}", f.label());
-                    assert!(!out.exists(), "{}: a failed remux left its output", f.label());
-                    continue;
-                }
-            };
-            written += 1;
-            let bytes = std::fs::read(&out).unwrap();
-            match our_count(&bytes) {
-                Ok(n) if n == report.packets => {}
-                Ok(n) => failures.push(format!("{}: we read {n} of {} packets", f.label(), report.packets)),
-                Err(e) => failures.push(format!("{}: we cannot read it: {e}", f.label())),
-            }
-            if ffprobe {
-                let (n, err) = ffprobe_count(&out);
-                if !err.is_empty() || n != report.packets {
-                    failures.push(format!(
-                        "{}: ffprobe read {n} of {} packets: {err}",
-                        f.label(),
-                        report.packets
-                    ));
-                }
+    let (written, refused, failures) = remux_corpus(&dir, "mp4", |f, out, report| {
+        let mut failures = Vec::new();
+        let bytes = std::fs::read(out).unwrap();
+        match our_count(&bytes) {
+            Ok(n) if n == report.packets => {}
+            Ok(n) => failures.push(format!("{}: we read {n} of {} packets", f.label(), report.packets)),
+            Err(e) => failures.push(format!("{}: we cannot read it: {e}", f.label())),
+        }
+        if ffprobe {
+            let (n, err) = ffprobe_count(out);
+            if !err.is_empty() || n != report.packets {
+                failures.push(format!(
+                    "{}: ffprobe read {n} of {} packets: {err}",
+                    f.label(),
+                    report.packets
+                ));
             }
         }
-    }
+        failures
+    });
     println!("{written} corpus files remuxed to MP4 and read back; {refused} refused");
     // 37 of the 75 corpus files when this was written; the others hold a
     // codec the MP4 muxer has no sample entry for (docs/write-side.md).
@@ -156,15 +135,7 @@ fn ac3_boxes_equal_ffmpegs() {
         let input = corpus_dir().join("files").join(name);
         let (ours, theirs) = (dir.join("ours.mp4"), dir.join("theirs.mp4"));
         remux_file(&input, &ours, &RemuxOptions::default()).unwrap();
-        let _ = std::fs::remove_file(&theirs);
-        let st = Command::new("ffmpeg")
-            .args(["-v", "error", "-i"])
-            .arg(&input)
-            .args(["-map", "0", "-c", "copy"])
-            .arg(&theirs)
-            .status()
-            .unwrap();
-        assert!(st.success(), "{name}: ffmpeg failed");
+        ffmpeg_copy(&input, &theirs);
         let ours = ac3_box(&std::fs::read(&ours).unwrap());
         assert!(ours.is_some(), "{name}: no dac3/dec3 written");
         assert_eq!(ours, ac3_box(&std::fs::read(&theirs).unwrap()), "{name}");

@@ -10,11 +10,13 @@
 
 #[path = "../../core/tests/common/mod.rs"]
 mod common;
+mod remux_common;
 
 use common::*;
 use mediaslice::{Demuxer, SliceSource};
 use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};
-use std::path::{Path, PathBuf};
+use remux_common::{ffmpeg_copy, have, remux_corpus, temp_dir};
+use std::path::Path;
 use std::process::Command;
 
 /// Corpus files whose Matroska output equals ffmpeg's `-c copy` output
@@ -72,20 +74,6 @@ const FFMPEG_EXACT: &[&str] = &[
 ];
 
 /// A fresh empty folder under the target directory.
-fn temp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Whether `tool` runs (`-version` or `--version`).
-fn have(tool: &str) -> bool {
-    ["-version", "--version"]
-        .iter()
-        .any(|a| Command::new(tool).arg(a).output().is_ok_and(|o| o.status.success()))
-}
-
 /// ffprobe's packets of `path`, per stream in order: `size|crc|pts_time|flags`.
 fn ffprobe_packets(path: &Path) -> (Vec<String>, String) {
     let out = Command::new("ffprobe")
@@ -133,43 +121,29 @@ fn outputs_pass_mkvmerge_and_ffprobe() {
         println!("ffprobe not installed: its check is skipped");
     }
     let dir = temp_dir("remux_tools_outputs");
-    let (mut written, mut refused) = (0usize, 0usize);
-    let mut failures = Vec::new();
-    for &fam in FAMILIES {
-        for f in family_files(fam).into_iter().filter(|f| f.origin == Origin::Corpus) {
-            let out = dir.join(format!("{}.mkv", f.name));
-            let report = match remux_file(&f.path, &out, &RemuxOptions::default()) {
-                Ok(r) => r,
-                Err(e) => {
-                    refused += 1;
-                    println!("{}: not written: {e}", f.label());
-                    assert!(!out.exists(), "{}: a failed remux left its output", f.label());
-                    continue;
-                }
-            };
-            written += 1;
-            if mkvmerge {
-                let o = Command::new("mkvmerge").arg("--identify").arg(&out).output().unwrap();
-                let text = String::from_utf8_lossy(&o.stdout);
-                let tracks = text.lines().filter(|l| l.starts_with("Track ID")).count();
-                if !o.status.success() || text.contains("Warning") || text.contains("Error") || tracks != report.tracks
-                {
-                    failures.push(format!("{}: mkvmerge: {text}", f.label()));
-                }
-            }
-            if ffprobe {
-                let (packets, err) = ffprobe_packets(&out);
-                if !err.is_empty() || packets.len() as u64 != report.packets {
-                    failures.push(format!(
-                        "{}: ffprobe read {} of {} packets: {err}",
-                        f.label(),
-                        packets.len(),
-                        report.packets
-                    ));
-                }
+    let (written, refused, failures) = remux_corpus(&dir, "mkv", |f, out, report| {
+        let mut failures = Vec::new();
+        if mkvmerge {
+            let o = Command::new("mkvmerge").arg("--identify").arg(out).output().unwrap();
+            let text = String::from_utf8_lossy(&o.stdout);
+            let tracks = text.lines().filter(|l| l.starts_with("Track ID")).count();
+            if !o.status.success() || text.contains("Warning") || text.contains("Error") || tracks != report.tracks {
+                failures.push(format!("{}: mkvmerge: {text}", f.label()));
             }
         }
-    }
+        if ffprobe {
+            let (packets, err) = ffprobe_packets(out);
+            if !err.is_empty() || packets.len() as u64 != report.packets {
+                failures.push(format!(
+                    "{}: ffprobe read {} of {} packets: {err}",
+                    f.label(),
+                    packets.len(),
+                    report.packets
+                ));
+            }
+        }
+        failures
+    });
     println!("{written} corpus files remuxed to Matroska and checked; {refused} refused");
     assert!(written >= 55, "{written} written");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -329,20 +303,21 @@ fn tags_are_carried_as_ffmpeg_carries_them() {
         return;
     }
     let dir = temp_dir("remux_tools_tags");
-    for name in ["mp3/cbr_id3v2_id3v1.mp3", "flac/s16_stereo.flac", "mp4/h264_aac_tags.mp4"] {
+    for name in [
+        "mp3/cbr_id3v2_id3v1.mp3",
+        "flac/s16_stereo.flac",
+        "mp4/h264_aac_tags.mp4",
+    ] {
         let input = corpus_dir().join("files").join(name);
         let (ours, theirs) = (dir.join("ours.mkv"), dir.join("theirs.mkv"));
         let r = remux_file(&input, &ours, &RemuxOptions::default()).unwrap();
-        assert!(r.tags >= 3 && r.tags_dropped == 0, "{name}: {} tags, {} dropped", r.tags, r.tags_dropped);
-        let _ = std::fs::remove_file(&theirs);
-        let st = Command::new("ffmpeg")
-            .args(["-v", "error", "-i"])
-            .arg(&input)
-            .args(["-map", "0", "-c", "copy"])
-            .arg(&theirs)
-            .status()
-            .unwrap();
-        assert!(st.success());
+        assert!(
+            r.tags >= 3 && r.tags_dropped == 0,
+            "{name}: {} tags, {} dropped",
+            r.tags,
+            r.tags_dropped
+        );
+        ffmpeg_copy(&input, &theirs);
         let t = format_tags(&ours);
         assert!(t.iter().any(|(k, _)| k == "title"), "{name}: {t:?}");
         assert_eq!(t, format_tags(&theirs), "{name}");

@@ -1,0 +1,68 @@
+//! What the remux tests share: a clean folder under the target directory,
+//! whether an outside tool runs, and the loop that remuxes every corpus file
+//! to one target and hands each output to a check.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::common::{family_files, Origin, TestFile, FAMILIES};
+use mediaslice_std::remux::{remux_file, RemuxOptions, RemuxReport};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// An empty folder `name` under the target directory.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Whether `tool` runs (`-version` or `--version`).
+pub fn have(tool: &str) -> bool {
+    ["-version", "--version"]
+        .iter()
+        .any(|a| Command::new(tool).arg(a).output().is_ok_and(|o| o.status.success()))
+}
+
+/// Remuxes every corpus file into `dir` as `<name>.<ext>` with the default
+/// options; a refused file must leave no output. `check` gets each file
+/// written, its output and the report, and returns its complaints.
+/// Returns (written, refused, complaints).
+pub fn remux_corpus(
+    dir: &Path,
+    ext: &str,
+    mut check: impl FnMut(&TestFile, &Path, &RemuxReport) -> Vec<String>,
+) -> (usize, usize, Vec<String>) {
+    let (mut written, mut refused) = (0usize, 0usize);
+    let mut failures = Vec::new();
+    for &fam in FAMILIES {
+        for f in family_files(fam).into_iter().filter(|f| f.origin == Origin::Corpus) {
+            let out = dir.join(format!("{}.{ext}", f.name));
+            match remux_file(&f.path, &out, &RemuxOptions::default()) {
+                Ok(report) => {
+                    written += 1;
+                    failures.extend(check(&f, &out, &report));
+                }
+                Err(e) => {
+                    refused += 1;
+                    println!("{}: not written: {e}", f.label());
+                    assert!(!out.exists(), "{}: a failed remux left its output", f.label());
+                }
+            }
+        }
+    }
+    (written, refused, failures)
+}
+
+/// `ffmpeg -i input -map 0 -c copy out`, ffmpeg's own remux (the oracle);
+/// panics when ffmpeg fails.
+pub fn ffmpeg_copy(input: &Path, out: &Path) {
+    let _ = std::fs::remove_file(out);
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(input)
+        .args(["-map", "0", "-c", "copy"])
+        .arg(out)
+        .status()
+        .unwrap();
+    assert!(st.success(), "ffmpeg failed on {}", input.display());
+}
