@@ -186,6 +186,13 @@ impl FormatDemuxer for CafDemuxer {
             chunks::FIRST_CHUNK,
             &"caf: no data chunk (CAF spec, Audio Data chunk)",
         ))?;
+        if bytes_per_packet > ctx.limits.max_packet {
+            // At mBytesPerPacket.
+            return Err(Error::limit(
+                first.body + 16,
+                &"caf desc: mBytesPerPacket larger than Limits::max_packet (CAF spec, Audio Description chunk)",
+            ));
+        }
         let variable = bytes_per_packet == 0 || frames_per_packet == 0;
         if variable && found.pakt.is_none() {
             return Err(Error::malformed(
@@ -240,6 +247,14 @@ impl FormatDemuxer for CafDemuxer {
             return Ok(None);
         };
         if size == 0 || frames == 0 {
+            if self.packet == 0 && self.pos < self.data_end {
+                // Data, but not one whole packet of it: an error, not an
+                // empty success.
+                return Err(Error::malformed(
+                    self.pos,
+                    &"caf data: less than one packet of mBytesPerPacket, or a first packet of no frames (CAF spec, Audio Description chunk)",
+                ));
+            }
             ctx.diags.report("caf.empty-packet", self.table_at);
             return Ok(None);
         }
@@ -354,14 +369,16 @@ impl FormatDemuxer for CafDemuxer {
         Ok(None)
     }
 
+    /// Never more than the data chunk holds: scratch is not sized by a
+    /// declared field beyond what the input can hold.
     fn max_packet_size(&self) -> Option<usize> {
-        if self.bytes_per_packet > 0 && self.frames_per_packet == 1 {
-            let b = u64::from(self.bytes_per_packet);
-            return Some(((PACKET_TARGET / b).max(1) * b) as usize);
-        }
-        if self.bytes_per_packet > 0 {
-            return Some(self.bytes_per_packet as usize);
-        }
-        None
+        let data = self.claimed_end.saturating_sub(self.data_start);
+        let b = u64::from(self.bytes_per_packet);
+        let size = match (b, self.frames_per_packet) {
+            (0, _) => return None,
+            (_, 1) => (PACKET_TARGET / b).max(1) * b,
+            _ => b,
+        };
+        usize::try_from(size.min(data)).ok()
     }
 }

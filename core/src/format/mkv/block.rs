@@ -12,9 +12,6 @@ use crate::types::{div_u128, Codec, Packet, PacketFlags};
 /// valid Block fits; a larger count could only come from lowering this
 /// constant and is then refused with a `CapacityExceeded` error.
 pub const MAX_LACES: usize = 256;
-/// Bytes read at a time while scanning for the next Cluster ID after
-/// damage (bounded in all by `Limits::resync_bytes`).
-const RESYNC_WINDOW: usize = 512;
 
 /// The frames of the current Block still to deliver.
 #[derive(Debug, Clone, Default)]
@@ -269,23 +266,10 @@ impl MkvDemuxer {
         self.laces.clear();
         let start = self.pos.saturating_add(1);
         let stop = start.saturating_add(ctx.limits.resync_bytes).min(self.segment_end);
-        let mut at = start;
-        let mut buf = [0u8; RESYNC_WINDOW];
-        while at < stop {
-            let n = src.read_at(at, &mut buf)?;
-            let window = buf.get(..n).unwrap_or(&[]);
-            if let Some(i) = window.windows(4).position(|w| w == [0x1F, 0x43, 0xB6, 0x75]) {
-                self.pos = at + i as u64;
-                self.in_cluster = false;
-                return Ok(true);
-            }
-            if n < 4 {
-                break;
-            }
-            at += (n - 3) as u64;
-        }
-        self.pos = self.segment_end;
-        Ok(false)
+        let next = super::resync::next_element(src, start, stop, self.segment_end, |id| id == ids::CLUSTER)?;
+        self.in_cluster = false;
+        self.pos = next.unwrap_or(self.segment_end);
+        Ok(next.is_some())
     }
 
     /// BlockGroup (RFC 9559 §5.1.3.5): the Block with its BlockDuration; a

@@ -37,6 +37,7 @@ pub use ebml::fuzz_walk as fuzz_ebml;
 mod h264;
 mod ids;
 pub mod muxer;
+mod resync;
 mod seek;
 mod tags;
 #[cfg(test)]
@@ -382,6 +383,12 @@ fn find_segment<S: Source>(src: &mut S, ctx: &mut Context, mut at: u64, len: u64
 }
 
 /// `scale` nanoseconds as a time base, reduced.
+/// A Top-Level Element a Segment holds (not the EBML header or another
+/// Segment).
+fn is_segment_child(id: u64) -> bool {
+    ids::is_top_level(id) && id != ids::EBML && id != ids::SEGMENT
+}
+
 fn time_base(scale: u64) -> Rational {
     let g = gcd(scale, 1_000_000_000).max(1);
     let (num, den) = (scale / g, 1_000_000_000 / g);
@@ -414,7 +421,18 @@ impl MkvDemuxer {
             self.visit(src, ctx, &e, walk)?;
             let _ = walk.visited.push(at);
             match e.end() {
-                Some(end) if end > at => at = end,
+                Some(end) if end > at && end <= self.segment_end => at = end,
+                Some(end) if end > at => {
+                    // A size past the Segment: damage. The element was read
+                    // up to the Segment's end; the walk goes on at the next
+                    // Top-Level Element after its data, as ffmpeg does.
+                    ctx.diags.report("mkv.element-exceeds-segment", at);
+                    let stop = e.data.saturating_add(ctx.limits.resync_bytes).min(self.segment_end);
+                    match resync::next_element(src, e.data, stop, self.segment_end, is_segment_child)? {
+                        Some(next) => at = next,
+                        None => break,
+                    }
+                }
                 _ => {
                     ctx.diags.report("mkv.unknown-size-element", at);
                     break;
