@@ -172,9 +172,30 @@ pub struct SliceSource<'a> {
     stats: IoStats,
 }
 
+/// Scratch that lets a [`SliceSource`] over an input of `input_len` bytes
+/// join every packet of every format: the input's size plus 64 KiB (the
+/// MPEG-TS/PS carry slots). No joined packet can be larger than the input.
+///
+/// ```
+/// use mediaslice::{source::slice_scratch_len, Demuxer, SliceSource};
+/// # fn run(bytes: &[u8]) -> mediaslice::Result<()> {
+/// let mut scratch = vec![0u8; slice_scratch_len(bytes.len())];
+/// let mut demuxer = Demuxer::open(SliceSource::with_scratch(bytes, &mut scratch), None)?;
+/// while let Some(packet) = demuxer.next_packet()? {
+///     let _ = packet.data; // the input's bytes, or joined in the scratch
+/// }
+/// # Ok(()) }
+/// ```
+pub const fn slice_scratch_len(input_len: usize) -> usize {
+    input_len.saturating_add(64 << 10)
+}
+
 impl<'a> SliceSource<'a> {
-    /// A source over `data`, with no scratch (enough for every container
-    /// whose packets are contiguous).
+    /// A source over `data`, with no scratch: enough for every container
+    /// whose packets are contiguous (MP4, Matroska, AVI, WAV, FLAC, ...),
+    /// not for those that split packets across their units (MPEG-TS and
+    /// PS, Ogg pages, ASF): give those [`SliceSource::with_scratch`] of
+    /// [`slice_scratch_len`] bytes, or a `ScratchTooSmall` error follows.
     pub fn new(data: &'a [u8]) -> Self {
         SliceSource {
             data,
@@ -268,7 +289,7 @@ impl Source for SliceSource<'_> {
             .ok_or(Error::new(
                 ErrorKind::ScratchTooSmall,
                 offset,
-                &"scratch too small to join a packet",
+                &"scratch too small to join a packet: give SliceSource::with_scratch source::slice_scratch_len(input length) bytes",
             ))?;
         dst.copy_from_slice(src);
         self.stats.reads += 1;
@@ -535,7 +556,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
             .ok_or(Error::new(
                 ErrorKind::ScratchTooSmall,
                 offset,
-                &"scratch too small to join a packet",
+                &"scratch too small to join a packet: give SliceSource::with_scratch source::slice_scratch_len(input length) bytes",
             ))?;
         Self::raw_read(&mut self.reader, &mut self.pos, &mut self.stats, offset, dst)
     }

@@ -347,7 +347,7 @@ pub fn pull_tags<S: Source>(d: &mut Demuxer<S>) -> (Vec<OwnedTag>, Option<Error>
 /// Scratch for joined packets in slice mode, and for a reader's payloads:
 /// as large as the input plus headroom, so no packet can outgrow it.
 pub fn scratch_for(len: usize) -> Vec<u8> {
-    vec![0u8; len + (64 << 10)]
+    vec![0u8; mediaslice::source::slice_scratch_len(len)]
 }
 
 /// Pulls `bytes` through a `SliceSource` (with join scratch).
