@@ -10,6 +10,8 @@
 //!   [`ReaderSource`] over [`FuzzReader`], whose chunk size, seekability,
 //!   claimed length and block cache are chosen by the input's last
 //!   [`TRAILER`] bytes; the two runs must log identical events.
+//! * [`run_remux`]: demux, mux (Matroska or MP4), demux again; see
+//!   `remux.rs` for its invariants.
 //! * [`run_truncation`]: prefixes of the input must yield prefixes of the
 //!   whole input's packets (a final packet flagged `truncated` may be a
 //!   shorter prefix of the whole one).
@@ -77,11 +79,13 @@ pub fn work_bound(len: usize) -> usize {
 
 mod log;
 mod reader;
+mod remux;
 mod targets;
 mod truncation;
 
 pub use log::*;
 pub use reader::*;
+pub use remux::run_remux;
 pub use targets::*;
 pub use truncation::*;
 

@@ -465,7 +465,21 @@ pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
     map: &[Option<usize>],
     start_us: i64,
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
+    write_packets_with_progress(demuxer, muxer, map, start_us, None)
+}
+
+/// [`write_packets`], calling `progress(position, input length)` every
+/// [`PROGRESS_EVERY`] packets (no allocation: the callback is borrowed).
+pub fn write_packets_with_progress<S: Source, K: Sink, B: AsMut<[u8]>>(
+    demuxer: &mut Demuxer<S>,
+    muxer: &mut Muxer<K, B>,
+    map: &[Option<usize>],
+    start_us: i64,
+    progress: Option<&(dyn Fn(u64, u64) + Send + Sync)>,
+) -> mediaslice::Result<Option<mediaslice::Error>> {
     let start = start_us;
+    let total = demuxer.source().len();
+    let mut count = 0u32;
     let mut offsets = [0i64; mediaslice::MAX_TRACKS];
     for (o, t) in offsets.iter_mut().zip(demuxer.tracks()) {
         *o = rescale_q(start, Rational::new(1, 1_000_000), t.time_base);
@@ -486,6 +500,10 @@ pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
         if p.flags.truncated {
             cut = Some(p.pos.unwrap_or(0));
             continue;
+        }
+        count = count.wrapping_add(1);
+        if let (Some(f), 0) = (progress, count % PROGRESS_EVERY) {
+            f(p.pos.unwrap_or(0), total);
         }
         if let Some(&Some(track)) = map.get(p.track) {
             let off = offsets.get(p.track).copied().unwrap_or(0);
@@ -538,7 +556,9 @@ pub fn remux_into<S: Source, K: Sink>(
     }
     let mut demuxer = open().map_err(RemuxError::Input)?;
     let start = start_us(&tracks);
-    report.stopped = write_packets(&mut demuxer, &mut muxer, &map, start).map_err(RemuxError::Output)?;
+    let progress = opts.progress.as_deref();
+    report.stopped =
+        write_packets_with_progress(&mut demuxer, &mut muxer, &map, start, progress).map_err(RemuxError::Output)?;
     report.packets = muxer.packets();
     let sink = muxer.finish().map_err(RemuxError::Output)?;
     report.bytes = sink.position();
@@ -592,7 +612,7 @@ fn index_size_ahead<S: Source>(
 }
 
 /// What `remux` is asked to do beside its input and output.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RemuxOptions {
     /// The target; by default the one the output's extension names
     /// (Matroska for standard output).
@@ -613,6 +633,28 @@ pub struct RemuxOptions {
     /// start before the whole file has arrived. A first pass over the
     /// input sizes it; the payload is still written once.
     pub faststart: bool,
+    /// Called with (input position, input length) every
+    /// [`PROGRESS_EVERY`] packets of the writing pass.
+    pub progress: Option<Progress>,
+}
+
+/// A progress callback: (input position, input length) in bytes.
+pub type Progress = std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>;
+
+/// Packets between two progress calls.
+pub const PROGRESS_EVERY: u32 = 1024;
+
+impl fmt::Debug for RemuxOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemuxOptions")
+            .field("format", &self.format)
+            .field("streams", &self.streams)
+            .field("live", &self.live)
+            .field("index_bytes", &self.index_bytes)
+            .field("faststart", &self.faststart)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 /// The least sample-index scratch the MP4 target gets: 1 MiB, about

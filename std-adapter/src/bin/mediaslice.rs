@@ -161,6 +161,19 @@ struct RemuxArgs {
     faststart: bool,
 }
 
+/// A bar on stderr for `remux` when stderr is a terminal (indicatif draws
+/// nothing otherwise), bytes of the input read.
+fn remux_progress_bar() -> Option<indicatif::ProgressBar> {
+    if !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    let style = indicatif::ProgressStyle::with_template("mediaslice remux {bar:30} {bytes}/{total_bytes} {eta}")
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
 /// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
 /// its report (on stderr: stdout may be the output) and picks the exit code.
 fn cmd_remux(a: &RemuxArgs) -> u8 {
@@ -175,14 +188,25 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
         None => None,
     };
     let started = Instant::now();
+    let bar = remux_progress_bar();
     let opts = RemuxOptions {
         format,
         streams: a.streams.clone(),
         live: a.live,
         faststart: a.faststart,
+        progress: bar.clone().map(|b| -> mediaslice_std::remux::Progress {
+            std::sync::Arc::new(move |pos, total| {
+                b.set_length(total);
+                b.set_position(pos);
+            })
+        }),
         ..Default::default()
     };
-    match remux_file(&a.input, &a.output, &opts) {
+    let result = remux_file(&a.input, &a.output, &opts);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match result {
         Ok(r) => {
             for (i, why) in &r.skipped {
                 eprintln!("mediaslice: {name}: stream {i} left out: {why}");

@@ -1,0 +1,83 @@
+//! The round-trip target: demux any input, mux it (Matroska or MP4, chosen
+//! by the last input byte), demux the output.
+//!
+//! Invariants: no panic; the write loop (`add_tracks` done, every packet
+//! through `write_packet`, then `finish`) allocates nothing; when `finish`
+//! succeeds, our demuxer opens the output and reads it to its end without
+//! an error, with as many packets per track as were written, less at most
+//! one per track for MP4 (the documented edit-list case: of two first
+//! samples at one decode time the reader starts at the second,
+//! docs/write-side.md "Limits"). A refused track or packet (a codec or
+//! time the format cannot hold) ends the case without an invariant.
+
+use super::*;
+use mediaslice::mux::copy::add_tracks;
+use mediaslice::{MuxFormat, Muxer, Packet, SliceSink, MAX_TRACKS};
+
+/// The formats the round trip writes, picked by the last input byte.
+const FORMATS: [MuxFormat; 2] = [MuxFormat::Matroska, MuxFormat::Mp4];
+
+/// Most packets written per case (bounds the work of a long input).
+const MAX_PACKETS: u64 = 20_000;
+
+pub fn run_remux(data: &[u8]) {
+    let format = FORMATS[usize::from(data.last().copied().unwrap_or(0)) % FORMATS.len()];
+    let mut join = scratch(data.len());
+    let Ok(mut d) = open(SliceSource::with_scratch(data, &mut join), None) else {
+        return;
+    };
+    let mut out = vec![0u8; data.len().saturating_mul(2).saturating_add(1 << 16)];
+    let Ok(mut m) = Muxer::with_scratch(SliceSink::new(&mut out), format, vec![0u8; 1 << 18]) else {
+        return;
+    };
+    let Ok(map) = add_tracks(&mut d, &mut m) else { return };
+    if m.tracks().is_empty() {
+        return;
+    }
+    let mut written = [0u64; MAX_TRACKS];
+    let finished = no_alloc("write loop", || {
+        let mut n = 0u64;
+        while let Ok(Some(p)) = d.next_packet() {
+            let Some(&Some(track)) = map.get(p.track) else { continue };
+            if p.flags.truncated {
+                continue;
+            }
+            if m.write_packet(&Packet { track, ..p }).is_err() {
+                return None;
+            }
+            if let Some(w) = written.get_mut(track) {
+                *w += 1;
+            }
+            n += 1;
+            if n >= MAX_PACKETS {
+                break;
+            }
+        }
+        m.finish().ok().map(|s| s.written().len())
+    });
+    let Some(len) = finished else { return };
+    let output = &out[..len];
+    let mut back = match Demuxer::open(SliceSource::new(output), None) {
+        Ok(b) => b,
+        Err(e) => panic!("invariant: {format:?} output does not open: {e}"),
+    };
+    let mut got = [0u64; MAX_TRACKS];
+    loop {
+        match back.next_packet() {
+            Ok(Some(p)) => {
+                if let Some(g) = got.get_mut(p.track) {
+                    *g += 1;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => panic!("invariant: {format:?} output does not read to its end: {e}"),
+        }
+    }
+    let slack = u64::from(format == MuxFormat::Mp4);
+    for (t, (&w, &g)) in written.iter().zip(&got).enumerate() {
+        assert!(
+            g <= w && g + slack >= w,
+            "invariant: {format:?} track {t}: {w} packets written, {g} read back"
+        );
+    }
+}
