@@ -16,6 +16,8 @@
     clippy::panic
 )]
 
+pub mod mux;
+
 use mediaslice::crc::{crc32, Crc32};
 use mediaslice::{Demuxer, Error, ReaderSource, SliceSource, Source, TagKey, TagScope, TagValue, Track};
 use std::io::Read as _;
