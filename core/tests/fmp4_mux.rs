@@ -394,6 +394,57 @@ fn a_cut_file_reads_as_its_complete_fragments() {
     }
 }
 
+/// A power cut while a patchable sink is being written (the bytes as they
+/// are after each packet, no `finish`): every packet of every closed
+/// fragment reads back, none of the open one, and the open fragment is
+/// reported (`mp4.unfinished-fragment`).
+#[test]
+fn a_power_cut_while_writing_to_a_patchable_sink_keeps_the_closed_fragments() {
+    let (bytes, ext) = corpus_file("mp4", "h264_aac_fragmented.mp4");
+    let fmt = MuxFormat::Fmp4(Fragmenting::with_duration_ms(300));
+    let (whole, _) = {
+        let mut buf = vec![0u8; bytes.len() * 2 + (1 << 20)];
+        let (s, _, _) = remux(&bytes, ext.as_deref(), fmt, SliceSink::new(&mut buf), SCRATCH).unwrap();
+        read_cut(s.written())
+    };
+    let mut d = Demuxer::open(SliceSource::new(&bytes), ext.as_deref()).unwrap();
+    let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut out), fmt, vec![0u8; SCRATCH]).unwrap();
+    let map = mediaslice::mux::copy::add_tracks(&mut d, &mut m).unwrap();
+    let (mut n, mut checked) = (0, 0);
+    while let Some(p) = d.next_packet().unwrap() {
+        let Some(j) = map[p.track] else { continue };
+        m.write_packet(&Packet { track: j, ..p }).unwrap();
+        n += 1;
+        if n % 7 != 0 {
+            continue;
+        }
+        let snapshot = m.sink().written().to_vec();
+        let closed = m.fragment_stats().unwrap().fragments as usize;
+        let (got, err) = read_cut(&snapshot);
+        assert!(err.is_none(), "after {n} packets: {err:?}");
+        // The closed fragments' packets: the first `closed` fragments of
+        // the finished file.
+        let boxes = top_boxes(&snapshot);
+        let (want, _) = read_cut(&snapshot[..fragment_end(&boxes, closed)]);
+        for (t, g) in got.iter().enumerate() {
+            assert_eq!(g.len(), want[t].len(), "after {n} packets: track {t}");
+            assert_eq!(&whole[t][..g.len()], &g[..], "after {n} packets: track {t}");
+        }
+        let dm = Demuxer::open(SliceSource::new(&snapshot), Some("mp4")).unwrap();
+        let mut dm = dm;
+        while dm.next_packet().unwrap().is_some() {}
+        assert!(
+            dm.diagnostics().contains("mp4.unfinished-fragment"),
+            "after {n} packets: the open fragment is reported"
+        );
+        checked += 1;
+    }
+    assert!(m.finish().is_ok());
+    println!("{checked} power cuts while writing");
+    assert!(checked >= 5);
+}
+
 /// Where the `n`th `mdat` ends (the init segment's end for 0).
 fn fragment_end(boxes: &[(usize, [u8; 4], usize)], n: usize) -> usize {
     let mut seen = 0;
