@@ -34,6 +34,7 @@
 
 pub mod ffprobe;
 mod file;
+pub mod fragmented;
 mod http;
 mod mmap;
 pub mod remux;

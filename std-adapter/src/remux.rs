@@ -33,17 +33,21 @@ pub enum RemuxFormat {
     Matroska,
     /// WebM (`.webm`): VP8, VP9, AV1, Opus, Vorbis only.
     WebM,
+    /// Fragmented MP4 / CMAF (`--format fmp4`, or `--fragmented`): no
+    /// extension of its own (`.mp4` names the progressive form).
+    Fmp4,
 }
 
 impl RemuxFormat {
     /// Every target, for help texts.
-    pub const ALL: &'static [RemuxFormat] = &[RemuxFormat::Matroska, RemuxFormat::WebM];
+    pub const ALL: &'static [RemuxFormat] = &[RemuxFormat::Matroska, RemuxFormat::WebM, RemuxFormat::Fmp4];
 
     /// The names `--format` takes for this target.
     pub const fn names(self) -> &'static [&'static str] {
         match self {
             RemuxFormat::Matroska => &["mkv", "matroska", "mka"],
             RemuxFormat::WebM => &["webm"],
+            RemuxFormat::Fmp4 => &["fmp4", "cmaf"],
         }
     }
 
@@ -52,6 +56,7 @@ impl RemuxFormat {
         match self {
             RemuxFormat::Matroska => &["mkv", "mka", "mk3d"],
             RemuxFormat::WebM => &["webm"],
+            RemuxFormat::Fmp4 => &[],
         }
     }
 
@@ -60,6 +65,7 @@ impl RemuxFormat {
         match self {
             RemuxFormat::Matroska => MuxFormat::Matroska,
             RemuxFormat::WebM => MuxFormat::WebM,
+            RemuxFormat::Fmp4 => MuxFormat::Fmp4(mediaslice::Fragmenting::DEFAULT),
         }
     }
 
@@ -388,8 +394,8 @@ pub fn select_streams(tracks: &mut [PreparedTrack], streams: Option<&[usize]>) -
 ///
 /// Errors: the muxer's refusal of a track (a codec the target cannot
 /// carry), `NoTracks` when none is written.
-pub fn declare_tracks<K: Sink>(
-    muxer: &mut Muxer<K>,
+pub fn declare_tracks<K: Sink, B: AsMut<[u8]>>(
+    muxer: &mut Muxer<K, B>,
     tracks: &[PreparedTrack],
     report: &mut RemuxReport,
 ) -> Result<Vec<Option<usize>>, RemuxError> {
@@ -421,9 +427,9 @@ pub fn declare_tracks<K: Sink>(
 /// [`start_us`]) becomes 0, as `ffmpeg -c copy` moves them (its `-copyts`
 /// not given): each track's times less the start time in its own time
 /// base ([`rescale_q`]).
-pub fn write_packets<S: Source, K: Sink>(
+pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
     demuxer: &mut Demuxer<S>,
-    muxer: &mut Muxer<K>,
+    muxer: &mut Muxer<K, B>,
     map: &[Option<usize>],
     start_us: i64,
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
@@ -471,7 +477,8 @@ pub fn remux_into<S: Source, K: Sink>(
     let mut tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
     select_streams(&mut tracks, opts.streams.as_deref())?;
     let mut report = RemuxReport::default();
-    let mut muxer = Muxer::new(sink, format.mux_format()).map_err(RemuxError::Output)?;
+    let (mux_format, scratch) = crate::fragmented::mux_setup(format.mux_format(), opts.fragment_ms);
+    let mut muxer = Muxer::with_scratch(sink, mux_format, scratch).map_err(RemuxError::Output)?;
     let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
     let mut demuxer = open().map_err(RemuxError::Input)?;
     let start = start_us(&tracks);
@@ -493,6 +500,8 @@ pub struct RemuxOptions {
     /// Write the form a stream gets even to a file (`--live`: Matroska
     /// unknown sizes, no patching), as a recorder that may be cut off does.
     pub live: bool,
+    /// Least fragment duration for fragmented MP4 (`--fragment-ms`).
+    pub fragment_ms: Option<u32>,
 }
 
 /// A sink that says it cannot patch, over one that can: the muxer writes

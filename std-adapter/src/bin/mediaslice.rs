@@ -143,8 +143,8 @@ struct RemuxArgs {
     /// The output file (written under a temporary name, renamed at the end),
     /// or `-` for standard output.
     output: PathBuf,
-    /// The output format: mkv (mka, matroska) or webm; by default from
-    /// OUT's extension.
+    /// The output format: mkv (mka, matroska), webm or fmp4 (cmaf); by
+    /// default from OUT's extension.
     #[arg(long, value_name = "FORMAT")]
     format: Option<String>,
     /// The input streams to write, by index (`0,2`); all by default.
@@ -154,6 +154,12 @@ struct RemuxArgs {
     /// to a file.
     #[arg(long)]
     live: bool,
+    /// Fragmented MP4 / CMAF (the same as `--format fmp4`).
+    #[arg(long)]
+    fragmented: bool,
+    /// Least fragment duration of fragmented MP4, in milliseconds (2000).
+    #[arg(long, value_name = "MS")]
+    fragment_ms: Option<u32>,
 }
 
 /// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
@@ -163,17 +169,18 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
     let name = a.input.to_string_lossy();
     let format = match a.format.as_deref().map(|f| (f, RemuxFormat::from_name(f))) {
         Some((f, None)) => {
-            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm)");
+            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm, fmp4)");
             return EXIT_USAGE;
         }
         Some((_, some)) => some,
-        None => None,
+        None => a.fragmented.then_some(RemuxFormat::Fmp4),
     };
     let started = Instant::now();
     let opts = RemuxOptions {
         format,
         streams: a.streams.clone(),
         live: a.live,
+        fragment_ms: a.fragment_ms,
     };
     match remux_file(&a.input, &a.output, &opts) {
         Ok(r) => {

@@ -21,8 +21,9 @@
 //!
 //! **Payload.** On a sink that can patch, the payload goes from the
 //! packet's borrow to the sink, never copied: when a fragment opens, room
-//! for its `moof` is reserved (a `free` box, sized for twice the most
-//! samples a fragment has had so far), then the `mdat` header and the
+//! for its `moof` is reserved (a `free` box: twice the largest `moof` so
+//! far, and for the first fragment room for 512 samples at 40 bytes, the
+//! most one sample can add), then the `mdat` header and the
 //! payload follow as they come; at the close the `moof` is built in the
 //! scratch and patched in at the end of the reserved room, so it sits
 //! right before its `mdat`, and what is left before it stays a `free` box
@@ -96,8 +97,13 @@ struct Open {
     /// Runs of adjacent samples of one track, and the last sample's track.
     runs: u64,
     last_track: Option<u8>,
-    /// Tracks with samples, one bit each.
+    /// Tracks with samples, one bit each; those with a composition
+    /// offset, and those with a non-sync sample.
     tracks: u32,
+    cts_tracks: u32,
+    nonkey_tracks: u32,
+    /// Samples per track.
+    per_track: [u32; MAX_TRACKS],
     /// Payload bytes.
     payload: u64,
     /// Decode time of the fragment's first sample of the cutting track.
@@ -105,12 +111,29 @@ struct Open {
 }
 
 impl Open {
-    /// The most bytes the `moof` takes with one more sample of `track`.
-    fn moof_bound_with(&self, track: u8) -> u64 {
+    /// The most bytes the `moof` takes with one more sample of `track`
+    /// (`cts`: with a composition offset; `key`: a sync sample): per
+    /// track's sample an 8-byte `trun` entry, 4 more when any of its
+    /// samples has a composition offset, 4 more when any is not a sync
+    /// sample (per-sample flags); per run a 24-byte `trun` header (with
+    /// `first_sample_flags`); per track `MOOF_PER_TRACK`.
+    fn moof_bound_with(&self, track: u8, cts: bool, key: bool) -> u64 {
         let bit = 1u32 << (track & 31);
         let tracks = u64::from((self.tracks | bit).count_ones());
         let runs = self.runs + u64::from(self.last_track != Some(track));
-        MOOF_FIXED + tracks * MOOF_PER_TRACK + runs * 24 + (self.samples as u64 + 1) * 16
+        let cts_tracks = self.cts_tracks | if cts { bit } else { 0 };
+        let nonkey_tracks = self.nonkey_tracks | if key { 0 } else { bit };
+        let entries: u64 = self
+            .per_track
+            .iter()
+            .enumerate()
+            .map(|(t, &n)| {
+                let b = 1u32 << (t & 31);
+                let n = u64::from(n) + u64::from(t == usize::from(track));
+                n * (8 + 4 * u64::from(cts_tracks & b != 0) + 4 * u64::from(nonkey_tracks & b != 0))
+            })
+            .sum();
+        MOOF_FIXED + tracks * MOOF_PER_TRACK + runs * 24 + entries
     }
 }
 
@@ -141,8 +164,10 @@ pub struct Fmp4Muxer {
     pay_at: usize,
     open: Option<Open>,
     seq: u32,
-    /// Samples the next `moof` room is reserved for.
+    /// Samples the first `moof` room is reserved for.
     hint: u32,
+    /// Bytes of the largest `moof` written.
+    most_moof: u64,
     stats: FragmentStats,
 }
 
@@ -166,6 +191,7 @@ impl Fmp4Muxer {
             open: None,
             seq: 0,
             hint: FIRST_HINT,
+            most_moof: 0,
             stats: FragmentStats::default(),
         }
     }
@@ -230,7 +256,12 @@ impl Fmp4Muxer {
         if !o.buffered {
             let build = scratch.len().saturating_sub(self.pay_at) as u64;
             let tracks = self.tracks as u64;
-            let want = MOOF_FIXED + tracks * MOOF_PER_TRACK + u64::from(self.hint) * MOOF_PER_SAMPLE + 4;
+            // The first fragment: room for `hint` samples at their most
+            // bytes; after it, twice the largest `moof` so far.
+            let want = match self.most_moof {
+                0 => MOOF_FIXED + tracks * MOOF_PER_TRACK + u64::from(self.hint) * MOOF_PER_SAMPLE + 4,
+                most => most.saturating_mul(2).saturating_add(256),
+            };
             o.reserved = want.min(build) & !3;
             if o.reserved < 64 {
                 return Err(Error::capacity(
@@ -294,7 +325,8 @@ impl Fmp4Muxer {
         let start = if o.buffered {
             let start = sink.position();
             let mut w = BoxWriter::new(sink);
-            write_moof(&mut w, &f)?;
+            let n = write_moof(&mut w, &f)?;
+            self.most_moof = self.most_moof.max(u64::from(n));
             w.u32(mdat)?;
             w.put(b"mdat")?;
             w.flush()?;
@@ -317,6 +349,7 @@ impl Fmp4Muxer {
             let mut w = BoxWriter::new(&mut s);
             let n = write_moof(&mut w, &f)?;
             w.flush()?;
+            self.most_moof = self.most_moof.max(u64::from(n));
             let bytes = s.written().get(..n as usize).unwrap_or(&[]);
             sink.patch_at(o.start.saturating_add(gap), bytes)?;
             if gap >= 8 {
@@ -336,8 +369,6 @@ impl Fmp4Muxer {
         self.stats.most_samples = self.stats.most_samples.max(samples);
         self.stats.most_payload = self.stats.most_payload.max(o.payload);
         self.stats.last_fragment = (start, sink.position());
-        let cap = u32::try_from(self.rec_cap).unwrap_or(u32::MAX);
-        self.hint = self.stats.most_samples.saturating_mul(2).max(64).min(cap);
         Ok(())
     }
 
@@ -448,7 +479,8 @@ impl FormatMuxer for Fmp4Muxer {
             self.close_fragment(sink, scratch, ctx, next)?;
         }
         if let Some(o) = self.open {
-            let full = o.samples >= self.rec_cap || (!o.buffered && o.moof_bound_with(track) + 4 > o.reserved);
+            let full = o.samples >= self.rec_cap
+                || (!o.buffered && o.moof_bound_with(track, cts != 0, p.key) + 4 > o.reserved);
             if full {
                 self.stats.closed_early = self.stats.closed_early.saturating_add(1);
                 self.close_fragment(sink, scratch, ctx, next)?;
@@ -485,7 +517,17 @@ impl FormatMuxer for Fmp4Muxer {
         }
         o.runs += u64::from(o.last_track != Some(track));
         o.last_track = Some(track);
-        o.tracks |= 1u32 << (track & 31);
+        let bit = 1u32 << (track & 31);
+        o.tracks |= bit;
+        if cts != 0 {
+            o.cts_tracks |= bit;
+        }
+        if !p.key {
+            o.nonkey_tracks |= bit;
+        }
+        if let Some(n) = o.per_track.get_mut(i) {
+            *n = n.saturating_add(1);
+        }
         o.samples += 1;
         o.payload = o.payload.saturating_add(p.size);
         if i == self.cut_track && o.cut_start.is_none() {

@@ -25,6 +25,7 @@
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::{entry_kind, needs_config};
 use super::muxer_index::{self, RunState, Sample};
+use crate::codec::adts::AdtsHeader;
 use crate::codec::convert::to_length::{length_prefixed_size, write_length_prefixed, LengthPrefixOptions};
 use crate::codec::convert::{adts, avcc, hvcc, NalCodec};
 use crate::error::{Error, Result};
@@ -340,7 +341,7 @@ impl FormatMuxer for Mp4Muxer {
         let input = match codec {
             Codec::H264 if spec.config.is_empty() || is_annexb(spec.config) => Input::AnnexB(NalCodec::H264),
             Codec::Hevc if spec.config.is_empty() || is_annexb(spec.config) => Input::AnnexB(NalCodec::H265),
-            Codec::Aac if spec.config.is_empty() => Input::Adts,
+            Codec::Aac if spec.config.is_empty() || AdtsHeader::has_sync(spec.config) => Input::Adts,
             _ => Input::AsIs,
         };
         if input == Input::AsIs && needs_config(codec) && spec.config.is_empty() && codec != Codec::Aac {
@@ -362,6 +363,11 @@ impl FormatMuxer for Mp4Muxer {
             if !spec.config.is_empty() {
                 self.build_nal_config(i, nal, spec.config, 0)?;
             }
+        }
+        // An ADTS header as configuration (what `remux` takes from a TS or
+        // ADTS input's first frame): its AudioSpecificConfig now.
+        if let Some(h) = AdtsHeader::parse(spec.config).filter(|_| input == Input::Adts) {
+            self.keep_built(i, &adts::audio_specific_config(&h)?, 0)?;
         }
         Ok(i)
     }
