@@ -21,8 +21,8 @@
 //!
 //! **Payload.** On a sink that can patch, the payload goes from the
 //! packet's borrow to the sink, never copied: when a fragment opens, room
-//! for its `moof` is reserved (a `free` box: twice the largest `moof` so
-//! far, and for the first fragment room for 512 samples at 40 bytes, the
+//! for its `moof` is reserved (a `free` box: the largest `moof` so far
+//! plus a quarter and 256 bytes, and for the first fragment room for 512 samples at 40 bytes, the
 //! most one sample can add), then the `mdat` header and the
 //! payload follow as they come; at the close the `moof` is built in the
 //! scratch and patched in at the end of the reserved room, so it sits
@@ -257,10 +257,10 @@ impl Fmp4Muxer {
             let build = scratch.len().saturating_sub(self.pay_at) as u64;
             let tracks = self.tracks as u64;
             // The first fragment: room for `hint` samples at their most
-            // bytes; after it, twice the largest `moof` so far.
+            // bytes; after it, the largest `moof` so far and a quarter.
             let want = match self.most_moof {
                 0 => MOOF_FIXED + tracks * MOOF_PER_TRACK + u64::from(self.hint) * MOOF_PER_SAMPLE + 4,
-                most => most.saturating_mul(2).saturating_add(256),
+                most => most.saturating_add(most / 4).saturating_add(256),
             };
             o.reserved = want.min(build) & !3;
             if o.reserved < 64 {
