@@ -37,6 +37,7 @@ mod file;
 pub mod fragmented;
 mod http;
 mod mmap;
+pub mod package;
 pub mod remux;
 mod scratch;
 mod sigbus;

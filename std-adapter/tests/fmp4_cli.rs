@@ -114,3 +114,105 @@ fn remux_fragmented_to_a_file_and_to_stdout() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `mediaslice package IN OUTDIR --hls --segment 0.5s`: init segment and
+/// media segments that, joined, hold every input packet; playlists with
+/// the version, target duration, map, exact `#EXTINF`s (their sum is the
+/// video track's length) and CODECS; ffmpeg reads the multivariant
+/// playlist with no warning.
+#[test]
+fn package_hls_writes_segments_and_playlists_that_ffmpeg_reads() {
+    for (rel, codecs) in [
+        ("mp4/h264_aac_fragmented.mp4", "avc1.64000b,mp4a.40.2"),
+        ("mpegts/h264_aac.ts", "avc1.64000b,mp4a.40.2"),
+        ("adts/aac_lc.aac", "mp4a.40.2"),
+    ] {
+        let input = corpus(rel);
+        let dir = std::env::temp_dir().join(format!(
+            "mediaslice-hls-{}-{}",
+            std::process::id(),
+            rel.replace('/', "_")
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let o = bin()
+            .arg("package")
+            .arg(&input)
+            .arg(&dir)
+            .args(["--hls", "--segment", "0.5s"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{rel}: {}", String::from_utf8_lossy(&o.stderr));
+        let master = std::fs::read_to_string(dir.join("master.m3u8")).unwrap();
+        let media = std::fs::read_to_string(dir.join("media.m3u8")).unwrap();
+        assert!(master.starts_with("#EXTM3U\n#EXT-X-VERSION:7\n"), "{master}");
+        assert!(master.contains(&format!("CODECS=\"{codecs}\"")), "{rel}: {master}");
+        for tag in [
+            "#EXT-X-VERSION:7",
+            "#EXT-X-TARGETDURATION:",
+            "#EXT-X-MAP:URI=\"init.mp4\"",
+            "#EXT-X-INDEPENDENT-SEGMENTS",
+            "#EXT-X-ENDLIST",
+        ] {
+            assert!(media.contains(tag), "{rel}: {tag} in\n{media}");
+        }
+        let extinf: Vec<f64> = media
+            .lines()
+            .filter_map(|l| l.strip_prefix("#EXTINF:"))
+            .map(|l| l.trim_end_matches(',').parse().unwrap())
+            .collect();
+        let target: f64 = media
+            .lines()
+            .find_map(|l| l.strip_prefix("#EXT-X-TARGETDURATION:"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(extinf.len() >= 2, "{rel}: {media}");
+        assert!(extinf.iter().all(|&d| d.round() <= target && d > 0.0), "{rel}: {media}");
+        // Joined, the segments hold every input packet; the EXTINFs add up
+        // to the timing track's length.
+        let mut joined = std::fs::read(dir.join("init.mp4")).unwrap();
+        for name in media.lines().filter(|l| l.ends_with(".m4s")) {
+            joined.extend(std::fs::read(dir.join(name)).unwrap());
+        }
+        let input_bytes = std::fs::read(&input).unwrap();
+        let ext = input.extension().unwrap().to_str().unwrap();
+        let (pi, pj) = (packets(&input_bytes, ext), packets(&joined, "mp4"));
+        let counts = |p: &Packets| p.iter().map(Vec::len).collect::<Vec<_>>();
+        assert_eq!(counts(&pj), counts(&pi), "{rel}: packets per track");
+        let mut d = Demuxer::open(SliceSource::new(&joined), Some("mp4")).unwrap();
+        let tb = d.tracks()[0].time_base;
+        let (mut first, mut end) = (None, 0i64);
+        while let Some(p) = d.next_packet().unwrap() {
+            if p.track == 0 {
+                first.get_or_insert(p.dts.unwrap());
+                end = end.max(p.dts.unwrap() + p.duration.unwrap_or(0) as i64);
+            }
+        }
+        let length = (end - first.unwrap()) as f64 * f64::from(tb.num) / f64::from(tb.den);
+        let sum: f64 = extinf.iter().sum();
+        assert!(
+            (sum - length).abs() < 1e-5,
+            "{rel}: EXTINF sum {sum}, track 0 length {length}"
+        );
+        if Command::new("ffmpeg").arg("-version").output().is_ok() {
+            let o = Command::new("ffmpeg")
+                .args(["-v", "warning", "-i"])
+                .arg(dir.join("master.m3u8"))
+                .args(["-c", "copy", "-f", "null", "-"])
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success() && o.stderr.is_empty(),
+                "{rel}: ffmpeg: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        } else {
+            println!("skip ffmpeg: not installed");
+        }
+        println!(
+            "{rel}: {} segments, EXTINF sum {sum:.6} s, CODECS {codecs}",
+            extinf.len()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -121,6 +121,9 @@ enum Cmd {
     /// Rewrap IN into OUT without touching the payload (`-` as OUT: stdout,
     /// Matroska live mode). See `docs/write-side.md`.
     Remux(RemuxArgs),
+    /// Package IN for HLS into OUTDIR: CMAF init + media segments, media
+    /// and multivariant playlists (`--hls [--segment 6s]`).
+    Package(PackageArgs),
     /// Peak resident memory and heap per phase (open, tracks and tags, every
     /// packet, seek), as JSON; for benches/scripts/memory.sh.
     #[command(hide = true)]
@@ -160,6 +163,21 @@ struct RemuxArgs {
     /// Least fragment duration of fragmented MP4, in milliseconds (2000).
     #[arg(long, value_name = "MS")]
     fragment_ms: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+struct PackageArgs {
+    /// The input file.
+    input: PathBuf,
+    /// The output folder (created).
+    outdir: PathBuf,
+    /// HLS (the only packaging so far).
+    #[arg(long)]
+    hls: bool,
+    /// Least segment duration (`6s`, `2.5s`, `500ms`); segments start at
+    /// video keyframes.
+    #[arg(long, value_name = "DURATION", default_value = "6s")]
+    segment: String,
 }
 
 /// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
@@ -1071,6 +1089,7 @@ fn cmd_phases<S: Source, W: Write>(
 fn run(cli: &Cli) -> u8 {
     let (args, default_kind) = match &cli.cmd {
         Cmd::Remux(a) => return cmd_remux(a),
+        Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, &a.segment),
         Cmd::Io(a) => (a, SourceKind::Pread),
         Cmd::Probe(a) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } | Cmd::Phases(a) => (a, SourceKind::Mmap),
     };
@@ -1134,7 +1153,7 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
         Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
         Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
-        Cmd::Remux(_) => Ok(None),
+        Cmd::Remux(_) | Cmd::Package(_) => Ok(None),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
     let outcome = match outcome {

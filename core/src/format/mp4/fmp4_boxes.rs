@@ -104,7 +104,8 @@ pub(super) fn write_init<K: Sink>(
     w.open(b"moov")?;
     // Durations are 0: the fragments that follow hold the samples.
     write_mvhd(w, 1000, 0, ctx.tracks.len())?;
-    for (i, t) in ctx.tracks.iter().enumerate() {
+    for i in 0..ctx.tracks.len() {
+        let t = &m.sized_track(ctx, i);
         let id = u32::try_from(i).unwrap_or(0).saturating_add(1);
         w.open(b"trak")?;
         write_tkhd(w, t, id, 0)?;

@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec};
 use crate::limits::MAX_TRACKS;
 use crate::sink::Sink;
-use crate::types::{Codec, Packet};
+use crate::types::{Codec, Packet, Track, TrackKind};
 
 /// Bytes for codec configuration records the muxer builds itself (an
 /// `avcC`/`hvcC` from in-band parameter sets, an `AudioSpecificConfig` from
@@ -114,6 +114,19 @@ impl Mp4Muxer {
             Some((a, b)) => self.built.get(usize::from(a)..usize::from(b)).unwrap_or(&[]),
             None => ctx.config(i),
         }
+    }
+
+    /// Track `i` as its boxes describe it: with the picture size taken
+    /// from the SPS of its configuration when the input gave none
+    /// (MPEG-TS, elementary streams).
+    pub(crate) fn sized_track(&self, ctx: &MuxContext, i: usize) -> Track {
+        let mut t = ctx.tracks.get(i).cloned().unwrap_or_default();
+        if t.kind == TrackKind::Video && (t.width == 0 || t.height == 0) {
+            if let Some((w, h)) = crate::codec::convert::picture_size(t.codec, self.config(ctx, i)) {
+                (t.width, t.height) = (w, h);
+            }
+        }
+        t
     }
 
     /// The used part of the sample index.

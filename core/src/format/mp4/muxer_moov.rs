@@ -97,7 +97,8 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
     write_mvhd(&mut w, movie, movie_duration, ctx.tracks.len())?;
     let data_start = m.mdat_at.saturating_add(MDAT_HEADER);
     let wide = end > u64::from(u32::MAX);
-    for (i, t) in ctx.tracks.iter().enumerate() {
+    for i in 0..ctx.tracks.len() {
+        let t = &m.sized_track(ctx, i);
         let st = m.tracks.get(i).copied().unwrap_or_default();
         let tm = timing(t, &st);
         let id = u32::try_from(i).unwrap_or(0).saturating_add(1);
