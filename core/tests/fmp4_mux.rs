@@ -229,6 +229,71 @@ fn a_full_record_table_closes_the_fragment_early_and_counts_it() {
     assert!(m.finish().is_ok());
 }
 
+/// On a patchable sink a fragment far longer than those before it (a long
+/// GOP after short ones) outgrows the `moof` room reserved for it: it is
+/// closed early (counted), the next chunk starts at a non-keyframe, and
+/// every packet reads back.
+#[test]
+fn a_moof_that_outgrows_its_room_closes_the_fragment_early() {
+    let t = Track {
+        kind: TrackKind::Video,
+        codec: Codec::Vp9,
+        time_base: Rational::new(1, 1000),
+        width: 64,
+        height: 64,
+        ..Track::default()
+    };
+    // 3 frames of 100 ms with keyframes at 0 and 300 ms, then 900 frames
+    // of 10 ms and a keyframe at 9.3 s.
+    let mut times: Vec<i64> = vec![0, 100, 200];
+    times.extend((0..900).map(|k| 300 + 10 * k));
+    times.push(9300);
+    let data: Vec<Vec<u8>> = times
+        .iter()
+        .map(|&t| vec![(t % 251) as u8; 5 + (t % 7) as usize])
+        .collect();
+    let fmt = MuxFormat::Fmp4(Fragmenting::with_duration_ms(300));
+    let mut out = vec![0u8; 1 << 20];
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut out), fmt, vec![0u8; 1 << 20]).unwrap();
+    m.add_track(&TrackSpec::new(&t)).unwrap();
+    for (k, (&at, d)) in times.iter().zip(&data).enumerate() {
+        let key = at == 0 || at == 300 || at == 9300;
+        let p = Packet::contiguous(0, 0, d)
+            .with_times(
+                Some(at),
+                Some(at),
+                Some(if k + 1 < times.len() {
+                    (times[k + 1] - at) as u64
+                } else {
+                    10
+                }),
+            )
+            .with_flags(mediaslice::PacketFlags {
+                keyframe: key,
+                ..Default::default()
+            });
+        m.write_packet(&p).unwrap();
+    }
+    let st = m.fragment_stats().unwrap();
+    let written = m.finish().unwrap().into_written();
+    println!("{st:?}");
+    assert!(st.closed_early >= 1, "{st:?}");
+    let mut d = Demuxer::open(SliceSource::new(written), Some("mp4")).unwrap();
+    let mut n = 0;
+    while let Some(p) = d.next_packet().unwrap() {
+        assert_eq!(p.dts, Some(times[n]), "packet {n}");
+        assert_eq!(p.data, &data[n][..], "packet {n}");
+        assert_eq!(
+            p.flags.keyframe,
+            times[n] == 0 || times[n] == 300 || times[n] == 9300,
+            "packet {n}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, times.len());
+    assert!(count_boxes(written, b"moof") > 3);
+}
+
 #[test]
 fn a_stream_scratch_too_small_for_a_fragment_is_capacity_exceeded() {
     let (bytes, ext) = corpus_file("mp4", "h264_aac.mp4");

@@ -22,7 +22,8 @@
 //! **Payload.** On a sink that can patch, the payload goes from the
 //! packet's borrow to the sink, never copied: when a fragment opens, room
 //! for its `moof` is reserved (a `free` box: the largest `moof` so far
-//! plus a quarter and 256 bytes, and for the first fragment room for 512 samples at 40 bytes, the
+//! plus a quarter and 256 bytes, and for the first fragment room for 400
+//! samples a second of fragment duration (at least 512) at 40 bytes, the
 //! most one sample can add), then the `mdat` header and the
 //! payload follow as they come; at the close the `moof` is built in the
 //! scratch and patched in at the end of the reserved room, so it sits
@@ -62,7 +63,8 @@ use crate::limits::MAX_TRACKS;
 use crate::sink::{Sink, SliceSink};
 use crate::types::{Packet, TrackKind};
 
-/// Samples the first fragment's `moof` room is reserved for, at most.
+/// Samples the first fragment's `moof` room is reserved for, at least
+/// (more for fragments over 1.28 s: 400 a second of fragment duration).
 const FIRST_HINT: u32 = 512;
 
 /// Bytes of scratch per sample on a patchable sink: its record and its
@@ -168,6 +170,8 @@ pub struct Fmp4Muxer {
     hint: u32,
     /// Bytes of the largest `moof` written.
     most_moof: u64,
+    /// The last fragment closed early because its `moof` room was full.
+    outgrown: bool,
     stats: FragmentStats,
 }
 
@@ -192,6 +196,7 @@ impl Fmp4Muxer {
             seq: 0,
             hint: FIRST_HINT,
             most_moof: 0,
+            outgrown: false,
             stats: FragmentStats::default(),
         }
     }
@@ -260,6 +265,8 @@ impl Fmp4Muxer {
             // bytes; after it, the largest `moof` so far and a quarter.
             let want = match self.most_moof {
                 0 => MOOF_FIXED + tracks * MOOF_PER_TRACK + u64::from(self.hint) * MOOF_PER_SAMPLE + 4,
+                // After a fragment closed early for want of room: double.
+                most if self.outgrown => most.saturating_mul(2).saturating_add(256),
                 most => most.saturating_add(most / 4).saturating_add(256),
             };
             o.reserved = want.min(build) & !3;
@@ -421,7 +428,12 @@ impl FormatMuxer for Fmp4Muxer {
                 &"fmp4 muxer: the scratch is too small (init segment, sample records and a fragment; Muxer::with_scratch)",
             ));
         }
-        self.hint = FIRST_HINT.min(u32::try_from(self.rec_cap).unwrap_or(u32::MAX));
+        // Room for the first fragment: up to 200 samples a second (60 fps
+        // video and 48 kHz audio with room to spare) for twice the
+        // fragment duration (keyframes come late), at least FIRST_HINT.
+        let first = u64::from(self.opts.duration_ms).saturating_mul(2 * 200) / 1000;
+        let first = u32::try_from(first).unwrap_or(u32::MAX).max(FIRST_HINT);
+        self.hint = first.min(u32::try_from(self.rec_cap).unwrap_or(u32::MAX));
         let video = ctx.tracks.iter().position(|t| t.kind == TrackKind::Video);
         self.cut_track = video.unwrap_or(0);
         self.cut_video = video.is_some();
@@ -479,16 +491,20 @@ impl FormatMuxer for Fmp4Muxer {
             self.close_fragment(sink, scratch, ctx, next)?;
         }
         if let Some(o) = self.open {
-            let full = o.samples >= self.rec_cap
-                || (!o.buffered && o.moof_bound_with(track, cts != 0, p.key) + 4 > o.reserved);
-            if full {
+            let no_room = !o.buffered && o.moof_bound_with(track, cts != 0, p.key) + 4 > o.reserved;
+            if o.samples >= self.rec_cap || no_room {
+                self.outgrown = no_room;
                 self.stats.closed_early = self.stats.closed_early.saturating_add(1);
                 self.close_fragment(sink, scratch, ctx, next)?;
             }
         }
         let mut o = match self.open {
             Some(o) => o,
-            None => self.open_fragment(sink, scratch)?,
+            None => {
+                let o = self.open_fragment(sink, scratch)?;
+                self.outgrown = false;
+                o
+            }
         };
         if o.buffered {
             let room = scratch
