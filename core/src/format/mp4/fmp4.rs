@@ -322,6 +322,7 @@ impl Fmp4Muxer {
             next,
             tracks: ctx.tracks.len(),
             pad: false,
+            grouped: o.buffered,
         };
         let mdat = u32::try_from(o.payload.saturating_add(8)).map_err(|_| {
             Error::unsupported(
@@ -338,7 +339,7 @@ impl Fmp4Muxer {
             w.put(b"mdat")?;
             w.flush()?;
             let payload = tail.get(..o.payload as usize).unwrap_or(&[]);
-            sink.write_all(payload)?;
+            write_grouped(sink, &f, payload)?;
             start
         } else {
             let mut c = Count::default();
@@ -392,6 +393,33 @@ impl Fmp4Muxer {
         let elapsed = i128::from(dts.saturating_sub(start)) * 1000;
         elapsed >= i128::from(self.opts.duration_ms) * i128::from(den)
     }
+}
+
+/// Writes a held fragment's payload track by track (the order its
+/// grouped `trun`s describe), one write per run of adjacent bytes.
+fn write_grouped<K: Sink>(sink: &mut K, f: &Fragment<'_>, payload: &[u8]) -> Result<()> {
+    for t in 0..f.tracks.min(MAX_TRACKS) {
+        let mut span: Option<(usize, usize)> = None;
+        let mut at = 0usize;
+        for r in f.recs() {
+            let size = r.size as usize;
+            if usize::from(r.track) == t {
+                span = match span {
+                    Some((s, e)) if e == at => Some((s, at + size)),
+                    Some((s, e)) => {
+                        sink.write_all(payload.get(s..e).unwrap_or(&[]))?;
+                        Some((at, at + size))
+                    }
+                    None => Some((at, at + size)),
+                };
+            }
+            at = at.saturating_add(size);
+        }
+        if let Some((s, e)) = span {
+            sink.write_all(payload.get(s..e).unwrap_or(&[]))?;
+        }
+    }
+    Ok(())
 }
 
 impl FormatMuxer for Fmp4Muxer {

@@ -200,6 +200,29 @@ pub(super) struct Fragment<'a> {
     /// Adds `default_sample_duration` to the first `tfhd`: 4 bytes that
     /// make the `moof` fill its reserved space exactly.
     pub pad: bool,
+    /// The payload is written track by track (each track's samples
+    /// together, in track order: one `trun` per `traf`), not in arrival
+    /// order. For a fragment held in the scratch, whose payload is written
+    /// at the close anyway.
+    pub grouped: bool,
+}
+
+impl Fragment<'_> {
+    /// Records, decoded.
+    pub(super) fn recs(&self) -> impl Iterator<Item = Rec> + '_ {
+        self.records.chunks_exact(RECORD).map(Rec::decode)
+    }
+
+    /// Where track `track`'s payload starts in the `mdat` payload when
+    /// grouped (else 0: offsets are the samples' own).
+    fn track_base(&self, track: u8) -> u64 {
+        if !self.grouped {
+            return 0;
+        }
+        self.recs()
+            .filter(|r| r.track < track)
+            .fold(0u64, |n, r| n.saturating_add(u64::from(r.size)))
+    }
 }
 
 /// A sample of one track in the fragment: record index, offset of its
@@ -217,6 +240,10 @@ struct TrackSamples<'a> {
     next: Option<(u8, i64)>,
     cur: Option<(usize, u64, Rec)>,
     started: bool,
+    /// Grouped payload: offsets and indices count this track's samples
+    /// only.
+    grouped: bool,
+    seen: usize,
 }
 
 impl<'a> TrackSamples<'a> {
@@ -228,6 +255,8 @@ impl<'a> TrackSamples<'a> {
             next: f.next,
             cur: None,
             started: false,
+            grouped: f.grouped,
+            seen: 0,
         }
     }
 
@@ -235,8 +264,13 @@ impl<'a> TrackSamples<'a> {
         for (i, b) in self.records.by_ref() {
             let r = Rec::decode(b);
             let at = self.offset;
-            self.offset = self.offset.saturating_add(u64::from(r.size));
-            if r.track == self.track {
+            let mine = r.track == self.track;
+            if mine || !self.grouped {
+                self.offset = self.offset.saturating_add(u64::from(r.size));
+            }
+            if mine {
+                let i = if self.grouped { self.seen } else { i };
+                self.seen += 1;
                 return Some((i, at, r));
             }
         }
@@ -380,7 +414,7 @@ fn traf_body<O: Out>(o: &mut O, f: &Fragment<'_>, track: u8, kind: TrafKind, bas
         o.put(b"trun")?;
         o.u32(u32::from(kind.negative) << 24 | tf)?;
         o.u32(count)?;
-        let off = i32::try_from(base.saturating_add(at0)).map_err(|_| {
+        let off = i32::try_from(base.saturating_add(f.track_base(track)).saturating_add(at0)).map_err(|_| {
             Error::unsupported(
                 0,
                 &"fmp4 muxer: a fragment's data offset past 2 GiB (ISO/IEC 14496-12 8.8.8)",
