@@ -573,7 +573,22 @@ fn ffprobe_reads_the_outputs_with_the_inputs_packets() {
                 }
             }
         }
-        println!("ffprobe {name}: same packets");
+        // The stream form too (held fragments, grouped by track).
+        let path2 = dir.join(format!("{name}.stream.mp4"));
+        std::fs::write(&path2, remux_stream(&bytes, ext.as_deref(), FMP4, SCRATCH).unwrap()).unwrap();
+        let got2 = ffprobe_packets(&path2).unwrap();
+        for (a, b) in got.iter().zip(&got2) {
+            let mut a = a.clone();
+            let mut b = b.clone();
+            let key = |p: &ProbePkt| (p.1.map(|t| (t * 1e6).round() as i64), p.2);
+            a.sort_by_key(key);
+            b.sort_by_key(key);
+            assert_eq!(
+                a, b,
+                "{name}: ffprobe reads the stream form's packets as the file form's"
+            );
+        }
+        println!("ffprobe {name}: same packets (file and stream forms)");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

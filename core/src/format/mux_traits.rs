@@ -23,10 +23,11 @@
 //!   sample tables grow with the packets: bounded, or spilled, see
 //!   `docs/architecture.md`). It needs a patchable sink and says
 //!   `Unsupported` in `write_header` otherwise.
-//! * **Fragmented MP4.** `write_header` writes `ftyp` + `moov` (the init
-//!   segment); each fragment is a `moof` + `mdat`. On a patchable sink the
-//!   `trun` is reserved and patched when the fragment closes; on a stream
-//!   the fragment is held in the driver's caller-supplied scratch
+//! * **Fragmented MP4** (`format/mp4/fmp4.rs`). `write_header` writes
+//!   `ftyp` + `moov` (the init segment); each fragment is a `moof` +
+//!   `mdat`. On a patchable sink room for the `moof` is reserved before the
+//!   payload and patched when the fragment closes; on a stream the fragment
+//!   is held in the driver's caller-supplied scratch
 //!   ([`crate::mux::Muxer::with_scratch`]) until it closes. No index grows.
 
 use crate::error::{Error, Result};
