@@ -300,8 +300,9 @@ fn trun_ticks(moof: &[u8], id: u32) -> u64 {
 }
 
 /// The `CODECS` string of one sample entry (RFC 8216 §4.3.4.2, RFC 6381):
-/// `avc1.PPCCLL` from `avcC`, `mp4a.40.N` from the AudioSpecificConfig in
-/// `esds`.
+/// `avc1.PPCCLL` from `avcC`, `hvc1.…` from `hvcC`, `mp4a.40.N` from the
+/// AudioSpecificConfig in `esds` (`mp4a.6B` for MP3), `opus`, `fLaC`,
+/// `ac-3`, `ec-3`.
 fn codec_string(kind: &[u8; 4], entry: &[u8]) -> Option<String> {
     match kind {
         b"avc1" => {
@@ -314,11 +315,43 @@ fn codec_string(kind: &[u8; 4], entry: &[u8]) -> Option<String> {
                 avcc.get(3)?
             ))
         }
+        b"hvc1" | b"hev1" => {
+            // RFC 6381 / ISO/IEC 14496-15 Annex E.3: profile space and
+            // profile, compatibility flags bit-reversed, tier and level,
+            // constraint bytes without trailing zeros.
+            let h = child(entry.get(78..)?, b"hvcC")?;
+            let b1 = *h.get(1)?;
+            let space = ["", "A", "B", "C"][usize::from(b1 >> 6)];
+            let compat = u32::from_be_bytes([*h.get(2)?, *h.get(3)?, *h.get(4)?, *h.get(5)?]).reverse_bits();
+            let tier = if b1 & 0x20 != 0 { 'H' } else { 'L' };
+            let mut out = format!(
+                "{}.{space}{}.{compat:X}.{tier}{}",
+                String::from_utf8_lossy(kind),
+                b1 & 0x1F,
+                h.get(12)?
+            );
+            let cons = h.get(6..12)?;
+            let keep = cons.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            for b in &cons[..keep] {
+                let _ = write!(out, ".{b:X}");
+            }
+            Some(out)
+        }
+        b"Opus" => Some("opus".into()),
+        b"fLaC" => Some("fLaC".into()),
+        b"ac-3" => Some("ac-3".into()),
+        b"ec-3" => Some("ec-3".into()),
         b"mp4a" => {
             // AudioSampleEntry: 28 bytes before its boxes; esds: version
-            // and flags, then descriptors; the DecoderSpecificInfo (tag 5)
-            // holds the AudioSpecificConfig.
+            // and flags, then descriptors (this muxer writes their sizes in
+            // four bytes): the DecoderConfigDescriptor (tag 4) gives the
+            // object type, its DecoderSpecificInfo (tag 5) the
+            // AudioSpecificConfig.
             let esds = child(entry.get(28..)?, b"esds")?;
+            let oti = *esds.get(esds.windows(4).position(|w| w == [0x04, 0x80, 0x80, 0x80])? + 5)?;
+            if oti != 0x40 {
+                return Some(format!("mp4a.{oti:02X}"));
+            }
             let at = esds.windows(4).position(|w| w == [0x05, 0x80, 0x80, 0x80])? + 5;
             let b0 = *esds.get(at)?;
             let aot = match b0 >> 3 {
@@ -341,9 +374,8 @@ fn resolution(init: &[u8]) -> Option<(u16, u16)> {
 
 /// `mediaslice package IN OUTDIR --hls --segment S`: see the module.
 ///
-/// Errors: as `remux`; a codec with no `CODECS` string here (only
-/// H.264 and AAC are written into the multivariant playlist) is
-/// `RemuxError::Output` with `Unsupported`.
+/// Errors: as `remux`; a codec with no `CODECS` string here (AV1, VP9)
+/// is `RemuxError::Output` with `Unsupported`.
 pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<PackageReport, RemuxError> {
     std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
@@ -387,7 +419,7 @@ pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<Packa
         codecs.push(
             codec_string(&kind, &entry).ok_or(RemuxError::Output(mediaslice::Error::unsupported(
                 0,
-                &"package: no HLS CODECS string for this codec (H.264 and AAC only)",
+                &"package: no HLS CODECS string for this codec (H.264, HEVC, AAC, MP3, Opus, FLAC, AC-3, E-AC-3)",
             )))?,
         );
     }

@@ -126,6 +126,9 @@ fn package_hls_writes_segments_and_playlists_that_ffmpeg_reads() {
         ("mp4/h264_aac_fragmented.mp4", "avc1.64000b,mp4a.40.2"),
         ("mpegts/h264_aac.ts", "avc1.64000b,mp4a.40.2"),
         ("adts/aac_lc.aac", "mp4a.40.2"),
+        // From the hvcC (ISO/IEC 14496-15 E.3): Main, compatibility
+        // flags 1 and 2, level 3, constraint byte 0x90.
+        ("mp4/hevc_aac.mp4", "hvc1.1.6.L30.90,mp4a.40.2"),
     ] {
         let input = corpus(rel);
         let dir = std::env::temp_dir().join(format!(
