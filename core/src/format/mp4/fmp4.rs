@@ -270,7 +270,7 @@ impl Fmp4Muxer {
                 most => most.saturating_add(most / 4).saturating_add(256),
             };
             o.reserved = want.min(build) & !3;
-            if o.reserved < 64 {
+            if o.reserved < 128 {
                 return Err(Error::capacity(
                     start,
                     &"fmp4 muxer: the scratch has no room to build a moof",
