@@ -5,7 +5,7 @@
 //!
 //! Tracks, codecs, bitstream conversions (Annex B → length-prefixed,
 //! ADTS → raw) and times are the progressive muxer's
-//! ([`super::muxer::Mp4Muxer::prepare`]); the boxes are in
+//! (`Mp4Muxer::prepare` in `muxer.rs`); the boxes are in
 //! `fmp4_boxes.rs`.
 //!
 //! **Cutting.** A fragment closes at the first keyframe of the first video
