@@ -325,6 +325,12 @@ fn input_errors_are_errors_not_panics() {
         .write_packet(&Packet::contiguous(0, 0, b"frame").with_times(Some(0), None, None))
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    // No scratch: nowhere to build the init segment.
+    let mut m = Muxer::new(SliceSink::new(&mut buf), FMP4).unwrap();
+    m.add_track(&TrackSpec::new(&t).with_config(&[0x11, 0x90])).unwrap();
+    let e = m.write_header().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::CapacityExceeded, "{e}");
+    assert!(e.to_string().contains("with_scratch"), "{e}");
     // A codec MP4 cannot carry is refused at add_track.
     let mut m = Muxer::with_scratch(SliceSink::new(&mut buf), FMP4, vec![0u8; 1 << 16]).unwrap();
     let pcm = Track {

@@ -225,7 +225,7 @@ impl Fmp4Muxer {
             Ok(()) => Ok(s.position() as usize),
             Err(e) if e.kind() == ErrorKind::SinkFull => Err(Error::capacity(
                 pos,
-                &"fmp4 muxer: the init segment does not fit the room kept for it in the scratch",
+                &"fmp4 muxer: the init segment does not fit the scratch (Muxer::with_scratch: the init segment, the sample records, a fragment)",
             )),
             Err(e) => Err(e),
         }
