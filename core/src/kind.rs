@@ -160,6 +160,52 @@ pub enum MuxFormat {
     Mp4,
     /// QuickTime movie: the MP4 muxer with the `qt  ` brand (feature `mp4`).
     Mov,
+    /// Fragmented MP4 / CMAF (feature `mp4`, `format/mp4/fmp4.rs`): an
+    /// init segment (`ftyp` `iso6`, `moov` with `mvex`), then `moof` +
+    /// `mdat` fragments cut as [`Fragmenting`] says (ISO/IEC 14496-12
+    /// §8.8, ISO/IEC 23000-19). Writes to a sink that cannot patch too.
+    Fmp4(Fragmenting),
+}
+
+/// How [`MuxFormat::Fmp4`] cuts fragments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Fragmenting {
+    /// Least duration of a fragment, in milliseconds: a fragment closes at
+    /// the first keyframe of the first video track (any packet of the first
+    /// track when there is no video) that starts at least this long after
+    /// the fragment's first sample of that track.
+    pub duration_ms: u32,
+    /// Adds the CMAF brand `cmfc` (ISO/IEC 23000-19 §7.2) to `ftyp`. A
+    /// file with one track is then a CMAF track file.
+    pub cmaf: bool,
+    /// Most samples (all tracks) in one fragment: the records the muxer
+    /// keeps in the caller's scratch, 24 bytes each. A fragment that
+    /// reaches it is closed early and counted (`FragmentStats`).
+    pub max_samples: u32,
+}
+
+impl Fragmenting {
+    /// 2-second fragments, CMAF brand, at most 4096 samples a fragment.
+    pub const DEFAULT: Fragmenting = Fragmenting {
+        duration_ms: 2000,
+        cmaf: true,
+        max_samples: 4096,
+    };
+
+    /// [`Fragmenting::DEFAULT`] with fragments of at least `ms`.
+    pub const fn with_duration_ms(ms: u32) -> Self {
+        Fragmenting {
+            duration_ms: ms,
+            ..Fragmenting::DEFAULT
+        }
+    }
+}
+
+impl Default for Fragmenting {
+    fn default() -> Self {
+        Fragmenting::DEFAULT
+    }
 }
 
 impl MuxFormat {
@@ -171,6 +217,7 @@ impl MuxFormat {
             MuxFormat::WebM => "WebM",
             MuxFormat::Mp4 => "MP4 (ISO base media file format)",
             MuxFormat::Mov => "QuickTime movie",
+            MuxFormat::Fmp4(_) => "fragmented MP4 (CMAF)",
         }
     }
 }

@@ -102,6 +102,13 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
         self.ctx.packets
     }
 
+    /// What a fragmented muxer ([`MuxFormat::Fmp4`]) has written so far:
+    /// fragments, fragments closed early, the largest one; `None` for
+    /// other formats.
+    pub fn fragment_stats(&self) -> Option<crate::format::mux_traits::FragmentStats> {
+        self.inner.fragment_stats()
+    }
+
     /// The sink, for its position and counters.
     pub fn sink(&self) -> &K {
         &self.sink

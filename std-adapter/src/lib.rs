@@ -34,8 +34,10 @@
 
 pub mod ffprobe;
 mod file;
+pub mod fragmented;
 mod http;
 mod mmap;
+pub mod package;
 pub mod remux;
 mod scratch;
 mod sigbus;

@@ -40,6 +40,9 @@ pub enum RemuxFormat {
     Mp4,
     /// QuickTime movie (`.mov`): the MP4 muxer with the `qt  ` brand.
     Mov,
+    /// Fragmented MP4 / CMAF (`--format fmp4`, or `--fragmented`): no
+    /// extension of its own (`.mp4` names the progressive form).
+    Fmp4,
 }
 
 impl RemuxFormat {
@@ -49,6 +52,7 @@ impl RemuxFormat {
         RemuxFormat::WebM,
         RemuxFormat::Mp4,
         RemuxFormat::Mov,
+        RemuxFormat::Fmp4,
     ];
 
     /// The names `--format` takes for this target.
@@ -58,6 +62,7 @@ impl RemuxFormat {
             RemuxFormat::WebM => &["webm"],
             RemuxFormat::Mp4 => &["mp4", "m4a", "m4v"],
             RemuxFormat::Mov => &["mov", "qt"],
+            RemuxFormat::Fmp4 => &["fmp4", "cmaf"],
         }
     }
 
@@ -68,6 +73,7 @@ impl RemuxFormat {
             RemuxFormat::WebM => &["webm"],
             RemuxFormat::Mp4 => &["mp4", "m4a", "m4v"],
             RemuxFormat::Mov => &["mov", "qt"],
+            RemuxFormat::Fmp4 => &[],
         }
     }
 
@@ -78,6 +84,7 @@ impl RemuxFormat {
             RemuxFormat::WebM => MuxFormat::WebM,
             RemuxFormat::Mp4 => MuxFormat::Mp4,
             RemuxFormat::Mov => MuxFormat::Mov,
+            RemuxFormat::Fmp4 => MuxFormat::Fmp4(mediaslice::Fragmenting::DEFAULT),
         }
     }
 
@@ -530,19 +537,20 @@ pub fn remux_into<S: Source, K: Sink>(
     if format.needs_seek() && !sink.can_patch() {
         return Err(RemuxError::NeedsSeek(format));
     }
-    // The MP4 muxer keeps its sample index (about 4 bytes a sample) in
-    // this scratch; zeroed memory that is never touched costs no RSS.
-    let scratch = if format.needs_seek() {
-        vec![0u8; opts.index_bytes.max(MIN_INDEX_BYTES)]
+    // The MP4 muxer keeps its sample index (about 4 bytes a sample) in its
+    // scratch, the fragmented one its fragment's records (and, on a stream,
+    // its payload); zeroed memory that is never touched costs no RSS.
+    let (mux_format, scratch) = if format.needs_seek() {
+        (format.mux_format(), vec![0u8; opts.index_bytes.max(MIN_INDEX_BYTES)])
     } else {
-        Vec::new()
+        crate::fragmented::mux_setup(format.mux_format(), opts.fragment_ms)
     };
     let ahead = if opts.faststart && format.needs_seek() {
         Some(index_size_ahead(open, opts, format, &tracks)?)
     } else {
         None
     };
-    let mut muxer = Muxer::with_scratch(sink, format.mux_format(), scratch).map_err(RemuxError::Output)?;
+    let mut muxer = Muxer::with_scratch(sink, mux_format, scratch).map_err(RemuxError::Output)?;
     if let Some(bytes) = ahead {
         muxer.reserve_index(bytes).map_err(RemuxError::Output)?;
     }
@@ -636,6 +644,8 @@ pub struct RemuxOptions {
     /// Called with (input position, input length) every
     /// [`PROGRESS_EVERY`] packets of the writing pass.
     pub progress: Option<Progress>,
+    /// Least fragment duration for fragmented MP4 (`--fragment-ms`).
+    pub fragment_ms: Option<u32>,
 }
 
 /// A progress callback: (input position, input length) in bytes.
@@ -652,6 +662,7 @@ impl fmt::Debug for RemuxOptions {
             .field("live", &self.live)
             .field("index_bytes", &self.index_bytes)
             .field("faststart", &self.faststart)
+            .field("fragment_ms", &self.fragment_ms)
             .field("progress", &self.progress.is_some())
             .finish()
     }

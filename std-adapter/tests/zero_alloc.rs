@@ -378,3 +378,61 @@ fn mp4_remux_loop_allocates_nothing() {
     assert!(files_checked >= 8 && packets > 0, "too little was remuxed");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The fragmented MP4 muxer's write loop allocates nothing, on a patchable
+/// sink (a `SliceSink`: `moof` room reserved and patched) and on a stream
+/// (a `WriterSink`: each fragment held in the scratch): every corpus file
+/// MP4 carries, 300 ms fragments, counting from the first `next_packet()`
+/// through `finish()`.
+#[test]
+fn fmp4_remux_loop_allocates_nothing() {
+    use mediaslice::mux::copy::{add_tracks, copy_packets};
+    use mediaslice::{Fragmenting, Sink, WriterSink};
+    fn run<K: Sink>(bytes: &[u8], ext: Option<&str>, sink: K) -> mediaslice::Result<(usize, u64, u32)> {
+        let mut join = scratch_for(bytes.len());
+        let mut d = Demuxer::open(SliceSource::with_scratch(bytes, &mut join), ext)?;
+        let fmt = MuxFormat::Fmp4(Fragmenting::with_duration_ms(300));
+        let mut m = Muxer::with_scratch(sink, fmt, vec![0u8; 4 << 20])?;
+        let map = add_tracks(&mut d, &mut m)?;
+        if m.tracks().is_empty() {
+            return Ok((0, 0, 0));
+        }
+        let before = allocs();
+        COUNTING.with(|c| c.set(true));
+        let r = copy_packets(&mut d, &mut m, &map);
+        let fragments = m.fragment_stats().map_or(0, |s| s.fragments);
+        let r = r.and_then(|n| m.finish().map(|_| n));
+        COUNTING.with(|c| c.set(false));
+        Ok((allocs() - before, r?, fragments))
+    }
+    let mut failures = Vec::new();
+    let (mut files_checked, mut packets, mut fragments) = (0u64, 0u64, 0u64);
+    for &fam in FAMILIES {
+        for f in family_files(fam).into_iter().filter(|f| f.origin == Origin::Corpus) {
+            let bytes = f.read();
+            let ext = f.ext();
+            let mut out = vec![0u8; bytes.len() * 4 + (1 << 20)];
+            let mut out2 = vec![0u8; bytes.len() * 4 + (1 << 20)];
+            let slice = run(&bytes, ext.as_deref(), SliceSink::new(&mut out));
+            let stream = run(&bytes, ext.as_deref(), WriterSink::new(&mut out2[..]));
+            for (kind, r) in [("slice", slice), ("stream", stream)] {
+                match r {
+                    Ok((_, 0, _)) => println!("skip {} ({kind}): no track MP4 carries", f.label()),
+                    Ok((0, n, k)) => {
+                        packets += n;
+                        fragments += u64::from(k);
+                        files_checked += 1;
+                    }
+                    Ok((a, n, _)) => failures.push(format!("{} ({kind}): {a} allocations over {n} packets", f.label())),
+                    Err(e) => println!("skip {} ({kind}): {e}", f.label()),
+                }
+            }
+        }
+    }
+    println!("{files_checked} runs, {packets} packets in {fragments} fragments remuxed to fragmented MP4 with the allocator counting");
+    assert!(
+        files_checked >= 16 && fragments > files_checked,
+        "too little was remuxed"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

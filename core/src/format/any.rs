@@ -311,6 +311,9 @@ pub enum AnyMuxer {
     /// Progressive MP4 and MOV (`format/mp4/muxer.rs`).
     #[cfg(feature = "mp4")]
     Mp4(super::mp4::muxer::Mp4Muxer),
+    /// Fragmented MP4 / CMAF (`format/mp4/fmp4.rs`).
+    #[cfg(feature = "mp4")]
+    Fmp4(super::mp4::fmp4::Fmp4Muxer),
     /// No value: keeps the enum inhabited-by-type when no muxer is compiled
     /// in, so `core` builds with none (it can never be made).
     #[doc(hidden)]
@@ -326,6 +329,8 @@ macro_rules! dispatch_mux {
             AnyMuxer::Matroska($m) => $e,
             #[cfg(feature = "mp4")]
             AnyMuxer::Mp4($m) => $e,
+            #[cfg(feature = "mp4")]
+            AnyMuxer::Fmp4($m) => $e,
             AnyMuxer::NoFormat(never) => match *never {},
         }
     };
@@ -352,12 +357,23 @@ impl AnyMuxer {
             MuxFormat::Mp4 => Ok(AnyMuxer::Mp4(super::mp4::muxer::Mp4Muxer::with_brand(false))),
             #[cfg(feature = "mp4")]
             MuxFormat::Mov => Ok(AnyMuxer::Mp4(super::mp4::muxer::Mp4Muxer::with_brand(true))),
+            #[cfg(feature = "mp4")]
+            MuxFormat::Fmp4(opts) => Ok(AnyMuxer::Fmp4(super::mp4::fmp4::Fmp4Muxer::with_options(opts))),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,
                 0,
                 &"muxer not compiled into this build",
             )),
+        }
+    }
+
+    /// What a fragmented muxer has written; `None` for other formats.
+    pub(crate) fn fragment_stats(&self) -> Option<super::mux_traits::FragmentStats> {
+        match self {
+            #[cfg(feature = "mp4")]
+            AnyMuxer::Fmp4(m) => Some(m.stats()),
+            _ => None,
         }
     }
 

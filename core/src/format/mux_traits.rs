@@ -23,10 +23,11 @@
 //!   sample tables grow with the packets: bounded, or spilled, see
 //!   `docs/architecture.md`). It needs a patchable sink and says
 //!   `Unsupported` in `write_header` otherwise.
-//! * **Fragmented MP4.** `write_header` writes `ftyp` + `moov` (the init
-//!   segment); each fragment is a `moof` + `mdat`. On a patchable sink the
-//!   `trun` is reserved and patched when the fragment closes; on a stream
-//!   the fragment is held in the driver's caller-supplied scratch
+//! * **Fragmented MP4** (`format/mp4/fmp4.rs`). `write_header` writes
+//!   `ftyp` + `moov` (the init segment); each fragment is a `moof` +
+//!   `mdat`. On a patchable sink room for the `moof` is reserved before the
+//!   payload and patched when the fragment closes; on a stream the fragment
+//!   is held in the driver's caller-supplied scratch
 //!   ([`crate::mux::Muxer::with_scratch`]) until it closes. No index grows.
 
 use crate::error::{Error, Result};
@@ -129,6 +130,31 @@ impl MuxContext {
         };
         self.configs.get(start..end).unwrap_or(&[])
     }
+}
+
+/// What a fragmented muxer ([`crate::MuxFormat::Fmp4`]) has written, for
+/// a caller that watches its fragments: counts, and the largest fragment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct FragmentStats {
+    /// Fragments (`moof` + `mdat`) written.
+    pub fragments: u32,
+    /// Fragments closed before their duration because the sample records
+    /// (or, on a patchable sink, the space reserved for the `moof`) were
+    /// full: the next fragment may then start at a non-keyframe.
+    pub closed_early: u32,
+    /// Most samples in one fragment.
+    pub most_samples: u32,
+    /// Most payload bytes in one fragment.
+    pub most_payload: u64,
+    /// Bytes of `free` boxes left where the reserved `moof` space was not
+    /// used (patchable sinks only).
+    pub padding: u64,
+    /// Sink position where the last fragment written starts (its `moof`,
+    /// or the `free` box before it) and where it ends.
+    pub last_fragment: (u64, u64),
+    /// Sink position where the init segment ends (0 until written).
+    pub init_end: u64,
 }
 
 /// What each format muxer implements. The driver, [`crate::mux::Muxer`],

@@ -17,6 +17,7 @@
 )]
 
 pub mod build;
+pub mod mux;
 
 use mediaslice::crc::{crc32, Crc32};
 use mediaslice::{Demuxer, Error, ReaderSource, SliceSource, Source, TagKey, TagScope, TagValue, Track};

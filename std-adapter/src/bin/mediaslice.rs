@@ -121,6 +121,9 @@ enum Cmd {
     /// Rewrap IN into OUT without touching the payload (`-` as OUT: stdout,
     /// Matroska live mode). See `docs/write-side.md`.
     Remux(RemuxArgs),
+    /// Package IN for HLS into OUTDIR: CMAF init + media segments, media
+    /// and multivariant playlists (`--hls [--segment 6s]`).
+    Package(PackageArgs),
     /// Peak resident memory and heap per phase (open, tracks and tags, every
     /// packet, seek), as JSON; for benches/scripts/memory.sh.
     #[command(hide = true)]
@@ -143,8 +146,9 @@ struct RemuxArgs {
     /// The output file (written under a temporary name, renamed at the end),
     /// or `-` for standard output.
     output: PathBuf,
-    /// The output format: mkv (mka, matroska), webm, mp4 (m4a, m4v) or mov;
-    /// by default from OUT's extension. MP4 and MOV need an output file.
+    /// The output format: mkv (mka, matroska), webm, mp4 (m4a, m4v), mov or
+    /// fmp4 (cmaf); by default from OUT's extension. MP4 and MOV need an
+    /// output file.
     #[arg(long, value_name = "FORMAT")]
     format: Option<String>,
     /// The input streams to write, by index (`0,2`); all by default.
@@ -159,6 +163,27 @@ struct RemuxArgs {
     /// payload is written once).
     #[arg(long)]
     faststart: bool,
+    /// Fragmented MP4 / CMAF (the same as `--format fmp4`).
+    #[arg(long)]
+    fragmented: bool,
+    /// Least fragment duration of fragmented MP4, in milliseconds (2000).
+    #[arg(long, value_name = "MS")]
+    fragment_ms: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+struct PackageArgs {
+    /// The input file.
+    input: PathBuf,
+    /// The output folder (created).
+    outdir: PathBuf,
+    /// HLS (the only packaging so far).
+    #[arg(long)]
+    hls: bool,
+    /// Least segment duration (`6s`, `2.5s`, `500ms`); segments start at
+    /// video keyframes.
+    #[arg(long, value_name = "DURATION", default_value = "6s")]
+    segment: String,
 }
 
 /// A bar on stderr for `remux` when stderr is a terminal (indicatif draws
@@ -181,11 +206,11 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
     let name = a.input.to_string_lossy();
     let format = match a.format.as_deref().map(|f| (f, RemuxFormat::from_name(f))) {
         Some((f, None)) => {
-            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm, mp4, m4a, mov)");
+            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm, mp4, m4a, mov, fmp4)");
             return EXIT_USAGE;
         }
         Some((_, some)) => some,
-        None => None,
+        None => a.fragmented.then_some(RemuxFormat::Fmp4),
     };
     let started = Instant::now();
     let bar = remux_progress_bar();
@@ -200,6 +225,7 @@ fn cmd_remux(a: &RemuxArgs) -> u8 {
                 b.set_position(pos);
             })
         }),
+        fragment_ms: a.fragment_ms,
         ..Default::default()
     };
     let result = remux_file(&a.input, &a.output, &opts);
@@ -1095,6 +1121,7 @@ fn cmd_phases<S: Source, W: Write>(
 fn run(cli: &Cli) -> u8 {
     let (args, default_kind) = match &cli.cmd {
         Cmd::Remux(a) => return cmd_remux(a),
+        Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, &a.segment),
         Cmd::Io(a) => (a, SourceKind::Pread),
         Cmd::Probe(a) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } | Cmd::Phases(a) => (a, SourceKind::Mmap),
     };
@@ -1158,7 +1185,7 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
         Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
         Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
-        Cmd::Remux(_) => Ok(None),
+        Cmd::Remux(_) | Cmd::Package(_) => Ok(None),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
     let outcome = match outcome {

@@ -179,6 +179,29 @@ pub(crate) fn put_nal(w: &mut SliceSink<'_>, nal: &[u8]) -> Result<()> {
     w.write_vectored(&[&len.to_be_bytes(), nal])
 }
 
+/// The picture size of an H.264 or H.265 track from the first SPS of its
+/// `avcC`/`hvcC` CodecPrivate (ITU-T H.264 §7.3.2.1.1, H.265 §7.3.2.2),
+/// for an input whose container did not give one (MPEG-TS, elementary
+/// streams): Matroska requires PixelWidth and PixelHeight (RFC 9559
+/// §5.1.4.1.28.6), an MP4 sample entry and `tkhd` carry them, an HLS
+/// playlist gives them as RESOLUTION.
+pub fn picture_size(codec: crate::types::Codec, private: &[u8]) -> Option<(u32, u32)> {
+    match codec {
+        crate::types::Codec::H264 => {
+            let sps = avcc::AvcConfig::parse(private).ok()?.sps().next()?;
+            let s = crate::codec::h264::Sps::parse(sps)?;
+            Some((s.width, s.height))
+        }
+        crate::types::Codec::Hevc => {
+            let cfg = hvcc::HevcConfig::parse(private).ok()?;
+            let s = cfg.nal_units().find_map(crate::codec::hevc::Sps::parse)?;
+            Some((s.width, s.height))
+        }
+        _ => None,
+    }
+    .filter(|&(w, h)| w > 0 && h > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

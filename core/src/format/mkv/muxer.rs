@@ -488,7 +488,7 @@ impl FormatMuxer for MkvMuxer {
         let sized: Track;
         let mut t = t;
         if t.kind == TrackKind::Video && (t.width == 0 || t.height == 0) {
-            if let Some((width, height)) = track::picture_size(t.codec, config) {
+            if let Some((width, height)) = crate::codec::convert::picture_size(t.codec, config) {
                 sized = Track {
                     width,
                     height,

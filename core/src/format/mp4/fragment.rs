@@ -93,6 +93,13 @@ impl Mp4Demuxer {
                 self.frag.top = next;
                 return Ok(true);
             }
+            if &h.kind == b"mdat" && src.u32_be(h.start)? == 0 {
+                // An `mdat` "to the end of the file" (size 0, §4.2) with no
+                // `moof` after it: a fragment a writer was still filling
+                // when the file was cut (mediaslice's own on a patchable
+                // sink). Its samples are not described anywhere.
+                ctx.diags.report("mp4.unfinished-fragment", h.start);
+            }
             if next <= self.frag.top {
                 return Ok(false);
             }

@@ -2,6 +2,7 @@
 //! `next_packet`), then `moov.rs` (movie and track boxes), `sample_entry.rs`
 //! (`stsd`, codecs), `sample_table.rs` (per-packet cursors), `fragment.rs`
 //! (`moof`), `seek.rs`, `tags.rs`; `boxes.rs` holds the raw layouts.
+//! Writers: `muxer.rs` (progressive) and `fmp4.rs` (fragmented, CMAF).
 //!
 //! ISO base media file format: MP4, MOV, M4A, M4V, 3GP and fragmented MP4
 //! (ISO/IEC 14496-12, with QuickTime File Format extensions).
@@ -23,6 +24,8 @@
 
 pub mod boxes;
 mod demuxer;
+pub mod fmp4;
+mod fmp4_boxes;
 mod fragment;
 mod moov;
 pub mod muxer;

@@ -26,13 +26,14 @@ use super::muxer_box::BoxWriter;
 use super::muxer_entry::{entry_kind, needs_config};
 use super::muxer_index::{self, RunState, Sample};
 use super::muxer_times;
+use crate::codec::adts::AdtsHeader;
 use crate::codec::convert::to_length::{length_prefixed_size, write_length_prefixed, LengthPrefixOptions};
 use crate::codec::convert::{adts, avcc, dac3, hvcc, NalCodec};
 use crate::error::{Error, Result};
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec};
 use crate::limits::MAX_TRACKS;
 use crate::sink::Sink;
-use crate::types::{Codec, Packet};
+use crate::types::{Codec, Packet, Track, TrackKind};
 
 /// Bytes for codec configuration records the muxer builds itself (an
 /// `avcC`/`hvcC` from in-band parameter sets, an `AudioSpecificConfig` from
@@ -43,9 +44,6 @@ pub const MAX_BUILT_CONFIG: usize = 1024;
 /// Bytes before the first sample: `free` (8, becomes the 64-bit `mdat`
 /// header when needed, as ffmpeg does) and the `mdat` header (8).
 pub(crate) const MDAT_HEADER: u64 = 16;
-
-/// `stsz` entries are 32 bits.
-const SAMPLE_OVER_4_GIB: &str = "mp4 muxer: a sample over 4 GiB (ISO/IEC 14496-12 8.7.3)";
 
 /// How a track's packets become samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -135,6 +133,19 @@ impl Mp4Muxer {
         }
     }
 
+    /// Track `i` as its boxes describe it: with the picture size taken
+    /// from the SPS of its configuration when the input gave none
+    /// (MPEG-TS, elementary streams).
+    pub(crate) fn sized_track(&self, ctx: &MuxContext, i: usize) -> Track {
+        let mut t = ctx.tracks.get(i).cloned().unwrap_or_default();
+        if t.kind == TrackKind::Video && (t.width == 0 || t.height == 0) {
+            if let Some((w, h)) = crate::codec::convert::picture_size(t.codec, self.config(ctx, i)) {
+                (t.width, t.height) = (w, h);
+            }
+        }
+        t
+    }
+
     /// The used part of the sample index.
     pub(crate) fn index<'a>(&'a self, scratch: &'a [u8]) -> &'a [u8] {
         #[cfg(feature = "alloc")]
@@ -213,6 +224,165 @@ impl Mp4Muxer {
     }
 }
 
+/// A packet as a sample: its payload as the sample holds it and its times
+/// in the media time scale (the track's time base denominator).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prepared<'p> {
+    /// What `write_payload` writes: the packet's bytes, or its raw frame.
+    pub data: &'p [u8],
+    /// How `data` becomes the sample.
+    pub input: Input,
+    /// Bytes of the sample.
+    pub size: u64,
+    pub dts: i64,
+    pub pts: i64,
+    /// Decode time minus the track's previous one (0 for its first).
+    pub delta: u64,
+    /// Presentation minus decode time.
+    pub cts: i64,
+    pub key: bool,
+    /// The packet's duration, or else `delta`, or else the previous one.
+    pub duration: u64,
+    /// The decode time is provisional (see `TrackState::reordered`).
+    pub reorder: bool,
+    /// The track has had a packet without a decode time.
+    pub dts_missing: bool,
+}
+
+/// Writes a prepared payload to `sink`: as it is, or NAL unit by NAL unit
+/// with 4-byte lengths (Annex B input). Never copied.
+pub(crate) fn write_payload<K: Sink>(sink: &mut K, input: Input, data: &[u8]) -> Result<()> {
+    match input {
+        Input::AnnexB(_) => write_length_prefixed(sink, data, LengthPrefixOptions::default()).map(|_| ()),
+        _ => sink.write_all(data),
+    }
+}
+
+impl Mp4Muxer {
+    /// The sample `packet` becomes (bitstream conversion, times), shared by
+    /// the progressive and the fragmented muxer; builds the track's
+    /// configuration from the first packet that carries it. Changes no
+    /// counter: [`Mp4Muxer::commit`] does once the sample is written.
+    pub(crate) fn prepare<'p>(&mut self, ctx: &MuxContext, packet: &Packet<'p>, pos: u64) -> Result<Prepared<'p>> {
+        let i = packet.track;
+        let num = ctx.tracks.get(i).map_or(1, |t| t.time_base.num);
+        let st = *self
+            .tracks
+            .get(i)
+            .ok_or(Error::capacity(pos, &"mp4 muxer: no such track"))?;
+        // The payload as the sample will hold it.
+        let (data, size) = match st.input {
+            Input::AsIs | Input::SyncFrames => {
+                if st.input == Input::SyncFrames && st.built.is_none() {
+                    self.build_sync_frame_config(i, ctx, packet.data, pos)?;
+                }
+                (packet.data, packet.data.len() as u64)
+            }
+            Input::Adts => {
+                let (h, raw) = adts::adts_to_raw(packet.data)?;
+                if st.built.is_none() {
+                    let asc = adts::audio_specific_config(&h)?;
+                    self.keep_built(i, &asc, pos)?;
+                }
+                (raw, raw.len() as u64)
+            }
+            Input::AnnexB(nal) => {
+                if st.built.is_none() {
+                    self.build_nal_config(i, nal, packet.data, pos)?;
+                }
+                (
+                    packet.data,
+                    length_prefixed_size(packet.data, LengthPrefixOptions::default())?,
+                )
+            }
+        };
+        if u32::try_from(size).is_err() {
+            return Err(Error::unsupported(
+                pos,
+                &"mp4 muxer: a sample over 4 GiB (ISO/IEC 14496-12 8.7.3)",
+            ));
+        }
+        // Times in the media time scale.
+        let mut dts = match packet.dts.or(packet.pts) {
+            Some(t) => scaled(t, num, pos)?,
+            None if st.first_dts.is_none() => 0,
+            None => st.last_dts.saturating_add(st.last_duration as i64),
+        };
+        let pts = match packet.pts {
+            Some(t) => scaled(t, num, pos)?,
+            None => dts,
+        };
+        // Times going back where the input lacks decode times (Matroska
+        // B-frames): a provisional one until `finish` rebuilds them
+        // (muxer_times.rs); given decode times that go back are refused.
+        let dts_missing = st.dts_missing || packet.dts.is_none();
+        let reorder = dts_missing && st.first_dts.is_some() && dts < st.last_dts;
+        if reorder {
+            dts = st.last_dts;
+        }
+        let delta = match st.first_dts {
+            None => 0,
+            Some(_) => u64::try_from(dts.checked_sub(st.last_dts).unwrap_or(-1)).map_err(|_| {
+                Error::unsupported(
+                    pos,
+                    &"mp4 muxer: decode times go back (stts deltas are unsigned, ISO/IEC 14496-12 8.6.1.2)",
+                )
+            })?,
+        };
+        let cts = pts.checked_sub(dts).ok_or(Error::unsupported(
+            pos,
+            &"mp4 muxer: composition offset overflows (ISO/IEC 14496-12 8.6.1.3)",
+        ))?;
+        let duration = match packet.duration {
+            Some(d) if d > 0 => d.saturating_mul(u64::from(num)),
+            // Unknown: the time since the previous sample, or the previous
+            // duration (as ffmpeg does for a last sample).
+            _ if delta > 0 => delta,
+            _ => st.last_duration,
+        };
+        Ok(Prepared {
+            data,
+            input: st.input,
+            size,
+            dts,
+            pts,
+            delta,
+            cts,
+            key: packet.flags.keyframe,
+            duration,
+            reorder,
+            dts_missing,
+        })
+    }
+
+    /// Counts sample `p` of track `i`, written.
+    pub(crate) fn commit(&mut self, i: usize, p: &Prepared<'_>, pos: u64) -> Result<()> {
+        let t = self
+            .tracks
+            .get_mut(i)
+            .ok_or(Error::capacity(pos, &"mp4 muxer: no such track"))?;
+        t.samples = t.samples.checked_add(1).ok_or(Error::capacity(
+            pos,
+            &"mp4 muxer: more than 2^32 samples in a track (ISO/IEC 14496-12 8.7.3)",
+        ))?;
+        t.keys += u32::from(p.key);
+        t.first_dts.get_or_insert(p.dts);
+        if t.samples == 1 {
+            t.first_size = p.size;
+        }
+        t.same_size &= t.first_size == p.size;
+        t.last_dts = p.dts;
+        t.last_duration = p.duration;
+        t.min_pts = t.min_pts.min(p.pts);
+        t.max_end = t.max_end.max(p.pts.saturating_add(p.duration as i64));
+        t.any_cts |= p.cts != 0;
+        t.negative_cts |= p.cts < 0;
+        t.reordered |= p.reorder;
+        t.dts_missing = p.dts_missing;
+        Ok(())
+    }
+}
+
 /// Whether `b` starts with an Annex B start code.
 fn is_annexb(b: &[u8]) -> bool {
     b.starts_with(&[0, 0, 1]) || b.starts_with(&[0, 0, 0, 1])
@@ -243,13 +413,7 @@ impl FormatMuxer for Mp4Muxer {
         let input = match codec {
             Codec::H264 if spec.config.is_empty() || is_annexb(spec.config) => Input::AnnexB(NalCodec::H264),
             Codec::Hevc if spec.config.is_empty() || is_annexb(spec.config) => Input::AnnexB(NalCodec::H265),
-            // No configuration, or an ADTS header standing for one (what
-            // remux gives for TS, PS and ADTS inputs, as the Matroska
-            // muxer takes it): the AudioSpecificConfig is built from the
-            // first frame's header.
-            Codec::Aac if spec.config.is_empty() || crate::codec::adts::AdtsHeader::parse(spec.config).is_some() => {
-                Input::Adts
-            }
+            Codec::Aac if spec.config.is_empty() || AdtsHeader::has_sync(spec.config) => Input::Adts,
             Codec::Ac3 | Codec::Eac3 if spec.config.is_empty() => Input::SyncFrames,
             _ => Input::AsIs,
         };
@@ -272,6 +436,11 @@ impl FormatMuxer for Mp4Muxer {
             if !spec.config.is_empty() {
                 self.build_nal_config(i, nal, spec.config, 0)?;
             }
+        }
+        // An ADTS header as configuration (what `remux` takes from a TS or
+        // ADTS input's first frame): its AudioSpecificConfig now.
+        if let Some(h) = AdtsHeader::parse(spec.config).filter(|_| input == Input::Adts) {
+            self.keep_built(i, &adts::audio_specific_config(&h)?, 0)?;
         }
         Ok(i)
     }
@@ -320,115 +489,17 @@ impl FormatMuxer for Mp4Muxer {
         packet: &Packet<'_>,
     ) -> Result<()> {
         let pos = sink.position();
-        let i = packet.track;
-        let num = ctx.tracks.get(i).map_or(1, |t| t.time_base.num);
-        let st = *self
-            .tracks
-            .get(i)
-            .ok_or(Error::capacity(pos, &"mp4 muxer: no such track"))?;
-        // The payload as the sample will hold it.
-        let (data, size) = match st.input {
-            Input::AsIs | Input::SyncFrames => {
-                if st.input == Input::SyncFrames && st.built.is_none() {
-                    self.build_sync_frame_config(i, ctx, packet.data, pos)?;
-                }
-                (packet.data, packet.data.len() as u64)
-            }
-            Input::Adts => {
-                let (h, raw) = adts::adts_to_raw(packet.data)?;
-                if st.built.is_none() {
-                    let asc = adts::audio_specific_config(&h)?;
-                    self.keep_built(i, &asc, pos)?;
-                }
-                (raw, raw.len() as u64)
-            }
-            Input::AnnexB(nal) => {
-                if st.built.is_none() {
-                    self.build_nal_config(i, nal, packet.data, pos)?;
-                }
-                (
-                    packet.data,
-                    length_prefixed_size(packet.data, LengthPrefixOptions::default())?,
-                )
-            }
-        };
-        u32::try_from(size).map_err(|_| Error::unsupported(pos, &SAMPLE_OVER_4_GIB))?;
-        // Times in the media time scale.
-        let mut dts = match packet.dts.or(packet.pts) {
-            Some(t) => scaled(t, num, pos)?,
-            None if st.first_dts.is_none() => 0,
-            None => st.last_dts.saturating_add(st.last_duration as i64),
-        };
-        let pts = match packet.pts {
-            Some(t) => scaled(t, num, pos)?,
-            None => dts,
-        };
-        // Times going back where the input lacks decode times (Matroska
-        // B-frames): a provisional one until `finish` rebuilds them
-        // (muxer_times.rs); given decode times that go back are refused.
-        let dts_missing = st.dts_missing || packet.dts.is_none();
-        let reorder = dts_missing && st.first_dts.is_some() && dts < st.last_dts;
-        if reorder {
-            dts = st.last_dts;
-        }
-        let delta = match st.first_dts {
-            None => 0,
-            Some(_) => u64::try_from(dts.checked_sub(st.last_dts).unwrap_or(-1)).map_err(|_| {
-                Error::unsupported(
-                    pos,
-                    &"mp4 muxer: decode times go back (stts deltas are unsigned, ISO/IEC 14496-12 8.6.1.2)",
-                )
-            })?,
-        };
-        let cts = pts.checked_sub(dts).ok_or(Error::unsupported(
-            pos,
-            &"mp4 muxer: composition offset overflows (ISO/IEC 14496-12 8.6.1.3)",
-        ))?;
-        let key = packet.flags.keyframe;
+        let p = self.prepare(ctx, packet, pos)?;
         let sample = Sample {
-            track: u8::try_from(i).unwrap_or(u8::MAX),
-            key,
-            size,
-            delta,
-            cts,
+            track: u8::try_from(packet.track).unwrap_or(u8::MAX),
+            key: p.key,
+            size: p.size,
+            delta: p.delta,
+            cts: p.cts,
         };
         self.append(scratch, &sample, pos)?;
-        match st.input {
-            Input::AnnexB(_) => {
-                write_length_prefixed(sink, data, LengthPrefixOptions::default())?;
-            }
-            _ => sink.write_all(data)?,
-        }
-        let duration = match packet.duration {
-            Some(d) if d > 0 => d.saturating_mul(u64::from(num)),
-            // Unknown: the time since the previous sample, or the previous
-            // duration (as ffmpeg does for a last sample).
-            _ if delta > 0 => delta,
-            _ => st.last_duration,
-        };
-        let t = self
-            .tracks
-            .get_mut(i)
-            .ok_or(Error::capacity(pos, &"mp4 muxer: no such track"))?;
-        t.samples = t.samples.checked_add(1).ok_or(Error::capacity(
-            pos,
-            &"mp4 muxer: more than 2^32 samples in a track (ISO/IEC 14496-12 8.7.3)",
-        ))?;
-        t.keys += u32::from(key);
-        t.first_dts.get_or_insert(dts);
-        if t.samples == 1 {
-            t.first_size = size;
-        }
-        t.same_size &= t.first_size == size;
-        t.last_dts = dts;
-        t.last_duration = duration;
-        t.min_pts = t.min_pts.min(pts);
-        t.max_end = t.max_end.max(pts.saturating_add(duration as i64));
-        t.any_cts |= cts != 0;
-        t.negative_cts |= cts < 0;
-        t.reordered |= reorder;
-        t.dts_missing = dts_missing;
-        Ok(())
+        write_payload(sink, p.input, p.data)?;
+        self.commit(packet.track, &p, pos)
     }
 
     fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {

@@ -99,7 +99,8 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
     write_mvhd(&mut w, movie, movie_duration, ctx.tracks.len())?;
     let data_start = m.mdat_at.saturating_add(MDAT_HEADER);
     let wide = end > u64::from(u32::MAX);
-    for (i, t) in ctx.tracks.iter().enumerate() {
+    for i in 0..ctx.tracks.len() {
+        let t = &m.sized_track(ctx, i);
         let tr = u8::try_from(i).unwrap_or(u8::MAX);
         let st = settle(index, tr, m.tracks.get(i).copied().unwrap_or_default());
         let tm = timing(t, &st);
@@ -119,13 +120,7 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
         write_hdlr(&mut w, t, m.qt)?;
         w.open(b"minf")?;
         write_media_header(&mut w, t)?;
-        w.open(b"dinf")?;
-        w.open_full(b"dref", 0, 0)?;
-        w.u32(1)?;
-        w.open_full(b"url ", 0, 1)?;
-        w.close()?;
-        w.close()?;
-        w.close()?;
+        write_dinf(&mut w)?;
         w.open(b"stbl")?;
         write_stsd(&mut w, t, id, m.config(ctx, i))?;
         write_tables(&mut w, index, tr, &st, data_start, wide)?;
@@ -138,12 +133,12 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
     w.flush()
 }
 
-fn put_matrix<K: Sink>(w: &mut BoxWriter<'_, K>) -> Result<()> {
+pub(super) fn put_matrix<K: Sink>(w: &mut BoxWriter<'_, K>) -> Result<()> {
     MATRIX.iter().try_for_each(|&v| w.u32(v))
 }
 
 /// `mvhd` (§8.2.2): version 1 when the duration passes 32 bits.
-fn write_mvhd<K: Sink>(w: &mut BoxWriter<'_, K>, scale: u32, duration: u64, tracks: usize) -> Result<()> {
+pub(super) fn write_mvhd<K: Sink>(w: &mut BoxWriter<'_, K>, scale: u32, duration: u64, tracks: usize) -> Result<()> {
     w.open(b"mvhd")?;
     match u32::try_from(duration) {
         Ok(d) => w.put(
@@ -177,7 +172,7 @@ fn write_mvhd<K: Sink>(w: &mut BoxWriter<'_, K>, scale: u32, duration: u64, trac
 }
 
 /// `tkhd` (§8.3.2), flags enabled and in movie.
-fn write_tkhd<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, id: u32, duration: u64) -> Result<()> {
+pub(super) fn write_tkhd<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, id: u32, duration: u64) -> Result<()> {
     let v1 = duration > u64::from(u32::MAX);
     w.open_full(b"tkhd", u8::from(v1), 3)?;
     if v1 {
@@ -244,7 +239,7 @@ fn packed_language(t: &Track) -> u16 {
 }
 
 /// `mdhd` (§8.4.2).
-fn write_mdhd<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, scale: u32, duration: u64) -> Result<()> {
+pub(super) fn write_mdhd<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, scale: u32, duration: u64) -> Result<()> {
     w.open(b"mdhd")?;
     let language = U16::new(packed_language(t));
     match u32::try_from(duration) {
@@ -277,7 +272,7 @@ fn write_mdhd<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, scale: u32, duration
 
 /// `hdlr` (§8.4.3); QuickTime's has the component type `mhlr` and a
 /// Pascal string name.
-fn write_hdlr<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, qt: bool) -> Result<()> {
+pub(super) fn write_hdlr<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, qt: bool) -> Result<()> {
     let (handler, name): (&[u8; 4], &[u8]) = match t.kind {
         TrackKind::Video => (b"vide", b"VideoHandler"),
         _ => (b"soun", b"SoundHandler"),
@@ -297,7 +292,7 @@ fn write_hdlr<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, qt: bool) -> Result<
 }
 
 /// `vmhd` (§12.1.2) or `smhd` (§12.2.2).
-fn write_media_header<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track) -> Result<()> {
+pub(super) fn write_media_header<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track) -> Result<()> {
     if t.kind == TrackKind::Video {
         w.open_full(b"vmhd", 0, 1)?;
         w.put(&[0; 8])?;
@@ -305,6 +300,17 @@ fn write_media_header<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track) -> Result<()
         w.open_full(b"smhd", 0, 0)?;
         w.put(&[0; 4])?;
     }
+    w.close()
+}
+
+/// `dinf`/`dref`/`url ` (§8.7.1, §8.7.2): the media is in this file.
+pub(super) fn write_dinf<K: Sink>(w: &mut BoxWriter<'_, K>) -> Result<()> {
+    w.open(b"dinf")?;
+    w.open_full(b"dref", 0, 0)?;
+    w.u32(1)?;
+    w.open_full(b"url ", 0, 1)?;
+    w.close()?;
+    w.close()?;
     w.close()
 }
 

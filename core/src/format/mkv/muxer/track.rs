@@ -167,28 +167,6 @@ fn alac_specific_config(config: &[u8]) -> &[u8] {
     found.and_then(|i| config.get(i + 12..i + 36)).unwrap_or(config)
 }
 
-/// The picture size of an H.264 or H.265 track from the first SPS of its
-/// `avcC`/`hvcC` CodecPrivate (ITU-T H.264 §7.3.2.1.1, H.265 §7.3.2.2),
-/// for an input whose container did not give one (MPEG-TS, elementary
-/// streams): PixelWidth and PixelHeight are mandatory (RFC 9559
-/// §5.1.4.1.28.6), and mkvmerge drops a video track without them.
-pub(crate) fn picture_size(codec: Codec, private: &[u8]) -> Option<(u32, u32)> {
-    match codec {
-        Codec::H264 => {
-            let sps = avcc::AvcConfig::parse(private).ok()?.sps().next()?;
-            let s = crate::codec::h264::Sps::parse(sps)?;
-            Some((s.width, s.height))
-        }
-        Codec::Hevc => {
-            let cfg = hvcc::HevcConfig::parse(private).ok()?;
-            let s = cfg.nal_units().find_map(crate::codec::hevc::Sps::parse)?;
-            Some((s.width, s.height))
-        }
-        _ => None,
-    }
-    .filter(|&(w, h)| w > 0 && h > 0)
-}
-
 /// Writes the TrackEntry of track `t`, TrackNumber `number`, with
 /// CodecPrivate `private` (RFC 9559 §5.1.4.1). TrackUID is the number
 /// (unique in the file; no random source in core). FlagLacing 0: no lacing

@@ -1,0 +1,193 @@
+//! Helpers for the muxer tests: remux a file in memory and note the
+//! packets the output should hold, read an output back, a seekable `Vec`
+//! target, ffprobe's packets.
+#![allow(
+    dead_code,
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+use super::*;
+use mediaslice::codec::convert::adts::adts_to_raw;
+use mediaslice::codec::convert::to_length::{write_length_prefixed, LengthPrefixOptions};
+use mediaslice::crc::crc32;
+use mediaslice::mux::copy::{add_tracks, TrackMap};
+use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Rational, Sink, SliceSink, SliceSource, Track};
+
+/// One packet as compared: CRC of the payload as the MP4 holds it, times
+/// as exact fractions of a second, keyframe flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    pub crc: u32,
+    pub size: usize,
+    pub pts: Option<(i128, i128)>,
+    pub dts: Option<(i128, i128)>,
+    pub key: bool,
+}
+
+pub fn secs(v: Option<i64>, tb: Rational) -> Option<(i128, i128)> {
+    // Reduced to lowest terms so equal instants compare equal.
+    v.map(|v| {
+        let (mut n, mut d) = (i128::from(v) * i128::from(tb.num), i128::from(tb.den));
+        let g = gcd(n.abs(), d);
+        if g > 1 {
+            n /= g;
+            d /= g;
+        }
+        (n, d)
+    })
+}
+
+pub fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The payload an MP4 sample holds for an input packet of `t`.
+pub fn converted(t: &Track, config_empty_or_annexb: bool, data: &[u8]) -> Vec<u8> {
+    match t.codec {
+        Codec::H264 | Codec::Hevc if config_empty_or_annexb => {
+            let mut out = vec![0u8; data.len() * 2 + 64];
+            let mut sink = SliceSink::new(&mut out);
+            write_length_prefixed(&mut sink, data, LengthPrefixOptions::default()).unwrap();
+            sink.written().to_vec()
+        }
+        Codec::Aac if config_empty_or_annexb => adts_to_raw(data).map(|x| x.1.to_vec()).unwrap_or_default(),
+        _ => data.to_vec(),
+    }
+}
+
+/// Remuxes `bytes` to `format` into `sink` with `index` bytes of scratch;
+/// gives the sink, the track map and the input's expected packets per
+/// output track.
+pub fn remux<K: Sink>(
+    bytes: &[u8],
+    ext: Option<&str>,
+    format: MuxFormat,
+    sink: K,
+    index: usize,
+) -> mediaslice::Result<(K, TrackMap, Vec<Vec<Seen>>)> {
+    let mut join = scratch_for(bytes.len());
+    let mut d = Demuxer::open(SliceSource::with_scratch(bytes, &mut join), ext)?;
+    let mut m = Muxer::with_scratch(sink, format, vec![0u8; index])?;
+    let map = add_tracks(&mut d, &mut m)?;
+    // What each kept track's packets should become.
+    let mut annexb = Vec::new();
+    for i in 0..d.tracks().len() {
+        let c = d.codec_config(i)?;
+        annexb.push(c.is_empty() || c.starts_with(&[0, 0, 1]) || c.starts_with(&[0, 0, 0, 1]));
+    }
+    let tracks = d.tracks().to_vec();
+    let mut want = vec![Vec::new(); m.tracks().len()];
+    while let Some(p) = d.next_packet()? {
+        let Some(&Some(j)) = map.get(p.track) else { continue };
+        let t = &tracks[p.track];
+        let data = converted(t, annexb[p.track], p.data);
+        want[j].push(Seen {
+            crc: crc32(&data),
+            size: data.len(),
+            pts: secs(p.pts, t.time_base),
+            // A decode time only where the input gives one: where it does
+            // not (Matroska's first packets of a reordering track), the
+            // muxer rebuilds it (muxer_times.rs); the pts check covers
+            // those packets.
+            dts: secs(p.dts, t.time_base),
+            key: p.flags.keyframe,
+        });
+        m.write_packet(&Packet { track: j, ..p })?;
+    }
+    Ok((m.finish()?, map, want))
+}
+
+/// Every packet of an MP4 in `bytes`, per track.
+pub fn read_back(bytes: &[u8]) -> (Vec<Track>, Vec<Vec<Seen>>) {
+    let mut d = Demuxer::open(SliceSource::new(bytes), Some("mp4")).unwrap();
+    let tracks = d.tracks().to_vec();
+    let mut got = vec![Vec::new(); tracks.len()];
+    while let Some(p) = d.next_packet().unwrap() {
+        let tb = tracks[p.track].time_base;
+        got[p.track].push(Seen {
+            crc: crc32(p.data),
+            size: p.data.len(),
+            pts: secs(p.pts, tb),
+            dts: secs(p.dts, tb),
+            key: p.flags.keyframe,
+        });
+    }
+    (tracks, got)
+}
+
+/// A write+seek target over a `Vec`, for `SeekWriterSink`.
+#[derive(Default)]
+pub struct VecFile {
+    pub data: Vec<u8>,
+    pub at: usize,
+}
+
+impl embedded_io::ErrorType for VecFile {
+    type Error = embedded_io::ErrorKind;
+}
+
+impl embedded_io::Write for VecFile {
+    fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        let end = self.at + buf.len();
+        if self.data.len() < end {
+            self.data.resize(end, 0);
+        }
+        self.data[self.at..end].copy_from_slice(buf);
+        self.at = end;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl embedded_io::Seek for VecFile {
+    fn seek(&mut self, pos: embedded_io::SeekFrom) -> Result<u64, Self::Error> {
+        self.at = match pos {
+            embedded_io::SeekFrom::Start(p) => p as usize,
+            embedded_io::SeekFrom::Current(d) => (self.at as i64 + d) as usize,
+            embedded_io::SeekFrom::End(d) => (self.data.len() as i64 + d) as usize,
+        };
+        Ok(self.at as u64)
+    }
+}
+
+pub fn corpus_file(family: &str, name: &str) -> (Vec<u8>, Option<String>) {
+    let f = family_files(family)
+        .into_iter()
+        .find(|f| f.origin == Origin::Corpus && f.name == name)
+        .unwrap_or_else(|| panic!("corpus/files/{family}/{name}"));
+    (f.read(), f.ext())
+}
+
+/// One ffprobe packet: pts_time, dts_time, size, keyframe.
+pub type ProbePkt = (Option<f64>, Option<f64>, usize, bool);
+
+/// ffprobe's packets of a file, per stream.
+pub fn ffprobe_packets(path: &std::path::Path) -> Option<Vec<Vec<ProbePkt>>> {
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-show_packets", "-of", "json"])
+        .arg(path)
+        .output()
+        .ok()?;
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let mut streams: Vec<Vec<_>> = Vec::new();
+    for p in doc["packets"].as_array()? {
+        let s = p["stream_index"].as_u64()? as usize;
+        if streams.len() <= s {
+            streams.resize(s + 1, Vec::new());
+        }
+        let t = |k: &str| p[k].as_str().and_then(|v| v.parse::<f64>().ok());
+        let size = p["size"].as_str().and_then(|v| v.parse().ok()).unwrap_or(0);
+        let key = p["flags"].as_str().is_some_and(|f| f.starts_with('K'));
+        streams[s].push((t("pts_time"), t("dts_time"), size, key));
+    }
+    Some(streams)
+}

@@ -1,0 +1,600 @@
+//! The fragmented MP4 / CMAF muxer (`format/mp4/fmp4*.rs`): corpus and
+//! sample files remuxed to fragmented MP4 and read back by our demuxer
+//! (payload CRC after the expected conversion, times as exact fractions of
+//! a second, keyframes); a slice, a seeking writer and a stream sink read
+//! back the same; fragments cut at keyframes; early closes counted; a
+//! stream scratch too small is `CapacityExceeded`; power cuts at every
+//! fragment boundary and inside fragments; ffprobe reads the outputs.
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::mux::*;
+use common::*;
+use mediaslice::{
+    Codec, Demuxer, ErrorKind, Fragmenting, MuxFormat, Muxer, Packet, Rational, SeekWriterSink, SliceSink, SliceSource,
+    Track, TrackKind, TrackSpec, WriterSink,
+};
+
+const FMP4: MuxFormat = MuxFormat::Fmp4(Fragmenting::DEFAULT);
+
+/// Corpus and sample families whose codecs MP4 carries.
+const FAMILIES: &[&str] = &[
+    "mp4", "matroska", "mpegts", "adts", "h264", "h265", "flac", "ac3", "ogg",
+];
+
+/// Scratch for a remux: the records and one fragment of payload.
+const SCRATCH: usize = 8 << 20;
+
+/// Compares what our demuxer reads from `out` with `want`, per track.
+fn same_packets(label: &str, out: &[u8], want: &[Vec<Seen>]) {
+    let (tracks, got) = read_back(out);
+    assert_eq!(got.len(), want.len(), "{label}: tracks");
+    for (t, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.len(), w.len(), "{label} track {t}: packets");
+        for (k, (g, w)) in g.iter().zip(w).enumerate() {
+            assert_eq!(
+                (g.crc, g.size),
+                (w.crc, w.size),
+                "{label} track {t} packet {k}: payload"
+            );
+            let audio = tracks[t].kind == TrackKind::Audio;
+            assert_eq!(g.key, w.key || audio && g.key, "{label} track {t} packet {k}: key");
+            if w.dts.is_some() {
+                assert_eq!(g.dts, w.dts, "{label} track {t} packet {k}: dts");
+            }
+            if w.pts.is_some() {
+                assert_eq!(g.pts, w.pts, "{label} track {t} packet {k}: pts");
+            }
+        }
+    }
+}
+
+fn check_file(f: &TestFile) -> Option<(usize, u32)> {
+    let bytes = f.read();
+    let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
+    let r = remux(&bytes, f.ext().as_deref(), FMP4, SliceSink::new(&mut out), SCRATCH);
+    let (sink, _, want) = match r {
+        Ok(x) => x,
+        Err(e) => {
+            println!("skip {}: {e}", f.label());
+            return None;
+        }
+    };
+    if want.is_empty() {
+        println!("skip {}: no track MP4 carries", f.label());
+        return None;
+    }
+    let written = sink.written();
+    if let Some(dir) = std::env::var_os("FMP4MUX_KEEP") {
+        std::fs::write(std::path::Path::new(&dir).join(format!("{}.mp4", f.name)), written).unwrap();
+    }
+    same_packets(&f.label(), written, &want);
+    Some((written.len(), count_boxes(written, b"moof")))
+}
+
+/// Top-level boxes of type `kind`.
+fn count_boxes(b: &[u8], kind: &[u8; 4]) -> u32 {
+    top_boxes(b).iter().filter(|x| &x.1 == kind).count() as u32
+}
+
+/// Top-level boxes: (start, type, size).
+fn top_boxes(b: &[u8]) -> Vec<(usize, [u8; 4], usize)> {
+    let mut v = Vec::new();
+    let mut at = 0;
+    while at + 8 <= b.len() {
+        let size = u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+        let kind: [u8; 4] = b[at + 4..at + 8].try_into().unwrap();
+        let size = if size == 0 { b.len() - at } else { size };
+        v.push((at, kind, size));
+        if size < 8 {
+            break;
+        }
+        at += size;
+    }
+    v
+}
+
+#[test]
+fn corpus_and_samples_round_trip_through_fmp4() {
+    let (mut done, mut fragments) = (0, 0);
+    for fam in FAMILIES {
+        for f in family_files(fam) {
+            if let Some((_, n)) = check_file(&f) {
+                done += 1;
+                fragments += n;
+            }
+        }
+    }
+    if samples_dir().is_none() {
+        println!("skip ../shared/samples: absent");
+    }
+    println!("{done} files remuxed to fragmented MP4 ({fragments} fragments) and read back");
+    assert!(done >= 8, "only {done} files remuxed");
+}
+
+/// `remux` to a fresh `Vec` through a stream sink.
+fn remux_stream(bytes: &[u8], ext: Option<&str>, format: MuxFormat, scratch: usize) -> mediaslice::Result<Vec<u8>> {
+    let mut buf = vec![0u8; bytes.len() * 2 + (1 << 20)];
+    let (sink, _, _) = remux(bytes, ext, format, WriterSink::new(&mut buf[..]), scratch)?;
+    let n = mediaslice::Sink::position(&sink) as usize;
+    Ok(buf[..n].to_vec())
+}
+
+#[test]
+fn a_slice_a_seeking_writer_and_a_stream_read_back_the_same() {
+    for (fam, name) in [
+        ("mp4", "h264_bframes_aac.mp4"),
+        ("mp4", "hevc_aac.mp4"),
+        ("mpegts", "h264_aac.ts"),
+        ("adts", "aac_lc.aac"),
+        ("matroska", "vp9_opus.webm"),
+    ] {
+        let (bytes, ext) = corpus_file(fam, name);
+        let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
+        let (slice, _, want) = remux(&bytes, ext.as_deref(), FMP4, SliceSink::new(&mut out), SCRATCH).unwrap();
+        let slice = slice.written().to_vec();
+        let sink = SeekWriterSink::new(VecFile::default()).unwrap();
+        let (seeking, _, _) = remux(&bytes, ext.as_deref(), FMP4, sink, SCRATCH).unwrap();
+        assert_eq!(seeking.into_inner().data, slice, "{name}: seeking writer");
+        let stream = remux_stream(&bytes, ext.as_deref(), FMP4, SCRATCH).unwrap();
+        same_packets(&format!("{name} (slice)"), &slice, &want);
+        same_packets(&format!("{name} (stream)"), &stream, &want);
+        // The stream form has no padding: every fragment is moof + mdat.
+        let kinds: Vec<_> = top_boxes(&stream).iter().map(|b| b.1).collect();
+        assert_eq!(&kinds[..2], &[*b"ftyp", *b"moov"], "{name}");
+        for pair in kinds[2..].chunks(2) {
+            assert_eq!(pair, &[*b"moof", *b"mdat"], "{name}: stream layout");
+        }
+        // The patchable form: each moof right before its mdat, `free` only
+        // before a moof.
+        let boxes = top_boxes(&slice);
+        for (k, b) in boxes.iter().enumerate().skip(2) {
+            match &b.1 {
+                b"moof" => assert_eq!(&boxes[k + 1].1, b"mdat", "{name}"),
+                b"free" => assert_eq!(&boxes[k + 1].1, b"moof", "{name}"),
+                b"mdat" => assert_eq!(&boxes[k - 1].1, b"moof", "{name}"),
+                other => panic!("{name}: top-level {:?}", std::str::from_utf8(other)),
+            }
+        }
+        println!(
+            "{name}: {} bytes (slice), {} (stream), {} fragments",
+            slice.len(),
+            stream.len(),
+            count_boxes(&stream, b"moof")
+        );
+    }
+}
+
+/// ftyp brands, one trex per track, fragments starting with a video
+/// keyframe and lasting at least the fragment duration.
+#[test]
+fn fragments_start_at_keyframes_and_last_the_duration() {
+    // 2 s, a keyframe every 0.5 s.
+    let (bytes, ext) = corpus_file("mp4", "h264_aac_fragmented.mp4");
+    for ms in [300u32, 500, 900] {
+        let fmt = MuxFormat::Fmp4(Fragmenting::with_duration_ms(ms));
+        let out = remux_stream(&bytes, ext.as_deref(), fmt, SCRATCH).unwrap();
+        let boxes = top_boxes(&out);
+        let ftyp = &out[8..boxes[0].2];
+        assert_eq!(&ftyp[..4], b"iso6");
+        assert!(ftyp.windows(4).any(|w| w == b"cmfc"), "cmfc brand");
+        let moov = &out[boxes[1].0..boxes[1].0 + boxes[1].2];
+        assert_eq!(moov.windows(4).filter(|w| w == b"trex").count(), 2);
+        // Video key frames, as the demuxer reads them, and where fragments
+        // start (the first video packet of each moof).
+        let mut d = Demuxer::open(SliceSource::new(&out), Some("mp4")).unwrap();
+        let tb = d.tracks()[0].time_base;
+        assert_eq!(d.tracks()[0].kind, TrackKind::Video);
+        let moofs: Vec<u64> = boxes.iter().filter(|b| &b.1 == b"moof").map(|b| b.0 as u64).collect();
+        let mut starts = Vec::new();
+        let mut seen = 0;
+        while let Some(p) = d.next_packet().unwrap() {
+            if p.track != 0 {
+                continue;
+            }
+            let frag = moofs.iter().filter(|&&m| m < p.pos.unwrap()).count();
+            if frag > seen {
+                seen = frag;
+                assert!(p.flags.keyframe, "{ms} ms: fragment {frag} starts with a keyframe");
+                starts.push(p.dts.unwrap());
+            }
+        }
+        assert_eq!(starts.len(), moofs.len(), "{ms} ms: every fragment has video");
+        for w in starts.windows(2) {
+            let secs = (w[1] - w[0]) as f64 * f64::from(tb.num) / f64::from(tb.den);
+            assert!(secs * 1000.0 >= f64::from(ms) - 0.5, "{ms} ms: a fragment of {secs} s");
+        }
+        println!("{ms} ms: {} fragments", moofs.len());
+        assert!(moofs.len() >= 2);
+    }
+}
+
+#[test]
+fn a_full_record_table_closes_the_fragment_early_and_counts_it() {
+    let (bytes, ext) = corpus_file("adts", "aac_lc.aac");
+    let fmt = MuxFormat::Fmp4(Fragmenting {
+        max_samples: 10,
+        ..Fragmenting::DEFAULT
+    });
+    let mut d = Demuxer::open(SliceSource::new(&bytes), ext.as_deref()).unwrap();
+    let mut out = vec![0u8; bytes.len() * 2];
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut out), fmt, vec![0u8; 1 << 20]).unwrap();
+    let map = mediaslice::mux::copy::add_tracks(&mut d, &mut m).unwrap();
+    let n = mediaslice::mux::copy::copy_packets(&mut d, &mut m, &map).unwrap();
+    let st = m.fragment_stats().unwrap();
+    println!("{n} packets: {st:?}");
+    assert_eq!(st.most_samples, 10);
+    assert!(st.closed_early >= 1 && u64::from(st.fragments) >= n / 10);
+    assert!(m.finish().is_ok());
+}
+
+/// On a patchable sink a fragment far longer than those before it (a long
+/// GOP after short ones) outgrows the `moof` room reserved for it: it is
+/// closed early (counted), the next chunk starts at a non-keyframe, and
+/// every packet reads back.
+#[test]
+fn a_moof_that_outgrows_its_room_closes_the_fragment_early() {
+    let t = Track {
+        kind: TrackKind::Video,
+        codec: Codec::Vp9,
+        time_base: Rational::new(1, 1000),
+        width: 64,
+        height: 64,
+        ..Track::default()
+    };
+    // 3 frames of 100 ms with keyframes at 0 and 300 ms, then 900 frames
+    // of 10 ms and a keyframe at 9.3 s.
+    let mut times: Vec<i64> = vec![0, 100, 200];
+    times.extend((0..900).map(|k| 300 + 10 * k));
+    times.push(9300);
+    let data: Vec<Vec<u8>> = times
+        .iter()
+        .map(|&t| vec![(t % 251) as u8; 5 + (t % 7) as usize])
+        .collect();
+    let fmt = MuxFormat::Fmp4(Fragmenting::with_duration_ms(300));
+    let mut out = vec![0u8; 1 << 20];
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut out), fmt, vec![0u8; 1 << 20]).unwrap();
+    m.add_track(&TrackSpec::new(&t)).unwrap();
+    for (k, (&at, d)) in times.iter().zip(&data).enumerate() {
+        let key = at == 0 || at == 300 || at == 9300;
+        let p = Packet::contiguous(0, 0, d)
+            .with_times(
+                Some(at),
+                Some(at),
+                Some(if k + 1 < times.len() {
+                    (times[k + 1] - at) as u64
+                } else {
+                    10
+                }),
+            )
+            .with_flags(mediaslice::PacketFlags {
+                keyframe: key,
+                ..Default::default()
+            });
+        m.write_packet(&p).unwrap();
+    }
+    let st = m.fragment_stats().unwrap();
+    let written = m.finish().unwrap().into_written();
+    println!("{st:?}");
+    assert!(st.closed_early >= 1, "{st:?}");
+    let mut d = Demuxer::open(SliceSource::new(written), Some("mp4")).unwrap();
+    let mut n = 0;
+    while let Some(p) = d.next_packet().unwrap() {
+        assert_eq!(p.dts, Some(times[n]), "packet {n}");
+        assert_eq!(p.data, &data[n][..], "packet {n}");
+        assert_eq!(
+            p.flags.keyframe,
+            times[n] == 0 || times[n] == 300 || times[n] == 9300,
+            "packet {n}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, times.len());
+    assert!(count_boxes(written, b"moof") > 3);
+}
+
+#[test]
+fn a_stream_scratch_too_small_for_a_fragment_is_capacity_exceeded() {
+    let (bytes, ext) = corpus_file("mp4", "h264_aac.mp4");
+    let e = remux_stream(&bytes, ext.as_deref(), FMP4, 64 << 10).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::CapacityExceeded, "{e}");
+    assert!(e.to_string().contains("payload"), "{e}");
+    // Far too small even for the init segment.
+    let e = remux_stream(&bytes, ext.as_deref(), FMP4, 100).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::CapacityExceeded, "{e}");
+}
+
+/// Hand-built packets: untimed AAC frames, and times that go back.
+#[test]
+fn input_errors_are_errors_not_panics() {
+    let t = Track {
+        kind: TrackKind::Audio,
+        codec: Codec::Aac,
+        time_base: Rational::new(1, 48_000),
+        sample_rate: 48_000,
+        channels: 2,
+        ..Track::default()
+    };
+    let mut buf = vec![0u8; 1 << 16];
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut buf), FMP4, vec![0u8; 1 << 16]).unwrap();
+    m.add_track(&TrackSpec::new(&t).with_config(&[0x11, 0x90])).unwrap();
+    m.write_packet(&Packet::contiguous(0, 0, b"frame").with_times(Some(1024), None, None))
+        .unwrap();
+    let e = m
+        .write_packet(&Packet::contiguous(0, 0, b"frame").with_times(Some(0), None, None))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    // No scratch: nowhere to build the init segment.
+    let mut m = Muxer::new(SliceSink::new(&mut buf), FMP4).unwrap();
+    m.add_track(&TrackSpec::new(&t).with_config(&[0x11, 0x90])).unwrap();
+    let e = m.write_header().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::CapacityExceeded, "{e}");
+    assert!(e.to_string().contains("with_scratch"), "{e}");
+    // A codec MP4 cannot carry is refused at add_track.
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut buf), FMP4, vec![0u8; 1 << 16]).unwrap();
+    let pcm = Track {
+        codec: Codec::PcmS16Le,
+        ..t.clone()
+    };
+    assert_eq!(
+        m.add_track(&TrackSpec::new(&pcm)).unwrap_err().kind(),
+        ErrorKind::Unsupported
+    );
+}
+
+/// Every packet of `bytes` per track, and how reading ended.
+fn read_cut(bytes: &[u8]) -> (Vec<Vec<Seen>>, Option<mediaslice::Error>) {
+    let mut d = match Demuxer::open(SliceSource::new(bytes), Some("mp4")) {
+        Ok(d) => d,
+        Err(e) => return (Vec::new(), Some(e)),
+    };
+    let tracks = d.tracks().to_vec();
+    let mut got = vec![Vec::new(); tracks.len()];
+    loop {
+        match d.next_packet() {
+            Ok(Some(p)) => {
+                if p.flags.truncated {
+                    continue;
+                }
+                let tb = tracks[p.track].time_base;
+                got[p.track].push(Seen {
+                    crc: mediaslice::crc::crc32(p.data),
+                    size: p.data.len(),
+                    pts: secs(p.pts, tb),
+                    dts: secs(p.dts, tb),
+                    key: p.flags.keyframe,
+                });
+            }
+            Ok(None) => return (got, None),
+            Err(e) => return (got, Some(e)),
+        }
+    }
+}
+
+/// A file cut at every fragment boundary and inside fragments (in the
+/// moof, in the mdat header, in the payload) reads as every packet of
+/// every complete fragment, the same as the whole file's; a cut inside a
+/// fragment is reported (an error that says truncated, or a packet
+/// flagged truncated), never a panic.
+#[test]
+fn a_cut_file_reads_as_its_complete_fragments() {
+    for (fam, name, stream) in [
+        ("mp4", "h264_aac.mp4", true),
+        ("mp4", "h264_aac.mp4", false),
+        ("mpegts", "h264_aac.ts", true),
+        ("adts", "aac_lc.aac", false),
+    ] {
+        let (bytes, ext) = corpus_file(fam, name);
+        let fmt = MuxFormat::Fmp4(Fragmenting::with_duration_ms(300));
+        let out = if stream {
+            remux_stream(&bytes, ext.as_deref(), fmt, SCRATCH).unwrap()
+        } else {
+            let mut buf = vec![0u8; bytes.len() * 2 + (1 << 20)];
+            let (s, _, _) = remux(&bytes, ext.as_deref(), fmt, SliceSink::new(&mut buf), SCRATCH).unwrap();
+            s.written().to_vec()
+        };
+        let (whole, err) = read_cut(&out);
+        assert!(err.is_none(), "{name}: {err:?}");
+        let boxes = top_boxes(&out);
+        // Fragment ends: after each mdat. Packets per track in the
+        // fragments before each end.
+        let mut cuts: Vec<(usize, bool)> = Vec::new();
+        for (k, b) in boxes.iter().enumerate() {
+            let end = b.0 + b.2;
+            if &b.1 == b"mdat" || &b.1 == b"moov" {
+                cuts.push((end, true));
+            }
+            if &b.1 == b"moof" {
+                for inside in [
+                    b.0 + 1,
+                    b.0 + 8,
+                    b.0 + b.2 / 2,
+                    end,
+                    end + 4,
+                    end + 8 + boxes[k + 1].2 / 2,
+                ] {
+                    cuts.push((inside, false));
+                }
+            }
+        }
+        let mut checked = 0;
+        for (at, boundary) in cuts {
+            if at >= out.len() {
+                continue;
+            }
+            let (got, err) = read_cut(&out[..at]);
+            // Every complete fragment's packets: those the cut file gives,
+            // a prefix of the whole file's for every track.
+            let complete: Vec<usize> = {
+                let head = &out[..at];
+                let fb = top_boxes(head);
+                let done_mdats = fb
+                    .iter()
+                    .filter(|b| &b.1 == b"mdat" && b.0 + b.2 <= at && b.2 > 8)
+                    .count();
+                // Packets per track in the first `done_mdats` fragments.
+                let (per, _) = read_cut(&out[..fragment_end(&boxes, done_mdats)]);
+                per.iter().map(Vec::len).collect()
+            };
+            for (t, g) in got.iter().enumerate() {
+                assert!(
+                    g.len() >= complete.get(t).copied().unwrap_or(0),
+                    "{name} cut at {at}: track {t} has {} packets, the complete fragments {}",
+                    g.len(),
+                    complete[t]
+                );
+                assert_eq!(&whole[t][..g.len()], &g[..], "{name} cut at {at}: track {t}");
+            }
+            if boundary {
+                assert!(err.is_none(), "{name} cut at fragment end {at}: {err:?}");
+            } else {
+                let flagged = got.iter().map(Vec::len).sum::<usize>() < whole.iter().map(Vec::len).sum::<usize>();
+                assert!(
+                    err.as_ref().is_some_and(|e| e.is_truncation()) || flagged,
+                    "{name} cut at {at}: {err:?}"
+                );
+                if let Some(e) = &err {
+                    assert!(e.is_truncation(), "{name} cut at {at}: {e}");
+                }
+            }
+            checked += 1;
+        }
+        println!("{name} ({}): {checked} cuts", if stream { "stream" } else { "slice" });
+        assert!(checked >= 10);
+    }
+}
+
+/// A power cut while a patchable sink is being written (the bytes as they
+/// are after each packet, no `finish`): every packet of every closed
+/// fragment reads back, none of the open one, and the open fragment is
+/// reported (`mp4.unfinished-fragment`).
+#[test]
+fn a_power_cut_while_writing_to_a_patchable_sink_keeps_the_closed_fragments() {
+    let (bytes, ext) = corpus_file("mp4", "h264_aac_fragmented.mp4");
+    let fmt = MuxFormat::Fmp4(Fragmenting::with_duration_ms(300));
+    let (whole, _) = {
+        let mut buf = vec![0u8; bytes.len() * 2 + (1 << 20)];
+        let (s, _, _) = remux(&bytes, ext.as_deref(), fmt, SliceSink::new(&mut buf), SCRATCH).unwrap();
+        read_cut(s.written())
+    };
+    let mut d = Demuxer::open(SliceSource::new(&bytes), ext.as_deref()).unwrap();
+    let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut out), fmt, vec![0u8; SCRATCH]).unwrap();
+    let map = mediaslice::mux::copy::add_tracks(&mut d, &mut m).unwrap();
+    let (mut n, mut checked) = (0, 0);
+    while let Some(p) = d.next_packet().unwrap() {
+        let Some(j) = map[p.track] else { continue };
+        m.write_packet(&Packet { track: j, ..p }).unwrap();
+        n += 1;
+        if n % 7 != 0 {
+            continue;
+        }
+        let snapshot = m.sink().written().to_vec();
+        let closed = m.fragment_stats().unwrap().fragments as usize;
+        let (got, err) = read_cut(&snapshot);
+        assert!(err.is_none(), "after {n} packets: {err:?}");
+        // The closed fragments' packets: the first `closed` fragments of
+        // the finished file.
+        let boxes = top_boxes(&snapshot);
+        let (want, _) = read_cut(&snapshot[..fragment_end(&boxes, closed)]);
+        for (t, g) in got.iter().enumerate() {
+            assert_eq!(g.len(), want[t].len(), "after {n} packets: track {t}");
+            assert_eq!(&whole[t][..g.len()], &g[..], "after {n} packets: track {t}");
+        }
+        let dm = Demuxer::open(SliceSource::new(&snapshot), Some("mp4")).unwrap();
+        let mut dm = dm;
+        while dm.next_packet().unwrap().is_some() {}
+        assert!(
+            dm.diagnostics().contains("mp4.unfinished-fragment"),
+            "after {n} packets: the open fragment is reported"
+        );
+        checked += 1;
+    }
+    assert!(m.finish().is_ok());
+    println!("{checked} power cuts while writing");
+    assert!(checked >= 5);
+}
+
+/// Where the `n`th `mdat` ends (the init segment's end for 0).
+fn fragment_end(boxes: &[(usize, [u8; 4], usize)], n: usize) -> usize {
+    let mut seen = 0;
+    let mut end = boxes.iter().find(|b| &b.1 == b"moov").map_or(0, |b| b.0 + b.2);
+    for b in boxes {
+        if seen == n {
+            break;
+        }
+        if &b.1 == b"mdat" {
+            seen += 1;
+            end = b.0 + b.2;
+        }
+    }
+    end
+}
+
+/// ffprobe reads each output with the packets (times, keyframes, sizes) of
+/// the input that ffprobe reads, less the bytes a conversion removes.
+#[test]
+fn ffprobe_reads_the_outputs_with_the_inputs_packets() {
+    if std::process::Command::new("ffprobe").arg("-version").output().is_err() {
+        println!("skip: ffprobe is not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mediaslice-fmp4mux-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = [
+        ("mp4", "h264_aac.mp4"),
+        ("mp4", "h264_bframes_aac.mp4"),
+        ("mp4", "hevc_aac.mp4"),
+        ("mpegts", "h264_aac.ts"),
+        ("adts", "aac_lc.aac"),
+        ("matroska", "vp9_opus.webm"),
+        ("matroska", "flac.mka"),
+    ];
+    for (fam, name) in files {
+        let (bytes, ext) = corpus_file(fam, name);
+        let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
+        let (sink, map, _) = remux(&bytes, ext.as_deref(), FMP4, SliceSink::new(&mut out), SCRATCH).unwrap();
+        let path = dir.join(format!("{name}.mp4"));
+        std::fs::write(&path, sink.written()).unwrap();
+        let input = corpus_dir().join("files").join(fam).join(name);
+        let (want, got) = (ffprobe_packets(&input).unwrap(), ffprobe_packets(&path).unwrap());
+        for (i, j) in map.iter().enumerate().filter_map(|(i, j)| j.map(|j| (i, j))) {
+            let (w, g) = (&want[i], &got[j]);
+            assert_eq!(w.len(), g.len(), "{name} stream {i}: packets");
+            let adts = fam == "adts" || fam == "mpegts" && i == 1;
+            let annexb = fam == "mpegts" && i == 0;
+            for (k, (w, g)) in w.iter().zip(g).enumerate() {
+                let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                    (Some(a), Some(b)) => (a - b).abs() < 2e-6,
+                    _ => true,
+                };
+                assert!(close(w.0, g.0), "{name} stream {i} packet {k}: pts {:?} {:?}", w.0, g.0);
+                assert!(close(w.1, g.1), "{name} stream {i} packet {k}: dts {:?} {:?}", w.1, g.1);
+                assert_eq!(w.3, g.3, "{name} stream {i} packet {k}: keyframe");
+                if adts {
+                    assert!(w.2 == g.2 + 7 || w.2 == g.2 + 9, "{name} stream {i} packet {k}: size");
+                } else if !annexb {
+                    assert_eq!(w.2, g.2, "{name} stream {i} packet {k}: size");
+                }
+            }
+        }
+        // The stream form too (held fragments, grouped by track).
+        let path2 = dir.join(format!("{name}.stream.mp4"));
+        std::fs::write(&path2, remux_stream(&bytes, ext.as_deref(), FMP4, SCRATCH).unwrap()).unwrap();
+        let got2 = ffprobe_packets(&path2).unwrap();
+        for (a, b) in got.iter().zip(&got2) {
+            let mut a = a.clone();
+            let mut b = b.clone();
+            let key = |p: &ProbePkt| (p.1.map(|t| (t * 1e6).round() as i64), p.2);
+            a.sort_by_key(key);
+            b.sort_by_key(key);
+            assert_eq!(
+                a, b,
+                "{name}: ffprobe reads the stream form's packets as the file form's"
+            );
+        }
+        println!("ffprobe {name}: same packets (file and stream forms)");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,46 @@
+//! Fragmented MP4 for the command line: the muxer setup `remux` uses for
+//! `--fragmented` / `--format fmp4` (`--fragment-ms`), kept apart from
+//! `remux.rs` so that its format table stays a table.
+
+use mediaslice::{Fragmenting, MuxFormat};
+
+/// Scratch given to the fragmented MP4 muxer: 64 MiB, allocated zeroed
+/// (so the pages the muxer never touches are never resident). On a file it
+/// holds the sample records and the `moof` being built (a few hundred KiB
+/// at most), and the first fragment when a codec configuration is still to
+/// come from the packets; on standard output it holds one fragment's
+/// payload, so a fragment over about 60 MiB (270 Mbit/s for 2 s) is
+/// refused with `CapacityExceeded`.
+pub const FRAGMENT_SCRATCH: usize = 64 << 20;
+
+/// The muxer format and scratch for `format`: fragmented MP4 with the
+/// fragment duration `fragment_ms` (2000 ms when not given) and
+/// [`FRAGMENT_SCRATCH`] bytes; other formats as they are, with none.
+pub fn mux_setup(format: MuxFormat, fragment_ms: Option<u32>) -> (MuxFormat, Vec<u8>) {
+    match format {
+        MuxFormat::Fmp4(f) => {
+            let f = Fragmenting {
+                duration_ms: fragment_ms.unwrap_or(f.duration_ms),
+                ..f
+            };
+            (MuxFormat::Fmp4(f), vec![0u8; FRAGMENT_SCRATCH])
+        }
+        other => (other, Vec::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fragment_duration_is_the_option_or_the_default() {
+        let (f, s) = mux_setup(MuxFormat::Fmp4(Fragmenting::DEFAULT), Some(500));
+        assert_eq!(f, MuxFormat::Fmp4(Fragmenting::with_duration_ms(500)));
+        assert_eq!(s.len(), FRAGMENT_SCRATCH);
+        let (f, _) = mux_setup(MuxFormat::Fmp4(Fragmenting::DEFAULT), None);
+        assert_eq!(f, MuxFormat::Fmp4(Fragmenting::DEFAULT));
+        let (f, s) = mux_setup(MuxFormat::Matroska, Some(500));
+        assert_eq!((f, s.len()), (MuxFormat::Matroska, 0));
+    }
+}

@@ -1,0 +1,521 @@
+//! `mediaslice package IN OUTDIR --hls [--segment 6s]`: HLS with CMAF
+//! segments. The input is remuxed to fragmented MP4 (the core muxer, in its
+//! stream form, through [`crate::remux::remux_into`]) into a [`SplitSink`]
+//! that cuts the byte stream at its top-level boxes: `ftyp` + `moov` go to
+//! `init.mp4`, each `moof` + `mdat` to `seg_NNNNN.m4s`. Each segment's
+//! duration is read from its `moof` as it passes (the `trun` sample
+//! durations of the first video track, or the first track), so `#EXTINF`
+//! is exact. Then `media.m3u8` (RFC 8216 §4.3: `#EXT-X-VERSION:7`,
+//! `#EXT-X-TARGETDURATION`, `#EXT-X-MAP`, `#EXT-X-INDEPENDENT-SEGMENTS`)
+//! and `master.m3u8` (`#EXT-X-STREAM-INF` with `BANDWIDTH`, `CODECS` from
+//! the init segment's `avcC` and `esds`, `RESOLUTION`).
+
+use crate::remux::{remux_into, RemuxError, RemuxFormat, RemuxOptions};
+use crate::MmapSource;
+use mediaslice::{Demuxer, Sink, SinkStats};
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One media segment written.
+#[derive(Debug, Clone)]
+pub struct Segment {
+    /// File name in OUTDIR.
+    pub name: String,
+    /// Bytes.
+    pub bytes: u64,
+    /// Duration in seconds, from its `moof`.
+    pub seconds: f64,
+}
+
+/// What `package` wrote.
+#[derive(Debug, Default)]
+pub struct PackageReport {
+    /// The media segments.
+    pub segments: Vec<Segment>,
+    /// The `CODECS` attribute of the variant.
+    pub codecs: String,
+    /// Packets written.
+    pub packets: u64,
+}
+
+/// A stream sink that writes an fMP4 byte stream as HLS files: the init
+/// segment, then one file per `moof` + `mdat`.
+struct SplitSink {
+    dir: PathBuf,
+    pos: u64,
+    head: [u8; 8],
+    head_len: usize,
+    /// Bytes left of the current top-level box, and its type.
+    left: u64,
+    kind: [u8; 4],
+    file: Option<File>,
+    init: Vec<u8>,
+    moof: Vec<u8>,
+    /// Time scale of each track (by track ID - 1) and the track that
+    /// times the segments.
+    scales: Vec<u32>,
+    timing_track: u32,
+    segments: Vec<Segment>,
+    error: Option<std::io::Error>,
+    stats: SinkStats,
+}
+
+fn io_err(e: std::io::Error) -> mediaslice::Error {
+    let _ = e;
+    mediaslice::Error::new(
+        mediaslice::ErrorKind::Io(embedded_io::ErrorKind::Other),
+        0,
+        &"package: writing a segment file failed",
+    )
+}
+
+impl SplitSink {
+    fn take(&mut self, data: &[u8]) -> std::io::Result<()> {
+        let mut data = data;
+        while !data.is_empty() {
+            if self.left == 0 {
+                let n = (8 - self.head_len).min(data.len());
+                self.head[self.head_len..self.head_len + n].copy_from_slice(&data[..n]);
+                self.head_len += n;
+                data = &data[n..];
+                if self.head_len < 8 {
+                    return Ok(());
+                }
+                self.head_len = 0;
+                let size = u64::from(u32::from_be_bytes([
+                    self.head[0],
+                    self.head[1],
+                    self.head[2],
+                    self.head[3],
+                ]));
+                self.kind = [self.head[4], self.head[5], self.head[6], self.head[7]];
+                self.left = size.saturating_sub(8);
+                let head = self.head;
+                match &self.kind {
+                    b"ftyp" | b"moov" => self.init.extend_from_slice(&head),
+                    b"moof" => {
+                        self.start_segment()?;
+                        self.moof.clear();
+                        self.moof.extend_from_slice(&head);
+                        self.write_file(&head)?;
+                    }
+                    _ => self.write_file(&head)?,
+                }
+                if self.left == 0 {
+                    self.box_done();
+                }
+                continue;
+            }
+            let n = usize::try_from(self.left).unwrap_or(usize::MAX).min(data.len());
+            let (part, rest) = data.split_at(n);
+            match &self.kind {
+                b"ftyp" | b"moov" => self.init.extend_from_slice(part),
+                b"moof" => {
+                    self.moof.extend_from_slice(part);
+                    self.write_file(part)?;
+                }
+                _ => self.write_file(part)?,
+            }
+            self.left -= n as u64;
+            data = rest;
+            if self.left == 0 {
+                self.box_done();
+            }
+        }
+        Ok(())
+    }
+
+    fn write_file(&mut self, b: &[u8]) -> std::io::Result<()> {
+        if let Some(f) = self.file.as_mut() {
+            f.write_all(b)?;
+        }
+        if let Some(s) = self.segments.last_mut() {
+            s.bytes += b.len() as u64;
+        }
+        Ok(())
+    }
+
+    fn start_segment(&mut self) -> std::io::Result<()> {
+        if self.segments.is_empty() {
+            std::fs::write(self.dir.join("init.mp4"), &self.init)?;
+            self.scales = track_scales(&self.init);
+            self.timing_track = timing_track(&self.init);
+        }
+        let name = format!("seg_{:05}.m4s", self.segments.len() + 1);
+        self.file = Some(File::create(self.dir.join(&name))?);
+        self.segments.push(Segment {
+            name,
+            bytes: 0,
+            seconds: 0.0,
+        });
+        Ok(())
+    }
+
+    fn box_done(&mut self) {
+        if &self.kind == b"moof" {
+            let ticks = trun_ticks(&self.moof, self.timing_track);
+            let scale = self
+                .scales
+                .get(self.timing_track.saturating_sub(1) as usize)
+                .copied()
+                .unwrap_or(1)
+                .max(1);
+            if let Some(s) = self.segments.last_mut() {
+                s.seconds = ticks as f64 / f64::from(scale);
+            }
+        }
+    }
+}
+
+impl Sink for SplitSink {
+    fn position(&self) -> u64 {
+        self.pos
+    }
+    fn write_all(&mut self, data: &[u8]) -> mediaslice::Result<()> {
+        if let Err(e) = self.take(data) {
+            let err = io_err(std::io::Error::new(e.kind(), e.to_string()));
+            self.error = Some(e);
+            return Err(err);
+        }
+        self.pos += data.len() as u64;
+        self.stats.bytes_written += data.len() as u64;
+        self.stats.writes += 1;
+        Ok(())
+    }
+    fn can_patch(&self) -> bool {
+        false
+    }
+    fn patch_at(&mut self, pos: u64, _data: &[u8]) -> mediaslice::Result<()> {
+        Err(mediaslice::sink::cannot_patch(pos))
+    }
+    fn flush(&mut self) -> mediaslice::Result<()> {
+        if let Some(f) = self.file.as_mut() {
+            f.flush().map_err(io_err)?;
+        }
+        Ok(())
+    }
+    fn stats(&self) -> SinkStats {
+        self.stats
+    }
+}
+
+/// The boxes directly inside `b` (a box body): (type, body).
+fn children(b: &[u8]) -> impl Iterator<Item = ([u8; 4], &[u8])> {
+    let mut at = 0usize;
+    std::iter::from_fn(move || {
+        let h = b.get(at..at + 8)?;
+        let size = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
+        let kind = [h[4], h[5], h[6], h[7]];
+        let body = b.get(at + 8..at + size.max(8))?;
+        at += size.max(8);
+        Some((kind, body))
+    })
+}
+
+fn child<'a>(b: &'a [u8], kind: &[u8; 4]) -> Option<&'a [u8]> {
+    children(b).find(|c| &c.0 == kind).map(|c| c.1)
+}
+
+/// The `moov` body of an init segment.
+fn moov(init: &[u8]) -> &[u8] {
+    child(init, b"moov").unwrap_or(&[])
+}
+
+fn be32(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4)
+        .map_or(0, |x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]))
+}
+
+/// Per `trak` of the init segment: its `mdhd` time scale.
+fn track_scales(init: &[u8]) -> Vec<u32> {
+    children(moov(init))
+        .filter(|c| &c.0 == b"trak")
+        .map(|(_, trak)| {
+            let mdhd = child(trak, b"mdia").and_then(|m| child(m, b"mdhd")).unwrap_or(&[]);
+            // version 0: 4 + 4 + 4, version 1: 4 + 8 + 8.
+            if mdhd.first() == Some(&1) {
+                be32(mdhd, 20)
+            } else {
+                be32(mdhd, 12)
+            }
+        })
+        .collect()
+}
+
+/// Per `trak`: its handler type and its `stsd` sample entry (type, body).
+fn tracks(init: &[u8]) -> Vec<([u8; 4], [u8; 4], Vec<u8>)> {
+    children(moov(init))
+        .filter(|c| &c.0 == b"trak")
+        .map(|(_, trak)| {
+            let mdia = child(trak, b"mdia").unwrap_or(&[]);
+            let hdlr = child(mdia, b"hdlr").unwrap_or(&[]);
+            let handler = hdlr.get(8..12).map_or([0; 4], |h| [h[0], h[1], h[2], h[3]]);
+            let stsd = child(mdia, b"minf")
+                .and_then(|m| child(m, b"stbl"))
+                .and_then(|s| child(s, b"stsd"))
+                .unwrap_or(&[]);
+            let entry = stsd.get(8..).and_then(|e| children(e).next());
+            let (kind, body) = entry.map_or(([0; 4], Vec::new()), |(k, b)| (k, b.to_vec()));
+            (handler, kind, body)
+        })
+        .collect()
+}
+
+/// The track ID that times the segments: the first video track, else 1.
+fn timing_track(init: &[u8]) -> u32 {
+    tracks(init)
+        .iter()
+        .position(|t| &t.0 == b"vide")
+        .map_or(1, |i| i as u32 + 1)
+}
+
+/// Sum of the `trun` sample durations of track `id` in a `moof`.
+fn trun_ticks(moof: &[u8], id: u32) -> u64 {
+    let body = moof.get(8..).unwrap_or(&[]);
+    let mut ticks = 0u64;
+    for (_, traf) in children(body).filter(|c| &c.0 == b"traf") {
+        let Some(tfhd) = child(traf, b"tfhd") else { continue };
+        if be32(tfhd, 4) != id {
+            continue;
+        }
+        let tf = be32(tfhd, 0) & 0xFF_FFFF;
+        let mut p = 8usize;
+        p += if tf & 0x1 != 0 { 8 } else { 0 };
+        p += if tf & 0x2 != 0 { 4 } else { 0 };
+        let default = if tf & 0x8 != 0 { be32(tfhd, p) } else { 0 };
+        for (_, trun) in children(traf).filter(|c| &c.0 == b"trun") {
+            let f = be32(trun, 0) & 0xFF_FFFF;
+            let n = be32(trun, 4) as usize;
+            let mut q = 8 + if f & 0x1 != 0 { 4 } else { 0 } + if f & 0x4 != 0 { 4 } else { 0 };
+            let entry = [0x100, 0x200, 0x400, 0x800].iter().filter(|&&b| f & b != 0).count() * 4;
+            for _ in 0..n {
+                ticks += u64::from(if f & 0x100 != 0 { be32(trun, q) } else { default });
+                q += entry;
+            }
+        }
+    }
+    ticks
+}
+
+/// The `CODECS` string of one sample entry (RFC 8216 §4.3.4.2, RFC 6381):
+/// `avc1.PPCCLL` from `avcC`, `hvc1.…` from `hvcC`, `mp4a.40.N` from the
+/// AudioSpecificConfig in `esds` (`mp4a.6B` for MP3), `opus`, `fLaC`,
+/// `ac-3`, `ec-3`.
+fn codec_string(kind: &[u8; 4], entry: &[u8]) -> Option<String> {
+    match kind {
+        b"avc1" => {
+            // VisualSampleEntry: 78 bytes before its boxes.
+            let avcc = child(entry.get(78..)?, b"avcC")?;
+            Some(format!(
+                "avc1.{:02x}{:02x}{:02x}",
+                avcc.get(1)?,
+                avcc.get(2)?,
+                avcc.get(3)?
+            ))
+        }
+        b"hvc1" | b"hev1" => {
+            // RFC 6381 / ISO/IEC 14496-15 Annex E.3: profile space and
+            // profile, compatibility flags bit-reversed, tier and level,
+            // constraint bytes without trailing zeros.
+            let h = child(entry.get(78..)?, b"hvcC")?;
+            let b1 = *h.get(1)?;
+            let space = ["", "A", "B", "C"][usize::from(b1 >> 6)];
+            let compat = u32::from_be_bytes([*h.get(2)?, *h.get(3)?, *h.get(4)?, *h.get(5)?]).reverse_bits();
+            let tier = if b1 & 0x20 != 0 { 'H' } else { 'L' };
+            let mut out = format!(
+                "{}.{space}{}.{compat:X}.{tier}{}",
+                String::from_utf8_lossy(kind),
+                b1 & 0x1F,
+                h.get(12)?
+            );
+            let cons = h.get(6..12)?;
+            let keep = cons.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            for b in &cons[..keep] {
+                let _ = write!(out, ".{b:X}");
+            }
+            Some(out)
+        }
+        b"Opus" => Some("opus".into()),
+        b"fLaC" => Some("fLaC".into()),
+        b"ac-3" => Some("ac-3".into()),
+        b"ec-3" => Some("ec-3".into()),
+        b"mp4a" => {
+            // AudioSampleEntry: 28 bytes before its boxes; esds: version
+            // and flags, then descriptors (this muxer writes their sizes in
+            // four bytes): the DecoderConfigDescriptor (tag 4) gives the
+            // object type, its DecoderSpecificInfo (tag 5) the
+            // AudioSpecificConfig.
+            let esds = child(entry.get(28..)?, b"esds")?;
+            let oti = *esds.get(esds.windows(4).position(|w| w == [0x04, 0x80, 0x80, 0x80])? + 5)?;
+            if oti != 0x40 {
+                return Some(format!("mp4a.{oti:02X}"));
+            }
+            let at = esds.windows(4).position(|w| w == [0x05, 0x80, 0x80, 0x80])? + 5;
+            let b0 = *esds.get(at)?;
+            let aot = match b0 >> 3 {
+                31 => 32 + (u32::from(b0 & 7) << 3 | u32::from(*esds.get(at + 1)? >> 5)),
+                n => u32::from(n),
+            };
+            Some(format!("mp4a.40.{aot}"))
+        }
+        _ => None,
+    }
+}
+
+/// The picture size of the first video sample entry.
+fn resolution(init: &[u8]) -> Option<(u16, u16)> {
+    let (_, _, e) = tracks(init).into_iter().find(|t| &t.0 == b"vide")?;
+    let w = u16::from_be_bytes([*e.get(24)?, *e.get(25)?]);
+    let h = u16::from_be_bytes([*e.get(26)?, *e.get(27)?]);
+    Some((w, h))
+}
+
+/// `mediaslice package IN OUTDIR --hls --segment S`: see the module.
+///
+/// Errors: as `remux`; a codec with no `CODECS` string here (AV1, VP9)
+/// is `RemuxError::Output` with `Unsupported`.
+pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<PackageReport, RemuxError> {
+    std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
+    let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
+        let src = MmapSource::open(input)
+            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open the input"))?;
+        Demuxer::open(src, ext.as_deref())
+    };
+    MmapSource::open(input).map_err(RemuxError::Io)?;
+    let opts = RemuxOptions {
+        format: Some(RemuxFormat::Fmp4),
+        fragment_ms: Some(segment_ms),
+        ..RemuxOptions::default()
+    };
+    let sink = SplitSink {
+        dir: outdir.to_path_buf(),
+        pos: 0,
+        head: [0; 8],
+        head_len: 0,
+        left: 0,
+        kind: [0; 4],
+        file: None,
+        init: Vec::new(),
+        moof: Vec::new(),
+        scales: Vec::new(),
+        timing_track: 1,
+        segments: Vec::new(),
+        error: None,
+        stats: SinkStats::default(),
+    };
+    let (mut sink, report) = remux_into(&open, &opts, sink)?;
+    if let Some(e) = sink.error.take() {
+        return Err(RemuxError::Io(e));
+    }
+    sink.flush().map_err(RemuxError::Output)?;
+    if sink.segments.is_empty() {
+        std::fs::write(outdir.join("init.mp4"), &sink.init).map_err(RemuxError::Io)?;
+    }
+    let mut codecs = Vec::new();
+    for (_, kind, entry) in tracks(&sink.init) {
+        codecs.push(
+            codec_string(&kind, &entry).ok_or(RemuxError::Output(mediaslice::Error::unsupported(
+                0,
+                &"package: no HLS CODECS string for this codec (H.264, HEVC, AAC, MP3, Opus, FLAC, AC-3, E-AC-3)",
+            )))?,
+        );
+    }
+    let segments = sink.segments;
+    let mut media = String::from("#EXTM3U\n#EXT-X-VERSION:7\n");
+    let target = segments
+        .iter()
+        .map(|s| s.seconds.ceil() as u64)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let _ = writeln!(media, "#EXT-X-TARGETDURATION:{target}");
+    media.push_str("#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n");
+    media.push_str("#EXT-X-MAP:URI=\"init.mp4\"\n");
+    for s in &segments {
+        let _ = writeln!(media, "#EXTINF:{:.6},\n{}", s.seconds, s.name);
+    }
+    media.push_str("#EXT-X-ENDLIST\n");
+    std::fs::write(outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
+    let rate = |s: &Segment| (s.bytes as f64 * 8.0 / s.seconds.max(0.001)).ceil() as u64;
+    let peak = segments.iter().map(rate).max().unwrap_or(0);
+    let (bytes, secs) = segments
+        .iter()
+        .fold((0u64, 0f64), |a, s| (a.0 + s.bytes, a.1 + s.seconds));
+    let average = (bytes as f64 * 8.0 / secs.max(0.001)).ceil() as u64;
+    let mut master = String::from("#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-INDEPENDENT-SEGMENTS\n");
+    let _ = write!(
+        master,
+        "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={average},CODECS=\"{}\"",
+        codecs.join(",")
+    );
+    if let Some((w, h)) = resolution(&sink.init) {
+        let _ = write!(master, ",RESOLUTION={w}x{h}");
+    }
+    master.push_str("\nmedia.m3u8\n");
+    std::fs::write(outdir.join("master.m3u8"), master).map_err(RemuxError::Io)?;
+    Ok(PackageReport {
+        segments,
+        codecs: codecs.join(","),
+        packets: report.packets,
+    })
+}
+
+/// The `package` command: prints its report on stderr; the exit code
+/// (0, 1 for a failure, 64 for a usage error).
+pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, segment: &str) -> u8 {
+    if !hls {
+        eprintln!("mediaslice: package: give --hls (the only packaging so far)");
+        return 64;
+    }
+    let Some(ms) = parse_duration_ms(segment) else {
+        eprintln!("mediaslice: --segment {segment}: not a duration (6s, 2.5s, 500ms)");
+        return 64;
+    };
+    let started = std::time::Instant::now();
+    match package_hls(input, outdir, ms) {
+        Ok(r) => {
+            eprintln!(
+                "mediaslice: {} -> {}: {} packets, {} segments, CODECS \"{}\", {:.3} s",
+                input.display(),
+                outdir.join("master.m3u8").display(),
+                r.packets,
+                r.segments.len(),
+                r.codecs,
+                started.elapsed().as_secs_f64()
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("mediaslice: {}: {e}", input.display());
+            1
+        }
+    }
+}
+
+/// A duration such as `6s`, `6`, `2.5s` or `500ms`, in milliseconds.
+pub fn parse_duration_ms(s: &str) -> Option<u32> {
+    let (num, scale) = match s.strip_suffix("ms") {
+        Some(n) => (n, 1.0),
+        None => (s.strip_suffix('s').unwrap_or(s), 1000.0),
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v > 0.0 && v * scale < f64::from(u32::MAX)).then(|| (v * scale).round() as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration_ms("6s"), Some(6000));
+        assert_eq!(parse_duration_ms("6"), Some(6000));
+        assert_eq!(parse_duration_ms("2.5s"), Some(2500));
+        assert_eq!(parse_duration_ms("500ms"), Some(500));
+        assert_eq!(parse_duration_ms("x"), None);
+        assert_eq!(parse_duration_ms("-1s"), None);
+    }
+}
