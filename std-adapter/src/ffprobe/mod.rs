@@ -8,7 +8,9 @@
 //! [`serde_json::Value`]s.
 
 pub mod facts;
+pub mod mp4;
 pub mod names;
+pub mod probe;
 pub mod rates;
 
 use mediaslice::{FormatKind, Packet, Rational, Tag, TagKey, TagValue, Track, TrackKind};

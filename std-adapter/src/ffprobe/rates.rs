@@ -41,6 +41,8 @@ pub struct StreamTiming {
     pub r_frame_rate: (u64, u64),
     /// `avg_frame_rate` as `(num, den)`; `(0, 0)` when none.
     pub avg_frame_rate: (u64, u64),
+    /// The first packet's presentation timestamp, discarded or not.
+    pub first_pts: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +50,7 @@ struct Stamp {
     pts: Option<i64>,
     dts: Option<i64>,
     duration: Option<u64>,
+    discard: bool,
 }
 
 /// The first packets' timestamps of each stream.
@@ -82,6 +85,7 @@ impl Timing {
                     pts: p.pts,
                     dts: p.dts,
                     duration: p.duration,
+                    discard: p.flags.discard,
                 });
             }
         }
@@ -100,7 +104,14 @@ impl Timing {
     /// Stream `i`'s facts.
     pub fn facts(&self, i: usize, t: &Track, format: FormatKind) -> StreamTiming {
         let stamps = self.streams.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        let start_pts = stamps.iter().filter_map(|s| s.pts).min();
+        // MP4 marks the packets before an edit's start discarded; ffmpeg's
+        // start time is that of the edit (the first packet's time plus the
+        // samples skipped), which is where the kept packets begin.
+        let kept = stamps.iter().filter(|s| !s.discard).filter_map(|s| s.pts).min();
+        let start_pts = match kept {
+            Some(k) if format == FormatKind::Mp4 && stamps.iter().any(|s| s.discard) => Some(k.max(0)),
+            _ => stamps.iter().filter_map(|s| s.pts).min(),
+        };
         let (r, avg) = match t.kind {
             TrackKind::Video if t.attached_picture => ((90_000, 1), (0, 0)),
             TrackKind::Video => video_rates(stamps, t, format),
@@ -110,6 +121,7 @@ impl Timing {
             start_pts,
             r_frame_rate: r,
             avg_frame_rate: avg,
+            first_pts: stamps.first().and_then(|s| s.pts),
         }
     }
 }

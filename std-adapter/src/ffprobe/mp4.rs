@@ -1,0 +1,472 @@
+//! MP4 / QuickTime facts that ffprobe states and the demuxer does not keep:
+//! read from the `moov` box again, for the JSON only.
+//!
+//! What ffmpeg 5.1 (`libavformat/mov.c`) takes from where:
+//!
+//! - `creation_time` (format: `mvhd`; stream: `mdhd`): seconds since 1904,
+//!   printed as UTC `YYYY-MM-DDTHH:MM:SS.000000Z`; 0 means none.
+//! - `handler_name`: the first non-empty `hdlr` name inside the `trak`
+//!   (a C string; in QuickTime files, not ISO ones, a leading length byte
+//!   equal to the name's length is skipped).
+//! - `vendor_id` (audio and video sample entries) and `encoder` (the video
+//!   sample entry's compressor name, when not empty).
+//! - `disposition.default`: the `tkhd` "enabled" flag.
+//! - the stream `duration`: `mdhd`'s, shortened to the media time that the
+//!   non-empty edits of `elst` cover (`mov_fix_index`).
+//! - the stream `bit_rate`: the bytes of the sample table times 8 over the
+//!   sum of the `stts` deltas (`data_size * 8 * time_scale /
+//!   duration_for_fps`, integer division).
+//! - an `iTunSMPB` freeform tag's priming samples are skipped at the start
+//!   of the last track when it is AAC (`start_pad`), so its `start_time`
+//!   moves by them.
+
+use mediaslice::Source;
+
+/// The most `moov` bytes read.
+const MAX_MOOV: u64 = 64 << 20;
+/// The most top-level boxes looked at before `moov`.
+const MAX_TOP: usize = 100_000;
+
+/// One `trak`'s facts.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Trak {
+    /// `tkhd` track_ID.
+    pub id: u32,
+    /// `tkhd` flags bit 0.
+    pub enabled: bool,
+    /// `mdhd` creation time (seconds since 1904).
+    pub creation_time: u64,
+    /// `mdhd` time scale.
+    pub timescale: u32,
+    /// `mdhd` duration.
+    pub duration: u64,
+    /// `hdlr` name (the first non-empty one).
+    pub handler: Option<String>,
+    /// The `hdlr` handler type of `mdia`.
+    pub handler_type: [u8; 4],
+    /// The sample entries' vendor (the last entry's).
+    pub vendor: Option<[u8; 4]>,
+    /// A video sample entry's compressor name.
+    pub encoder: Option<String>,
+    /// `elst` entries: (segment duration in the movie time scale, media time).
+    pub edits: Vec<(u64, i64)>,
+    /// Bytes of the samples `stsz` lists.
+    pub data_size: u64,
+    /// Sum of the `stts` deltas.
+    pub stts_duration: u64,
+}
+
+/// The `moov` facts.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Moov {
+    /// Whether the file is ISO (an `ftyp` whose major brand is not `qt  `).
+    pub isom: bool,
+    /// `mvhd` creation time (seconds since 1904).
+    pub creation_time: u64,
+    /// `mvhd` time scale.
+    pub timescale: u32,
+    /// `mvhd` duration.
+    pub duration: u64,
+    /// Whether `mvex` is present (a fragmented file).
+    pub fragmented: bool,
+    /// The tracks, in file order.
+    pub traks: Vec<Trak>,
+    /// Priming samples of an `iTunSMPB` tag.
+    pub priming: Option<u32>,
+}
+
+impl Moov {
+    /// The track with `tkhd` track_ID `id`.
+    pub fn trak(&self, id: u32) -> Option<&Trak> {
+        self.traks.iter().find(|t| t.id == id)
+    }
+}
+
+impl Trak {
+    /// ffmpeg's stream duration: `mdhd`'s, at most the media time the
+    /// non-empty edits cover (rescaled from the movie time scale, rounded).
+    pub fn ffmpeg_duration(&self, movie_timescale: u32) -> u64 {
+        let mut d = self.duration;
+        if !self.edits.is_empty() && movie_timescale > 0 {
+            let covered: u128 = self
+                .edits
+                .iter()
+                .filter(|e| e.1 != -1)
+                .map(|e| {
+                    let (n, den) = (
+                        u128::from(e.0) * u128::from(self.timescale),
+                        u128::from(movie_timescale),
+                    );
+                    (n + den / 2) / den
+                })
+                .sum();
+            d = d.min(u64::try_from(covered).unwrap_or(u64::MAX));
+        }
+        d
+    }
+
+    /// ffmpeg's stream bit rate (see the module's notes).
+    pub fn bit_rate(&self) -> Option<u64> {
+        if self.stts_duration == 0 || self.data_size == 0 {
+            return None;
+        }
+        let b = u128::from(self.data_size) * 8 * u128::from(self.timescale) / u128::from(self.stts_duration);
+        u64::try_from(b).ok()
+    }
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn be64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+fn fourcc(b: &[u8], at: usize) -> Option<[u8; 4]> {
+    b.get(at..at + 4)?.try_into().ok()
+}
+
+/// The boxes of `b`: (type, body).
+fn children(b: &[u8]) -> impl Iterator<Item = ([u8; 4], &[u8])> {
+    let mut off = 0usize;
+    core::iter::from_fn(move || {
+        let size = be32(b, off)?;
+        let kind = fourcc(b, off + 4)?;
+        let (head, size) = match size {
+            1 => (16usize, usize::try_from(be64(b, off + 8)?).ok()?),
+            0 => (8, b.len() - off),
+            s => (8, s as usize),
+        };
+        if size < head {
+            return None;
+        }
+        let body = b.get(off + head..off.checked_add(size)?)?;
+        off += size;
+        Some((kind, body))
+    })
+}
+
+/// Reads the `moov` facts of an MP4 / QuickTime input (`None` when there is
+/// no readable `moov`).
+pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
+    let len = src.len();
+    let mut off = 0u64;
+    let mut isom = false;
+    for _ in 0..MAX_TOP {
+        let mut head = [0u8; 16];
+        let n = src.read_at(off, &mut head).ok()?;
+        if n < 8 {
+            return None;
+        }
+        let size32 = u64::from(be32(&head, 0)?);
+        let kind = fourcc(&head, 4)?;
+        let (hl, size) = match size32 {
+            1 if n >= 16 => (16u64, be64(&head, 8)?),
+            0 => (8, len - off),
+            s => (8, s),
+        };
+        if size < hl {
+            return None;
+        }
+        if &kind == b"ftyp" {
+            isom = &head[8..12] != b"qt  ";
+        } else if &kind == b"moov" {
+            let body_len = (size - hl).min(len.saturating_sub(off + hl)).min(MAX_MOOV);
+            let mut body = vec![0u8; usize::try_from(body_len).ok()?];
+            src.read_exact_at(off + hl, &mut body).ok()?;
+            let mut m = Moov {
+                isom,
+                ..Moov::default()
+            };
+            parse_moov(&body, &mut m);
+            return Some(m);
+        }
+        off = off.checked_add(size)?;
+        if off >= len {
+            return None;
+        }
+    }
+    None
+}
+
+fn parse_moov(b: &[u8], m: &mut Moov) {
+    for (kind, body) in children(b) {
+        match &kind {
+            b"mvhd" => {
+                if let Some((c, ts, d)) = header_times(body) {
+                    (m.creation_time, m.timescale, m.duration) = (c, ts, d);
+                }
+            }
+            b"mvex" => m.fragmented = true,
+            b"trak" => {
+                let mut t = Trak::default();
+                parse_trak(body, m.isom, &mut t);
+                m.traks.push(t);
+            }
+            b"udta" => {
+                for (k, meta) in children(body) {
+                    if &k == b"meta" {
+                        if let Some(p) = itunsmpb(meta_body(meta)) {
+                            m.priming = Some(p);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// creation time, time scale and duration of `mvhd` / `mdhd`.
+fn header_times(b: &[u8]) -> Option<(u64, u32, u64)> {
+    if b.first() == Some(&1) {
+        Some((be64(b, 4)?, be32(b, 20)?, be64(b, 24)?))
+    } else {
+        Some((u64::from(be32(b, 4)?), be32(b, 12)?, u64::from(be32(b, 16)?)))
+    }
+}
+
+/// A `meta` box's children: ISO's has a version and flags first,
+/// QuickTime's does not.
+fn meta_body(b: &[u8]) -> &[u8] {
+    if b.get(4..8) == Some(b"hdlr") {
+        b
+    } else {
+        b.get(4..).unwrap_or(&[])
+    }
+}
+
+/// The priming samples of an `iTunSMPB` freeform tag (`----`), when it
+/// states between 1 and 16383, as ffmpeg takes them.
+fn itunsmpb(meta: &[u8]) -> Option<u32> {
+    let ilst = children(meta).find(|(k, _)| k == b"ilst")?.1;
+    for (k, item) in children(ilst) {
+        if &k != b"----" {
+            continue;
+        }
+        let mut name = None;
+        let mut data = None;
+        for (k, b) in children(item) {
+            match &k {
+                b"name" => name = b.get(4..),
+                b"data" => data = b.get(8..),
+                _ => {}
+            }
+        }
+        if name != Some(b"iTunSMPB".as_slice()) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(data?).into_owned();
+        let priming = u32::from_str_radix(text.split_whitespace().nth(1)?, 16).ok()?;
+        return (priming > 0 && priming < 16384).then_some(priming);
+    }
+    None
+}
+
+fn parse_trak(b: &[u8], isom: bool, t: &mut Trak) {
+    for (kind, body) in children(b) {
+        match &kind {
+            b"tkhd" => {
+                t.enabled = body.get(3).is_some_and(|f| f & 1 != 0);
+                let at = if body.first() == Some(&1) { 20 } else { 12 };
+                t.id = be32(body, at).unwrap_or(0);
+            }
+            b"edts" => {
+                if let Some((_, elst)) = children(body).find(|(k, _)| k == b"elst") {
+                    t.edits = edits(elst);
+                }
+            }
+            b"mdia" | b"minf" | b"stbl" | b"udta" => parse_trak(body, isom, t),
+            b"meta" => parse_trak(meta_body(body), isom, t),
+            b"mdhd" => {
+                if let Some((c, ts, d)) = header_times(body) {
+                    (t.creation_time, t.timescale, t.duration) = (c, ts, d);
+                }
+            }
+            b"hdlr" => {
+                if t.handler_type == [0; 4] {
+                    t.handler_type = fourcc(body, 8).unwrap_or([0; 4]);
+                }
+                if t.handler.is_none() {
+                    t.handler = handler_name(body, isom);
+                }
+            }
+            b"stsd" => sample_entries(body, t),
+            b"stsz" => {
+                let (size, count) = (be32(body, 4).unwrap_or(0), be32(body, 8).unwrap_or(0));
+                t.data_size = if size != 0 {
+                    u64::from(size) * u64::from(count)
+                } else {
+                    (0..count as usize)
+                        .map_while(|i| be32(body, 12 + 4 * i))
+                        .map(u64::from)
+                        .sum()
+                };
+            }
+            b"stts" => {
+                let count = be32(body, 4).unwrap_or(0) as usize;
+                t.stts_duration = (0..count)
+                    .map_while(|i| Some(u64::from(be32(body, 8 + 8 * i)?) * u64::from(be32(body, 12 + 8 * i)?)))
+                    .sum();
+            }
+            _ => {}
+        }
+    }
+}
+
+fn edits(b: &[u8]) -> Vec<(u64, i64)> {
+    let v1 = b.first() == Some(&1);
+    let count = be32(b, 4).unwrap_or(0) as usize;
+    let step = if v1 { 20 } else { 12 };
+    (0..count.min(b.len() / step))
+        .map_while(|i| {
+            let at = 8 + step * i;
+            if v1 {
+                Some((be64(b, at)?, be64(b, at + 8)? as i64))
+            } else {
+                Some((u64::from(be32(b, at)?), i64::from(be32(b, at + 4)? as i32)))
+            }
+        })
+        .collect()
+}
+
+/// ffmpeg's `handler_name` from a `hdlr` body.
+fn handler_name(b: &[u8], isom: bool) -> Option<String> {
+    let raw = b.get(24..)?;
+    let first = *raw.first()?;
+    if first == 0 {
+        return None;
+    }
+    let skip = usize::from(!isom && usize::from(first) == raw.len() - 1);
+    let s = raw.get(skip..)?;
+    let s = s.split(|&c| c == 0).next().unwrap_or(s);
+    Some(String::from_utf8_lossy(s).into_owned())
+}
+
+fn sample_entries(b: &[u8], t: &mut Trak) {
+    let Some(entries) = b.get(8..) else {
+        return;
+    };
+    for (_, e) in children(entries) {
+        // After 6 reserved bytes and the data reference index: version,
+        // revision, vendor (the same place for audio and video entries).
+        if let Some(v) = fourcc(e, 12) {
+            t.vendor = Some(v);
+        }
+        if &t.handler_type == b"vide" {
+            // Compressor name: a length byte and up to 31 bytes.
+            if let Some(&n) = e.get(42) {
+                let n = usize::from(n).min(31);
+                if let Some(name) = e.get(43..43 + n) {
+                    let name = name.split(|&c| c == 0).next().unwrap_or(name);
+                    if !name.is_empty() {
+                        t.encoder = Some(mac_roman(name));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Mac Roman text as ffmpeg's `mov_read_mac_string` reads it: ASCII as is;
+/// the upper half is mapped (only the letters and signs that occur in
+/// compressor names are in the table; others become U+FFFD).
+fn mac_roman(b: &[u8]) -> String {
+    b.iter()
+        .map(|&c| match c {
+            0..=0x7F => char::from(c),
+            0xA9 => '\u{2122}',
+            0xA8 => '\u{00AE}',
+            0xA5 => '\u{2022}',
+            _ => '\u{FFFD}',
+        })
+        .collect()
+}
+
+/// Seconds since 1904 as ffmpeg prints a `creation_time`
+/// (`avpriv_dict_set_timestamp`); `None` for 0.
+pub fn creation_time(secs_1904: u64) -> Option<String> {
+    if secs_1904 == 0 {
+        return None;
+    }
+    let secs = if secs_1904 >= 2_082_844_800 {
+        secs_1904 - 2_082_844_800
+    } else {
+        secs_1904
+    };
+    let secs = i64::try_from(secs)
+        .ok()
+        .filter(|s| s.checked_mul(1_000_000).is_some())?;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, mo, d) = civil(days);
+    Some(format!(
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}.000000Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    ))
+}
+
+/// Days since 1970-01-01 as (year, month, day) in the proleptic Gregorian
+/// calendar.
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creation_times_print_as_ffmpeg_does() {
+        assert_eq!(creation_time(0), None);
+        // 2014-12-18T08:19:24Z is 1418890764 s after 1970.
+        assert_eq!(
+            creation_time(1_418_890_764 + 2_082_844_800).as_deref(),
+            Some("2014-12-18T08:19:24.000000Z")
+        );
+        assert_eq!(creation_time(86_400).as_deref(), Some("1970-01-02T00:00:00.000000Z"));
+    }
+
+    #[test]
+    fn edits_shorten_the_duration() {
+        let t = Trak {
+            timescale: 44_100,
+            duration: 94_624,
+            edits: vec![(1548, 26_342)],
+            data_size: 37_555,
+            stts_duration: 94_624,
+            ..Trak::default()
+        };
+        assert_eq!(t.ffmpeg_duration(1000), 68_267);
+        assert_eq!(t.bit_rate(), Some(140_021));
+        let e = Trak {
+            edits: vec![(1000, -1), (9000, 0)],
+            timescale: 15_360,
+            duration: 200_000,
+            ..Trak::default()
+        };
+        assert_eq!(e.ffmpeg_duration(1000), 138_240);
+    }
+
+    #[test]
+    fn handler_names() {
+        let mut b = vec![0u8; 24];
+        b.extend_from_slice(b"\x0cVideoHandler");
+        assert_eq!(handler_name(&b, false).as_deref(), Some("VideoHandler"));
+        assert_eq!(handler_name(&b, true).as_deref(), Some("\u{c}VideoHandler"));
+        let mut b = vec![0u8; 24];
+        b.extend_from_slice(b"SoundHandler\0");
+        assert_eq!(handler_name(&b, true).as_deref(), Some("SoundHandler"));
+    }
+}

@@ -1,0 +1,135 @@
+//! The `streams` and `format` objects of `probe --json` and
+//! `packets --json`, with the facts ffmpeg derives from several places:
+//! per-container facts read again from the input ([`mp4`](super::mp4)) and
+//! the format's start time and duration from its streams'
+//! (`update_stream_timings`).
+
+use super::{format_json, mp4, stream_json, FormatFacts, TagSet, Timing};
+use mediaslice::codec::facts::VideoFacts;
+use mediaslice::{Codec, Demuxer, FormatKind, Source};
+use serde_json::{Map, Value};
+
+/// The streams and the format object for `d`, after its tags were read
+/// (`tags`) and its first packets seen (`timing`).
+pub fn document<S: Source>(
+    d: &mut Demuxer<S>,
+    tags: &TagSet,
+    timing: &Timing,
+    video: &[Option<VideoFacts>],
+    filename: &str,
+) -> (Vec<Value>, Value) {
+    let format = d.format();
+    let tracks = d.tracks().to_vec();
+    let mut streams: Vec<Value> = tracks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let v = video.get(i).and_then(Option::as_ref);
+            stream_json(i, t, tags, &timing.facts(i, t, format), v)
+        })
+        .collect();
+    let info = d.info().clone();
+    let mut facts = FormatFacts {
+        filename,
+        kind: format,
+        nb_streams: tracks.len(),
+        size: d.source().len(),
+        duration_us: info.duration_us,
+        start_us: info.start_us,
+        bit_rate: info.bit_rate,
+    };
+    let mut format_tags = Map::new();
+    if format == FormatKind::Mp4 {
+        if let Some(m) = mp4::read(d.source_mut()) {
+            apply_mp4(&m, &tracks, timing, &mut streams);
+            if let Some(c) = mp4::creation_time(m.creation_time) {
+                format_tags.insert("creation_time".into(), c.into());
+            }
+        }
+    }
+    if facts.start_us.is_none() {
+        facts.start_us = streams
+            .iter()
+            .filter_map(|s| secs(s, "start_time"))
+            .reduce(f64::min)
+            .map(|s| (s * 1e6).round() as i64);
+    }
+    let mut f = format_json(&facts, tags);
+    if let Some(obj) = f.as_object_mut() {
+        if !format_tags.is_empty() {
+            let t = obj.entry("tags").or_insert_with(|| Value::Object(Map::new()));
+            if let Some(t) = t.as_object_mut() {
+                for (k, v) in format_tags {
+                    t.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+    (streams, f)
+}
+
+fn secs(stream: &Value, key: &str) -> Option<f64> {
+    stream.get(key)?.as_str()?.parse().ok()
+}
+
+fn set(s: &mut Value, key: &str, v: Value) {
+    if let Some(o) = s.as_object_mut() {
+        o.insert(key.into(), v);
+    }
+}
+
+/// The MP4 facts of [`mp4`] put into the stream objects.
+fn apply_mp4(m: &mp4::Moov, tracks: &[mediaslice::Track], timing: &Timing, streams: &mut [Value]) {
+    let last = m.traks.last().map(|t| t.id);
+    for (i, (t, s)) in tracks.iter().zip(streams.iter_mut()).enumerate() {
+        let Some(k) = m.trak(t.id) else { continue };
+        if let Some(d) = s.get_mut("disposition").and_then(Value::as_object_mut) {
+            d.insert("default".into(), u8::from(k.enabled).into());
+        }
+        let mut tags = Map::new();
+        if let Some(c) = mp4::creation_time(k.creation_time) {
+            tags.insert("creation_time".into(), c.into());
+        }
+        if let Some(h) = &k.handler {
+            tags.insert("handler_name".into(), h.clone().into());
+        }
+        let av = matches!(t.kind, mediaslice::TrackKind::Video | mediaslice::TrackKind::Audio);
+        if let (true, Some(v)) = (av, k.vendor) {
+            tags.insert("vendor_id".into(), super::fourcc_string(u32::from_le_bytes(v)).into());
+        }
+        if let (mediaslice::TrackKind::Video, Some(e)) = (t.kind, &k.encoder) {
+            tags.insert("encoder".into(), e.clone().into());
+        }
+        if !tags.is_empty() {
+            if let Some(o) = s.as_object_mut() {
+                let st = o.entry("tags").or_insert_with(|| Value::Object(Map::new()));
+                if let Some(st) = st.as_object_mut() {
+                    for (key, v) in tags {
+                        st.entry(key).or_insert(v);
+                    }
+                }
+            }
+        }
+        if t.time_base.den == k.timescale && k.timescale > 0 && !m.fragmented {
+            let dur = k.ffmpeg_duration(m.timescale);
+            set(s, "duration_ts", dur.into());
+            set(s, "duration", super::time_string(dur as i64, t.time_base).into());
+            if let Some(b) = k.bit_rate() {
+                set(s, "bit_rate", b.to_string().into());
+            }
+        }
+        if let (Some(p), true, Some(first)) = (
+            m.priming,
+            Some(t.id) == last && t.codec == Codec::Aac,
+            timing_first(timing, i, t),
+        ) {
+            let start = first + i64::from(p);
+            set(s, "start_pts", start.into());
+            set(s, "start_time", super::time_string(start, t.time_base).into());
+        }
+    }
+}
+
+fn timing_first(timing: &Timing, i: usize, t: &mediaslice::Track) -> Option<i64> {
+    timing.facts(i, t, FormatKind::Mp4).first_pts
+}
