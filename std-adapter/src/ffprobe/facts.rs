@@ -94,6 +94,10 @@ pub fn insert(m: &mut Map<String, Value>, t: &Track, f: Option<&VideoFacts>) {
     }
     if let Some(p) = f.and_then(pix_fmt) {
         m.insert("pix_fmt".into(), p.into());
+        // The H.264 decoder reports its luma bit depth.
+        if let (Codec::H264, Some(b)) = (t.codec, f.and_then(|f| f.bit_depth)) {
+            m.insert("bits_per_raw_sample".into(), b.to_string().into());
+        }
     }
     if let Some(l) = level(t.codec, f) {
         m.insert("level".into(), l.into());

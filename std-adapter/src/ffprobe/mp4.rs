@@ -11,8 +11,12 @@
 //! - `vendor_id` (audio and video sample entries) and `encoder` (the video
 //!   sample entry's compressor name, when not empty).
 //! - `disposition.default`: the `tkhd` "enabled" flag.
-//! - the stream `duration`: `mdhd`'s, shortened to the media time that the
-//!   non-empty edits of `elst` cover (`mov_fix_index`).
+//! - the stream `duration`: `mdhd`'s, shortened to the time the edits of
+//!   `elst` span and to the media's (`mov_fix_index`); in a fragmented
+//!   file `mdhd`'s when it is not 0 or when no fragment follows (an
+//!   initialization segment); ffmpeg raises it to the end of the fragments
+//!   it reads, which the probe does not follow, so a fragmented track with
+//!   a zero `mdhd` duration has none.
 //! - the stream `bit_rate`: the bytes of the sample table times 8 over the
 //!   sum of the `stts` deltas (`data_size * 8 * time_scale /
 //!   duration_for_fps`, integer division).
@@ -83,15 +87,15 @@ impl Moov {
 }
 
 impl Trak {
-    /// ffmpeg's stream duration: `mdhd`'s, at most the media time the
-    /// non-empty edits cover (rescaled from the movie time scale, rounded).
+    /// ffmpeg's stream duration: `mdhd`'s, at most the time the edits
+    /// span (empty ones included; rescaled from the movie time scale,
+    /// rounded) and then at most the media's own (the `stts` sum).
     pub fn ffmpeg_duration(&self, movie_timescale: u32) -> u64 {
         let mut d = self.duration;
         if !self.edits.is_empty() && movie_timescale > 0 {
-            let covered: u128 = self
+            let span: u128 = self
                 .edits
                 .iter()
-                .filter(|e| e.1 != -1)
                 .map(|e| {
                     let (n, den) = (
                         u128::from(e.0) * u128::from(self.timescale),
@@ -100,7 +104,10 @@ impl Trak {
                     (n + den / 2) / den
                 })
                 .sum();
-            d = d.min(u64::try_from(covered).unwrap_or(u64::MAX));
+            d = d.min(u64::try_from(span).unwrap_or(u64::MAX));
+            if self.stts_duration > 0 {
+                d = d.min(self.stts_duration);
+            }
         }
         d
     }
@@ -456,7 +463,12 @@ mod tests {
             duration: 200_000,
             ..Trak::default()
         };
-        assert_eq!(e.ffmpeg_duration(1000), 138_240);
+        assert_eq!(e.ffmpeg_duration(1000), 153_600);
+        let e = Trak {
+            stts_duration: 97_200,
+            ..e
+        };
+        assert_eq!(e.ffmpeg_duration(1000), 97_200);
     }
 
     #[test]

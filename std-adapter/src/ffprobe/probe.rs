@@ -28,6 +28,18 @@ pub fn document<S: Source>(
             stream_json(i, t, tags, &timing.facts(i, t, format), v)
         })
         .collect();
+    for (i, (t, s)) in tracks.iter().zip(streams.iter_mut()).enumerate() {
+        if t.codec == Codec::Aac && !timing.first_packet(i).is_empty() {
+            let config = if t.config.is_some() {
+                d.codec_config(i).map(<[u8]>::to_vec).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            if let Some(p) = aac_profile(&config, timing.first_packet(i)) {
+                set(s, "profile", p.into());
+            }
+        }
+    }
     let info = d.info().clone();
     let mut facts = FormatFacts {
         filename,
@@ -54,6 +66,17 @@ pub fn document<S: Source>(
             .reduce(f64::min)
             .map(|s| (s * 1e6).round() as i64);
     }
+    if facts.duration_us.is_none() {
+        // update_stream_timings: the latest stream end less the start.
+        let end = streams
+            .iter()
+            .filter_map(|s| Some(secs(s, "start_time").unwrap_or(0.0) + secs(s, "duration")?))
+            .reduce(f64::max);
+        let start = facts.start_us.map_or(0.0, |s| s as f64 / 1e6);
+        if let Some(e) = end.filter(|&e| e > start) {
+            facts.duration_us = Some(((e - start) * 1e6).round() as u64);
+        }
+    }
     let mut f = format_json(&facts, tags);
     if let Some(obj) = f.as_object_mut() {
         if !format_tags.is_empty() {
@@ -66,6 +89,29 @@ pub fn document<S: Source>(
         }
     }
     (streams, f)
+}
+
+/// ffmpeg's AAC profile name: from the AudioSpecificConfig's object type,
+/// else from an ADTS header (its profile is the object type minus one).
+/// An SBR or PS extension that only the decoder finds (implicit
+/// signalling) is not seen, so such streams read as `LC`.
+fn aac_profile(config: &[u8], first_packet: &[u8]) -> Option<&'static str> {
+    let object_type = match (config.first(), first_packet) {
+        (Some(&b), _) => b >> 3,
+        (None, [0xFF, b1, b2, ..]) if b1 & 0xF0 == 0xF0 => (b2 >> 6) + 1,
+        _ => return None,
+    };
+    Some(match object_type {
+        1 => "Main",
+        2 => "LC",
+        3 => "SSR",
+        4 => "LTP",
+        5 => "HE-AAC",
+        23 => "LD",
+        29 => "HE-AACv2",
+        39 => "ELD",
+        _ => return None,
+    })
 }
 
 fn secs(stream: &Value, key: &str) -> Option<f64> {
@@ -81,6 +127,7 @@ fn set(s: &mut Value, key: &str, v: Value) {
 /// The MP4 facts of [`mp4`] put into the stream objects.
 fn apply_mp4(m: &mp4::Moov, tracks: &[mediaslice::Track], timing: &Timing, streams: &mut [Value]) {
     let last = m.traks.last().map(|t| t.id);
+    let no_packets = (0..tracks.len()).all(|i| timing.first_packet(i).is_empty());
     for (i, (t, s)) in tracks.iter().zip(streams.iter_mut()).enumerate() {
         let Some(k) = m.trak(t.id) else { continue };
         if let Some(d) = s.get_mut("disposition").and_then(Value::as_object_mut) {
@@ -110,11 +157,13 @@ fn apply_mp4(m: &mp4::Moov, tracks: &[mediaslice::Track], timing: &Timing, strea
                 }
             }
         }
-        if t.time_base.den == k.timescale && k.timescale > 0 && !m.fragmented {
+        if t.time_base.den == k.timescale && k.timescale > 0 {
             let dur = k.ffmpeg_duration(m.timescale);
-            set(s, "duration_ts", dur.into());
-            set(s, "duration", super::time_string(dur as i64, t.time_base).into());
-            if let Some(b) = k.bit_rate() {
+            if !m.fragmented || dur > 0 || no_packets {
+                set(s, "duration_ts", dur.into());
+                set(s, "duration", super::time_string(dur as i64, t.time_base).into());
+            }
+            if let (false, Some(b)) = (m.fragmented, k.bit_rate()) {
                 set(s, "bit_rate", b.to_string().into());
             }
         }
