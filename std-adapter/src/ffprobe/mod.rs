@@ -8,6 +8,7 @@
 //! [`serde_json::Value`]s.
 
 pub mod facts;
+pub mod mkv;
 pub mod mp4;
 pub mod names;
 pub mod probe;

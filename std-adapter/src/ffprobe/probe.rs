@@ -4,7 +4,7 @@
 //! the format's start time and duration from its streams'
 //! (`update_stream_timings`).
 
-use super::{format_json, mp4, stream_json, FormatFacts, TagSet, Timing};
+use super::{format_json, mkv, mp4, stream_json, FormatFacts, TagSet, Timing};
 use mediaslice::codec::facts::VideoFacts;
 use mediaslice::{Codec, Demuxer, FormatKind, Source};
 use serde_json::{Map, Value};
@@ -55,6 +55,14 @@ pub fn document<S: Source>(
         if let Some(m) = mp4::read(d.source_mut()) {
             apply_mp4(&m, &tracks, timing, &mut streams);
             if let Some(c) = mp4::creation_time(m.creation_time) {
+                format_tags.insert("creation_time".into(), c.into());
+            }
+        }
+    }
+    if format == FormatKind::Matroska {
+        if let Some(seg) = mkv::read(d.source_mut()) {
+            apply_mkv(&seg, &tracks, &mut streams);
+            if let Some(c) = seg.date_utc.and_then(mkv::creation_time) {
                 format_tags.insert("creation_time".into(), c.into());
             }
         }
@@ -121,6 +129,34 @@ fn secs(stream: &Value, key: &str) -> Option<f64> {
 fn set(s: &mut Value, key: &str, v: Value) {
     if let Some(o) = s.as_object_mut() {
         o.insert(key.into(), v);
+    }
+}
+
+/// The Matroska facts of [`mkv`] put into the stream objects.
+fn apply_mkv(seg: &mkv::Segment, tracks: &[mediaslice::Track], streams: &mut [Value]) {
+    for (t, s) in tracks.iter().zip(streams.iter_mut()) {
+        let Some(e) = seg.track(t.id) else { continue };
+        let lang = e.language.as_deref().unwrap_or("eng");
+        if let Some(o) = s.as_object_mut() {
+            let st = o.entry("tags").or_insert_with(|| Value::Object(Map::new()));
+            if let Some(st) = st.as_object_mut() {
+                // ffmpeg states no language for "und" (a tag may still).
+                if lang != "und" {
+                    st.insert("language".into(), lang.into());
+                }
+                if st.is_empty() {
+                    o.remove("tags");
+                }
+            }
+        }
+        if let (mediaslice::TrackKind::Video, false, Some((n, d))) = (t.kind, t.attached_picture, e.sar) {
+            set(s, "sample_aspect_ratio", format!("{n}:{d}").into());
+            let (w, h) = (u64::from(t.width) * n, u64::from(t.height) * d);
+            if w > 0 && h > 0 {
+                let (a, b) = super::rates::reduce(w, h, 1024 * 1024);
+                set(s, "display_aspect_ratio", format!("{a}:{b}").into());
+            }
+        }
     }
 }
 
