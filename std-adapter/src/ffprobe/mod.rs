@@ -7,6 +7,7 @@
 //! ([`write_packet`]); streams and the format are small and built as
 //! [`serde_json::Value`]s.
 
+pub mod audio;
 pub mod facts;
 pub mod mkv;
 pub mod mp4;

@@ -4,7 +4,7 @@
 //! the format's start time and duration from its streams'
 //! (`update_stream_timings`).
 
-use super::{format_json, mkv, mp4, stream_json, FormatFacts, TagSet, Timing};
+use super::{audio, format_json, mkv, mp4, stream_json, FormatFacts, TagSet, Timing};
 use mediaslice::codec::facts::VideoFacts;
 use mediaslice::{Codec, Demuxer, FormatKind, Source};
 use serde_json::{Map, Value};
@@ -19,7 +19,21 @@ pub fn document<S: Source>(
     filename: &str,
 ) -> (Vec<Value>, Value) {
     let format = d.format();
-    let tracks = d.tracks().to_vec();
+    let mut tracks = d.tracks().to_vec();
+    let configs: Vec<Vec<u8>> = (0..tracks.len())
+        .map(|i| {
+            let has = tracks.get(i).is_some_and(|t| t.config.is_some());
+            if has {
+                d.codec_config(i).map(<[u8]>::to_vec).unwrap_or_default()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    for (i, t) in tracks.iter_mut().enumerate() {
+        let config = configs.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        audio::refine(t, config, timing.first_packet(i));
+    }
     let mut streams: Vec<Value> = tracks
         .iter()
         .enumerate()
@@ -30,12 +44,8 @@ pub fn document<S: Source>(
         .collect();
     for (i, (t, s)) in tracks.iter().zip(streams.iter_mut()).enumerate() {
         if t.codec == Codec::Aac && !timing.first_packet(i).is_empty() {
-            let config = if t.config.is_some() {
-                d.codec_config(i).map(<[u8]>::to_vec).unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            if let Some(p) = aac_profile(&config, timing.first_packet(i)) {
+            let config = configs.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            if let Some(p) = aac_profile(config, timing.first_packet(i)) {
                 set(s, "profile", p.into());
             }
         }
