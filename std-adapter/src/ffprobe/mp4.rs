@@ -28,7 +28,9 @@ use mediaslice::Source;
 
 /// The most `moov` bytes read.
 const MAX_MOOV: u64 = 64 << 20;
-/// The most top-level boxes looked at before `moov`.
+/// The most bytes of one `moof` read.
+const MAX_MOOF: u64 = 4 << 20;
+/// The most top-level boxes looked at.
 const MAX_TOP: usize = 100_000;
 
 /// One `trak`'s facts.
@@ -58,6 +60,14 @@ pub struct Trak {
     pub data_size: u64,
     /// Sum of the `stts` deltas.
     pub stts_duration: u64,
+    /// `trex` default sample duration and size.
+    pub trex_duration: u32,
+    /// See `trex_duration`.
+    pub trex_size: u32,
+    /// Bytes of the samples of the track fragments.
+    pub frag_size: u64,
+    /// Where the track fragments' decode times end.
+    pub frag_end: Option<u64>,
 }
 
 /// The `moov` facts.
@@ -112,6 +122,23 @@ impl Trak {
         d
     }
 
+    /// ffmpeg's duration of a fragmented track: `mdhd`'s (after the
+    /// edits), raised to where the fragments end.
+    pub fn fragmented_duration(&self, movie_timescale: u32) -> u64 {
+        self.ffmpeg_duration(movie_timescale).max(self.frag_end.unwrap_or(0))
+    }
+
+    /// ffmpeg's bit rate of a fragmented track: all sample bytes over its
+    /// duration (`mov_read_header`, when `trex` boxes were read).
+    pub fn fragmented_bit_rate(&self, movie_timescale: u32) -> Option<u64> {
+        let d = self.fragmented_duration(movie_timescale);
+        let bytes = self.data_size + self.frag_size;
+        if d == 0 || bytes == 0 {
+            return None;
+        }
+        u64::try_from(u128::from(bytes) * 8 * u128::from(self.timescale) / u128::from(d)).ok()
+    }
+
     /// ffmpeg's stream bit rate (see the module's notes).
     pub fn bit_rate(&self) -> Option<u64> {
         if self.stts_duration == 0 || self.data_size == 0 {
@@ -160,11 +187,13 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
     let len = src.len();
     let mut off = 0u64;
     let mut isom = false;
+    let mut moov: Option<Moov> = None;
+    let mut moof_bytes = 0u64;
     for _ in 0..MAX_TOP {
         let mut head = [0u8; 16];
         let n = src.read_at(off, &mut head).ok()?;
         if n < 8 {
-            return None;
+            break;
         }
         let size32 = u64::from(be32(&head, 0)?);
         let kind = fourcc(&head, 4)?;
@@ -174,11 +203,11 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
             s => (8, s),
         };
         if size < hl {
-            return None;
+            break;
         }
         if &kind == b"ftyp" {
-            isom = &head[8..12] != b"qt  ";
-        } else if &kind == b"moov" {
+            isom = head.get(8..12) != Some(b"qt  ");
+        } else if &kind == b"moov" && moov.is_none() {
             let body_len = (size - hl).min(len.saturating_sub(off + hl)).min(MAX_MOOV);
             let mut body = vec![0u8; usize::try_from(body_len).ok()?];
             src.read_exact_at(off + hl, &mut body).ok()?;
@@ -187,17 +216,104 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
                 ..Moov::default()
             };
             parse_moov(&body, &mut m);
-            return Some(m);
+            if !m.fragmented {
+                return Some(m);
+            }
+            moov = Some(m);
+        } else if let (b"moof", Some(m)) = (&kind, moov.as_mut()) {
+            let body_len = size - hl;
+            if body_len <= MAX_MOOF && moof_bytes + body_len <= MAX_MOOV {
+                moof_bytes += body_len;
+                let mut body = vec![0u8; usize::try_from(body_len).ok()?];
+                if src.read_exact_at(off + hl, &mut body).is_err() {
+                    break;
+                }
+                parse_moof(&body, m);
+            }
         }
-        off = off.checked_add(size)?;
-        if off >= len {
-            return None;
+        off = match off.checked_add(size) {
+            Some(o) if o < len => o,
+            _ => break,
+        };
+    }
+    moov
+}
+
+/// The samples of a `moof`'s track fragments: their bytes and where their
+/// decode times end (ffmpeg's `mov_read_trun`: `data_size` and
+/// `track_end`).
+fn parse_moof(b: &[u8], m: &mut Moov) {
+    for (k, traf) in children(b) {
+        if &k != b"traf" {
+            continue;
+        }
+        let mut track = None;
+        let (mut dur, mut size, mut base) = (0u32, 0u32, None);
+        for (k, body) in children(traf) {
+            match &k {
+                b"tfhd" => {
+                    let flags = be32(body, 0).unwrap_or(0) & 0xFF_FFFF;
+                    let id = be32(body, 4).unwrap_or(0);
+                    let t = m.traks.iter().position(|t| t.id == id);
+                    if let Some(t) = t.and_then(|i| m.traks.get(i)) {
+                        (dur, size) = (t.trex_duration, t.trex_size);
+                    }
+                    track = t;
+                    let mut at = 8;
+                    for (bit, n) in [(0x1, 8), (0x2, 4), (0x8, 4), (0x10, 4)] {
+                        if flags & bit != 0 {
+                            match bit {
+                                0x8 => dur = be32(body, at).unwrap_or(dur),
+                                0x10 => size = be32(body, at).unwrap_or(size),
+                                _ => {}
+                            }
+                            at += n;
+                        }
+                    }
+                }
+                b"tfdt" => {
+                    base = if body.first() == Some(&1) {
+                        be64(body, 4)
+                    } else {
+                        be32(body, 4).map(u64::from)
+                    };
+                }
+                b"trun" => {
+                    let Some(t) = track.and_then(|i| m.traks.get_mut(i)) else {
+                        continue;
+                    };
+                    let flags = be32(body, 0).unwrap_or(0) & 0xFF_FFFF;
+                    let count = be32(body, 4).unwrap_or(0) as usize;
+                    let mut at = 8 + 4 * usize::from(flags & 0x1 != 0) + 4 * usize::from(flags & 0x4 != 0);
+                    let mut dts = base.take().unwrap_or(t.frag_end.unwrap_or(0));
+                    let per = [0x100, 0x200, 0x400, 0x800].iter().filter(|&&f| flags & f != 0).count() * 4;
+                    for _ in 0..count.min(body.len() / per.max(1)) {
+                        let mut f = at;
+                        let d = if flags & 0x100 != 0 {
+                            f += 4;
+                            be32(body, f - 4).unwrap_or(dur)
+                        } else {
+                            dur
+                        };
+                        let s = if flags & 0x200 != 0 {
+                            be32(body, f).unwrap_or(size)
+                        } else {
+                            size
+                        };
+                        dts += u64::from(d);
+                        t.frag_size += u64::from(s);
+                        at += per;
+                    }
+                    t.frag_end = Some(dts);
+                }
+                _ => {}
+            }
         }
     }
-    None
 }
 
 fn parse_moov(b: &[u8], m: &mut Moov) {
+    let mut trex_defaults = Vec::new();
     for (kind, body) in children(b) {
         match &kind {
             b"mvhd" => {
@@ -205,7 +321,17 @@ fn parse_moov(b: &[u8], m: &mut Moov) {
                     (m.creation_time, m.timescale, m.duration) = (c, ts, d);
                 }
             }
-            b"mvex" => m.fragmented = true,
+            b"mvex" => {
+                m.fragmented = true;
+                for (k, trex) in children(body) {
+                    if &k != b"trex" {
+                        continue;
+                    }
+                    let id = be32(trex, 4).unwrap_or(0);
+                    let (d, s) = (be32(trex, 12).unwrap_or(0), be32(trex, 16).unwrap_or(0));
+                    trex_defaults.push((id, d, s));
+                }
+            }
             b"trak" => {
                 let mut t = Trak::default();
                 parse_trak(body, m.isom, &mut t);
@@ -221,6 +347,11 @@ fn parse_moov(b: &[u8], m: &mut Moov) {
                 }
             }
             _ => {}
+        }
+    }
+    for (id, d, s) in trex_defaults {
+        if let Some(t) = m.traks.iter_mut().find(|t| t.id == id) {
+            (t.trex_duration, t.trex_size) = (d, s);
         }
     }
 }

@@ -204,12 +204,16 @@ fn apply_mp4(m: &mp4::Moov, tracks: &[mediaslice::Track], timing: &Timing, strea
             }
         }
         if t.time_base.den == k.timescale && k.timescale > 0 {
-            let dur = k.ffmpeg_duration(m.timescale);
+            let (dur, rate) = if m.fragmented {
+                (k.fragmented_duration(m.timescale), k.fragmented_bit_rate(m.timescale))
+            } else {
+                (k.ffmpeg_duration(m.timescale), k.bit_rate())
+            };
             if !m.fragmented || dur > 0 || no_packets {
                 set(s, "duration_ts", dur.into());
                 set(s, "duration", super::time_string(dur as i64, t.time_base).into());
             }
-            if let (false, Some(b)) = (m.fragmented, k.bit_rate()) {
+            if let Some(b) = rate {
                 set(s, "bit_rate", b.to_string().into());
             }
         }
