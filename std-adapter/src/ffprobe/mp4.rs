@@ -46,6 +46,8 @@ pub struct Trak {
     pub timescale: u32,
     /// `mdhd` duration.
     pub duration: u64,
+    /// `mdhd` language.
+    pub language: Option<String>,
     /// `hdlr` name (the first non-empty one).
     pub handler: Option<String>,
     /// The `hdlr` handler type of `mdia`.
@@ -87,6 +89,9 @@ pub struct Moov {
     pub traks: Vec<Trak>,
     /// Priming samples of an `iTunSMPB` tag.
     pub priming: Option<u32>,
+    /// Format tags the demuxer does not give: freeform `----` items and
+    /// the `key-lang` copies of `udta` strings.
+    pub tags: Vec<(String, String)>,
 }
 
 impl Moov {
@@ -147,6 +152,10 @@ impl Trak {
         let b = u128::from(self.data_size) * 8 * u128::from(self.timescale) / u128::from(self.stts_duration);
         u64::try_from(b).ok()
     }
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
@@ -338,10 +347,14 @@ fn parse_moov(b: &[u8], m: &mut Moov) {
                 m.traks.push(t);
             }
             b"udta" => {
+                m.tags.extend(localized(body));
                 for (k, meta) in children(body) {
                     if &k == b"meta" {
-                        if let Some(p) = itunsmpb(meta_body(meta)) {
-                            m.priming = Some(p);
+                        for (name, value) in freeform(meta_body(meta)) {
+                            if name == "iTunSMPB" {
+                                m.priming = priming(&value);
+                            }
+                            m.tags.push((name, value));
                         }
                     }
                 }
@@ -375,16 +388,18 @@ fn meta_body(b: &[u8]) -> &[u8] {
     }
 }
 
-/// The priming samples of an `iTunSMPB` freeform tag (`----`), when it
-/// states between 1 and 16383, as ffmpeg takes them.
-fn itunsmpb(meta: &[u8]) -> Option<u32> {
-    let ilst = children(meta).find(|(k, _)| k == b"ilst")?.1;
+/// The freeform (`----`) items of an `ilst`: their `name` and their
+/// `data` as text up to a NUL, as ffmpeg's `mov_read_custom` sets them.
+fn freeform(meta: &[u8]) -> Vec<(String, String)> {
+    let Some((_, ilst)) = children(meta).find(|(k, _)| k == b"ilst") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
     for (k, item) in children(ilst) {
         if &k != b"----" {
             continue;
         }
-        let mut name = None;
-        let mut data = None;
+        let (mut name, mut data) = (None, None);
         for (k, b) in children(item) {
             match &k {
                 b"name" => name = b.get(4..),
@@ -392,14 +407,108 @@ fn itunsmpb(meta: &[u8]) -> Option<u32> {
                 _ => {}
             }
         }
-        if name != Some(b"iTunSMPB".as_slice()) {
+        if let (Some(n), Some(d)) = (name, data) {
+            let d = d.split(|&c| c == 0).next().unwrap_or(d);
+            out.push((
+                String::from_utf8_lossy(n).into_owned(),
+                String::from_utf8_lossy(d).into_owned(),
+            ));
+        }
+    }
+    out
+}
+
+/// The priming samples of an `iTunSMPB` value, when it states between 1 and
+/// 16383, as ffmpeg takes them.
+fn priming(value: &str) -> Option<u32> {
+    let p = u32::from_str_radix(value.split_whitespace().nth(1)?, 16).ok()?;
+    (p > 0 && p < 16384).then_some(p)
+}
+
+/// An ISO 639-2/T code packed in 15 bits, or (below 0x400) a Macintosh
+/// language code, as ffmpeg's `ff_mov_lang_to_iso639` reads it; only the
+/// Macintosh code 0 (English, what QuickTime writes) is known here.
+pub fn language(code: u16) -> Option<String> {
+    if code < 0x400 {
+        return (code == 0).then(|| "eng".to_owned());
+    }
+    let c: String = [10u16, 5, 0]
+        .iter()
+        .map(|&sh| char::from(((code >> sh) & 0x1F) as u8 + 0x60))
+        .collect();
+    c.chars().all(|c| c.is_ascii_lowercase()).then_some(c)
+}
+
+/// A 3GPP `loci` box as ffmpeg's `mov_metadata_loci` states it:
+/// `location` (and `location-lang`) in the form of a `©xyz` value,
+/// latitude and longitude in degrees, the altitude when not 0, then `/`
+/// and the place name.
+fn loci(b: &[u8]) -> Vec<(String, String)> {
+    let Some(lang) = be16(b, 4) else {
+        return Vec::new();
+    };
+    let rest = b.get(6..).unwrap_or(&[]);
+    let name_len = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
+    let place = String::from_utf8_lossy(rest.get(..name_len).unwrap_or(&[])).into_owned();
+    // The name's NUL, the role byte, then three 16.16 fixed-point numbers.
+    let at = 6 + name_len + 2;
+    let fixed = |i: usize| be32(b, at + 4 * i).map(|v| v as i32 as f32 / 65536.0);
+    let (Some(lon), Some(lat), Some(alt)) = (fixed(0), fixed(1), fixed(2)) else {
+        return Vec::new();
+    };
+    let mut v = format!("{lat:+08.4}{lon:+09.4}");
+    if alt != 0.0 {
+        v.push_str(&format!("{alt:+.6}"));
+    }
+    v.push('/');
+    v.push_str(&place);
+    let mut out = Vec::new();
+    if let Some(l) = language(lang).filter(|l| l != "und") {
+        out.push((format!("location-{l}"), v.clone()));
+    }
+    out.push(("location".to_owned(), v));
+    out
+}
+
+/// The name ffmpeg gives a `udta` string box (`mov_read_udta_string`), for
+/// the keys written with a language.
+fn udta_key(k: &[u8; 4]) -> Option<&'static str> {
+    Some(match k {
+        b"\xA9xyz" => "location",
+        b"\xA9nam" => "title",
+        b"\xA9ART" => "artist",
+        b"\xA9alb" => "album",
+        b"\xA9day" => "date",
+        b"\xA9cmt" => "comment",
+        b"\xA9gen" => "genre",
+        b"\xA9wrt" => "composer",
+        b"\xA9too" => "encoder",
+        b"\xA9des" => "description",
+        _ => return None,
+    })
+}
+
+/// The `udta` strings stored with a language: ffmpeg sets them a second
+/// time under `key-lang` (not for "und").
+fn localized(udta: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (k, b) in children(udta) {
+        if &k == b"loci" {
+            out.extend(loci(b));
             continue;
         }
-        let text = String::from_utf8_lossy(data?).into_owned();
-        let priming = u32::from_str_radix(text.split_whitespace().nth(1)?, 16).ok()?;
-        return (priming > 0 && priming < 16384).then_some(priming);
+        let Some(key) = udta_key(&k) else { continue };
+        let (Some(len), Some(lang)) = (be16(b, 0), be16(b, 2)) else {
+            continue;
+        };
+        let (Some(lang), Some(text)) = (language(lang), b.get(4..4 + usize::from(len))) else {
+            continue;
+        };
+        if lang != "und" {
+            out.push((format!("{key}-{lang}"), String::from_utf8_lossy(text).into_owned()));
+        }
     }
-    None
+    out
 }
 
 fn parse_trak(b: &[u8], isom: bool, t: &mut Trak) {
@@ -421,6 +530,8 @@ fn parse_trak(b: &[u8], isom: bool, t: &mut Trak) {
                 if let Some((c, ts, d)) = header_times(body) {
                     (t.creation_time, t.timescale, t.duration) = (c, ts, d);
                 }
+                let at = if body.first() == Some(&1) { 32 } else { 20 };
+                t.language = be16(body, at).and_then(language);
             }
             b"hdlr" => {
                 if t.handler_type == [0; 4] {
@@ -600,6 +711,15 @@ mod tests {
             ..e
         };
         assert_eq!(e.ffmpeg_duration(1000), 97_200);
+    }
+
+    #[test]
+    fn languages() {
+        assert_eq!(language(0x55C4).as_deref(), Some("und"));
+        assert_eq!(language(0x15C7).as_deref(), Some("eng"));
+        assert_eq!(language(0).as_deref(), Some("eng"));
+        assert_eq!(language(5), None);
+        assert_eq!(priming(" 00000000 00000840 000001AF"), Some(0x840));
     }
 
     #[test]

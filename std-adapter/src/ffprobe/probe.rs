@@ -67,6 +67,9 @@ pub fn document<S: Source>(
             if let Some(c) = mp4::creation_time(m.creation_time) {
                 format_tags.insert("creation_time".into(), c.into());
             }
+            for (k, v) in &m.tags {
+                format_tags.insert(k.clone(), v.clone().into());
+            }
         }
     }
     if format == FormatKind::Matroska {
@@ -182,6 +185,9 @@ fn apply_mp4(m: &mp4::Moov, tracks: &[mediaslice::Track], timing: &Timing, strea
         let mut tags = Map::new();
         if let Some(c) = mp4::creation_time(k.creation_time) {
             tags.insert("creation_time".into(), c.into());
+        }
+        if let (true, Some(l)) = (t.language.is_empty(), &k.language) {
+            tags.insert("language".into(), l.clone().into());
         }
         if let Some(h) = &k.handler {
             tags.insert("handler_name".into(), h.clone().into());
