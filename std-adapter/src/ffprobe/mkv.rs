@@ -11,6 +11,8 @@
 //!   (pixels); so 1:1 when no display size is given. A stereo track whose
 //!   two views lie side by side (or one above the other) has its display
 //!   width (height) doubled first.
+//! - `avg_frame_rate`: 10^9 over `DefaultDuration` (reduced to terms of at
+//!   most 30000), and `r_frame_rate` the same when between 5 and 1000.
 //! - the format's `creation_time`: `DateUTC` (nanoseconds since
 //!   2001-01-01), printed with microseconds.
 
@@ -29,6 +31,7 @@ const TRACK_ENTRY: u64 = 0xAE;
 const TRACK_NUMBER: u64 = 0xD7;
 const LANGUAGE: u64 = 0x0022_B59C;
 const VIDEO: u64 = 0xE0;
+const DEFAULT_DURATION: u64 = 0x0023_E383;
 const PIXEL_WIDTH: u64 = 0xB0;
 const PIXEL_HEIGHT: u64 = 0xBA;
 const DISPLAY_WIDTH: u64 = 0x54B0;
@@ -49,6 +52,8 @@ pub struct Entry {
     pub language: Option<String>,
     /// The sample aspect ratio ffmpeg derives, when the track is video.
     pub sar: Option<(u64, u64)>,
+    /// `DefaultDuration` in nanoseconds.
+    pub default_duration: Option<u64>,
 }
 
 /// The facts of one Segment.
@@ -191,6 +196,7 @@ fn entry(b: &[u8]) -> Entry {
                 e.language = Some(String::from_utf8_lossy(s).into_owned());
             }
             VIDEO => e.sar = sar(v),
+            DEFAULT_DURATION => e.default_duration = Some(uint(v)).filter(|&d| d > 0),
             _ => {}
         }
     }

@@ -162,6 +162,13 @@ fn apply_mkv(seg: &mkv::Segment, tracks: &[mediaslice::Track], streams: &mut [Va
                 }
             }
         }
+        if let (mediaslice::TrackKind::Video, false, Some(dd)) = (t.kind, t.attached_picture, e.default_duration) {
+            let (n, d) = super::rates::reduce(1_000_000_000, dd, 30_000);
+            set(s, "avg_frame_rate", super::rates::rate_string((n, d)).into());
+            if n < d * 1000 && n > d * 5 {
+                set(s, "r_frame_rate", super::rates::rate_string((n, d)).into());
+            }
+        }
         if let (mediaslice::TrackKind::Video, false, Some((n, d))) = (t.kind, t.attached_picture, e.sar) {
             set(s, "sample_aspect_ratio", format!("{n}:{d}").into());
             let (w, h) = (u64::from(t.width) * n, u64::from(t.height) * d);
