@@ -20,6 +20,8 @@
 //! - the stream `bit_rate`: the bytes of the sample table times 8 over the
 //!   sum of the `stts` deltas (`data_size * 8 * time_scale /
 //!   duration_for_fps`, integer division).
+//! - `r_frame_rate` of a video track: the time scale over the first `stts`
+//!   delta when every sample but perhaps the last has it.
 //! - an `iTunSMPB` freeform tag's priming samples are skipped at the start
 //!   of the last track when it is AAC (`start_pad`), so its `start_time`
 //!   moves by them.
@@ -62,6 +64,8 @@ pub struct Trak {
     pub data_size: u64,
     /// Sum of the `stts` deltas.
     pub stts_duration: u64,
+    /// `stts` entry count and its first two entries (count, delta).
+    pub stts_head: (u32, [(u32, u32); 2]),
     /// `trex` default sample duration and size.
     pub trex_duration: u32,
     /// See `trex_duration`.
@@ -142,6 +146,21 @@ impl Trak {
             return None;
         }
         u64::try_from(u128::from(bytes) * 8 * u128::from(self.timescale) / u128::from(d)).ok()
+    }
+
+    /// ffmpeg's `r_frame_rate` from the sample table: the time scale over
+    /// the first delta when every sample but perhaps the last has that
+    /// delta (`mov_read_trak`).
+    pub fn r_frame_rate(&self) -> Option<(u64, u64)> {
+        let (n, [(_, d0), (c1, _)]) = self.stts_head;
+        if d0 == 0 || self.timescale == 0 || !(n == 1 || (n == 2 && c1 == 1)) {
+            return None;
+        }
+        Some(super::rates::reduce(
+            u64::from(self.timescale),
+            u64::from(d0),
+            i32::MAX as u64,
+        ))
     }
 
     /// ffmpeg's stream bit rate (see the module's notes).
@@ -555,6 +574,8 @@ fn parse_trak(b: &[u8], isom: bool, t: &mut Trak) {
             }
             b"stts" => {
                 let count = be32(body, 4).unwrap_or(0) as usize;
+                let entry = |i: usize| (be32(body, 8 + 8 * i).unwrap_or(0), be32(body, 12 + 8 * i).unwrap_or(0));
+                t.stts_head = (count as u32, [entry(0), entry(1)]);
                 t.stts_duration = (0..count)
                     .map_while(|i| Some(u64::from(be32(body, 8 + 8 * i)?) * u64::from(be32(body, 12 + 8 * i)?)))
                     .sum();

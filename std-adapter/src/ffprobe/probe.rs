@@ -216,6 +216,9 @@ fn apply_mp4(m: &mp4::Moov, tracks: &[mediaslice::Track], timing: &Timing, strea
                 }
             }
         }
+        if let (mediaslice::TrackKind::Video, false, Some(r)) = (t.kind, t.attached_picture, k.r_frame_rate()) {
+            set(s, "r_frame_rate", super::rates::rate_string(r).into());
+        }
         if t.time_base.den == k.timescale && k.timescale > 0 {
             let (dur, rate) = if m.fragmented {
                 (k.fragmented_duration(m.timescale), k.fragmented_bit_rate(m.timescale))
