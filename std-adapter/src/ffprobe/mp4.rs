@@ -11,6 +11,8 @@
 //! - `vendor_id` (audio and video sample entries) and `encoder` (the video
 //!   sample entry's compressor name, when not empty).
 //! - `disposition.default`: the `tkhd` "enabled" flag.
+//! - `sample_aspect_ratio`: a video sample entry's `pasp`, which ffprobe
+//!   prefers to the codec's.
 //! - the stream `duration`: `mdhd`'s, shortened to the time the edits of
 //!   `elst` span and to the media's (`mov_fix_index`); in a fragmented
 //!   file `mdhd`'s when it is not 0 or when no fragment follows (an
@@ -58,6 +60,8 @@ pub struct Trak {
     pub vendor: Option<[u8; 4]>,
     /// A video sample entry's compressor name.
     pub encoder: Option<String>,
+    /// A video sample entry's `pasp` (horizontal, vertical spacing).
+    pub pasp: Option<(u32, u32)>,
     /// `elst` entries: (segment duration in the movie time scale, media time).
     pub edits: Vec<(u64, i64)>,
     /// Bytes of the samples `stsz` lists.
@@ -625,6 +629,12 @@ fn sample_entries(b: &[u8], t: &mut Trak) {
             t.vendor = Some(v);
         }
         if &t.handler_type == b"vide" {
+            // The boxes after the 78 bytes of a visual sample entry.
+            for (k, b) in children(e.get(78..).unwrap_or(&[])) {
+                if let (b"pasp", Some(h), Some(v)) = (&k, be32(b, 0), be32(b, 4)) {
+                    t.pasp = Some((h, v));
+                }
+            }
             // Compressor name: a length byte and up to 31 bytes.
             if let Some(&n) = e.get(42) {
                 let n = usize::from(n).min(31);

@@ -50,6 +50,13 @@ pub fn document<S: Source>(
             }
         }
     }
+    for (i, (t, s)) in tracks.iter().zip(streams.iter_mut()).enumerate() {
+        // With no packet, ffmpeg's decoder never ran: the level is unknown
+        // (-99).
+        if t.kind == mediaslice::TrackKind::Video && timing.first_packet(i).is_empty() && s.get("level").is_some() {
+            set(s, "level", (-99).into());
+        }
+    }
     let info = d.info().clone();
     let mut facts = FormatFacts {
         filename,
@@ -218,6 +225,17 @@ fn apply_mp4(m: &mp4::Moov, tracks: &[mediaslice::Track], timing: &Timing, strea
         }
         if let (mediaslice::TrackKind::Video, false, Some(r)) = (t.kind, t.attached_picture, k.r_frame_rate()) {
             set(s, "r_frame_rate", super::rates::rate_string(r).into());
+        }
+        if let (mediaslice::TrackKind::Video, Some((h, v))) = (t.kind, k.pasp) {
+            if h > 0 && v > 0 {
+                let (n, d) = super::rates::reduce(u64::from(h), u64::from(v), i32::MAX as u64);
+                set(s, "sample_aspect_ratio", format!("{n}:{d}").into());
+                let (w, hh) = (u64::from(t.width) * n, u64::from(t.height) * d);
+                if w > 0 && hh > 0 {
+                    let (a, b) = super::rates::reduce(w, hh, 1024 * 1024);
+                    set(s, "display_aspect_ratio", format!("{a}:{b}").into());
+                }
+            }
         }
         if t.time_base.den == k.timescale && k.timescale > 0 {
             let (dur, rate) = if m.fragmented {
