@@ -9,16 +9,35 @@ use mediaslice::codec::facts::VideoFacts;
 use mediaslice::{Codec, Demuxer, FormatKind, Source};
 use serde_json::{Map, Value};
 
+/// Most packets read after the first ones for the end of a transport or
+/// program stream.
+const TAIL_PACKETS: usize = 1_000_000;
+
 /// The streams and the format object for `d`, after its tags were read
 /// (`tags`) and its first packets seen (`timing`).
 pub fn document<S: Source>(
     d: &mut Demuxer<S>,
     tags: &TagSet,
-    timing: &Timing,
+    timing_in: &Timing,
     video: &[Option<VideoFacts>],
     filename: &str,
 ) -> (Vec<Value>, Value) {
     let format = d.format();
+    let mut timing_tail = None;
+    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) {
+        // ffmpeg reads the end of a transport or program stream for its
+        // streams' durations (estimate_timings_from_pts): read on to the
+        // end (what `packets` already did, nothing is left).
+        let mut t = timing_in.clone();
+        for _ in 0..TAIL_PACKETS {
+            match d.next_packet() {
+                Ok(Some(p)) => t.observe_end(&p),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        timing_tail = Some(t);
+    }
+    let timing = timing_tail.as_ref().unwrap_or(timing_in);
     let mut tracks = d.tracks().to_vec();
     let configs: Vec<Vec<u8>> = (0..tracks.len())
         .map(|i| {
@@ -67,6 +86,26 @@ pub fn document<S: Source>(
         start_us: info.start_us,
         bit_rate: info.bit_rate,
     };
+    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) {
+        for (i, s) in streams.iter_mut().enumerate() {
+            // ffmpeg reads those packets raw: a video packet's duration
+            // comes from the frame rate, an audio packet has none.
+            let Some(t) = tracks.get(i) else { continue };
+            let (Some(mut end), Some(start)) = (timing.end(i, false), s.get("start_pts").and_then(Value::as_i64))
+            else {
+                continue;
+            };
+            if t.kind == mediaslice::TrackKind::Video {
+                end += frame_ticks(s, t);
+            }
+            if s.get("duration_ts").is_none() && end > start {
+                set(s, "duration_ts", (end - start).into());
+                set(s, "duration", super::time_string(end - start, t.time_base).into());
+            }
+        }
+        // The format's duration then follows from the streams'.
+        facts.duration_us = None;
+    }
     let mut format_tags = Map::new();
     if format == FormatKind::Mp4 {
         if let Some(m) = mp4::read(d.source_mut()) {
@@ -140,6 +179,19 @@ fn aac_profile(config: &[u8], first_packet: &[u8]) -> Option<&'static str> {
         39 => "ELD",
         _ => return None,
     })
+}
+
+/// A video frame's duration in `t`'s time base from the stream's
+/// `r_frame_rate`, rounded down (ffmpeg's `compute_frame_duration`).
+fn frame_ticks(stream: &Value, t: &mediaslice::Track) -> i64 {
+    let r = stream.get("r_frame_rate").and_then(Value::as_str).unwrap_or("0/0");
+    let (n, d) = r.split_once('/').unwrap_or(("0", "0"));
+    let (n, d): (i128, i128) = (n.parse().unwrap_or(0), d.parse().unwrap_or(0));
+    let den = n * i128::from(t.time_base.num);
+    if den <= 0 {
+        return 0;
+    }
+    i64::try_from(i128::from(t.time_base.den) * d / den).unwrap_or(0)
 }
 
 fn secs(stream: &Value, key: &str) -> Option<f64> {

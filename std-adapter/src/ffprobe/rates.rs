@@ -58,6 +58,7 @@ struct Stamp {
 pub struct Timing {
     streams: Vec<Vec<Stamp>>,
     first: Vec<Vec<u8>>,
+    ends: Vec<[Option<i64>; 2]>,
 }
 
 /// Most bytes of a stream's first packet kept for its header facts.
@@ -69,11 +70,13 @@ impl Timing {
         Timing {
             streams: vec![Vec::new(); n],
             first: vec![Vec::new(); n],
+            ends: vec![[None; 2]; n],
         }
     }
 
     /// Notes `p` if its stream has fewer than [`PROBE_PACKETS`] yet.
     pub fn observe(&mut self, p: &Packet<'_>) {
+        self.observe_end(p);
         if let Some(s) = self.streams.get_mut(p.track) {
             if s.is_empty() {
                 if let Some(f) = self.first.get_mut(p.track) {
@@ -89,6 +92,22 @@ impl Timing {
                 });
             }
         }
+    }
+
+    /// Notes where `p` ends for [`Timing::end`].
+    pub fn observe_end(&mut self, p: &Packet<'_>) {
+        if let (Some(e), Some(pts)) = (self.ends.get_mut(p.track), p.pts) {
+            let d = p.duration.and_then(|d| i64::try_from(d).ok()).unwrap_or(0);
+            for (slot, end) in e.iter_mut().zip([pts, pts.saturating_add(d)]) {
+                *slot = Some(slot.map_or(end, |x| x.max(end)));
+            }
+        }
+    }
+
+    /// The latest `pts` (`pts + duration` when `with_duration`) of stream
+    /// `i`'s packets seen.
+    pub fn end(&self, i: usize, with_duration: bool) -> Option<i64> {
+        self.ends.get(i).and_then(|e| e[usize::from(with_duration)])
     }
 
     /// The first bytes of stream `i`'s first packet (empty when none).
