@@ -12,6 +12,9 @@
 //! - MPEG audio and DTS: the first frame's header, when the container
 //!   states no count or rate.
 //! - ALAC: the magic cookie's channel count and bit depth.
+//! - the stream bit rate, when the container states none: the first
+//!   frame header's (AC-3, E-AC-3, MPEG audio, DTS), as ffmpeg's parsers
+//!   set it.
 //!
 //! An SBR or PS extension that only decoding finds (implicit signalling,
 //! HE-AAC's doubled rate, PS's second channel) is not seen.
@@ -110,6 +113,34 @@ fn aac(t: &mut Track, config: &[u8], first: &[u8]) {
     }
 }
 
+/// The bit rate ffmpeg's parser states for a stream from its first frame's
+/// header (AC-3, E-AC-3, MPEG audio, DTS), for containers that state none.
+pub fn header_bit_rate(t: &Track, first: &[u8]) -> Option<u32> {
+    match t.codec {
+        Codec::Ac3 | Codec::Eac3 => Ac3Header::parse(first).map(|h| h.bit_rate),
+        Codec::Mp1 | Codec::Mp2 | Codec::Mp3 => MpaHeader::parse_bytes(first).map(|h| h.bit_rate),
+        Codec::Dts => dts_bit_rate(first),
+        _ => None,
+    }
+    .filter(|&b| b > 0)
+}
+
+/// The bit rate of a DTS core frame header (its `RATE` index).
+fn dts_bit_rate(b: &[u8]) -> Option<u32> {
+    if b.get(..4)? != [0x7F, 0xFE, 0x80, 0x01] {
+        return None;
+    }
+    let w = u64::from_be_bytes(b.get(4..12)?.try_into().ok()?);
+    let rate = ((w >> (64 - 38 - 5)) & 0x1F) as usize;
+    [
+        32_000u32, 56_000, 64_000, 96_000, 112_000, 128_000, 192_000, 224_000, 256_000, 320_000, 384_000, 448_000,
+        512_000, 576_000, 640_000, 768_000, 960_000, 1_024_000, 1_152_000, 1_280_000, 1_344_000, 1_408_000, 1_411_200,
+        1_472_000, 1_536_000,
+    ]
+    .get(rate)
+    .copied()
+}
+
 /// The channel count of an MP4 `dac3` body (`acmod` and `lfeon`).
 fn dac3_channels(c: &[u8]) -> Option<u16> {
     if c.len() != 3 {
@@ -184,5 +215,9 @@ mod tests {
         let mut b = vec![0x7F, 0xFE, 0x80, 0x01];
         b.extend_from_slice(&w.to_be_bytes());
         assert_eq!(dts_core(&b), Some((6, 48_000)));
+        let w: u64 = 15 << 21;
+        let mut b = vec![0x7F, 0xFE, 0x80, 0x01];
+        b.extend_from_slice(&w.to_be_bytes());
+        assert_eq!(dts_bit_rate(&b), Some(768_000));
     }
 }

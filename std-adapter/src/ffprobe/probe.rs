@@ -62,6 +62,14 @@ pub fn document<S: Source>(
         })
         .collect();
     for (i, (t, s)) in tracks.iter().zip(streams.iter_mut()).enumerate() {
+        if s.get("bit_rate").is_none() && format != FormatKind::Mp4 {
+            if let Some(b) = audio::header_bit_rate(t, timing.first_packet(i)) {
+                set(s, "bit_rate", b.to_string().into());
+            }
+        }
+        if format == FormatKind::Mp3 {
+            mp3_start(s, t, tags.streams.get(i).map(Vec::as_slice).unwrap_or(&[]));
+        }
         if t.codec == Codec::Aac && !timing.first_packet(i).is_empty() {
             let config = configs.get(i).map(Vec::as_slice).unwrap_or(&[]);
             if let Some(p) = aac_profile(config, timing.first_packet(i)) {
@@ -179,6 +187,30 @@ fn aac_profile(config: &[u8], first_packet: &[u8]) -> Option<&'static str> {
         39 => "ELD",
         _ => return None,
     })
+}
+
+/// ffmpeg's MP3 start: the encoder delay of the LAME header plus the
+/// decoder's 529 samples are skipped (`start_skip_samples`), and the
+/// stream's start time is where they end. A delay of 0 is taken for no
+/// LAME header (a VBRI header states one too, which ffmpeg ignores).
+fn mp3_start(s: &mut Value, t: &mediaslice::Track, tags: &[(String, String)]) {
+    let Some(delay) = tags
+        .iter()
+        .find(|(k, _)| k == "encoder_delay")
+        .and_then(|(_, v)| v.parse::<i64>().ok())
+        .filter(|&d| d > 0)
+    else {
+        return;
+    };
+    let (num, den) = (i128::from(t.time_base.num), i128::from(t.time_base.den));
+    if t.sample_rate == 0 || num == 0 {
+        return;
+    }
+    let ticks = i128::from(delay + 529) * den / (i128::from(t.sample_rate) * num);
+    if let Ok(start) = i64::try_from(ticks) {
+        set(s, "start_pts", start.into());
+        set(s, "start_time", super::time_string(start, t.time_base).into());
+    }
 }
 
 /// A video frame's duration in `t`'s time base from the stream's
