@@ -15,7 +15,8 @@
 //!   else the codec's frame rate, or the time base's reciprocal.
 //! - `avg_frame_rate`: MP4 states `frames * timescale / duration` from its
 //!   sample table; other containers the mean frame rate over the probed
-//!   packets, rounded to a standard rate when within 1%.
+//!   packets, rounded to a standard rate when within 1%; IVF none (ffmpeg
+//!   sums packet durations, and its IVF packets have none).
 //! - Audio, subtitle and data streams have `0/0` for both; an attached
 //!   picture `90000/1` and `0/0` (its time base's reciprocal and no rate).
 
@@ -229,7 +230,9 @@ fn video_rates(stamps: &[Stamp], t: &Track, format: FormatKind) -> ((u64, u64), 
             }
         }
     }
-    if avg == (0, 0) && stamps.len() > 1 {
+    // ffmpeg's IVF packets carry no duration, and its mean sums packet
+    // durations: IVF has none.
+    if avg == (0, 0) && stamps.len() > 1 && format != FormatKind::Ivf {
         // Durations of the packets after the first (ffmpeg counts from the
         // second frame), from the container or the dts steps.
         let durs: Vec<u64> = stamps
