@@ -94,6 +94,10 @@ pub fn document<S: Source>(
         start_us: info.start_us,
         bit_rate: info.bit_rate,
     };
+    if format == FormatKind::Amr {
+        amr_timing(&mut streams, &tracks, timing, facts.size);
+        facts.duration_us = None;
+    }
     if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) {
         for (i, s) in streams.iter_mut().enumerate() {
             // ffmpeg reads those packets raw: a video packet's duration
@@ -210,6 +214,36 @@ fn mp3_start(s: &mut Value, t: &mediaslice::Track, tags: &[(String, String)]) {
     if let Ok(start) = i64::try_from(ticks) {
         set(s, "start_pts", start.into());
         set(s, "start_time", super::time_string(start, t.time_base).into());
+    }
+}
+
+/// ffmpeg's raw AMR: the codec tag `samr` (`sawb`); the stream's bit rate is that of the frames read
+/// (payload bytes after the ToC byte, 50 frames a second; the first frame
+/// here), and the duration follows from it and the bytes after the magic
+/// (`estimate_timings_from_bit_rate`).
+fn amr_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timing, size: u64) {
+    for (i, (s, t)) in streams.iter_mut().zip(tracks).enumerate() {
+        // ffmpeg's AMR demuxer tags its stream as 3GPP does.
+        let tag = if t.codec == Codec::AmrWb { *b"sawb" } else { *b"samr" };
+        let tag = u32::from_le_bytes(tag);
+        set(s, "codec_tag_string", super::fourcc_string(tag).into());
+        set(s, "codec_tag", format!("0x{tag:04x}").into());
+        let first = timing.first_packet(i);
+        let (Some(pos), false) = (timing.first_pos(i), first.len() < 2) else {
+            continue;
+        };
+        let rate = (first.len() as u64 - 1) * 8 * 50;
+        set(s, "bit_rate", rate.to_string().into());
+        let (num, den) = (u128::from(t.time_base.num), u128::from(t.time_base.den));
+        let bits = u128::from(size.saturating_sub(pos)) * 8;
+        let div = u128::from(rate) * num;
+        if div == 0 {
+            continue;
+        }
+        if let Ok(d) = i64::try_from((bits * den + div / 2) / div) {
+            set(s, "duration_ts", d.into());
+            set(s, "duration", super::time_string(d, t.time_base).into());
+        }
     }
 }
 

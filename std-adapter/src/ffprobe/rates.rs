@@ -60,6 +60,7 @@ pub struct Timing {
     streams: Vec<Vec<Stamp>>,
     first: Vec<Vec<u8>>,
     ends: Vec<[Option<i64>; 2]>,
+    first_pos: Vec<Option<u64>>,
 }
 
 /// Most bytes of a stream's first packet kept for its header facts.
@@ -72,6 +73,7 @@ impl Timing {
             streams: vec![Vec::new(); n],
             first: vec![Vec::new(); n],
             ends: vec![[None; 2]; n],
+            first_pos: vec![None; n],
         }
     }
 
@@ -80,6 +82,9 @@ impl Timing {
         self.observe_end(p);
         if let Some(s) = self.streams.get_mut(p.track) {
             if s.is_empty() {
+                if let Some(f) = self.first_pos.get_mut(p.track) {
+                    *f = p.pos;
+                }
                 if let Some(f) = self.first.get_mut(p.track) {
                     f.extend_from_slice(p.data.get(..FIRST_PACKET_BYTES).unwrap_or(p.data));
                 }
@@ -109,6 +114,11 @@ impl Timing {
     /// `i`'s packets seen.
     pub fn end(&self, i: usize, with_duration: bool) -> Option<i64> {
         self.ends.get(i).and_then(|e| e[usize::from(with_duration)])
+    }
+
+    /// Where stream `i`'s first packet lies in the input.
+    pub fn first_pos(&self, i: usize) -> Option<u64> {
+        self.first_pos.get(i).copied().flatten()
     }
 
     /// The first bytes of stream `i`'s first packet (empty when none).
