@@ -52,6 +52,11 @@ pub fn document<S: Source>(
     for (i, t) in tracks.iter_mut().enumerate() {
         let config = configs.get(i).map(Vec::as_slice).unwrap_or(&[]);
         audio::refine(t, config, timing.first_packet(i));
+        if t.kind == mediaslice::TrackKind::Video && (t.width == 0 || t.height == 0) {
+            if let Some((w, h)) = super::facts::picture_size(t.codec, timing.first_packet(i)) {
+                (t.width, t.height) = (w, h);
+            }
+        }
     }
     let mut streams: Vec<Value> = tracks
         .iter()
