@@ -75,6 +75,9 @@ pub fn document<S: Source>(
         if format == FormatKind::Mp3 {
             mp3_start(s, t, tags.streams.get(i).map(Vec::as_slice).unwrap_or(&[]));
         }
+        if format == FormatKind::Ogg {
+            ogg_start(s, t, configs.get(i).map(Vec::as_slice).unwrap_or(&[]));
+        }
         if t.codec == Codec::Aac && !timing.first_packet(i).is_empty() {
             let config = configs.get(i).map(Vec::as_slice).unwrap_or(&[]);
             if let Some(p) = aac_profile(config, timing.first_packet(i)) {
@@ -99,6 +102,10 @@ pub fn document<S: Source>(
         start_us: info.start_us,
         bit_rate: info.bit_rate,
     };
+    if format == FormatKind::Ogg {
+        // The format starts where its earliest stream does.
+        facts.start_us = None;
+    }
     if format == FormatKind::Amr {
         amr_timing(&mut streams, &tracks, timing, facts.size);
         facts.duration_us = None;
@@ -250,6 +257,25 @@ fn amr_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timi
             set(s, "duration", super::time_string(d, t.time_base).into());
         }
     }
+}
+
+/// ffmpeg's Ogg starts: Vorbis at its first packet's time but not before
+/// 0 (`vorbis_packet`); Opus after the pre-skip of its `OpusHead`
+/// (`skip_samples` added to the first time).
+fn ogg_start(s: &mut Value, t: &mediaslice::Track, config: &[u8]) {
+    let Some(first) = s.get("start_pts").and_then(Value::as_i64) else {
+        return;
+    };
+    let start = match t.codec {
+        Codec::Vorbis => first.max(0),
+        Codec::Opus => match (config.get(..8), config.get(10..12)) {
+            (Some(b"OpusHead"), Some(&[lo, hi])) => first + i64::from(u16::from_le_bytes([lo, hi])),
+            _ => return,
+        },
+        _ => return,
+    };
+    set(s, "start_pts", start.into());
+    set(s, "start_time", super::time_string(start, t.time_base).into());
 }
 
 /// A video frame's duration in `t`'s time base from the stream's
