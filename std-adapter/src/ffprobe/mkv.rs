@@ -13,6 +13,10 @@
 //!   width (height) doubled first.
 //! - `avg_frame_rate`: 10^9 over `DefaultDuration` (reduced to terms of at
 //!   most 30000), and `r_frame_rate` the same when between 5 and 1000.
+//! - tags go under their names as written (`NAME-lang` in a
+//!   `TagLanguage` other than "und"), where the tag walker's common names
+//!   do not already give them.
+//! - a `StereoMode` other than mono as the stream tag `stereo_mode`.
 //! - the format's `creation_time`: `DateUTC` (nanoseconds since
 //!   2001-01-01), printed with microseconds.
 
@@ -38,6 +42,15 @@ const DISPLAY_WIDTH: u64 = 0x54B0;
 const DISPLAY_HEIGHT: u64 = 0x54BA;
 const DISPLAY_UNIT: u64 = 0x54B2;
 const STEREO_MODE: u64 = 0x53B8;
+const TRACK_UID: u64 = 0x73C5;
+const TAGS: u64 = 0x1254_C367;
+const TAG: u64 = 0x7373;
+const TARGETS: u64 = 0x63C0;
+const TAG_TRACK_UID: u64 = 0x63C5;
+const SIMPLE_TAG: u64 = 0x67C8;
+const TAG_NAME: u64 = 0x45A3;
+const TAG_LANGUAGE: u64 = 0x447A;
+const TAG_STRING: u64 = 0x4487;
 const CROP_BOTTOM: u64 = 0x54AA;
 const CROP_TOP: u64 = 0x54BB;
 const CROP_LEFT: u64 = 0x54CC;
@@ -54,6 +67,10 @@ pub struct Entry {
     pub sar: Option<(u64, u64)>,
     /// `DefaultDuration` in nanoseconds.
     pub default_duration: Option<u64>,
+    /// `TrackUID`.
+    pub uid: u64,
+    /// `StereoMode`.
+    pub stereo_mode: u64,
 }
 
 /// The facts of one Segment.
@@ -63,6 +80,10 @@ pub struct Segment {
     pub date_utc: Option<i64>,
     /// The track entries.
     pub tracks: Vec<Entry>,
+    /// The simple tags, named as ffmpeg names them (`NAME`, or `NAME-lang`
+    /// in a language other than "und"): (the `TagTrackUID`, or `None` for
+    /// the Segment; name; value).
+    pub lang_tags: Vec<(Option<u64>, String, String)>,
 }
 
 impl Segment {
@@ -160,7 +181,7 @@ pub fn read<S: Source>(src: &mut S) -> Option<Segment> {
             // An unknown-size element (a live Cluster) hides what follows.
             break;
         }
-        if (id == INFO || id == TRACKS) && size <= MAX_ELEMENT {
+        if (id == INFO || id == TRACKS || id == TAGS) && size <= MAX_ELEMENT {
             let mut body = vec![0u8; usize::try_from(size).ok()?];
             if src.read_exact_at(off + hl, &mut body).is_err() {
                 break;
@@ -169,6 +190,12 @@ pub fn read<S: Source>(src: &mut S) -> Option<Segment> {
                 for (c, v) in children(&body) {
                     if c == DATE_UTC && v.len() == 8 {
                         seg.date_utc = Some(uint(v) as i64);
+                    }
+                }
+            } else if id == TAGS {
+                for (c, tag) in children(&body) {
+                    if c == TAG {
+                        lang_tags(tag, &mut seg.lang_tags);
                     }
                 }
             } else {
@@ -186,21 +213,86 @@ pub fn read<S: Source>(src: &mut S) -> Option<Segment> {
     Some(seg)
 }
 
+/// The simple tags of a `Tag` under their names as written, and
+/// `NAME-lang` when their `TagLanguage` is not "und" (the default), as
+/// ffmpeg's `matroska_convert_tag` sets them.
+fn lang_tags(tag: &[u8], out: &mut Vec<(Option<u64>, String, String)>) {
+    let mut uids = Vec::new();
+    for (c, v) in children(tag) {
+        if c == TARGETS {
+            uids.extend(children(v).filter(|(i, _)| *i == TAG_TRACK_UID).map(|(_, u)| uint(u)));
+        }
+    }
+    for (c, v) in children(tag) {
+        if c != SIMPLE_TAG {
+            continue;
+        }
+        let (mut name, mut lang, mut value) = (None, None, None);
+        for (i, b) in children(v) {
+            let text = || String::from_utf8_lossy(b.split(|&x| x == 0).next().unwrap_or(b)).into_owned();
+            match i {
+                TAG_NAME => name = Some(text()),
+                TAG_LANGUAGE => lang = Some(text()),
+                TAG_STRING => value = Some(text()),
+                _ => {}
+            }
+        }
+        let (Some(n), Some(v)) = (name, value) else {
+            continue;
+        };
+        let l = lang.unwrap_or_else(|| "und".to_owned());
+        let key = if l == "und" { n } else { format!("{n}-{l}") };
+        if uids.is_empty() {
+            out.push((None, key, v));
+        } else {
+            for &u in &uids {
+                out.push((Some(u), key.clone(), v.clone()));
+            }
+        }
+    }
+}
+
 fn entry(b: &[u8]) -> Entry {
     let mut e = Entry::default();
     for (id, v) in children(b) {
         match id {
             TRACK_NUMBER => e.number = uint(v),
+            TRACK_UID => e.uid = uint(v),
             LANGUAGE => {
                 let s = v.split(|&c| c == 0).next().unwrap_or(v);
                 e.language = Some(String::from_utf8_lossy(s).into_owned());
             }
-            VIDEO => e.sar = sar(v),
+            VIDEO => {
+                e.sar = sar(v);
+                e.stereo_mode = children(v).find(|(i, _)| *i == STEREO_MODE).map_or(0, |(_, m)| uint(m));
+            }
             DEFAULT_DURATION => e.default_duration = Some(uint(v)).filter(|&d| d > 0),
             _ => {}
         }
     }
     e
+}
+
+/// ffmpeg's `stereo_mode` tag for a `StereoMode` (none for 0, mono).
+pub fn stereo_mode_name(mode: u64) -> Option<&'static str> {
+    [
+        "left_right",
+        "bottom_top",
+        "top_bottom",
+        "checkerboard_rl",
+        "checkerboard_lr",
+        "row_interleaved_rl",
+        "row_interleaved_lr",
+        "col_interleaved_rl",
+        "col_interleaved_lr",
+        "anaglyph_cyan_red",
+        "right_left",
+        "anaglyph_green_magenta",
+        "block_lr",
+        "block_rl",
+    ]
+    .get(usize::try_from(mode.checked_sub(1)?).ok()?)
+    .copied()
 }
 
 /// ffmpeg's sample aspect ratio of a `Video` element.

@@ -148,6 +148,23 @@ pub fn document<S: Source>(
             if let Some(c) = seg.date_utc.and_then(mkv::creation_time) {
                 format_tags.insert("creation_time".into(), c.into());
             }
+            for (uid, k, v) in &seg.lang_tags {
+                match uid {
+                    None => {
+                        format_tags.insert(k.clone(), v.clone().into());
+                    }
+                    Some(u) => {
+                        let at = seg
+                            .tracks
+                            .iter()
+                            .find(|e| e.uid == *u)
+                            .and_then(|e| tracks.iter().position(|t| u64::from(t.id) == e.number));
+                        if let Some(s) = at.and_then(|i| streams.get_mut(i)) {
+                            insert_tag(s, k, v);
+                        }
+                    }
+                }
+            }
         }
     }
     if facts.start_us.is_none() {
@@ -174,7 +191,9 @@ pub fn document<S: Source>(
             let t = obj.entry("tags").or_insert_with(|| Value::Object(Map::new()));
             if let Some(t) = t.as_object_mut() {
                 for (k, v) in format_tags {
-                    t.entry(k).or_insert(v);
+                    if !t.keys().any(|x| x.eq_ignore_ascii_case(&k)) {
+                        t.insert(k, v);
+                    }
                 }
             }
         }
@@ -291,6 +310,18 @@ fn frame_ticks(stream: &Value, t: &mediaslice::Track) -> i64 {
     i64::try_from(i128::from(t.time_base.den) * d / den).unwrap_or(0)
 }
 
+/// Adds tag `k` to a stream unless a tag of that name in any case is there.
+fn insert_tag(s: &mut Value, k: &str, v: &str) {
+    if let Some(o) = s.as_object_mut() {
+        let t = o.entry("tags").or_insert_with(|| Value::Object(Map::new()));
+        if let Some(t) = t.as_object_mut() {
+            if !t.keys().any(|x| x.eq_ignore_ascii_case(k)) {
+                t.insert(k.to_owned(), v.into());
+            }
+        }
+    }
+}
+
 fn secs(stream: &Value, key: &str) -> Option<f64> {
     stream.get(key)?.as_str()?.parse().ok()
 }
@@ -317,6 +348,9 @@ fn apply_mkv(seg: &mkv::Segment, tracks: &[mediaslice::Track], streams: &mut [Va
                     o.remove("tags");
                 }
             }
+        }
+        if let Some(m) = mkv::stereo_mode_name(e.stereo_mode) {
+            insert_tag(s, "stereo_mode", m);
         }
         if let (mediaslice::TrackKind::Video, false, Some(dd)) = (t.kind, t.attached_picture, e.default_duration) {
             let (n, d) = super::rates::reduce(1_000_000_000, dd, 30_000);
