@@ -24,7 +24,7 @@ pub fn document<S: Source>(
 ) -> (Vec<Value>, Value) {
     let format = d.format();
     let mut timing_tail = None;
-    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) {
+    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs | FormatKind::Aac) {
         // ffmpeg reads the end of a transport or program stream for its
         // streams' durations (estimate_timings_from_pts): read on to the
         // end (what `packets` already did, nothing is left).
@@ -78,6 +78,12 @@ pub fn document<S: Source>(
         if format == FormatKind::Ogg {
             ogg_start(s, t, configs.get(i).map(Vec::as_slice).unwrap_or(&[]));
         }
+        if t.codec == Codec::DvdSub {
+            if let Some((w, h)) = vobsub_size(configs.get(i).map(Vec::as_slice).unwrap_or(&[])) {
+                set(s, "width", w.into());
+                set(s, "height", h.into());
+            }
+        }
         if t.codec == Codec::Aac && !timing.first_packet(i).is_empty() {
             let config = configs.get(i).map(Vec::as_slice).unwrap_or(&[]);
             if let Some(p) = aac_profile(config, timing.first_packet(i)) {
@@ -108,6 +114,10 @@ pub fn document<S: Source>(
     }
     if format == FormatKind::Amr {
         amr_timing(&mut streams, &tracks, timing, facts.size);
+        facts.duration_us = None;
+    }
+    if format == FormatKind::Aac {
+        adts_timing(&mut streams, &tracks, timing, facts.size);
         facts.duration_us = None;
     }
     if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) {
@@ -248,6 +258,37 @@ fn mp3_start(s: &mut Value, t: &mediaslice::Track, tags: &[(String, String)]) {
     }
 }
 
+/// ffmpeg's raw ADTS: its AAC parser keeps a running mean of the frames'
+/// bit rates (`bit_rate += (frame - bit_rate) / n`, each frame's
+/// `size * 8 * rate / 1024`), and the duration follows from it and the
+/// bytes from the first frame on (`estimate_timings_from_bit_rate`).
+fn adts_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timing, size: u64) {
+    for (i, (s, t)) in streams.iter_mut().zip(tracks).enumerate() {
+        let (Some(pos), sizes) = (timing.first_pos(i), timing.sizes(i)) else {
+            continue;
+        };
+        let mut rate = 0i64;
+        for (n, &b) in sizes.iter().enumerate() {
+            let frame = i64::from(b) * 8 * i64::from(t.sample_rate) / 1024;
+            rate += (frame - rate) / (n as i64 + 1);
+        }
+        if rate <= 0 {
+            continue;
+        }
+        set(s, "bit_rate", rate.to_string().into());
+        let (num, den) = (u128::from(t.time_base.num), u128::from(t.time_base.den));
+        let bits = u128::from(size.saturating_sub(pos)) * 8;
+        let div = rate as u128 * num;
+        if div == 0 {
+            continue;
+        }
+        if let Ok(d) = i64::try_from((bits * den + div / 2) / div) {
+            set(s, "duration_ts", d.into());
+            set(s, "duration", super::time_string(d, t.time_base).into());
+        }
+    }
+}
+
 /// ffmpeg's raw AMR: the codec tag `samr` (`sawb`); the stream's bit rate is that of the frames read
 /// (payload bytes after the ToC byte, 50 frames a second; the first frame
 /// here), and the duration follows from it and the bytes after the magic
@@ -295,6 +336,15 @@ fn ogg_start(s: &mut Value, t: &mediaslice::Track, config: &[u8]) {
     };
     set(s, "start_pts", start.into());
     set(s, "start_time", super::time_string(start, t.time_base).into());
+}
+
+/// The picture size a VobSub `.idx` header states (`size: 720x480`), which
+/// ffmpeg's DVD subtitle decoder reports.
+fn vobsub_size(config: &[u8]) -> Option<(u32, u32)> {
+    let text = String::from_utf8_lossy(config);
+    let line = text.lines().find_map(|l| l.trim().strip_prefix("size:"))?;
+    let (w, h) = line.trim().split_once('x')?;
+    Some((w.trim().parse().ok()?, h.trim().parse().ok()?))
 }
 
 /// A video frame's duration in `t`'s time base from the stream's

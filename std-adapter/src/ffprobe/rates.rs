@@ -61,7 +61,11 @@ pub struct Timing {
     first: Vec<Vec<u8>>,
     ends: Vec<[Option<i64>; 2]>,
     first_pos: Vec<Option<u64>>,
+    sizes: Vec<Vec<u32>>,
 }
+
+/// Most packet sizes kept per stream (for ffmpeg's running bit rate).
+const MAX_SIZES: usize = 1 << 16;
 
 /// Most bytes of a stream's first packet kept for its header facts.
 const FIRST_PACKET_BYTES: usize = 1 << 16;
@@ -74,6 +78,7 @@ impl Timing {
             first: vec![Vec::new(); n],
             ends: vec![[None; 2]; n],
             first_pos: vec![None; n],
+            sizes: vec![Vec::new(); n],
         }
     }
 
@@ -100,8 +105,12 @@ impl Timing {
         }
     }
 
-    /// Notes where `p` ends for [`Timing::end`].
+    /// Notes where `p` ends for [`Timing::end`] and its size for
+    /// [`Timing::sizes`].
     pub fn observe_end(&mut self, p: &Packet<'_>) {
+        if let Some(s) = self.sizes.get_mut(p.track).filter(|s| s.len() < MAX_SIZES) {
+            s.push(u32::try_from(p.data.len()).unwrap_or(u32::MAX));
+        }
         if let (Some(e), Some(pts)) = (self.ends.get_mut(p.track), p.pts) {
             let d = p.duration.and_then(|d| i64::try_from(d).ok()).unwrap_or(0);
             for (slot, end) in e.iter_mut().zip([pts, pts.saturating_add(d)]) {
@@ -114,6 +123,11 @@ impl Timing {
     /// `i`'s packets seen.
     pub fn end(&self, i: usize, with_duration: bool) -> Option<i64> {
         self.ends.get(i).and_then(|e| e[usize::from(with_duration)])
+    }
+
+    /// The sizes of stream `i`'s packets seen, in order (at most 65536).
+    pub fn sizes(&self, i: usize) -> &[u32] {
+        self.sizes.get(i).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Where stream `i`'s first packet lies in the input.
