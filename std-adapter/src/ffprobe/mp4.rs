@@ -34,6 +34,10 @@ use mediaslice::Source;
 const MAX_MOOV: u64 = 64 << 20;
 /// The most bytes of one `moof` read.
 const MAX_MOOF: u64 = 4 << 20;
+/// The most top-level boxes looked at after a fragmented file's `moov`
+/// (each is a read: a probe over HTTP stays within its request budget).
+/// Past it, the fragments are not counted at all rather than in part.
+const MAX_AFTER_MOOV: usize = 256;
 /// The most top-level boxes looked at.
 const MAX_TOP: usize = 100_000;
 
@@ -103,6 +107,15 @@ pub struct Moov {
 }
 
 impl Moov {
+    /// The facts with the fragments' counts dropped (when they could not
+    /// all be read).
+    fn without_fragments(mut self) -> Self {
+        for t in &mut self.traks {
+            (t.frag_end, t.frag_size) = (None, 0);
+        }
+        self
+    }
+
     /// The track with `tkhd` track_ID `id`.
     pub fn trak(&self, id: u32) -> Option<&Trak> {
         self.traks.iter().find(|t| t.id == id)
@@ -221,7 +234,14 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
     let mut isom = false;
     let mut moov: Option<Moov> = None;
     let mut moof_bytes = 0u64;
+    let mut after_moov = 0usize;
     for _ in 0..MAX_TOP {
+        if moov.is_some() {
+            after_moov += 1;
+            if after_moov > MAX_AFTER_MOOV {
+                return moov.map(Moov::without_fragments);
+            }
+        }
         let mut head = [0u8; 16];
         let n = src.read_at(off, &mut head).ok()?;
         if n < 8 {
@@ -254,14 +274,15 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
             moov = Some(m);
         } else if let (b"moof", Some(m)) = (&kind, moov.as_mut()) {
             let body_len = size - hl;
-            if body_len <= MAX_MOOF && moof_bytes + body_len <= MAX_MOOV {
-                moof_bytes += body_len;
-                let mut body = vec![0u8; usize::try_from(body_len).ok()?];
-                if src.read_exact_at(off + hl, &mut body).is_err() {
-                    break;
-                }
-                parse_moof(&body, m);
+            if body_len > MAX_MOOF || moof_bytes + body_len > MAX_MOOV {
+                return moov.map(Moov::without_fragments);
             }
+            moof_bytes += body_len;
+            let mut body = vec![0u8; usize::try_from(body_len).ok()?];
+            if src.read_exact_at(off + hl, &mut body).is_err() {
+                break;
+            }
+            parse_moof(&body, m);
         }
         off = match off.checked_add(size) {
             Some(o) if o < len => o,

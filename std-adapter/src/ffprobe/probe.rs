@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 /// Most packets read after the first ones for the end of a transport or
 /// program stream.
 const TAIL_PACKETS: usize = 1_000_000;
+/// How far into the input a probe reads packets for the end (16 MiB; a
+/// probe over HTTP may fetch 32 MiB).
+const TAIL_BYTES: u64 = 16 << 20;
 
 /// The streams and the format object for `d`, after its tags were read
 /// (`tags`) and its first packets seen (`timing`).
@@ -24,17 +27,26 @@ pub fn document<S: Source>(
 ) -> (Vec<Value>, Value) {
     let format = d.format();
     let mut timing_tail = None;
+    let mut tail_read = true;
     if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs | FormatKind::Aac) {
         // ffmpeg reads the end of a transport or program stream for its
         // streams' durations (estimate_timings_from_pts): read on to the
         // end (what `packets` already did, nothing is left).
+        // Bounded: past TAIL_BYTES the end is not known, and no duration
+        // is derived from it.
         let mut t = timing_in.clone();
+        let mut ended = true;
         for _ in 0..TAIL_PACKETS {
             match d.next_packet() {
+                Ok(Some(p)) if p.pos.is_some_and(|pos| pos > TAIL_BYTES) => {
+                    ended = false;
+                    break;
+                }
                 Ok(Some(p)) => t.observe_end(&p),
                 Ok(None) | Err(_) => break,
             }
         }
+        tail_read = ended;
         timing_tail = Some(t);
     }
     let timing = timing_tail.as_ref().unwrap_or(timing_in);
@@ -120,7 +132,7 @@ pub fn document<S: Source>(
         adts_timing(&mut streams, &tracks, timing, facts.size);
         facts.duration_us = None;
     }
-    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) {
+    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) && tail_read {
         for (i, s) in streams.iter_mut().enumerate() {
             // ffmpeg reads those packets raw: a video packet's duration
             // comes from the frame rate, an audio packet has none.
