@@ -129,6 +129,12 @@ impl<S: Source> Demuxer<S> {
         &self.src
     }
 
+    /// The source, to read container facts the demuxer does not keep
+    /// (positioned reads; the demuxer's state does not depend on them).
+    pub fn source_mut(&mut self) -> &mut S {
+        &mut self.src
+    }
+
     /// Gives back the source.
     pub fn into_source(self) -> S {
         self.src

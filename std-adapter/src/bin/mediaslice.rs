@@ -519,26 +519,17 @@ fn facts<'a, S: Source>(d: &Demuxer<S>, filename: &'a str) -> FormatFacts<'a> {
 
 fn write_tail<S: Source, W: Write>(
     w: &mut W,
-    d: &Demuxer<S>,
+    d: &mut Demuxer<S>,
     tags: &TagSet,
     timing: &Timing,
     video: &[Option<VideoFacts>],
     filename: &str,
 ) -> io::Result<()> {
-    let format = d.format();
-    let streams: Vec<serde_json::Value> = d
-        .tracks()
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let v = video.get(i).and_then(Option::as_ref);
-            ffprobe::stream_json(i, t, tags, &timing.facts(i, t, format), v)
-        })
-        .collect();
+    let (streams, format) = ffprobe::probe::document(d, tags, timing, video, filename);
     w.write_all(b"  \"streams\": ")?;
     serde_json::to_writer_pretty(&mut *w, &streams)?;
     w.write_all(b",\n  \"format\": ")?;
-    serde_json::to_writer_pretty(&mut *w, &ffprobe::format_json(&facts(d, filename), tags))?;
+    serde_json::to_writer_pretty(&mut *w, &format)?;
     Ok(())
 }
 

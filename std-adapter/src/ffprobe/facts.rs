@@ -79,6 +79,29 @@ pub fn pix_fmt(f: &VideoFacts) -> Option<String> {
     })
 }
 
+/// The picture size of a video stream whose container states none
+/// (MPEG-TS, MPEG-PS), from the parameter sets or sequence header in its
+/// first packet: H.264 and H.265 after cropping, MPEG-1/2 as coded.
+pub fn picture_size(codec: Codec, first: &[u8]) -> Option<(u32, u32)> {
+    use mediaslice::codec::{annexb::NalUnits, h264, hevc, mpegvideo};
+    let size = match codec {
+        Codec::H264 => NalUnits::new(first)
+            .find_map(h264::Sps::parse)
+            .map(|s| (s.width, s.height)),
+        Codec::Hevc => NalUnits::new(first)
+            .find_map(hevc::Sps::parse)
+            .map(|s| (s.width, s.height)),
+        Codec::Mpeg1Video | Codec::Mpeg2Video => first
+            .windows(4)
+            .position(|w| w == [0, 0, 1, 0xB3])
+            .and_then(|at| first.get(at + 4..))
+            .and_then(mpegvideo::SequenceHeader::parse)
+            .map(|h| (h.width, h.height)),
+        _ => None,
+    };
+    size.filter(|&(w, h)| w > 0 && h > 0)
+}
+
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
         a
@@ -94,6 +117,10 @@ pub fn insert(m: &mut Map<String, Value>, t: &Track, f: Option<&VideoFacts>) {
     }
     if let Some(p) = f.and_then(pix_fmt) {
         m.insert("pix_fmt".into(), p.into());
+        // The H.264 decoder reports its luma bit depth.
+        if let (Codec::H264, Some(b)) = (t.codec, f.and_then(|f| f.bit_depth)) {
+            m.insert("bits_per_raw_sample".into(), b.to_string().into());
+        }
     }
     if let Some(l) = level(t.codec, f) {
         m.insert("level".into(), l.into());

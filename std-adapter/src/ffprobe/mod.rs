@@ -7,8 +7,12 @@
 //! ([`write_packet`]); streams and the format are small and built as
 //! [`serde_json::Value`]s.
 
+pub mod audio;
 pub mod facts;
+pub mod mkv;
+pub mod mp4;
 pub mod names;
+pub mod probe;
 pub mod rates;
 
 use mediaslice::{FormatKind, Packet, Rational, Tag, TagKey, TagValue, Track, TrackKind};

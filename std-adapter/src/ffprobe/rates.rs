@@ -15,7 +15,8 @@
 //!   else the codec's frame rate, or the time base's reciprocal.
 //! - `avg_frame_rate`: MP4 states `frames * timescale / duration` from its
 //!   sample table; other containers the mean frame rate over the probed
-//!   packets, rounded to a standard rate when within 1%.
+//!   packets, rounded to a standard rate when within 1%; IVF none (ffmpeg
+//!   sums packet durations, and its IVF packets have none).
 //! - Audio, subtitle and data streams have `0/0` for both; an attached
 //!   picture `90000/1` and `0/0` (its time base's reciprocal and no rate).
 
@@ -41,6 +42,8 @@ pub struct StreamTiming {
     pub r_frame_rate: (u64, u64),
     /// `avg_frame_rate` as `(num, den)`; `(0, 0)` when none.
     pub avg_frame_rate: (u64, u64),
+    /// The first packet's presentation timestamp, discarded or not.
+    pub first_pts: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +51,7 @@ struct Stamp {
     pts: Option<i64>,
     dts: Option<i64>,
     duration: Option<u64>,
+    discard: bool,
 }
 
 /// The first packets' timestamps of each stream.
@@ -55,7 +59,13 @@ struct Stamp {
 pub struct Timing {
     streams: Vec<Vec<Stamp>>,
     first: Vec<Vec<u8>>,
+    ends: Vec<[Option<i64>; 2]>,
+    first_pos: Vec<Option<u64>>,
+    sizes: Vec<Vec<u32>>,
 }
+
+/// Most packet sizes kept per stream (for ffmpeg's running bit rate).
+const MAX_SIZES: usize = 1 << 16;
 
 /// Most bytes of a stream's first packet kept for its header facts.
 const FIRST_PACKET_BYTES: usize = 1 << 16;
@@ -66,13 +76,20 @@ impl Timing {
         Timing {
             streams: vec![Vec::new(); n],
             first: vec![Vec::new(); n],
+            ends: vec![[None; 2]; n],
+            first_pos: vec![None; n],
+            sizes: vec![Vec::new(); n],
         }
     }
 
     /// Notes `p` if its stream has fewer than [`PROBE_PACKETS`] yet.
     pub fn observe(&mut self, p: &Packet<'_>) {
+        self.observe_end(p);
         if let Some(s) = self.streams.get_mut(p.track) {
             if s.is_empty() {
+                if let Some(f) = self.first_pos.get_mut(p.track) {
+                    *f = p.pos;
+                }
                 if let Some(f) = self.first.get_mut(p.track) {
                     f.extend_from_slice(p.data.get(..FIRST_PACKET_BYTES).unwrap_or(p.data));
                 }
@@ -82,9 +99,40 @@ impl Timing {
                     pts: p.pts,
                     dts: p.dts,
                     duration: p.duration,
+                    discard: p.flags.discard,
                 });
             }
         }
+    }
+
+    /// Notes where `p` ends for [`Timing::end`] and its size for
+    /// [`Timing::sizes`].
+    pub fn observe_end(&mut self, p: &Packet<'_>) {
+        if let Some(s) = self.sizes.get_mut(p.track).filter(|s| s.len() < MAX_SIZES) {
+            s.push(u32::try_from(p.data.len()).unwrap_or(u32::MAX));
+        }
+        if let (Some(e), Some(pts)) = (self.ends.get_mut(p.track), p.pts) {
+            let d = p.duration.and_then(|d| i64::try_from(d).ok()).unwrap_or(0);
+            for (slot, end) in e.iter_mut().zip([pts, pts.saturating_add(d)]) {
+                *slot = Some(slot.map_or(end, |x| x.max(end)));
+            }
+        }
+    }
+
+    /// The latest `pts` (`pts + duration` when `with_duration`) of stream
+    /// `i`'s packets seen.
+    pub fn end(&self, i: usize, with_duration: bool) -> Option<i64> {
+        self.ends.get(i).and_then(|e| e[usize::from(with_duration)])
+    }
+
+    /// The sizes of stream `i`'s packets seen, in order (at most 65536).
+    pub fn sizes(&self, i: usize) -> &[u32] {
+        self.sizes.get(i).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Where stream `i`'s first packet lies in the input.
+    pub fn first_pos(&self, i: usize) -> Option<u64> {
+        self.first_pos.get(i).copied().flatten()
     }
 
     /// The first bytes of stream `i`'s first packet (empty when none).
@@ -100,7 +148,14 @@ impl Timing {
     /// Stream `i`'s facts.
     pub fn facts(&self, i: usize, t: &Track, format: FormatKind) -> StreamTiming {
         let stamps = self.streams.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        let start_pts = stamps.iter().filter_map(|s| s.pts).min();
+        // MP4 marks the packets before an edit's start discarded; ffmpeg's
+        // start time is that of the edit (the first packet's time plus the
+        // samples skipped), which is where the kept packets begin.
+        let kept = stamps.iter().filter(|s| !s.discard).filter_map(|s| s.pts).min();
+        let start_pts = match kept {
+            Some(k) if format == FormatKind::Mp4 && stamps.iter().any(|s| s.discard) => Some(k.max(0)),
+            _ => stamps.iter().filter_map(|s| s.pts).min(),
+        };
         let (r, avg) = match t.kind {
             TrackKind::Video if t.attached_picture => ((90_000, 1), (0, 0)),
             TrackKind::Video => video_rates(stamps, t, format),
@@ -110,6 +165,7 @@ impl Timing {
             start_pts,
             r_frame_rate: r,
             avg_frame_rate: avg,
+            first_pts: stamps.first().and_then(|s| s.pts),
         }
     }
 }
@@ -198,7 +254,9 @@ fn video_rates(stamps: &[Stamp], t: &Track, format: FormatKind) -> ((u64, u64), 
             }
         }
     }
-    if avg == (0, 0) && stamps.len() > 1 {
+    // ffmpeg's IVF packets carry no duration, and its mean sums packet
+    // durations: IVF has none.
+    if avg == (0, 0) && stamps.len() > 1 && format != FormatKind::Ivf {
         // Durations of the packets after the first (ffmpeg counts from the
         // second frame), from the container or the dts steps.
         let durs: Vec<u64> = stamps

@@ -153,7 +153,7 @@ impl FormatDemuxer for IvfDemuxer {
             id: 0,
             kind: TrackKind::Video,
             codec,
-            codec_tag: u32::from_le_bytes(h.fourcc),
+            codec_tag: u32::from_be_bytes(h.fourcc),
             time_base: Rational::new(scale, rate),
             duration: Some(h.frames.get() as u64),
             frames: Some(h.frames.get() as u64),
