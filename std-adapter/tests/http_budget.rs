@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The CLI's caps for `probe`, `tags` and `io` (`PROBE_MAX_REQUESTS`,
-/// `PROBE_MAX_BYTES` in `src/bin/mediaslice.rs`).
+/// `PROBE_MAX_BYTES` in `src/bin/mediaslice/main.rs`).
 const PROBE_MAX_REQUESTS: u64 = 250;
 const PROBE_MAX_BYTES: u64 = 32 << 20;
 

@@ -179,7 +179,10 @@ impl Fmp4Muxer {
     /// A muxer cutting as `opts` says.
     pub(crate) fn with_options(opts: Fragmenting) -> Self {
         Fmp4Muxer {
-            base: Mp4Muxer::with_brand(false),
+            base: Mp4Muxer {
+                rebuilds_times: false,
+                ..Mp4Muxer::with_brand(false)
+            },
             opts,
             patchable: false,
             init_cap: 0,

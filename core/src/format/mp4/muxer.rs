@@ -103,6 +103,11 @@ pub struct Mp4Muxer {
     /// Room reserved for `moov` ahead of the media, and where it starts
     /// (`muxer_ahead.rs`); 0 bytes: `moov` after the media.
     pub(crate) ahead: (u64, u64),
+    /// Decode times that the input lacks and whose presentation times go
+    /// back may be provisional, rebuilt at `finish` (`muxer_times.rs`):
+    /// the progressive muxer, which writes every table at the end; not the
+    /// fragmented one, whose fragments are out before the end.
+    pub(crate) rebuilds_times: bool,
     pub(crate) tracks: [TrackState; MAX_TRACKS],
     pub(crate) built: heapless::Vec<u8, MAX_BUILT_CONFIG>,
     /// The index on the heap when there is no scratch (feature `alloc`).
@@ -118,6 +123,7 @@ impl Mp4Muxer {
             mdat_at: 0,
             index_len: 0,
             ahead: (0, 0),
+            rebuilds_times: true,
             tracks: [TrackState::default(); MAX_TRACKS],
             built: heapless::Vec::new(),
             #[cfg(feature = "alloc")]
@@ -315,8 +321,9 @@ impl Mp4Muxer {
         // Times going back where the input lacks decode times (Matroska
         // B-frames): a provisional one until `finish` rebuilds them
         // (muxer_times.rs); given decode times that go back are refused.
-        let dts_missing = st.dts_missing || packet.dts.is_none();
-        let reorder = dts_missing && st.first_dts.is_some() && dts < st.last_dts;
+        // (A packet with no time at all, a PES without PTS, says nothing.)
+        let dts_missing = st.dts_missing || (packet.dts.is_none() && packet.pts.is_some());
+        let reorder = self.rebuilds_times && dts_missing && st.first_dts.is_some() && dts < st.last_dts;
         if reorder {
             dts = st.last_dts;
         }

@@ -1,0 +1,486 @@
+//! `mediaslice`: probe media files, list their packets and tags, and count
+//! the I/O a probe costs, with ffprobe's JSON field names.
+//!
+//! See `docs/cli.md` for the commands, the JSON fields and the exit codes.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+// CRC-32 of payloads (`--summary`, `data_hash`): crc32fast picks a
+// carry-less-multiply (PCLMULQDQ / PMULL) kernel at run time, 6.5x core's
+// portable slicing-by-8 on this machine; the values are the same (IEEE CRC-32).
+use crc32fast::{hash as crc32, Hasher as Crc32};
+use mediaslice::codec::facts::VideoFacts;
+use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
+use mediaslice_std::ffprobe::{self, FormatFacts, TagSet, Timing};
+use mediaslice_std::{
+    is_http_url, open_regular_file, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo,
+};
+use std::fmt;
+use std::io::IsTerminal;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+mod inspect;
+mod phases;
+mod read;
+mod write;
+
+use inspect::*;
+use phases::*;
+use read::*;
+use write::*;
+
+/// Exit code: success.
+const EXIT_OK: u8 = 0;
+/// Exit code: the file could not be read (missing, unreadable, unsupported,
+/// damaged headers), or reading stopped at damage after some output.
+const EXIT_FAILED: u8 = 1;
+/// Exit code: the input is truncated; everything before the cut was printed.
+const EXIT_TRUNCATED: u8 = 2;
+/// Exit code: the command line was not understood.
+const EXIT_USAGE: u8 = 64;
+
+/// Scratch given to `--source reader` before the demuxer can say how large
+/// its packets are.
+const READER_SCRATCH: usize = 16 << 20;
+/// Most tags read from one file (a guard; demuxers bound their own walks).
+const MAX_TAGS: usize = 100_000;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "mediaslice",
+    version,
+    about = "Zero-copy media demuxer: probe, packets, tags and I/O counts"
+)]
+struct Cli {
+    /// How to read the file: `mmap` (memory map, zero copy; the default),
+    /// `pread` (positioned reads, counted; the default of `io`), `reader`
+    /// (mediaslice's streaming ReaderSource over the file).
+    #[arg(long, global = true, value_enum)]
+    source: Option<SourceKind>,
+    /// Shorthand for `--source reader`.
+    #[arg(long, global = true, conflicts_with = "source")]
+    reader: bool,
+    /// HTTP(S) URLs: seconds to wait for a connection, a response or a
+    /// read of its body.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 30.0)]
+    http_timeout: f64,
+    /// HTTP(S) URLs: most redirects followed per request.
+    #[arg(long, global = true, value_name = "N", default_value_t = 5)]
+    http_redirects: u32,
+    /// HTTP(S) URLs: most requests per run (default: 250 for `probe`,
+    /// `tags` and `io`; for `packets`, 2000 plus one per 16 KiB of the
+    /// resource).
+    #[arg(long, global = true, value_name = "N")]
+    http_max_requests: Option<u64>,
+    /// HTTP(S) URLs: most body bytes received per run (default: 32 MiB for
+    /// `probe`, `tags` and `io`; for `packets`, the resource's length plus
+    /// an eighth plus 16 MiB).
+    #[arg(long, global = true, value_name = "BYTES")]
+    http_max_bytes: Option<u64>,
+    /// HTTP(S) URLs: most body bytes skipped per run when the server ignores
+    /// `Range` and sends the whole body.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = HttpSource::DEFAULT_MAX_SKIP)]
+    http_max_skip: u64,
+    /// HTTP(S) URLs: most seconds the whole run may spend on HTTP (default:
+    /// 60 for `probe`, `tags` and `io`, 600 for `packets`); 0 for none.
+    #[arg(long, global = true, value_name = "SECS")]
+    http_deadline: Option<f64>,
+    /// HTTP(S) URLs: least transfer rate in bytes per second, averaged over
+    /// `--http-speed-time` (as curl's `--speed-limit`); 0 for none.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = 1024)]
+    http_speed_limit: u64,
+    /// HTTP(S) URLs: the window of `--http-speed-limit`, in seconds of
+    /// waiting on the network (as curl's `--speed-time`).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 20.0)]
+    http_speed_time: f64,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SourceKind {
+    /// Memory-mapped file; packets borrow the map.
+    Mmap,
+    /// Positioned reads with a small block cache.
+    Pread,
+    /// `mediaslice::ReaderSource` over the file, with scratch.
+    Reader,
+    /// HTTP range requests (chosen by an http:// or https:// argument).
+    #[value(skip)]
+    Http,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Format and streams.
+    Probe(FileArgs),
+    /// Every packet (ffprobe's `-show_packets -show_streams -show_format` with `--json`).
+    Packets {
+        #[command(flatten)]
+        file: FileArgs,
+        /// Print only one JSON object: packet count, bytes and CRC-32 of all payloads.
+        #[arg(long)]
+        summary: bool,
+    },
+    /// The tags: key, common name, value and scope.
+    Tags(FileArgs),
+    /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
+    Io(FileArgs),
+    /// Rewrap IN into OUT without touching the payload (`-` as OUT: stdout,
+    /// Matroska live mode). See `docs/write-side.md`.
+    Remux(RemuxArgs),
+    /// Package IN for HLS into OUTDIR: CMAF init + media segments, media
+    /// and multivariant playlists (`--hls [--segment 6s]`).
+    Package(PackageArgs),
+    /// Peak resident memory and heap per phase (open, tracks and tags, every
+    /// packet, seek), as JSON; for benches/scripts/memory.sh.
+    #[command(hide = true)]
+    Phases(FileArgs),
+}
+
+#[derive(Args, Debug)]
+struct FileArgs {
+    /// The media file, or an http:// or https:// URL.
+    file: PathBuf,
+    /// JSON output with ffprobe's field names.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct RemuxArgs {
+    /// The input file.
+    input: PathBuf,
+    /// The output file (written under a temporary name, renamed at the end),
+    /// or `-` for standard output.
+    output: PathBuf,
+    /// The output format: mkv (mka, matroska), webm, mp4 (m4a, m4v), mov or
+    /// fmp4 (cmaf); by default from OUT's extension. MP4 and MOV need an
+    /// output file.
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<String>,
+    /// The input streams to write, by index (`0,2`); all by default.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    streams: Option<Vec<usize>>,
+    /// Write the stream form (Matroska unknown sizes, nothing patched) even
+    /// to a file (Matroska and WebM only).
+    #[arg(long)]
+    live: bool,
+    /// MP4/MOV: place the index (`moov`) before the media, for playback
+    /// that starts while the file downloads (two passes over the input; the
+    /// payload is written once).
+    #[arg(long)]
+    faststart: bool,
+    /// Fragmented MP4 / CMAF (the same as `--format fmp4`).
+    #[arg(long)]
+    fragmented: bool,
+    /// Least fragment duration of fragmented MP4, in milliseconds (2000).
+    #[arg(long, value_name = "MS")]
+    fragment_ms: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+struct PackageArgs {
+    /// The input file.
+    input: PathBuf,
+    /// The output folder (created).
+    outdir: PathBuf,
+    /// HLS (the only packaging so far).
+    #[arg(long)]
+    hls: bool,
+    /// Least segment duration (`6s`, `2.5s`, `500ms`); segments start at
+    /// video keyframes.
+    #[arg(long, value_name = "DURATION", default_value = "6s")]
+    segment: String,
+}
+
+/// Why a run stopped.
+enum Failure {
+    /// Opening or mapping the file.
+    Open(io::Error),
+    /// The demuxer.
+    Demux(mediaslice::Error),
+    /// Writing the output.
+    Write(io::Error),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Open(e) | Failure::Write(e) => write!(f, "{e}"),
+            Failure::Demux(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Write(e)
+    }
+}
+
+impl From<serde_json::Error> for Failure {
+    fn from(e: serde_json::Error) -> Self {
+        Failure::Write(e.into())
+    }
+}
+
+impl From<mediaslice::Error> for Failure {
+    fn from(e: mediaslice::Error) -> Self {
+        Failure::Demux(e)
+    }
+}
+
+/// What a command produced: output was written; maybe reading stopped early.
+type Outcome = Result<Option<mediaslice::Error>, Failure>;
+
+/// An open demuxer over the chosen source (boxed: a reader source carries
+/// its block cache inline).
+enum Opened {
+    Mmap(Box<Demuxer<MmapSource>>),
+    Pread(Box<Demuxer<FileSource>>),
+    Reader(Box<Demuxer<FileReaderSource>>),
+    Http(Box<Demuxer<HttpSource>>),
+}
+
+/// Runs `$body` with `$d: &mut Demuxer<_>` for whichever source is open.
+macro_rules! with_demuxer {
+    ($opened:expr, $d:ident => $body:expr) => {
+        match $opened {
+            Opened::Mmap(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Pread(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Reader(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+            Opened::Http(mut b) => {
+                let $d = &mut *b;
+                $body
+            }
+        }
+    };
+}
+
+fn ext_hint(path: &Path) -> Option<String> {
+    path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
+}
+
+/// The extension of a URL's path (query and fragment dropped).
+fn url_ext_hint(url: &str) -> Option<String> {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
+    let path = path.find('/').and_then(|i| path.get(i..)).unwrap_or("");
+    ext_hint(Path::new(path))
+}
+
+/// The argument as a URL, when it is an http:// or https:// one.
+fn as_url(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| is_http_url(s))
+}
+
+/// What a probe (`probe`, `tags`, `io`) may cost over HTTP by default: the
+/// corpus and 40 MB files of each family need at most 15 requests and 684
+/// KB per probe (`docs/bench/io.md`); these leave room for large headers
+/// (the `moov` of a long film is several MB) and no more.
+const PROBE_MAX_REQUESTS: u64 = 250;
+const PROBE_MAX_BYTES: u64 = 32 << 20;
+const PROBE_DEADLINE: f64 = 60.0;
+/// A pass over every packet: the caps follow the resource's length (the
+/// library's defaults), the deadline is longer.
+const PASS_DEADLINE: f64 = 600.0;
+
+/// Seconds as a duration; 0 (or a bad value) for none.
+fn secs(v: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(v).ok().filter(|d| !d.is_zero())
+}
+
+fn http_config(cli: &Cli) -> HttpConfig {
+    let t = secs(cli.http_timeout);
+    let probe = matches!(cli.cmd, Cmd::Probe(_) | Cmd::Tags(_) | Cmd::Io(_));
+    let (requests, bytes, deadline) = if probe {
+        (Some(PROBE_MAX_REQUESTS), Some(PROBE_MAX_BYTES), PROBE_DEADLINE)
+    } else {
+        (None, None, PASS_DEADLINE)
+    };
+    HttpConfig {
+        connect_timeout: t,
+        read_timeout: t,
+        max_redirects: cli.http_redirects,
+        max_requests: cli.http_max_requests.or(requests),
+        max_bytes: cli.http_max_bytes.or(bytes),
+        max_skip: cli.http_max_skip,
+        deadline: secs(cli.http_deadline.unwrap_or(deadline)),
+        min_speed: cli.http_speed_limit,
+        min_speed_time: secs(cli.http_speed_time).unwrap_or(Duration::ZERO),
+        ..HttpConfig::default()
+    }
+}
+
+/// Opens `path` (a file, or an http:// or https:// URL) with the source
+/// `kind` (files only). For a URL, `log` receives the source's error log,
+/// whose text (status line, URL, transport message) completes the static
+/// description of a read error.
+fn open(path: &Path, kind: SourceKind, http: &HttpConfig, log: &mut Option<ErrorLog>) -> Result<Opened, Failure> {
+    if let Some(url) = as_url(path) {
+        let ext = url_ext_hint(url);
+        let src = HttpSource::open_with(url, http.clone()).map_err(Failure::Open)?;
+        *log = Some(src.error_log());
+        return Ok(Opened::Http(Box::new(Demuxer::open(src, ext.as_deref())?)));
+    }
+    let ext = ext_hint(path);
+    let ext = ext.as_deref();
+    match kind {
+        SourceKind::Http => Err(Failure::Open(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not an http:// or https:// URL",
+        ))),
+        SourceKind::Mmap => {
+            let src = MmapSource::open(path).map_err(Failure::Open)?;
+            Ok(Opened::Mmap(Box::new(Demuxer::open(src, ext)?)))
+        }
+        SourceKind::Pread => {
+            let src = FileSource::open(path).map_err(Failure::Open)?;
+            Ok(Opened::Pread(Box::new(Demuxer::open(src, ext)?)))
+        }
+        SourceKind::Reader => {
+            let file = open_regular_file(path).map_err(Failure::Open)?;
+            // The scratch is allocated once, before the first packet: 16 MiB,
+            // or the demuxer's own bound when it states a larger one (then
+            // the headers are read again with the larger scratch).
+            let src = ReaderSource::new(StdIo(file), vec![0u8; READER_SCRATCH])?;
+            let d = Demuxer::open(src, ext)?;
+            let max = Limits::default().max_packet as usize;
+            match d.max_packet_size() {
+                Some(n) if n > READER_SCRATCH => {
+                    let (reader, mut scratch) = d.into_source().into_inner();
+                    scratch.resize(n.min(max), 0);
+                    let src = ReaderSource::new(reader, scratch)?;
+                    Ok(Opened::Reader(Box::new(Demuxer::open(src, ext)?)))
+                }
+                _ => Ok(Opened::Reader(Box::new(d))),
+            }
+        }
+    }
+}
+
+fn run(cli: &Cli) -> u8 {
+    let (args, default_kind) = match &cli.cmd {
+        Cmd::Remux(a) => return cmd_remux(a),
+        Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, &a.segment),
+        Cmd::Io(a) => (a, SourceKind::Pread),
+        Cmd::Probe(a) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } | Cmd::Phases(a) => (a, SourceKind::Mmap),
+    };
+    let mut kind = if cli.reader {
+        SourceKind::Reader
+    } else {
+        cli.source.unwrap_or(default_kind)
+    };
+    let name = args.file.to_string_lossy().into_owned();
+    let mut log: Option<ErrorLog> = None;
+    // A read error's static description, completed by the HTTP source's
+    // own text when there is one.
+    let fail = |e: &dyn fmt::Display, log: &Option<ErrorLog>| match log.as_ref().and_then(ErrorLog::last) {
+        Some(more) => eprintln!("mediaslice: {name}: {e} ({more})"),
+        None => eprintln!("mediaslice: {name}: {e}"),
+    };
+    if let Some((scheme, _)) = name.split_once("://").filter(|_| as_url(&args.file).is_none()) {
+        if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+            eprintln!("mediaslice: {name}: unsupported URL scheme {scheme}: (files, http:// and https:// are read)");
+            return EXIT_FAILED;
+        }
+    }
+    if as_url(&args.file).is_some() {
+        if cli.source.is_some() || cli.reader {
+            eprintln!("mediaslice: {name}: --source and --reader choose how a file is read; a URL is read with HTTP range requests");
+            return EXIT_FAILED;
+        }
+        kind = SourceKind::Http;
+    }
+    let mut phases = Vec::new();
+    let p = Phase::start(mediaslice::IoStats::default());
+    let opened = match open(&args.file, kind, &http_config(cli), &mut log) {
+        Ok(o) => o,
+        Err(e) => {
+            fail(&e, &log);
+            return EXIT_FAILED;
+        }
+    };
+    if let (Opened::Mmap(d), Cmd::Packets { .. } | Cmd::Phases(_)) = (&opened, &cli.cmd) {
+        // Every packet will be read in order: ask for read-ahead.
+        d.source().advise_sequential();
+    }
+    if matches!(cli.cmd, Cmd::Phases(_)) {
+        let io = match &opened {
+            Opened::Mmap(d) => d.source().stats(),
+            Opened::Pread(d) => d.source().stats(),
+            Opened::Reader(d) => d.source().stats(),
+            Opened::Http(d) => d.source().stats(),
+        };
+        phases.push(p.end("open", io));
+    }
+    let stdout = io::stdout();
+    let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let outcome = with_demuxer!(opened, d => match &cli.cmd {
+        Cmd::Probe(a) => cmd_probe(d, &mut w, a.json, &name),
+        Cmd::Packets { file, summary: true } => {
+            let _ = file;
+            cmd_summary(d, &mut w)
+        }
+        Cmd::Packets { file, summary: false } => cmd_packets(d, &mut w, file.json, &name),
+        Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
+        Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
+        Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
+        Cmd::Remux(_) | Cmd::Package(_) => Ok(None),
+    });
+    let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
+    let outcome = match outcome {
+        // A mapped file that shrank may have shown zeros to the demuxer
+        // before the source noticed: whatever it then said, the cause is
+        // the truncation.
+        Ok(e) if kind == SourceKind::Mmap && !e.is_some_and(|e| e.is_truncation()) && map_faulted() => {
+            let now = std::fs::metadata(&args.file).map_or(0, |m| m.len());
+            Ok(Some(mediaslice::Error::truncated(
+                now,
+                &"the file shrank while it was mapped",
+            )))
+        }
+        o => o,
+    };
+    match outcome {
+        Ok(None) => EXIT_OK,
+        Ok(Some(e)) => {
+            fail(&e, &log);
+            if e.is_truncation() {
+                EXIT_TRUNCATED
+            } else {
+                EXIT_FAILED
+            }
+        }
+        // A reader that closed the pipe (`| head`) wanted no more.
+        Err(Failure::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => {
+            fail(&e, &log);
+            EXIT_FAILED
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    ExitCode::from(run(&cli))
+}

@@ -1,0 +1,82 @@
+//! `remux` and its progress bar: the write side's commands.
+
+use super::*;
+
+/// A bar on stderr for `remux` when stderr is a terminal (indicatif draws
+/// nothing otherwise), bytes of the input read.
+pub(super) fn remux_progress_bar() -> Option<indicatif::ProgressBar> {
+    if !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    let style = indicatif::ProgressStyle::with_template("mediaslice remux {bar:30} {bytes}/{total_bytes} {eta}")
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
+/// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
+/// its report (on stderr: stdout may be the output) and picks the exit code.
+pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
+    use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};
+    let name = a.input.to_string_lossy();
+    let format = match a.format.as_deref().map(|f| (f, RemuxFormat::from_name(f))) {
+        Some((f, None)) => {
+            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm, mp4, m4a, mov, fmp4)");
+            return EXIT_USAGE;
+        }
+        Some((_, some)) => some,
+        None => a.fragmented.then_some(RemuxFormat::Fmp4),
+    };
+    let started = Instant::now();
+    let bar = remux_progress_bar();
+    let opts = RemuxOptions {
+        format,
+        streams: a.streams.clone(),
+        live: a.live,
+        faststart: a.faststart,
+        progress: bar.clone().map(|b| -> mediaslice_std::remux::Progress {
+            std::sync::Arc::new(move |pos, total| {
+                b.set_length(total);
+                b.set_position(pos);
+            })
+        }),
+        fragment_ms: a.fragment_ms,
+        ..Default::default()
+    };
+    let result = remux_file(&a.input, &a.output, &opts);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match result {
+        Ok(r) => {
+            for (i, why) in &r.skipped {
+                eprintln!("mediaslice: {name}: stream {i} left out: {why}");
+            }
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "mediaslice: {} -> {}: {} streams, {} packets, {} bytes written in {secs:.3} s",
+                name,
+                a.output.to_string_lossy(),
+                r.tracks,
+                r.packets,
+                r.bytes
+            );
+            match r.stopped {
+                Some(e) => {
+                    eprintln!("mediaslice: {name}: the input stopped early ({e}); every packet before it was written");
+                    if e.is_truncation() {
+                        EXIT_TRUNCATED
+                    } else {
+                        EXIT_FAILED
+                    }
+                }
+                None => EXIT_OK,
+            }
+        }
+        Err(e) => {
+            eprintln!("mediaslice: {name}: {e}");
+            EXIT_FAILED
+        }
+    }
+}
