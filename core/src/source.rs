@@ -289,7 +289,7 @@ impl Source for SliceSource<'_> {
             .ok_or(Error::new(
                 ErrorKind::ScratchTooSmall,
                 offset,
-                &"scratch too small to join a packet: give SliceSource::with_scratch source::slice_scratch_len(input length) bytes",
+                &"scratch too small to join a packet (source::slice_scratch_len)",
             ))?;
         dst.copy_from_slice(src);
         self.stats.reads += 1;
@@ -556,7 +556,7 @@ impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> Source f
             .ok_or(Error::new(
                 ErrorKind::ScratchTooSmall,
                 offset,
-                &"scratch too small to join a packet: give SliceSource::with_scratch source::slice_scratch_len(input length) bytes",
+                &"scratch too small to join a packet (source::slice_scratch_len)",
             ))?;
         Self::raw_read(&mut self.reader, &mut self.pos, &mut self.stats, offset, dst)
     }

@@ -190,7 +190,7 @@ impl FormatDemuxer for CafDemuxer {
             // At mBytesPerPacket.
             return Err(Error::limit(
                 first.body + 16,
-                &"caf desc: mBytesPerPacket larger than Limits::max_packet (CAF spec, Audio Description chunk)",
+                &"caf desc: mBytesPerPacket over Limits::max_packet",
             ));
         }
         let variable = bytes_per_packet == 0 || frames_per_packet == 0;
@@ -252,7 +252,7 @@ impl FormatDemuxer for CafDemuxer {
                 // empty success.
                 return Err(Error::malformed(
                     self.pos,
-                    &"caf data: less than one packet of mBytesPerPacket, or a first packet of no frames (CAF spec, Audio Description chunk)",
+                    &"caf data: less than one packet (CAF spec, desc)",
                 ));
             }
             ctx.diags.report("caf.empty-packet", self.table_at);

@@ -17,6 +17,9 @@ const WINDOW: usize = 512;
 /// the end of the input); `None` when there is none.
 ///
 /// Errors: the source's.
+///
+/// Not inlined: a rare path, called from two places (flash size).
+#[inline(never)]
 pub(crate) fn next_element<S: Source>(
     src: &mut S,
     from: u64,
