@@ -4,7 +4,8 @@
 //! Invariants: no panic; the write loop (`add_tracks` done, every packet
 //! through `write_packet`, then `finish`) allocates nothing; when `finish`
 //! succeeds, our demuxer opens the output and reads it to its end without
-//! an error, with as many packets per track as were written (Matroska), or
+//! an error, with as many non-empty packets per track as were written
+//! (readers skip an empty Block or sample, as ffprobe does) (Matroska), or
 //! for MP4 no more than were written and at least half of those written
 //! with a presentation time of 0 or more. MP4 output is read through its
 //! edit list, as ffprobe reads it: samples before presentation time 0
@@ -52,11 +53,15 @@ pub fn run_remux(data: &[u8]) {
             if m.write_packet(&Packet { track, ..p }).is_err() {
                 return None;
             }
-            if let Some(w) = written.get_mut(track) {
-                *w += 1;
-            }
-            if let (Some(s), true) = (shown.get_mut(track), p.pts.or(p.dts).unwrap_or(0) >= 0) {
-                *s += 1;
+            // Empty packets are written but not counted: readers skip an
+            // empty Block or sample (ffprobe too).
+            if !p.data.is_empty() {
+                if let Some(w) = written.get_mut(track) {
+                    *w += 1;
+                }
+                if let (Some(s), true) = (shown.get_mut(track), p.pts.or(p.dts).unwrap_or(0) >= 0) {
+                    *s += 1;
+                }
             }
             n += 1;
             if n >= MAX_PACKETS {
@@ -74,6 +79,7 @@ pub fn run_remux(data: &[u8]) {
     let mut got = [0u64; MAX_TRACKS];
     loop {
         match back.next_packet() {
+            Ok(Some(p)) if p.data.is_empty() => {}
             Ok(Some(p)) => {
                 if let Some(g) = got.get_mut(p.track) {
                     *g += 1;

@@ -49,8 +49,9 @@ pub struct Rebuild {
 
 impl Rebuild {
     /// Measures track `tr` of `index`, whose first provisional decode time
-    /// is `from`.
-    fn measure(index: &[u8], tr: u8, from: i64) -> Self {
+    /// is `from`; `frame` is the packets' duration when the input gives one
+    /// (0 when not).
+    fn measure(index: &[u8], tr: u8, from: i64, frame: u64) -> Self {
         let mut ring = [0i64; REORDER_WINDOW];
         let mut depth = 0usize;
         let mut head = [i64::MAX; REORDER_WINDOW + 1];
@@ -74,8 +75,11 @@ impl Rebuild {
         }
         used.sort_unstable();
         let p0 = used.first().copied().unwrap_or(0);
-        let step = match used.get(1) {
-            Some(&p1) if p1 != i64::MAX && p1 > p0 => p1 - p0,
+        // One frame: the packets' own duration, else the gap between the
+        // first two presentation times.
+        let step = match (i64::try_from(frame), used.get(1)) {
+            (Ok(f), _) if f > 0 => f,
+            (_, Some(&p1)) if p1 != i64::MAX && p1 > p0 => p1 - p0,
             _ => 1,
         };
         let back = step.saturating_mul(i64::try_from(depth).unwrap_or(0));
@@ -95,7 +99,7 @@ pub fn settle(index: &[u8], tr: u8, st: TrackState) -> TrackState {
     if !st.reordered || st.samples == 0 {
         return st;
     }
-    let r = Rebuild::measure(index, tr, st.first_dts.unwrap_or(0));
+    let r = Rebuild::measure(index, tr, st.first_dts.unwrap_or(0), st.last_duration);
     let mut out = TrackState {
         rebuild: Some(r),
         first_dts: Some(r.first),
