@@ -12,7 +12,7 @@ mod remux_common;
 use common::*;
 use mediaslice::{Demuxer, SliceSource};
 use mediaslice_std::remux::{remux_file, RemuxError, RemuxFormat, RemuxOptions};
-use remux_common::{ffmpeg_copy, have, remux_corpus, temp_dir};
+use remux_common::{ffmpeg_copy, format_tags, have, remux_corpus, temp_dir};
 use std::path::Path;
 use std::process::Command;
 
@@ -180,5 +180,26 @@ fn faststart_puts_moov_first_with_the_same_packets() {
             let (n, err) = ffprobe_count(&fast);
             assert!(err.is_empty() && n == r0.packets, "{name}: ffprobe read {n}: {err}");
         }
+    }
+}
+
+/// File-level tags go into `udta/meta/ilst` as ffmpeg writes them for MP4:
+/// ffprobe shows the same format tags (the writer's `encoder` aside).
+#[test]
+fn tags_are_carried_as_ffmpeg_carries_them() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg or ffprobe not installed: skipped");
+        return;
+    }
+    let dir = temp_dir("remux_mp4_tags");
+    for name in ["mp3/cbr_id3v2_id3v1.mp3", "mp4/h264_aac_tags.mp4"] {
+        let input = corpus_dir().join("files").join(name);
+        let (ours, theirs) = (dir.join("ours.mp4"), dir.join("theirs.mp4"));
+        let r = remux_file(&input, &ours, &RemuxOptions::default()).unwrap();
+        assert!(r.tags >= 5, "{name}: {} tags", r.tags);
+        ffmpeg_copy(&input, &theirs);
+        let t = format_tags(&ours);
+        assert!(t.iter().any(|(k, _)| k == "title"), "{name}: {t:?}");
+        assert_eq!(t, format_tags(&theirs), "{name}");
     }
 }

@@ -15,7 +15,7 @@ mod remux_common;
 use common::*;
 use mediaslice::{Demuxer, SliceSource};
 use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};
-use remux_common::{ffmpeg_copy, have, remux_corpus, temp_dir};
+use remux_common::{ffmpeg_copy, format_tags, have, remux_corpus, temp_dir};
 use std::path::Path;
 use std::process::Command;
 
@@ -270,28 +270,6 @@ fn stdout_gets_the_live_form() {
         let o = Command::new("mkvmerge").arg("--identify").arg(&f).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     }
-}
-
-/// ffprobe's format tags of `path`, without the writer's own (`encoder`,
-/// which each tool sets to its name).
-fn format_tags(path: &Path) -> Vec<(String, String)> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_entries", "format_tags", "-of", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let mut tags: Vec<(String, String)> = doc["format"]["tags"]
-        .as_object()
-        .map(|o| {
-            o.iter()
-                .filter(|(k, _)| !k.eq_ignore_ascii_case("encoder"))
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
-                .collect()
-        })
-        .unwrap_or_default();
-    tags.sort();
-    tags
 }
 
 /// File-level tags are carried as ffmpeg carries them into Matroska (title

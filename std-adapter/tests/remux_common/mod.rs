@@ -66,3 +66,25 @@ pub fn ffmpeg_copy(input: &Path, out: &Path) {
         .unwrap();
     assert!(st.success(), "ffmpeg failed on {}", input.display());
 }
+
+/// ffprobe's format tags of `path`, without the writer's own (`encoder`,
+/// which each tool sets to its name).
+pub fn format_tags(path: &Path) -> Vec<(String, String)> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-show_entries", "format_tags", "-of", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let mut tags: Vec<(String, String)> = doc["format"]["tags"]
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter(|(k, _)| !k.eq_ignore_ascii_case("encoder"))
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    tags.sort();
+    tags
+}

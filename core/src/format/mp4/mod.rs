@@ -34,6 +34,7 @@ mod muxer_box;
 mod muxer_entry;
 mod muxer_index;
 mod muxer_moov;
+mod muxer_tags;
 mod muxer_times;
 mod sample_entry;
 mod sample_table;

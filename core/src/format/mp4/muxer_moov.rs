@@ -129,6 +129,9 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
         w.close()?; // mdia
         w.close()?; // trak
     }
+    if !m.qt {
+        super::muxer_tags::write_udta(&mut w, ctx)?;
+    }
     w.close()?;
     w.flush()
 }

@@ -1,0 +1,103 @@
+//! File-level tags in an MP4 (`Muxer::add_tag`): `moov/udta/meta` with an
+//! `mdir` handler and an `ilst` of iTunes items, as ffmpeg's mov muxer
+//! writes them for the MP4 brands (QuickTime's `udta` text atoms for MOV are
+//! not written). Each item is an atom named by its four-character code
+//! holding one `data` box (type 1, UTF-8 text; type 0 for `trkn`/`disk`,
+//! the pair of 16-bit numbers ffmpeg writes).
+
+use super::muxer_box::BoxWriter;
+use crate::error::Result;
+use crate::format::mux_traits::MuxContext;
+use crate::sink::Sink;
+
+/// The iTunes item for a tag name (ffprobe's names), or `None` for one not
+/// written (the writer's own `encoder`, names with no item).
+fn item(name: &str) -> Option<[u8; 4]> {
+    const ITEMS: [(&str, [u8; 4]); 12] = [
+        ("title", *b"\xa9nam"),
+        ("artist", *b"\xa9ART"),
+        ("album_artist", *b"aART"),
+        ("album", *b"\xa9alb"),
+        ("date", *b"\xa9day"),
+        ("genre", *b"\xa9gen"),
+        ("comment", *b"\xa9cmt"),
+        ("composer", *b"\xa9wrt"),
+        ("copyright", *b"cprt"),
+        ("description", *b"desc"),
+        ("track", *b"trkn"),
+        ("disc", *b"disk"),
+    ];
+    ITEMS
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|&(_, code)| code)
+}
+
+/// `n/total` (or `n`) as the 8-byte body of `trkn` (`disk` is 6 bytes):
+/// two zero bytes, the number, the total, and for `trkn` two zero bytes.
+fn pair(value: &str, trkn: bool) -> Option<([u8; 8], usize)> {
+    let (n, total) = value.split_once('/').unwrap_or((value, "0"));
+    let n: u16 = n.trim().parse().ok()?;
+    let total: u16 = total.trim().parse().unwrap_or(0);
+    let [a, b] = n.to_be_bytes();
+    let [c, d] = total.to_be_bytes();
+    Some(([0, 0, a, b, c, d, 0, 0], if trkn { 8 } else { 6 }))
+}
+
+/// Whether `ctx` holds a tag that [`write_udta`] writes.
+fn any(ctx: &MuxContext) -> bool {
+    ctx.tags.iter().any(|(n, _)| item(n).is_some())
+}
+
+/// Writes `udta` with the tags of `ctx` (nothing when none has an item).
+pub(crate) fn write_udta<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext) -> Result<()> {
+    if !any(ctx) {
+        return Ok(());
+    }
+    w.open(b"udta")?;
+    w.open_full(b"meta", 0, 0)?;
+    w.open_full(b"hdlr", 0, 0)?;
+    w.u32(0)?;
+    w.put(b"mdirappl")?;
+    w.put(&[0; 9])?;
+    w.close()?;
+    w.open(b"ilst")?;
+    for (name, value) in ctx.tags.iter() {
+        let Some(code) = item(name) else { continue };
+        let binary = match &code {
+            b"trkn" | b"disk" => match pair(value, &code == b"trkn") {
+                Some(p) => Some(p),
+                None => continue,
+            },
+            _ => None,
+        };
+        w.open(&code)?;
+        w.open(b"data")?;
+        w.u32(if binary.is_some() { 0 } else { 1 })?;
+        w.u32(0)?;
+        match binary {
+            Some((b, n)) => w.put(b.get(..n).unwrap_or(&[]))?,
+            None => w.put(value.as_bytes())?,
+        }
+        w.close()?;
+        w.close()?;
+    }
+    w.close()?; // ilst
+    w.close()?; // meta
+    w.close() // udta
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_and_number_pairs() {
+        assert_eq!(item("Title"), Some(*b"\xa9nam"));
+        assert_eq!(item("encoder"), None);
+        assert_eq!(pair("3/12", true), Some(([0, 0, 0, 3, 0, 12, 0, 0], 8)));
+        assert_eq!(pair("7", true), Some(([0, 0, 0, 7, 0, 0, 0, 0], 8)));
+        assert_eq!(pair("1/2", false).map(|p| p.1), Some(6));
+        assert_eq!(pair("x", true), None);
+    }
+}
