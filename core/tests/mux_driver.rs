@@ -11,6 +11,7 @@
 
 mod common;
 
+use common::mux::VecFile;
 use common::*;
 use mediaslice::crc::crc32;
 use mediaslice::mux::dump::{
@@ -180,43 +181,6 @@ fn every_corpus_file_round_trips_through_the_dump() {
         files_checked >= 70 && packets >= 4000,
         "{files_checked} files, {packets} packets"
     );
-}
-
-/// A write+seek target over a `Vec`, for `SeekWriterSink`.
-#[derive(Default)]
-struct VecFile {
-    data: Vec<u8>,
-    at: usize,
-}
-
-impl embedded_io::ErrorType for VecFile {
-    type Error = embedded_io::ErrorKind;
-}
-
-impl embedded_io::Write for VecFile {
-    fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
-        let end = self.at + buf.len();
-        if self.data.len() < end {
-            self.data.resize(end, 0);
-        }
-        self.data[self.at..end].copy_from_slice(buf);
-        self.at = end;
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> Result<(), Self::Error> {
-        Ok(())
-    }
-}
-
-impl embedded_io::Seek for VecFile {
-    fn seek(&mut self, pos: embedded_io::SeekFrom) -> Result<u64, Self::Error> {
-        self.at = match pos {
-            embedded_io::SeekFrom::Start(p) => p as usize,
-            embedded_io::SeekFrom::Current(d) => (self.at as i64 + d) as usize,
-            embedded_io::SeekFrom::End(d) => (self.data.len() as i64 + d) as usize,
-        };
-        Ok(self.at as u64)
-    }
 }
 
 fn corpus_file(family: &str, name: &str) -> (Vec<u8>, Option<String>) {
