@@ -165,6 +165,14 @@ pub enum MuxFormat {
     /// `mdat` fragments cut as [`Fragmenting`] says (ISO/IEC 14496-12
     /// §8.8, ISO/IEC 23000-19). Writes to a sink that cannot patch too.
     Fmp4(Fragmenting),
+    /// Hybrid MP4 (feature `mp4`, `format/mp4/fmp4_hybrid.rs`): written as
+    /// [`MuxFormat::Fmp4`], so a cut recording keeps every complete
+    /// fragment; at `finish` a progressive `moov` over the same payload is
+    /// appended and the init `moov` becomes the header of one `mdat`, so
+    /// the finished file is a normal MP4. Needs a sink that can patch and
+    /// scratch for the index (about 4 bytes a sample) beside the
+    /// fragment's.
+    HybridMp4(Fragmenting),
 }
 
 /// How [`MuxFormat::Fmp4`] cuts fragments.
@@ -218,6 +226,7 @@ impl MuxFormat {
             MuxFormat::Mp4 => "MP4 (ISO base media file format)",
             MuxFormat::Mov => "QuickTime movie",
             MuxFormat::Fmp4(_) => "fragmented MP4 (CMAF)",
+            MuxFormat::HybridMp4(_) => "hybrid MP4 (fragmented while written, progressive when finished)",
         }
     }
 }

@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::fragments::*;
 use common::mux::*;
 use common::*;
 use mediaslice::{
@@ -25,30 +26,6 @@ const FAMILIES: &[&str] = &[
 
 /// Scratch for a remux: the records and one fragment of payload.
 const SCRATCH: usize = 8 << 20;
-
-/// Compares what our demuxer reads from `out` with `want`, per track.
-fn same_packets(label: &str, out: &[u8], want: &[Vec<Seen>]) {
-    let (tracks, got) = read_back(out);
-    assert_eq!(got.len(), want.len(), "{label}: tracks");
-    for (t, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!(g.len(), w.len(), "{label} track {t}: packets");
-        for (k, (g, w)) in g.iter().zip(w).enumerate() {
-            assert_eq!(
-                (g.crc, g.size),
-                (w.crc, w.size),
-                "{label} track {t} packet {k}: payload"
-            );
-            let audio = tracks[t].kind == TrackKind::Audio;
-            assert_eq!(g.key, w.key || audio && g.key, "{label} track {t} packet {k}: key");
-            if w.dts.is_some() {
-                assert_eq!(g.dts, w.dts, "{label} track {t} packet {k}: dts");
-            }
-            if w.pts.is_some() {
-                assert_eq!(g.pts, w.pts, "{label} track {t} packet {k}: pts");
-            }
-        }
-    }
-}
 
 fn check_file(f: &TestFile) -> Option<(usize, u32)> {
     let bytes = f.read();
@@ -71,28 +48,6 @@ fn check_file(f: &TestFile) -> Option<(usize, u32)> {
     }
     same_packets(&f.label(), written, &want);
     Some((written.len(), count_boxes(written, b"moof")))
-}
-
-/// Top-level boxes of type `kind`.
-fn count_boxes(b: &[u8], kind: &[u8; 4]) -> u32 {
-    top_boxes(b).iter().filter(|x| &x.1 == kind).count() as u32
-}
-
-/// Top-level boxes: (start, type, size).
-fn top_boxes(b: &[u8]) -> Vec<(usize, [u8; 4], usize)> {
-    let mut v = Vec::new();
-    let mut at = 0;
-    while at + 8 <= b.len() {
-        let size = u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as usize;
-        let kind: [u8; 4] = b[at + 4..at + 8].try_into().unwrap();
-        let size = if size == 0 { b.len() - at } else { size };
-        v.push((at, kind, size));
-        if size < 8 {
-            break;
-        }
-        at += size;
-    }
-    v
 }
 
 #[test]
@@ -343,35 +298,6 @@ fn input_errors_are_errors_not_panics() {
     );
 }
 
-/// Every packet of `bytes` per track, and how reading ended.
-fn read_cut(bytes: &[u8]) -> (Vec<Vec<Seen>>, Option<mediaslice::Error>) {
-    let mut d = match Demuxer::open(SliceSource::new(bytes), Some("mp4")) {
-        Ok(d) => d,
-        Err(e) => return (Vec::new(), Some(e)),
-    };
-    let tracks = d.tracks().to_vec();
-    let mut got = vec![Vec::new(); tracks.len()];
-    loop {
-        match d.next_packet() {
-            Ok(Some(p)) => {
-                if p.flags.truncated {
-                    continue;
-                }
-                let tb = tracks[p.track].time_base;
-                got[p.track].push(Seen {
-                    crc: mediaslice::crc::crc32(p.data),
-                    size: p.data.len(),
-                    pts: secs(p.pts, tb),
-                    dts: secs(p.dts, tb),
-                    key: p.flags.keyframe,
-                });
-            }
-            Ok(None) => return (got, None),
-            Err(e) => return (got, Some(e)),
-        }
-    }
-}
-
 /// A file cut at every fragment boundary and inside fragments (in the
 /// moof, in the mdat header, in the payload) reads as every packet of
 /// every complete fragment, the same as the whole file's; a cut inside a
@@ -514,22 +440,6 @@ fn a_power_cut_while_writing_to_a_patchable_sink_keeps_the_closed_fragments() {
     assert!(m.finish().is_ok());
     println!("{checked} power cuts while writing");
     assert!(checked >= 5);
-}
-
-/// Where the `n`th `mdat` ends (the init segment's end for 0).
-fn fragment_end(boxes: &[(usize, [u8; 4], usize)], n: usize) -> usize {
-    let mut seen = 0;
-    let mut end = boxes.iter().find(|b| &b.1 == b"moov").map_or(0, |b| b.0 + b.2);
-    for b in boxes {
-        if seen == n {
-            break;
-        }
-        if &b.1 == b"mdat" {
-            seen += 1;
-            end = b.0 + b.2;
-        }
-    }
-    end
 }
 
 /// ffprobe reads each output with the packets (times, keyframes, sizes) of

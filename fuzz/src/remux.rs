@@ -1,12 +1,12 @@
-//! The round-trip target: demux any input, mux it (Matroska or MP4, chosen
-//! by the last input byte), demux the output.
+//! The round-trip target: demux any input, mux it (Matroska, MP4 or hybrid
+//! MP4, chosen by the last input byte), demux the output.
 //!
 //! Invariants: no panic; the write loop (`add_tracks` done, every packet
 //! through `write_packet`, then `finish`) allocates nothing; when `finish`
 //! succeeds, our demuxer opens the output and reads it to its end without
 //! an error, with as many non-empty packets per track as were written
 //! (readers skip an empty Block or sample, as ffprobe does) (Matroska), or
-//! for MP4 no more than were written and at least one when any was written
+//! for MP4 and hybrid MP4 no more than were written and at least one when any was written
 //! with a presentation time of 0 or more (a weak bound: an exact one would
 //! replay ffmpeg's edit rules in the harness, which is not done). MP4 output is read through its
 //! edit list, as ffprobe reads it: samples before presentation time 0
@@ -20,10 +20,14 @@
 
 use super::*;
 use mediaslice::mux::copy::add_tracks;
-use mediaslice::{MuxFormat, Muxer, Packet, SliceSink, MAX_TRACKS};
+use mediaslice::{Fragmenting, MuxFormat, Muxer, Packet, SliceSink, MAX_TRACKS};
 
 /// The formats the round trip writes, picked by the last input byte.
-const FORMATS: [MuxFormat; 2] = [MuxFormat::Matroska, MuxFormat::Mp4];
+const FORMATS: [MuxFormat; 3] = [
+    MuxFormat::Matroska,
+    MuxFormat::Mp4,
+    MuxFormat::HybridMp4(Fragmenting::with_duration_ms(300)),
+];
 
 /// Most packets written per case (bounds the work of a long input).
 const MAX_PACKETS: u64 = 20_000;
@@ -34,7 +38,7 @@ pub fn run_remux(data: &[u8]) {
     let Ok(mut d) = open(SliceSource::with_scratch(data, &mut join), None) else {
         return;
     };
-    let mut out = vec![0u8; data.len().saturating_mul(2).saturating_add(1 << 16)];
+    let mut out = vec![0u8; data.len().saturating_mul(4).saturating_add(1 << 18)];
     let Ok(mut m) = Muxer::with_scratch(SliceSink::new(&mut out), format, vec![0u8; 1 << 18]) else {
         return;
     };
@@ -91,7 +95,7 @@ pub fn run_remux(data: &[u8]) {
         }
     }
     for (t, ((&w, &s), &g)) in written.iter().zip(&shown).zip(&got).enumerate() {
-        let least = if format == MuxFormat::Mp4 { s.min(1) } else { w };
+        let least = if format == MuxFormat::Matroska { w } else { s.min(1) };
         assert!(
             g <= w && g >= least,
             "invariant: {format:?} track {t}: {w} packets written ({s} at or after 0), {g} read back"

@@ -43,6 +43,10 @@ pub enum RemuxFormat {
     /// Fragmented MP4 / CMAF (`--format fmp4`, or `--fragmented`): no
     /// extension of its own (`.mp4` names the progressive form).
     Fmp4,
+    /// Hybrid MP4 (`--format hybrid`, or `--hybrid`): fragmented while it
+    /// is written, so a cut recording keeps every complete fragment, and a
+    /// normal MP4 once finished; needs an output that seeks.
+    HybridMp4,
 }
 
 impl RemuxFormat {
@@ -53,6 +57,7 @@ impl RemuxFormat {
         RemuxFormat::Mp4,
         RemuxFormat::Mov,
         RemuxFormat::Fmp4,
+        RemuxFormat::HybridMp4,
     ];
 
     /// The names `--format` takes for this target.
@@ -63,6 +68,7 @@ impl RemuxFormat {
             RemuxFormat::Mp4 => &["mp4", "m4a", "m4v"],
             RemuxFormat::Mov => &["mov", "qt"],
             RemuxFormat::Fmp4 => &["fmp4", "cmaf"],
+            RemuxFormat::HybridMp4 => &["hybrid", "hybrid-mp4"],
         }
     }
 
@@ -73,7 +79,7 @@ impl RemuxFormat {
             RemuxFormat::WebM => &["webm"],
             RemuxFormat::Mp4 => &["mp4", "m4a", "m4v"],
             RemuxFormat::Mov => &["mov", "qt"],
-            RemuxFormat::Fmp4 => &[],
+            RemuxFormat::Fmp4 | RemuxFormat::HybridMp4 => &[],
         }
     }
 
@@ -85,6 +91,7 @@ impl RemuxFormat {
             RemuxFormat::Mp4 => MuxFormat::Mp4,
             RemuxFormat::Mov => MuxFormat::Mov,
             RemuxFormat::Fmp4 => MuxFormat::Fmp4(mediaslice::Fragmenting::DEFAULT),
+            RemuxFormat::HybridMp4 => MuxFormat::HybridMp4(mediaslice::Fragmenting::DEFAULT),
         }
     }
 
@@ -92,6 +99,12 @@ impl RemuxFormat {
     /// media, so that it needs an output that seeks (no standard output,
     /// no `--live`).
     pub const fn needs_seek(self) -> bool {
+        matches!(self, RemuxFormat::Mp4 | RemuxFormat::Mov | RemuxFormat::HybridMp4)
+    }
+
+    /// Whether the format is progressive MP4/MOV, whose only scratch is the
+    /// sample index and which can place it ahead (`--faststart`).
+    const fn progressive(self) -> bool {
         matches!(self, RemuxFormat::Mp4 | RemuxFormat::Mov)
     }
 
@@ -540,12 +553,13 @@ pub fn remux_into<S: Source, K: Sink>(
     // The MP4 muxer keeps its sample index (about 4 bytes a sample) in its
     // scratch, the fragmented one its fragment's records (and, on a stream,
     // its payload); zeroed memory that is never touched costs no RSS.
-    let (mux_format, scratch) = if format.needs_seek() {
-        (format.mux_format(), vec![0u8; opts.index_bytes.max(MIN_INDEX_BYTES)])
+    let index = opts.index_bytes.max(MIN_INDEX_BYTES);
+    let (mux_format, scratch) = if format.progressive() {
+        (format.mux_format(), vec![0u8; index])
     } else {
-        crate::fragmented::mux_setup(format.mux_format(), opts.fragment_ms)
+        crate::fragmented::mux_setup(format.mux_format(), opts.fragment_ms, index)
     };
-    let ahead = if opts.faststart && format.needs_seek() {
+    let ahead = if opts.faststart && format.progressive() {
         Some(index_size_ahead(open, opts, format, &tracks)?)
     } else {
         None

@@ -383,15 +383,15 @@ fn mp4_remux_loop_allocates_nothing() {
 /// sink (a `SliceSink`: `moof` room reserved and patched) and on a stream
 /// (a `WriterSink`: each fragment held in the scratch): every corpus file
 /// MP4 carries, 300 ms fragments, counting from the first `next_packet()`
-/// through `finish()`.
+/// through `finish()`; and the same to hybrid MP4 (fragments, then the
+/// progressive index at `finish`).
 #[test]
-fn fmp4_remux_loop_allocates_nothing() {
+fn fmp4_and_hybrid_remux_loops_allocate_nothing() {
     use mediaslice::mux::copy::{add_tracks, copy_packets};
     use mediaslice::{Fragmenting, Sink, WriterSink};
-    fn run<K: Sink>(bytes: &[u8], ext: Option<&str>, sink: K) -> mediaslice::Result<(usize, u64, u32)> {
+    fn run<K: Sink>(bytes: &[u8], ext: Option<&str>, sink: K, fmt: MuxFormat) -> mediaslice::Result<(usize, u64, u32)> {
         let mut join = scratch_for(bytes.len());
         let mut d = Demuxer::open(SliceSource::with_scratch(bytes, &mut join), ext)?;
-        let fmt = MuxFormat::Fmp4(Fragmenting::with_duration_ms(300));
         let mut m = Muxer::with_scratch(sink, fmt, vec![0u8; 4 << 20])?;
         let map = add_tracks(&mut d, &mut m)?;
         if m.tracks().is_empty() {
@@ -413,9 +413,13 @@ fn fmp4_remux_loop_allocates_nothing() {
             let ext = f.ext();
             let mut out = vec![0u8; bytes.len() * 4 + (1 << 20)];
             let mut out2 = vec![0u8; bytes.len() * 4 + (1 << 20)];
-            let slice = run(&bytes, ext.as_deref(), SliceSink::new(&mut out));
-            let stream = run(&bytes, ext.as_deref(), WriterSink::new(&mut out2[..]));
-            for (kind, r) in [("slice", slice), ("stream", stream)] {
+            let mut out3 = vec![0u8; bytes.len() * 4 + (1 << 20)];
+            let fmp4 = MuxFormat::Fmp4(Fragmenting::with_duration_ms(300));
+            let hybrid = MuxFormat::HybridMp4(Fragmenting::with_duration_ms(300));
+            let slice = run(&bytes, ext.as_deref(), SliceSink::new(&mut out), fmp4);
+            let stream = run(&bytes, ext.as_deref(), WriterSink::new(&mut out2[..]), fmp4);
+            let hybrid = run(&bytes, ext.as_deref(), SliceSink::new(&mut out3), hybrid);
+            for (kind, r) in [("slice", slice), ("stream", stream), ("hybrid", hybrid)] {
                 match r {
                     Ok((_, 0, _)) => println!("skip {} ({kind}): no track MP4 carries", f.label()),
                     Ok((0, n, k)) => {
@@ -429,9 +433,9 @@ fn fmp4_remux_loop_allocates_nothing() {
             }
         }
     }
-    println!("{files_checked} runs, {packets} packets in {fragments} fragments remuxed to fragmented MP4 with the allocator counting");
+    println!("{files_checked} runs, {packets} packets in {fragments} fragments remuxed to fragmented and hybrid MP4 with the allocator counting");
     assert!(
-        files_checked >= 16 && fragments > files_checked,
+        files_checked >= 24 && fragments > files_checked,
         "too little was remuxed"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -359,6 +359,8 @@ impl AnyMuxer {
             MuxFormat::Mov => Ok(AnyMuxer::Mp4(super::mp4::muxer::Mp4Muxer::with_brand(true))),
             #[cfg(feature = "mp4")]
             MuxFormat::Fmp4(opts) => Ok(AnyMuxer::Fmp4(super::mp4::fmp4::Fmp4Muxer::with_options(opts))),
+            #[cfg(feature = "mp4")]
+            MuxFormat::HybridMp4(opts) => Ok(AnyMuxer::Fmp4(super::mp4::fmp4::Fmp4Muxer::hybrid(opts))),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

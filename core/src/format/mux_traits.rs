@@ -155,6 +155,14 @@ pub struct FragmentStats {
     pub last_fragment: (u64, u64),
     /// Sink position where the init segment ends (0 until written).
     pub init_end: u64,
+    /// Hybrid MP4: bytes of the progressive sample index kept so far
+    /// (about 4 a sample); 0 for a fragmented MP4.
+    pub index_bytes: u64,
+    /// Hybrid MP4: samples in the index (those of the closed fragments).
+    pub index_samples: u64,
+    /// Hybrid MP4: the index outgrew its part of the scratch, so `finish`
+    /// leaves a plain fragmented MP4 (every sample is still in it).
+    pub index_full: bool,
 }
 
 /// What each format muxer implements. The driver, [`crate::mux::Muxer`],

@@ -17,6 +17,7 @@
 )]
 
 pub mod build;
+pub mod fragments;
 pub mod mux;
 
 use mediaslice::crc::{crc32, Crc32};

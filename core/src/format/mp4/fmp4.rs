@@ -53,6 +53,7 @@
 //! file", §4.2) until it closes.
 
 use super::fmp4_boxes::{write_init, write_moof, Count, Fragment, Rec, RECORD};
+use super::fmp4_hybrid::{Hybrid, GAP_TRACK};
 use super::muxer::{write_payload, Input, Mp4Muxer};
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::needs_config;
@@ -173,6 +174,8 @@ pub struct Fmp4Muxer {
     /// The last fragment closed early because its `moof` room was full.
     outgrown: bool,
     stats: FragmentStats,
+    /// Hybrid MP4 (`fmp4_hybrid.rs`): the progressive index kept beside.
+    hybrid: Option<Hybrid>,
 }
 
 impl Fmp4Muxer {
@@ -201,12 +204,35 @@ impl Fmp4Muxer {
             most_moof: 0,
             outgrown: false,
             stats: FragmentStats::default(),
+            hybrid: None,
         }
+    }
+
+    /// A hybrid MP4 muxer ([`crate::MuxFormat::HybridMp4`]) cutting as
+    /// `opts` says.
+    /// The finished file is not a CMAF track file: no `cmfc` brand.
+    pub(crate) fn hybrid(opts: Fragmenting) -> Self {
+        Fmp4Muxer {
+            hybrid: Some(Hybrid::new()),
+            ..Fmp4Muxer::with_options(Fragmenting { cmaf: false, ..opts })
+        }
+    }
+
+    /// The fragments' part of the scratch and the hybrid index's part.
+    fn parts<'s>(&self, scratch: &'s mut [u8]) -> (&'s mut [u8], &'s mut [u8]) {
+        let at = self.hybrid.map_or(scratch.len(), |h| h.idx_at).min(scratch.len());
+        scratch.split_at_mut(at)
     }
 
     /// What has been written so far.
     pub(crate) fn stats(&self) -> FragmentStats {
-        self.stats
+        let mut s = self.stats;
+        if let Some(h) = self.hybrid {
+            s.index_bytes = self.base.index_len as u64;
+            s.index_full = h.full;
+            s.index_samples = h.samples;
+        }
+        s
     }
 
     /// Whether every track's configuration record is known (none is still
@@ -247,7 +273,13 @@ impl Fmp4Muxer {
         }
         let n = self.build_init(scratch, ctx, pos)?;
         self.init_at = pos;
-        sink.write_all(scratch.get(..n).unwrap_or(&[]))?;
+        let built = scratch.get(..n).unwrap_or(&[]);
+        sink.write_all(built)?;
+        if let Some(h) = self.hybrid.as_mut() {
+            // The `ftyp` is the init segment's first box.
+            let ftyp = built.get(..4).and_then(|b| <[u8; 4]>::try_from(b).ok());
+            h.ftyp_end = pos.saturating_add(u64::from(u32::from_be_bytes(ftyp.unwrap_or_default())));
+        }
         self.init_written = true;
         self.stats.init_end = sink.position();
         Ok(())
@@ -306,6 +338,7 @@ impl Fmp4Muxer {
         &mut self,
         sink: &mut K,
         scratch: &mut [u8],
+        index: &mut [u8],
         ctx: &MuxContext,
         next: Option<(u8, i64)>,
     ) -> Result<()> {
@@ -342,7 +375,13 @@ impl Fmp4Muxer {
             w.put(b"mdat")?;
             w.flush()?;
             let payload = tail.get(..o.payload as usize).unwrap_or(&[]);
+            let at = sink.position();
             write_grouped(sink, &f, payload)?;
+            if let Some(mut h) = self.hybrid {
+                let grouped = (0..GAP_TRACK).flat_map(|t| f.recs().filter(move |r| r.track == t));
+                h.index_fragment(&mut self.base, index, grouped, at)?;
+                self.hybrid = Some(h);
+            }
             start
         } else {
             let mut c = Count::default();
@@ -372,6 +411,10 @@ impl Fmp4Muxer {
                 sink.patch_at(o.start, &head)?;
             }
             sink.patch_at(o.mdat_at, &mdat.to_be_bytes())?;
+            if let Some(mut h) = self.hybrid {
+                h.index_fragment(&mut self.base, index, f.recs(), o.mdat_at.saturating_add(8))?;
+                self.hybrid = Some(h);
+            }
             self.stats.padding = self.stats.padding.saturating_add(gap);
             o.start.saturating_add(gap)
         };
@@ -445,6 +488,25 @@ impl FormatMuxer for Fmp4Muxer {
             .saturating_add(super::muxer::MAX_BUILT_CONFIG)
             .saturating_add(64 * ctx.tracks.len())
             .min(scratch.len());
+        let known = self.configs_known(ctx);
+        if let Some(h) = self.hybrid.as_mut() {
+            if !self.patchable || ctx.tracks.len() > usize::from(GAP_TRACK) {
+                return Err(Error::unsupported(
+                    pos,
+                    &"hybrid mp4: needs a sink that can patch (the init moov becomes the mdat header) and at most 15 tracks",
+                ));
+            }
+            // The fragment's part: its records and moof room (or, while a
+            // configuration is still to come, a held fragment) up to half
+            // the scratch; the index takes the rest.
+            let max = usize::try_from(self.opts.max_samples).unwrap_or(usize::MAX);
+            let want = match known {
+                true => self.init_cap.saturating_add(max.saturating_mul(PATCH_BYTES_PER_SAMPLE)),
+                false => scratch.len(),
+            };
+            h.idx_at = want.min(scratch.len() / 2);
+        }
+        let (scratch, _) = self.parts(scratch);
         let rest = scratch.len().saturating_sub(self.init_cap);
         let max = usize::try_from(self.opts.max_samples).unwrap_or(usize::MAX);
         self.rec_cap = if self.patchable {
@@ -518,15 +580,16 @@ impl FormatMuxer for Fmp4Muxer {
             )
         })?;
         let next = Some((track, dts));
+        let (scratch, index) = self.parts(scratch);
         if self.cuts(ctx, i, dts, p.key) {
-            self.close_fragment(sink, scratch, ctx, next)?;
+            self.close_fragment(sink, scratch, index, ctx, next)?;
         }
         if let Some(o) = self.open {
             let no_room = !o.buffered && o.moof_bound_with(track, cts != 0, p.key) + 4 > o.reserved;
             if o.samples >= self.rec_cap || no_room {
                 self.outgrown = no_room;
                 self.stats.closed_early = self.stats.closed_early.saturating_add(1);
-                self.close_fragment(sink, scratch, ctx, next)?;
+                self.close_fragment(sink, scratch, index, ctx, next)?;
             }
         }
         let mut o = match self.open {
@@ -585,10 +648,17 @@ impl FormatMuxer for Fmp4Muxer {
     }
 
     fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
-        self.close_fragment(sink, scratch, ctx, None)?;
+        let (scratch, index) = self.parts(scratch);
+        self.close_fragment(sink, scratch, index, ctx, None)?;
         if !self.init_written {
             self.write_init_now(sink, scratch, ctx)?;
         }
-        Ok(())
+        match self.hybrid {
+            Some(h) if !h.full => {
+                let init = (self.init_at, self.stats.init_end);
+                h.finish(&mut self.base, sink, index, scratch, ctx, init)
+            }
+            _ => Ok(()),
+        }
     }
 }

@@ -26,6 +26,7 @@ pub mod boxes;
 mod demuxer;
 pub mod fmp4;
 mod fmp4_boxes;
+mod fmp4_hybrid;
 mod fragment;
 mod moov;
 pub mod muxer;

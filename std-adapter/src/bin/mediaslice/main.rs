@@ -176,6 +176,11 @@ struct RemuxArgs {
     /// Fragmented MP4 / CMAF (the same as `--format fmp4`).
     #[arg(long)]
     fragmented: bool,
+    /// Hybrid MP4 (the same as `--format hybrid`): fragmented while it is
+    /// written, so a recording cut by a crash or a power loss keeps every
+    /// complete fragment; a normal MP4 once finished.
+    #[arg(long, conflicts_with = "fragmented")]
+    hybrid: bool,
     /// Least fragment duration of fragmented MP4, in milliseconds (2000).
     #[arg(long, value_name = "MS")]
     fragment_ms: Option<u32>,

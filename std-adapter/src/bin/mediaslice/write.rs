@@ -22,10 +22,11 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
     let name = a.input.to_string_lossy();
     let format = match a.format.as_deref().map(|f| (f, RemuxFormat::from_name(f))) {
         Some((f, None)) => {
-            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm, mp4, m4a, mov, fmp4)");
+            eprintln!("mediaslice: --format {f}: not a remux target (mkv, mka, webm, mp4, m4a, mov, fmp4, hybrid)");
             return EXIT_USAGE;
         }
         Some((_, some)) => some,
+        None if a.hybrid => Some(RemuxFormat::HybridMp4),
         None => a.fragmented.then_some(RemuxFormat::Fmp4),
     };
     let started = Instant::now();
