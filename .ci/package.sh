@@ -33,7 +33,7 @@ echo "-- cargo publish --dry-run --workspace"
 # --allow-dirty: CI runs on a checkout that may hold build outputs.
 unset RUSTFLAGS
 cargo publish --dry-run --workspace --allow-dirty 2>&1 \
-  | grep -v -e '^warning: ignoring test' -e '^warning: aborting upload due to dry run'
+  | { grep -v -e '^warning: ignoring test' -e '^warning: aborting upload due to dry run' || true; }
 
 echo "-- rust-version"
 msrv() { sed -n 's/^rust-version = "\(.*\)"/\1/p' "$1" | head -1; }
