@@ -31,10 +31,29 @@
 //!   [`embedded_io`] reader, for [`mediaslice::ReaderSource`].
 //! * [`ffprobe`]: ffprobe-compatible spellings (FourCC strings, times,
 //!   codec tags) used by the JSON output.
+//!
+//! # Features
+//!
+//! All on by default (the workspace's `cargo build` and `cargo test` build
+//! the tool). A library that needs only the mmap, `pread` and file sources
+//! and sinks and [`remux`] turns them off with `default-features = false`
+//! and builds `memmap2`, `libc`, `embedded-io` and `mediaslice` alone (17
+//! packages with this one, against 69 with the defaults; see
+//! `docs/packaging.md`).
+//!
+//! * `http`: [`HttpSource`] over ureq, plain `http://` URLs only.
+//! * `https`: `https://` URLs too, through rustls.
+//! * `cli`: the `mediaslice` binary and [`ffprobe`] (clap, indicatif,
+//!   crc32fast, serde_json); implies `http`.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod ffprobe;
 mod file;
 pub mod fragmented;
+#[cfg(feature = "http")]
 mod http;
 mod mmap;
 pub mod package;
@@ -45,6 +64,8 @@ mod sink;
 mod stdio;
 
 pub use file::{open_regular_file, FileSource};
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{is_http_url, ErrorLog, HttpConfig, HttpSource, HttpStats};
 pub use mmap::MmapSource;
 pub use sink::{FileSink, StdoutSink, StreamSink};

@@ -1,4 +1,10 @@
 //! [`StdIo`]: a std reader seen through `embedded_io`.
+//!
+//! Kept in place of `embedded_io_adapters::std::FromStd` (0.6), which is the
+//! same wrapper but passes `ErrorKind::Interrupted` up (core's
+//! `ReaderSource` would then fail on a signal during a read from a pipe)
+//! and derives neither `Debug` nor `Default`; a wrapper around it to retry
+//! would be as long as this file.
 
 /// Wraps a [`std::io::Read`] + [`std::io::Seek`] (a [`std::fs::File`], a
 /// [`std::io::Cursor`]) so that it implements [`embedded_io::Read`] and
@@ -50,5 +56,26 @@ mod tests {
         let mut b = [0u8; 4];
         assert_eq!(r.read(&mut b).unwrap(), 4);
         assert_eq!(&b, b"3456");
+    }
+
+    /// A reader whose first call is interrupted by a signal.
+    struct InterruptedOnce(bool, std::io::Cursor<&'static [u8]>);
+
+    impl std::io::Read for InterruptedOnce {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if !self.0 {
+                self.0 = true;
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            self.1.read(buf)
+        }
+    }
+
+    #[test]
+    fn retries_an_interrupted_read() {
+        let mut r = StdIo(InterruptedOnce(false, std::io::Cursor::new(b"abc")));
+        let mut b = [0u8; 3];
+        assert_eq!(r.read(&mut b).unwrap(), 3);
+        assert_eq!(&b, b"abc");
     }
 }

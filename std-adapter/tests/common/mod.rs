@@ -37,6 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Settings for tests: no proxy from the environment, 5 s timeouts.
+#[cfg(feature = "http")]
 pub fn test_config() -> mediaslice_std::HttpConfig {
     mediaslice_std::HttpConfig {
         env_proxy: false,
