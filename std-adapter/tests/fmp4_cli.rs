@@ -1,7 +1,9 @@
 //! `mediaslice remux IN OUT --fragmented [--fragment-ms N]` and `--format
 //! fmp4` to standard output: the outputs read back (by our demuxer, and by
 //! ffprobe when it is installed) with every input packet, fragments of the
-//! asked duration, and a file and a stream that give the same packets.
+//! asked duration, and a file and a stream that give the same packets;
+//! `--hybrid` gives a normal MP4 with the same packets as the fragmented
+//! form, and refuses standard output.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use mediaslice::crc::crc32;
@@ -120,6 +122,54 @@ fn remux_fragmented_to_a_file_and_to_stdout() {
 /// the version, target duration, map, exact `#EXTINF`s (their sum is the
 /// video track's length) and CODECS; ffmpeg reads the multivariant
 /// playlist with no warning.
+/// Top-level box types (64-bit sizes followed).
+fn top_level(b: &[u8]) -> Vec<[u8; 4]> {
+    let (mut at, mut v) = (0usize, Vec::new());
+    while at + 8 <= b.len() {
+        let mut size = u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as u64;
+        if size == 1 && at + 16 <= b.len() {
+            size = u64::from_be_bytes(b[at + 8..at + 16].try_into().unwrap());
+        }
+        v.push(b[at + 4..at + 8].try_into().unwrap());
+        if size < 8 {
+            break;
+        }
+        at += size as usize;
+    }
+    v
+}
+
+#[test]
+fn remux_hybrid_gives_a_normal_mp4_with_the_fragmented_forms_packets() {
+    let dir = std::env::temp_dir().join(format!("mediaslice-hybridcli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for rel in ["mp4/h264_aac.mp4", "mpegts/h264_aac.ts", "matroska/vp9_opus.webm"] {
+        let input = corpus(rel);
+        let (hybrid, fragmented) = (dir.join("h.mp4"), dir.join("f.mp4"));
+        for (out, flag) in [(&hybrid, "--hybrid"), (&fragmented, "--fragmented")] {
+            let o = bin()
+                .arg("remux")
+                .arg(&input)
+                .arg(out)
+                .args([flag, "--fragment-ms", "500"])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{rel} {flag}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        let h = std::fs::read(&hybrid).unwrap();
+        assert_eq!(top_level(&h), [*b"ftyp", *b"free", *b"mdat", *b"moov"], "{rel}");
+        let f = std::fs::read(&fragmented).unwrap();
+        assert!(moofs(&f) > 1, "{rel}");
+        assert_eq!(packets(&h, "mp4"), packets(&f, "mp4"), "{rel}: hybrid and fragmented packets");
+        // Standard output cannot take the header rewrite at the end.
+        let o = bin().arg("remux").arg(&input).arg("-").arg("--hybrid").output().unwrap();
+        assert!(!o.status.success(), "{rel}: --hybrid to stdout");
+        assert!(o.stdout.is_empty(), "{rel}: nothing written to stdout");
+        println!("{rel}: hybrid {} bytes, fragmented {}", h.len(), f.len());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn package_hls_writes_segments_and_playlists_that_ffmpeg_reads() {
     for (rel, codecs) in [
