@@ -183,6 +183,10 @@ pub struct RemuxReport {
     /// The input error that ended the packet loop early (damage,
     /// truncation): the output holds every packet before it.
     pub stopped: Option<mediaslice::Error>,
+    /// Fragmented and hybrid MP4: the fragments and, for hybrid, the
+    /// progressive index as they stood after the last packet (the last
+    /// fragment closes in `finish`).
+    pub fragments: Option<mediaslice::format::mux_traits::FragmentStats>,
 }
 
 /// An input track prepared for the muxer: its facts and the configuration
@@ -582,6 +586,7 @@ pub fn remux_into<S: Source, K: Sink>(
     report.stopped =
         write_packets_with_progress(&mut demuxer, &mut muxer, &map, start, progress).map_err(RemuxError::Output)?;
     report.packets = muxer.packets();
+    report.fragments = muxer.fragment_stats();
     let sink = muxer.finish().map_err(RemuxError::Output)?;
     report.bytes = sink.position();
     Ok((sink, report))

@@ -154,15 +154,29 @@ fn remux_hybrid_gives_a_normal_mp4_with_the_fragmented_forms_packets() {
                 .args([flag, "--fragment-ms", "500"])
                 .output()
                 .unwrap();
-            assert!(o.status.success(), "{rel} {flag}: {}", String::from_utf8_lossy(&o.stderr));
+            assert!(
+                o.status.success(),
+                "{rel} {flag}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
         }
         let h = std::fs::read(&hybrid).unwrap();
         assert_eq!(top_level(&h), [*b"ftyp", *b"free", *b"mdat", *b"moov"], "{rel}");
         let f = std::fs::read(&fragmented).unwrap();
         assert!(moofs(&f) > 1, "{rel}");
-        assert_eq!(packets(&h, "mp4"), packets(&f, "mp4"), "{rel}: hybrid and fragmented packets");
+        assert_eq!(
+            packets(&h, "mp4"),
+            packets(&f, "mp4"),
+            "{rel}: hybrid and fragmented packets"
+        );
         // Standard output cannot take the header rewrite at the end.
-        let o = bin().arg("remux").arg(&input).arg("-").arg("--hybrid").output().unwrap();
+        let o = bin()
+            .arg("remux")
+            .arg(&input)
+            .arg("-")
+            .arg("--hybrid")
+            .output()
+            .unwrap();
         assert!(!o.status.success(), "{rel}: --hybrid to stdout");
         assert!(o.stdout.is_empty(), "{rel}: nothing written to stdout");
         println!("{rel}: hybrid {} bytes, fragmented {}", h.len(), f.len());

@@ -63,6 +63,16 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
                 r.packets,
                 r.bytes
             );
+            if let (Some(RemuxFormat::HybridMp4), Some(f)) = (format, r.fragments) {
+                if f.index_full {
+                    eprintln!("mediaslice: {name}: the progressive index outgrew its memory; the output stays a complete fragmented MP4");
+                } else {
+                    eprintln!(
+                        "mediaslice: hybrid MP4: {} fragments, index {} bytes for {} samples of the closed fragments",
+                        f.fragments, f.index_bytes, f.index_samples
+                    );
+                }
+            }
             match r.stopped {
                 Some(e) => {
                     eprintln!("mediaslice: {name}: the input stopped early ({e}); every packet before it was written");
