@@ -15,13 +15,21 @@
 //! size    unsigned LEB128, when bit 5 is clear
 //! delta   unsigned LEB128 (this sample's DTS minus the previous one's), when
 //!         bit 6 is clear
-//! offset  zigzag LEB128 (PTS minus DTS), when bit 7 is set
+//! offset  unsigned LEB128, when bit 7 is set: the composition offset
+//!         (PTS minus DTS) c as 2·k + 1 when it is entry k of the track's
+//!         offset table, else as 2·zigzag(c), which then replaces the
+//!         table's oldest entry
 //! ```
+//!
+//! The offset table holds a track's last [`CTS_TABLE`] distinct
+//! composition offsets, the same in the encoder and the reader. B-frame
+//! patterns repeat a few offsets (even with the jittered decode times of
+//! an MPEG-TS), so after the first of each an offset costs one byte.
 //!
 //! Cost per sample: 1 byte for a run of equal sizes and durations (PCM,
 //! constant-rate audio of fixed size), 3 to 4 bytes for video or AAC
-//! (a 2- or 3-byte size), 1 to 3 more with B-frames (the composition
-//! offset). The chunk offsets are not stored: samples go to `mdat` one after
+//! (a 2- or 3-byte size), 1 more with B-frames (the composition offset in
+//! frames). The chunk offsets are not stored: samples go to `mdat` one after
 //! another, so an offset is the sum of the sizes before it.
 
 use crate::error::{Error, Result};
@@ -55,12 +63,54 @@ pub struct Sample {
     pub cts: i64,
 }
 
-/// What the index remembers of a track's previous sample, to encode runs.
+/// Distinct composition offsets remembered per track.
+pub const CTS_TABLE: usize = 8;
+
+/// What the index remembers of a track's previous samples, to encode runs
+/// and repeated composition offsets.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunState {
     size: u64,
     delta: u64,
     started: bool,
+    /// Recent distinct composition offsets, and the slot the next new one
+    /// takes.
+    cts: [i64; CTS_TABLE],
+    cts_next: u8,
+}
+
+impl RunState {
+    /// The code of composition offset `c` (see the module docs), and the
+    /// table updated for it.
+    fn cts_code(&mut self, c: i64) -> u64 {
+        if let Some(k) = self.cts.iter().position(|&x| x == c) {
+            return ((k as u64) << 1) | 1;
+        }
+        self.remember(c);
+        // Beyond ±2^61 ticks (a `ctts` entry holds 32 bits, so such an
+        // offset is refused at `finish` anyway) the bound is kept.
+        zigzag(c.clamp(-(1 << 61), 1 << 61)) << 1
+    }
+
+    /// The composition offset code `code` stands for, and the table
+    /// updated as the encoder updated it.
+    fn cts_of(&mut self, code: u64) -> i64 {
+        if code & 1 == 1 {
+            let k = usize::try_from(code >> 1).unwrap_or(usize::MAX);
+            return self.cts.get(k).copied().unwrap_or(0);
+        }
+        let c = unzigzag(code >> 1);
+        self.remember(c);
+        c
+    }
+
+    fn remember(&mut self, c: i64) {
+        let k = usize::from(self.cts_next) % CTS_TABLE;
+        if let Some(slot) = self.cts.get_mut(k) {
+            *slot = c;
+        }
+        self.cts_next = ((k + 1) % CTS_TABLE) as u8;
+    }
 }
 
 fn put_leb(out: &mut [u8; MAX_RECORD], at: &mut usize, mut v: u64) {
@@ -90,6 +140,14 @@ fn get_leb(b: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
 /// Encodes `s` after a track's previous sample `run`, into `out`; returns
 /// the record's length and updates `run`.
 pub fn encode(s: &Sample, run: &mut RunState, out: &mut [u8; MAX_RECORD]) -> usize {
@@ -116,14 +174,12 @@ pub fn encode(s: &Sample, run: &mut RunState, out: &mut [u8; MAX_RECORD]) -> usi
         put_leb(out, &mut at, s.delta);
     }
     if s.cts != 0 {
-        put_leb(out, &mut at, ((s.cts << 1) ^ (s.cts >> 63)) as u64);
+        put_leb(out, &mut at, run.cts_code(s.cts));
     }
     out[0] = flags;
-    *run = RunState {
-        size: s.size,
-        delta: s.delta,
-        started: true,
-    };
+    run.size = s.size;
+    run.delta = s.delta;
+    run.started = true;
     at
 }
 
@@ -185,16 +241,13 @@ impl Iterator for Records<'_> {
             get_leb(self.bytes, &mut at)?
         };
         let cts = if flags & HAS_CTS != 0 {
-            let z = get_leb(self.bytes, &mut at)?;
-            ((z >> 1) as i64) ^ -((z & 1) as i64)
+            run.cts_of(get_leb(self.bytes, &mut at)?)
         } else {
             0
         };
-        *run = RunState {
-            size,
-            delta,
-            started: true,
-        };
+        run.size = size;
+        run.delta = delta;
+        run.started = true;
         self.at = at;
         Some(Sample {
             track,
@@ -208,6 +261,7 @@ impl Iterator for Records<'_> {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
     use crate::error::ErrorKind;
 
@@ -254,7 +308,7 @@ mod tests {
                 key: false,
                 size: u64::MAX,
                 delta: u64::MAX,
-                cts: i64::MIN,
+                cts: -(1 << 61),
             },
         ];
         let mut buf = [0u8; 256];
@@ -267,11 +321,55 @@ mod tests {
             lens[i] = len - before;
         }
         assert_eq!(lens[4], 1);
+        // A new composition offset: flag, size, delta, two bytes.
+        assert_eq!(lens[2], 1 + 2 + 2 + 2);
         let back: heapless::Vec<Sample, 8> = Records::new(&buf[..len]).collect();
         assert_eq!(&back[..], &samples[..]);
         let mut small = [0u8; 3];
         let mut l = 0;
         let e = append(&mut small, &mut l, &samples[0], &mut RunState::default(), 0).unwrap_err();
         assert_eq!((e.kind(), l), (ErrorKind::CapacityExceeded, 0));
+    }
+
+    /// Composition offsets that repeat cost one byte after their first
+    /// time; more distinct offsets than the table holds still come back
+    /// exact (the reader updates its table as the encoder did).
+    #[test]
+    fn repeated_composition_offsets_cost_one_byte_and_all_round_trip() {
+        let pattern = [6030i64, 5940, 9000, 2970, 6030, 3060, -3000, 12_000, 1, 2, 3, 6030];
+        let mut buf = std::vec![0u8; 64 << 10];
+        let mut len = 0;
+        let mut run = RunState::default();
+        let mut want = std::vec::Vec::new();
+        for i in 0..2000u64 {
+            let s = Sample {
+                track: 2,
+                key: i % 60 == 0,
+                size: 1000 + (i % 7) * 300,
+                delta: if i % 3 == 0 { 2970 } else { 3060 },
+                cts: pattern[(i as usize * 7) % pattern.len()],
+            };
+            append(&mut buf, &mut len, &s, &mut run, 0).unwrap();
+            want.push(s);
+        }
+        let back: std::vec::Vec<Sample> = Records::new(&buf[..len]).collect();
+        assert_eq!(back, want);
+        // Three offsets in turn: after the first three, one byte each.
+        let mut buf = [0u8; 1024];
+        let (mut len, mut run) = (0, RunState::default());
+        for i in 0..30u64 {
+            let s = Sample {
+                track: 0,
+                key: false,
+                size: 100,
+                delta: 3000,
+                cts: [6000, 0, 3000][i as usize % 3],
+            };
+            let before = len;
+            append(&mut buf, &mut len, &s, &mut run, 0).unwrap();
+            if i >= 3 && s.cts != 0 {
+                assert_eq!(len - before, 2, "sample {i}: flag and one offset byte");
+            }
+        }
     }
 }
