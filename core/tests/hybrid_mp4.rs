@@ -327,7 +327,12 @@ fn ffprobe_reads_the_finished_and_the_interrupted_files() {
         println!("skip: ffprobe is not installed");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("mediaslice-hybrid-{}", std::process::id()));
+    // HYBRID_KEEP=DIR keeps the files (for the browser check,
+    // docs/write-side.md).
+    let keep = std::env::var_os("HYBRID_KEEP").map(std::path::PathBuf::from);
+    let dir = keep
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("mediaslice-hybrid-{}", std::process::id())));
     std::fs::create_dir_all(&dir).unwrap();
     for (fam, name) in [
         ("mp4", "h264_aac.mp4"),
@@ -361,5 +366,7 @@ fn ffprobe_reads_the_finished_and_the_interrupted_files() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
