@@ -79,16 +79,8 @@ fn corpus_and_samples_round_trip_through_hybrid_mp4() {
 /// The index the hybrid muxer kept for `bytes` by its last packet (the
 /// last fragment enters it at `finish`): bytes and samples.
 fn index_bytes(bytes: &[u8], ext: Option<&str>) -> (u64, u64) {
-    let mut join = scratch_for(bytes.len());
-    let mut d = mediaslice::Demuxer::open(mediaslice::SliceSource::with_scratch(bytes, &mut join), ext).unwrap();
     let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
-    let mut m = Muxer::with_scratch(SliceSink::new(&mut out), HYBRID, vec![0u8; SCRATCH]).unwrap();
-    let map = mediaslice::mux::copy::add_tracks(&mut d, &mut m).unwrap();
-    while let Some(p) = d.next_packet().unwrap() {
-        if let Some(j) = map[p.track] {
-            m.write_packet(&Packet { track: j, ..p }).unwrap();
-        }
-    }
+    let m = record(bytes, ext, HYBRID, &mut out);
     let s = m.fragment_stats().unwrap();
     assert!(!s.index_full);
     (s.index_bytes, s.index_samples)
@@ -283,16 +275,8 @@ fn the_index_costs_at_most_4_bytes_a_sample_and_a_full_one_degrades_to_fmp4() {
 /// appended but before the header is rewritten, finished).
 fn finish_steps(bytes: &[u8], ext: Option<&str>) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let fmt = MuxFormat::HybridMp4(Fragmenting::with_duration_ms(300));
-    let mut join = scratch_for(bytes.len());
-    let mut d = mediaslice::Demuxer::open(mediaslice::SliceSource::with_scratch(bytes, &mut join), ext).unwrap();
     let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
-    let mut m = Muxer::with_scratch(SliceSink::new(&mut out), fmt, vec![0u8; SCRATCH]).unwrap();
-    let map = mediaslice::mux::copy::add_tracks(&mut d, &mut m).unwrap();
-    while let Some(p) = d.next_packet().unwrap() {
-        if let Some(j) = map[p.track] {
-            m.write_packet(&Packet { track: j, ..p }).unwrap();
-        }
-    }
+    let m = record(bytes, ext, fmt, &mut out);
     let before = m.sink().written().to_vec();
     let init_end = m.fragment_stats().unwrap().init_end as usize;
     let finished = m.finish().unwrap().written().to_vec();
@@ -368,5 +352,53 @@ fn ffprobe_reads_the_finished_and_the_interrupted_files() {
     }
     if keep.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A muxer of `fmt` into `out` with every packet of `bytes` written and
+/// `finish` not yet called: a recording as it stands.
+fn record<'o>(bytes: &[u8], ext: Option<&str>, fmt: MuxFormat, out: &'o mut [u8]) -> Muxer<SliceSink<'o>, Vec<u8>> {
+    let mut join = scratch_for(bytes.len());
+    let mut d = mediaslice::Demuxer::open(mediaslice::SliceSource::with_scratch(bytes, &mut join), ext).unwrap();
+    let mut m = Muxer::with_scratch(SliceSink::new(out), fmt, vec![0u8; SCRATCH]).unwrap();
+    let map = mediaslice::mux::copy::add_tracks(&mut d, &mut m).unwrap();
+    while let Some(p) = d.next_packet().unwrap() {
+        if let Some(j) = map[p.track] {
+            m.write_packet(&Packet { track: j, ..p }).unwrap();
+        }
+    }
+    m
+}
+
+/// The bytes of a recording before `finish`.
+fn recording(bytes: &[u8], ext: Option<&str>, fmt: MuxFormat) -> Vec<u8> {
+    let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
+    record(bytes, ext, fmt, &mut out).sink().written().to_vec()
+}
+
+/// Until `finish`, a hybrid recording is byte for byte the fragmented
+/// muxer's file (without the CMAF brand), so every cut of the fragmented
+/// tests (`fmp4_mux.rs`: at every fragment boundary, inside `moof`, `mdat`
+/// header and payload) holds for it.
+#[test]
+fn until_finish_a_hybrid_recording_is_the_fragmented_file() {
+    let ms = 300;
+    let fmp4 = MuxFormat::Fmp4(Fragmenting {
+        cmaf: false,
+        ..Fragmenting::with_duration_ms(ms)
+    });
+    let hybrid = MuxFormat::HybridMp4(Fragmenting::with_duration_ms(ms));
+    for (fam, name) in [
+        ("mp4", "h264_aac.mp4"),
+        ("mp4", "h264_bframes_aac.mp4"),
+        ("mpegts", "h264_aac.ts"),
+        ("adts", "aac_lc.aac"),
+        ("matroska", "vp9_opus.webm"),
+    ] {
+        let (bytes, ext) = corpus_file(fam, name);
+        let h = recording(&bytes, ext.as_deref(), hybrid);
+        let f = recording(&bytes, ext.as_deref(), fmp4);
+        assert!(count_boxes(&h, b"moof") >= 2, "{name}: fragments");
+        assert_eq!(h, f, "{name}: the hybrid recording and the fragmented file differ");
     }
 }
