@@ -48,6 +48,8 @@ declare -A FAMILIES=(
   [m4v]="m4v"
   [codec_scanners]="mp3 adts ac3 h264 h265 av1obu mpegvideo m4v"
   [shared_parsers]="matroska mp3 adts aiff wav ogg flac"
+  # The round trip (demux, mux, demux) takes the families the muxers carry.
+  [remux]="mp4 matroska mpegts adts h264 h265 flac ac3 ogg mp3 wav avi"
 )
 # The detection and differential targets take every family.
 ALL_TARGETS=(any slice_vs_stream truncation)
