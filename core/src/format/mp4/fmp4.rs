@@ -378,8 +378,8 @@ impl Fmp4Muxer {
             let at = sink.position();
             write_grouped(sink, &f, payload)?;
             if let Some(mut h) = self.hybrid {
-                let grouped = (0..GAP_TRACK).flat_map(|t| f.recs().filter(move |r| r.track == t));
-                h.index_fragment(&mut self.base, index, grouped, at)?;
+                let grouped = (0..f.tracks).flat_map(|t| f.recs().filter(move |r| usize::from(r.track) == t));
+                h.index_fragment(&mut self.base, index, grouped, at);
                 self.hybrid = Some(h);
             }
             start
@@ -412,7 +412,7 @@ impl Fmp4Muxer {
             }
             sink.patch_at(o.mdat_at, &mdat.to_be_bytes())?;
             if let Some(mut h) = self.hybrid {
-                h.index_fragment(&mut self.base, index, f.recs(), o.mdat_at.saturating_add(8))?;
+                h.index_fragment(&mut self.base, index, f.recs(), o.mdat_at.saturating_add(8));
                 self.hybrid = Some(h);
             }
             self.stats.padding = self.stats.padding.saturating_add(gap);

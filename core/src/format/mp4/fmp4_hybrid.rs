@@ -87,23 +87,22 @@ impl Hybrid {
     }
 
     /// Adds a closed fragment's samples to the index: `recs` in the order
-    /// their payload lies in the file from `at` on.
+    /// their payload lies in the file from `at` on. Never fails: out of
+    /// index room, it stops indexing (`full`) and the fragments stay.
     pub(super) fn index_fragment(
         &mut self,
         base: &mut Mp4Muxer,
         index: &mut [u8],
         recs: impl Iterator<Item = Rec>,
         at: u64,
-    ) -> Result<()> {
+    ) {
         if self.full {
-            return Ok(());
+            return;
         }
         match self.append_all(base, index, recs, at) {
             Ok(n) => self.samples = self.samples.saturating_add(n),
-            // Out of index room: keep the fragments, drop the index.
             Err(_) => self.full = true,
         }
-        Ok(())
     }
 
     fn append_all(
