@@ -4,19 +4,25 @@
 # and CARGO_BUILD_TARGET_DIR set, the checkout at $SRC/mediaslice. Then
 # every target of `cargo fuzz list` must be in $OUT with its .options and
 # dictionary (and a seed zip where seeds exist), and each fuzzer is run from
-# $OUT for a few seconds on its unzipped seeds, as the runner does.
+# $OUT on its unzipped seeds, as the runner does: FUZZ_RUNS inputs (1000)
+# from the fixed seed FUZZ_SEED (1), at most FUZZ_SECONDS (20) per target,
+# a crash kept in FUZZ_ARTIFACTS (fuzz/artifacts/oss-fuzz-check/).
 #
-#   fuzz/oss-fuzz/check.sh            # FUZZ_SECONDS=2 per target
+#   fuzz/oss-fuzz/check.sh
+#   FUZZ_SEED=$RANDOM FUZZ_RUNS=100000 FUZZ_SECONDS=60 fuzz/oss-fuzz/check.sh   # explore
 #
 # Called by .ci/run. No sanitizer (MEDIASLICE_FUZZ_SANITIZER=none): the
 # ASan runtime is the builder image's.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SECONDS_PER=${FUZZ_SECONDS:-2}
+SECONDS_PER=${FUZZ_SECONDS:-20}
+RUNS=${FUZZ_RUNS:-1000}
+SEED=${FUZZ_SEED:-1}
+ARTIFACTS=${FUZZ_ARTIFACTS:-$ROOT/fuzz/artifacts/oss-fuzz-check}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mediaslice-ossfuzz.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export SRC=$WORK/src OUT=$WORK/out CARGO_BUILD_TARGET_DIR=${OSSFUZZ_TARGET_DIR:-$ROOT/fuzz/target/oss-fuzz-check}
-mkdir -p "$SRC" "$OUT"
+mkdir -p "$SRC" "$OUT" "$ARTIFACTS"
 ln -s "$ROOT" "$SRC/mediaslice"
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   export RUSTUP_TOOLCHAIN=nightly
@@ -52,12 +58,16 @@ for t in $targets; do
   # The runner's options: those the .options file names.
   rss=$(sed -n 's/^rss_limit_mb = //p' "$OUT/$t.options")
   to=$(sed -n 's/^timeout = //p' "$OUT/$t.options")
-  if ! (cd "$OUT" && timeout 120 "./$t" -max_total_time="$SECONDS_PER" -rss_limit_mb="${rss:-2560}" \
-        -timeout="${to:-25}" -dict="$t.dict" "$corpus" > "$WORK/$t.log" 2>&1); then
-    tail -20 "$WORK/$t.log"
-    echo "$t: the fuzzer failed from \$OUT"; fail=1
+  # A fixed seed and a bounded number of runs: the same mutations on every
+  # machine, so this check of the build cannot fail at random on a new
+  # finding (finding them is the campaigns' and ClusterFuzzLite's job).
+  if ! (cd "$OUT" && timeout 120 "./$t" -seed="$SEED" -runs="$RUNS" -max_total_time="$SECONDS_PER" \
+        -rss_limit_mb="${rss:-2560}" -timeout="${to:-25}" -dict="$t.dict" \
+        -artifact_prefix="$ARTIFACTS/$t-" "$corpus" > "$WORK/$t.log" 2>&1); then
+    grep -A2 -E 'panicked at|ERROR: libFuzzer' "$WORK/$t.log" | head -12
+    echo "$t: the fuzzer failed from \$OUT (seed $SEED); the input is in $ARTIFACTS/"; fail=1
   else
-    echo "$t: ran ${SECONDS_PER} s from \$OUT: $(grep -o 'Done [0-9]* runs' "$WORK/$t.log" || echo 'runs unknown')"
+    echo "$t: ran from \$OUT: $(grep -o 'Done [0-9]* runs' "$WORK/$t.log" || echo 'runs unknown')"
   fi
 done
 echo "oss-fuzz check: $n targets built into \$OUT, $seeded with seed zips, $(( $(date +%s) - start )) s"

@@ -422,10 +422,11 @@ impl MkvDemuxer {
             let _ = walk.visited.push(at);
             match e.end() {
                 Some(end) if end > at && end <= self.segment_end => at = end,
-                Some(end) if end > at => {
-                    // A size past the Segment: damage. The element was read
-                    // up to the Segment's end; the walk goes on at the next
-                    // Top-Level Element after its data, as ffmpeg does.
+                Some(end) if end > at && end <= src.len() => {
+                    // A size past the Segment but within the input: damage.
+                    // The element was read up to the Segment's end; the walk
+                    // goes on at the next Top-Level Element after its data,
+                    // as ffmpeg does.
                     ctx.diags.report("mkv.element-exceeds-segment", at);
                     let stop = e.data.saturating_add(ctx.limits.resync_bytes).min(self.segment_end);
                     match resync::next_element(src, e.data, stop, self.segment_end, is_segment_child)? {
@@ -433,6 +434,11 @@ impl MkvDemuxer {
                         None => break,
                     }
                 }
+                // Past the input's end, the size is a truncation, not
+                // damage, as a cut read of the element is: the walk ends.
+                // A resync here would find, in a prefix of the input, what
+                // the whole input skips as this element's data.
+                Some(end) if end > at => break,
                 _ => {
                     ctx.diags.report("mkv.unknown-size-element", at);
                     break;
