@@ -58,6 +58,9 @@ mod http;
 mod mmap;
 pub mod package;
 pub mod remux;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+pub mod scan;
 mod scratch;
 mod sigbus;
 mod sink;

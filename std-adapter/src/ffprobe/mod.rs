@@ -9,6 +9,7 @@
 
 pub mod audio;
 pub mod facts;
+pub mod gather;
 pub mod mkv;
 pub mod mp4;
 pub mod names;

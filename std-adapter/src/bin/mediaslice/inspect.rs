@@ -2,68 +2,15 @@
 
 use super::*;
 
-/// Packets `probe --json` reads at most for the stream facts that come from
-/// the first packets (ffprobe reads them too; see `ffprobe::rates`).
-pub(super) const PROBE_PACKET_LIMIT: usize = 2_000;
-
-/// The first packets' timestamps of each stream, read as ffprobe's
-/// `find_stream_info` does; a packet error ends the reading (the facts
-/// then come from what was read).
-pub(super) fn first_packets<S: Source>(d: &mut Demuxer<S>) -> Timing {
-    let mut timing = Timing::new(d.tracks().len());
-    for _ in 0..PROBE_PACKET_LIMIT {
-        match d.next_packet() {
-            Ok(Some(p)) => timing.observe(&p),
-            Ok(None) | Err(_) => break,
-        }
-        if timing.full() {
-            break;
-        }
-    }
-    timing
-}
-
-/// The picture facts of each video track, from its codec configuration and
-/// first packet (once, after the packets were read).
-pub(super) fn video_facts<S: Source>(d: &mut Demuxer<S>, timing: &Timing) -> Vec<Option<VideoFacts>> {
-    let tracks = d.tracks().to_vec();
-    tracks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            if t.kind != mediaslice::TrackKind::Video || t.attached_picture {
-                return None;
-            }
-            let config = if t.config.is_some() {
-                d.codec_config(i).map(<[u8]>::to_vec).unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            mediaslice::codec::facts::video(t.codec, &config, timing.first_packet(i))
-        })
-        .collect()
-}
-
 /// `probe`: format, streams, tags and diagnostics.
 pub(super) fn cmd_probe<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, filename: &str) -> Outcome {
-    let (tags, tag_err) = collect_tags(d);
     if json {
-        let timing = first_packets(d);
-        w.write_all(b"{\n")?;
-        let video = video_facts(d, &timing);
-        write_tail(w, d, &tags, &timing, &video, filename)?;
-        let diags: Vec<serde_json::Value> = d
-            .diagnostics()
-            .iter()
-            .map(|(g, n)| serde_json::json!({"code": g.code, "offset": g.offset, "count": n}))
-            .collect();
-        if !diags.is_empty() {
-            w.write_all(b",\n  \"diagnostics\": ")?;
-            serde_json::to_writer_pretty(&mut *w, &diags)?;
-        }
-        w.write_all(b"\n}\n")?;
+        let (doc, tag_err) = ffprobe::gather::probe_json(d, filename);
+        serde_json::to_writer_pretty(&mut *w, &doc)?;
+        w.write_all(b"\n")?;
         return Ok(tag_err);
     }
+    let (tags, tag_err) = collect_tags(d);
     let f = facts(d, filename);
     writeln!(w, "file:       {filename}")?;
     writeln!(w, "format:     {} ({})", f.kind.ffmpeg_name(), f.kind.name())?;

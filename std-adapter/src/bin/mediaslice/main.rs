@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crc32fast::{hash as crc32, Hasher as Crc32};
 use mediaslice::codec::facts::VideoFacts;
 use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
+use mediaslice_std::ffprobe::gather::{collect_tags, video_facts, MAX_TAGS};
 use mediaslice_std::ffprobe::{self, FormatFacts, TagSet, Timing};
 use mediaslice_std::{
     is_http_url, open_regular_file, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo,
@@ -44,8 +45,6 @@ const EXIT_USAGE: u8 = 64;
 /// Scratch given to `--source reader` before the demuxer can say how large
 /// its packets are.
 const READER_SCRATCH: usize = 16 << 20;
-/// Most tags read from one file (a guard; demuxers bound their own walks).
-const MAX_TAGS: usize = 100_000;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -278,14 +277,6 @@ fn ext_hint(path: &Path) -> Option<String> {
     path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
-/// The extension of a URL's path (query and fragment dropped).
-fn url_ext_hint(url: &str) -> Option<String> {
-    let path = url.split(['?', '#']).next().unwrap_or(url);
-    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
-    let path = path.find('/').and_then(|i| path.get(i..)).unwrap_or("");
-    ext_hint(Path::new(path))
-}
-
 /// The argument as a URL, when it is an http:// or https:// one.
 fn as_url(path: &Path) -> Option<&str> {
     path.to_str().filter(|s| is_http_url(s))
@@ -335,7 +326,7 @@ fn http_config(cli: &Cli) -> HttpConfig {
 /// description of a read error.
 fn open(path: &Path, kind: SourceKind, http: &HttpConfig, log: &mut Option<ErrorLog>) -> Result<Opened, Failure> {
     if let Some(url) = as_url(path) {
-        let ext = url_ext_hint(url);
+        let ext = mediaslice_std::scan::extension(url);
         let src = HttpSource::open_with(url, http.clone()).map_err(Failure::Open)?;
         *log = Some(src.error_log());
         return Ok(Opened::Http(Box::new(Demuxer::open(src, ext.as_deref())?)));

@@ -52,21 +52,6 @@ impl Progress {
     }
 }
 
-/// Copies every tag out of the demuxer. A tag error ends the walk and is
-/// returned beside what was read.
-pub(super) fn collect_tags<S: Source>(d: &mut Demuxer<S>) -> (TagSet, Option<mediaslice::Error>) {
-    let mut set = TagSet::default();
-    d.rewind_tags();
-    for _ in 0..MAX_TAGS {
-        match d.next_tag() {
-            Ok(Some(t)) => set.add(&t),
-            Ok(None) => return (set, None),
-            Err(e) => return (set, Some(e)),
-        }
-    }
-    (set, None)
-}
-
 pub(super) fn facts<'a, S: Source>(d: &Demuxer<S>, filename: &'a str) -> FormatFacts<'a> {
     let info = d.info();
     FormatFacts {
