@@ -76,6 +76,10 @@ pub const MAX_STRIPPED: usize = 64;
 /// guards against a logic error.
 const MAX_STEPS_PER_PACKET: u32 = u32::MAX;
 
+/// The largest end a Top-Level Element may declare and still be taken as
+/// cut by the input's end (1 PiB): a size beyond any file is damage.
+const MAX_PLAUSIBLE_END: u64 = 1 << 50;
+
 /// ffmpeg's default TimestampScale (RFC 9559 §5.1.2.1: 1 000 000 ns).
 const DEFAULT_SCALE: u64 = 1_000_000;
 
@@ -162,6 +166,10 @@ struct Skip {
 pub struct MkvDemuxer {
     segment_start: u64,
     segment_end: u64,
+    /// The Segment's end as declared: `u64::MAX` when its size is unknown.
+    /// A Top-Level Element ending past the input but within this end is
+    /// cut by the input's end; one ending past it is damage.
+    segment_declared_end: u64,
     /// TimestampScale in nanoseconds per tick.
     scale: u64,
     first_cluster: u64,
@@ -220,6 +228,7 @@ impl FormatDemuxer for MkvDemuxer {
         let mut d = MkvDemuxer {
             segment_start: segment.data,
             segment_end,
+            segment_declared_end: segment.end().unwrap_or(u64::MAX),
             scale: DEFAULT_SCALE,
             first_cluster: segment_end,
             tracks: heapless::Vec::new(),
@@ -420,10 +429,16 @@ impl MkvDemuxer {
             }
             self.visit(src, ctx, &e, walk)?;
             let _ = walk.visited.push(at);
+            // Past the input's end but within the declared Segment and a
+            // plausible file size, the size is a truncation, not damage, as
+            // a cut read of the element is: the walk ends. A resync there
+            // would find, in a prefix of the input, what the whole input
+            // skips as this element's data.
+            let cut = |end: u64| end > src.len() && end <= self.segment_declared_end && end <= MAX_PLAUSIBLE_END;
             match e.end() {
                 Some(end) if end > at && end <= self.segment_end => at = end,
-                Some(end) if end > at && end <= src.len() => {
-                    // A size past the Segment but within the input: damage.
+                Some(end) if end > at && !cut(end) => {
+                    // A size past the Segment (or beyond any file): damage.
                     // The element was read up to the Segment's end; the walk
                     // goes on at the next Top-Level Element after its data,
                     // as ffmpeg does.
@@ -434,10 +449,6 @@ impl MkvDemuxer {
                         None => break,
                     }
                 }
-                // Past the input's end, the size is a truncation, not
-                // damage, as a cut read of the element is: the walk ends.
-                // A resync here would find, in a prefix of the input, what
-                // the whole input skips as this element's data.
                 Some(end) if end > at => break,
                 _ => {
                     ctx.diags.report("mkv.unknown-size-element", at);
