@@ -43,13 +43,14 @@
 //!
 //! * `http`: [`HttpSource`] over ureq, plain `http://` URLs only.
 //! * `https`: `https://` URLs too, through rustls.
-//! * `cli`: the `mediaslice` binary and [`ffprobe`] (clap, indicatif,
-//!   crc32fast, serde_json); implies `http`.
+//! * `json`: [`ffprobe`] and [`scan`] (serde_json); implies `http`.
+//! * `cli`: the `mediaslice` binary (clap, indicatif, crc32fast, walkdir,
+//!   glob); implies `json`.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+#[cfg(feature = "json")]
+#[cfg_attr(docsrs, doc(cfg(feature = "json")))]
 pub mod ffprobe;
 mod file;
 pub mod fragmented;
@@ -58,8 +59,8 @@ mod http;
 mod mmap;
 pub mod package;
 pub mod remux;
-#[cfg(feature = "cli")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
+#[cfg(feature = "json")]
+#[cfg_attr(docsrs, doc(cfg(feature = "json")))]
 pub mod scan;
 mod scratch;
 mod sigbus;
