@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod batch;
 mod inspect;
 mod phases;
 mod read;
@@ -113,8 +114,9 @@ enum SourceKind {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Format and streams.
-    Probe(FileArgs),
+    /// Format and streams; with `--json-lines`, of many inputs in parallel,
+    /// one JSON object per line.
+    Probe(ProbeArgs),
     /// Every packet (ffprobe's `-show_packets -show_streams -show_format` with `--json`).
     Packets {
         #[command(flatten)]
@@ -146,6 +148,36 @@ struct FileArgs {
     /// JSON output with ffprobe's field names.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args, Debug)]
+struct ProbeArgs {
+    #[command(flatten)]
+    file: FileArgs,
+    /// More inputs (`--json-lines` only): files, directories (with `-r`),
+    /// glob patterns (`'media/**/*.mp4'`), URLs, and `-` for a list on
+    /// standard input, one per line.
+    more: Vec<PathBuf>,
+    /// One compact JSON object per input and line: `path`, then ffprobe's
+    /// `streams` and `format` (and `diagnostics`), or `error` with `code`,
+    /// `message` and `offset`. Inputs are probed in parallel.
+    #[arg(long, conflicts_with = "json")]
+    json_lines: bool,
+    /// Walk directories and their subdirectories (`--json-lines`).
+    #[arg(short = 'r', long, requires = "json_lines")]
+    recursive: bool,
+    /// Write each line as soon as its input is probed, not in input order
+    /// (`--json-lines`).
+    #[arg(long, requires = "json_lines")]
+    unordered: bool,
+    /// Inputs probed at once (`--json-lines`); the number of cores by
+    /// default.
+    #[arg(short = 'j', long, value_name = "N", requires = "json_lines")]
+    jobs: Option<usize>,
+    /// Exit with status 1 when any input has an `error` (`--json-lines`;
+    /// by default the status is 0 once every line is written).
+    #[arg(long, requires = "json_lines")]
+    fail_on_error: bool,
 }
 
 #[derive(Args, Debug)]
@@ -372,7 +404,14 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Remux(a) => return cmd_remux(a),
         Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, &a.segment),
         Cmd::Io(a) => (a, SourceKind::Pread),
-        Cmd::Probe(a) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } | Cmd::Phases(a) => (a, SourceKind::Mmap),
+        Cmd::Probe(p) if p.json_lines => return batch::cmd_batch(p, &http_config(cli)),
+        Cmd::Probe(p) if !p.more.is_empty() => {
+            eprintln!("mediaslice: probe takes one input; give --json-lines to probe many");
+            return EXIT_USAGE;
+        }
+        Cmd::Probe(ProbeArgs { file: a, .. }) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } | Cmd::Phases(a) => {
+            (a, SourceKind::Mmap)
+        }
     };
     let mut kind = if cli.reader {
         SourceKind::Reader
@@ -425,7 +464,7 @@ fn run(cli: &Cli) -> u8 {
     let stdout = io::stdout();
     let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
     let outcome = with_demuxer!(opened, d => match &cli.cmd {
-        Cmd::Probe(a) => cmd_probe(d, &mut w, a.json, &name),
+        Cmd::Probe(p) => cmd_probe(d, &mut w, p.file.json, &name),
         Cmd::Packets { file, summary: true } => {
             let _ = file;
             cmd_summary(d, &mut w)
