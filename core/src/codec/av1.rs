@@ -132,10 +132,38 @@ fn uvlc(r: &mut BitReader<'_>) -> u32 {
     ((1u64 << zeros) - 1 + r.bits(zeros) as u64).min(u32::MAX as u64) as u32
 }
 
+/// What a sequence header says of its pictures beyond their size: the
+/// first operating point's level and the `color_config()` (§5.5.2).
+/// Read for a probe's stream facts; the demuxers never need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SequenceColor {
+    /// `seq_level_idx[0]`.
+    pub level: u8,
+    /// `BitDepth`: 8, 10 or 12.
+    pub bit_depth: u8,
+    /// `mono_chrome`.
+    pub mono: bool,
+    /// `subsampling_x` and `subsampling_y`.
+    pub subsampling: (bool, bool),
+}
+
 impl SequenceHeader {
     /// Parses a sequence header OBU payload (after the OBU header), §5.5.
     pub fn parse(payload: &[u8]) -> Option<Self> {
+        Self::parse_with::<false>(payload).map(|(s, _)| s)
+    }
+
+    /// Parses a sequence header OBU payload with its level and colour
+    /// configuration.
+    pub fn parse_color(payload: &[u8]) -> Option<(Self, SequenceColor)> {
+        Self::parse_with::<true>(payload)
+    }
+
+    /// One walk for both: with `COLOR` false the colour fields are not
+    /// read, and the code that reads them is not in the demuxers.
+    fn parse_with<const COLOR: bool>(payload: &[u8]) -> Option<(Self, SequenceColor)> {
         let mut r = BitReader::new(payload);
+        let mut c = SequenceColor::default();
         let mut s = SequenceHeader {
             profile: r.bits(3) as u8,
             ..SequenceHeader::default()
@@ -143,7 +171,7 @@ impl SequenceHeader {
         r.skip(1); // still_picture
         s.reduced_still_picture_header = r.bit();
         if s.reduced_still_picture_header {
-            r.skip(5);
+            c.level = r.bits(5) as u8;
         } else {
             let mut decoder_model = false;
             let mut buffer_delay_len = 0;
@@ -164,9 +192,12 @@ impl SequenceHeader {
             }
             let initial_display_delay = r.bit();
             let ops = r.bits(5) + 1;
-            for _ in 0..ops {
+            for i in 0..ops {
                 r.skip(12);
                 let level = r.bits(5);
+                if COLOR && i == 0 {
+                    c.level = level as u8;
+                }
                 if level > 7 {
                     r.skip(1);
                 }
@@ -182,8 +213,64 @@ impl SequenceHeader {
         let hb = r.bits(4) + 1;
         s.width = r.bits(wb).saturating_add(1);
         s.height = r.bits(hb).saturating_add(1);
-        (!r.overrun()).then_some(s)
+        if COLOR {
+            c = color_config(&mut r, &s, c);
+        }
+        (!r.overrun()).then_some((s, c))
     }
+}
+
+/// The rest of a sequence header after the frame size, up to and through
+/// `color_config()` (§5.5.1, §5.5.2).
+fn color_config(r: &mut BitReader<'_>, s: &SequenceHeader, mut c: SequenceColor) -> SequenceColor {
+    let reduced = s.reduced_still_picture_header;
+    if !reduced && r.bit() {
+        r.skip(4 + 3); // frame id lengths
+    }
+    r.skip(3); // use_128x128_superblock, enable_filter_intra, enable_intra_edge_filter
+    if !reduced {
+        r.skip(4); // interintra, masked compound, warped motion, dual filter
+        let order_hint = r.bit();
+        if order_hint {
+            r.skip(2); // jnt_comp, ref_frame_mvs
+        }
+        let force_screen_content = if r.bit() { 2 } else { r.bits(1) };
+        if force_screen_content > 0 && !r.bit() {
+            r.skip(1); // seq_force_integer_mv
+        }
+        if order_hint {
+            r.skip(3);
+        }
+    }
+    r.skip(3); // superres, cdef, restoration
+    let high = r.bit();
+    c.bit_depth = match (s.profile, high) {
+        (2, true) if r.bit() => 12,
+        (_, true) => 10,
+        _ => 8,
+    };
+    c.mono = s.profile != 1 && r.bit();
+    let (mut primaries, mut transfer, mut matrix) = (2, 2, 2);
+    if r.bit() {
+        (primaries, transfer, matrix) = (r.bits(8), r.bits(8), r.bits(8));
+    }
+    c.subsampling = if c.mono {
+        (true, true)
+    } else if (primaries, transfer, matrix) == (1, 13, 0) {
+        (false, false)
+    } else {
+        r.skip(1); // color_range
+        match s.profile {
+            0 => (true, true),
+            1 => (false, false),
+            _ if c.bit_depth == 12 => {
+                let x = r.bit();
+                (x, x && r.bit())
+            }
+            _ => (true, false),
+        }
+    };
+    c
 }
 
 /// Whether a frame header (the payload of an `OBU_FRAME` or

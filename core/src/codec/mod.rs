@@ -31,6 +31,7 @@ pub mod convert;
 pub mod facts;
 pub mod h264;
 pub mod hevc;
+pub mod image;
 pub mod mpa;
 pub mod mpeg4v;
 pub mod mpegvideo;

@@ -633,6 +633,7 @@ impl Pictures {
                 codec,
                 time_base: Rational::new(1, 90_000),
                 frames: Some(1),
+                attached_picture: true,
                 ..Track::default()
             };
             if let Some(i) = ctx.add_track(track, f.body) {

@@ -191,6 +191,7 @@ impl FlacDemuxer {
                 width: p.width,
                 height: p.height,
                 frames: Some(1),
+                attached_picture: true,
                 ..Track::default()
             };
             *t = ctx.add_track(track, p.data.offset).unwrap_or(usize::MAX);
