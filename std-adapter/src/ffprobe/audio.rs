@@ -7,6 +7,7 @@
 //!   an ADTS header fills a count or rate the container does not state
 //!   (MPEG-TS).
 //! - AMR: ffmpeg's AMR decoders are mono.
+//! - Opus: decoded at 48 kHz, whatever rate the container states.
 //! - AC-3 / E-AC-3: the sync frame's `acmod` and `lfeon`, else MP4's
 //!   `dac3`.
 //! - MPEG audio and DTS: the first frame's header, when the container
@@ -36,6 +37,9 @@ pub fn refine(t: &mut Track, config: &[u8], first: &[u8]) {
     }
     match t.codec {
         Codec::Aac => aac(t, config, first),
+        // ffmpeg's Opus decoder always outputs 48 kHz, whatever rate the
+        // container states (Matroska's SamplingFrequency, the input rate).
+        Codec::Opus => t.sample_rate = 48_000,
         Codec::AmrNb | Codec::AmrWb => {
             t.channels = 1;
             if t.sample_rate == 0 {
@@ -177,6 +181,70 @@ fn dts_core(b: &[u8]) -> Option<(u16, u32)> {
     Some((channels + u16::from(lff != 0), rate))
 }
 
+/// The encoder string of an MP3's Xing/Info frame (the LAME extension's
+/// first 9 bytes), which ffmpeg states as the stream's `encoder` tag when
+/// it begins `LAME`, `Lavf` or `Lavc`. The Info frame is the one just
+/// before the first audio packet at `first_pos`.
+pub fn mp3_encoder<S: mediaslice::Source>(src: &mut S, first_pos: u64) -> Option<String> {
+    const WINDOW: u64 = 2048;
+    let from = first_pos.saturating_sub(WINDOW);
+    let mut buf = vec![0u8; usize::try_from(first_pos - from).ok()?];
+    let n = src.read_at(from, &mut buf).ok()?;
+    let buf = buf.get(..n)?;
+    let at = buf.windows(4).position(|w| w == b"Xing" || w == b"Info")?;
+    // The tag follows the frame header and the side information (32, 17
+    // or 9 bytes).
+    let synced = [36usize, 21, 13].iter().any(|&back| {
+        at.checked_sub(back)
+            .and_then(|h| buf.get(h..h + 2))
+            .is_some_and(|b| b[0] == 0xFF && b[1] & 0xE0 == 0xE0)
+    });
+    if !synced {
+        return None;
+    }
+    let flags = u32::from_be_bytes(buf.get(at + 4..at + 8)?.try_into().ok()?);
+    let mut off = at + 8;
+    for (bit, len) in [(1, 4), (2, 4), (4, 100), (8, 4)] {
+        if flags & bit != 0 {
+            off += len;
+        }
+    }
+    let version = buf.get(off..off + 9)?;
+    if !matches!(version.get(..4), Some(b"LAME" | b"Lavf" | b"Lavc")) {
+        return None;
+    }
+    let end = version.iter().position(|&b| b == 0).unwrap_or(version.len());
+    Some(String::from_utf8_lossy(version.get(..end)?).into_owned())
+}
+
+/// The `dwChannelMask` of a RIFF WAVE file's `fmt ` chunk when it is a
+/// WAVE_FORMAT_EXTENSIBLE (tag 0xFFFE with at least 22 extra bytes). The
+/// chunks are walked from the start, at most 64 of them.
+pub fn wav_channel_mask<S: mediaslice::Source>(src: &mut S) -> Option<u32> {
+    let mut at = 12u64;
+    for _ in 0..64 {
+        let mut h = [0u8; 8];
+        if src.read_at(at, &mut h).ok()? < 8 {
+            return None;
+        }
+        let len = u64::from(u32::from_le_bytes(h.get(4..8)?.try_into().ok()?));
+        if h.get(..4)? == b"fmt " {
+            let mut f = [0u8; 24];
+            if len < 40 || src.read_at(at + 8, &mut f).ok()? < 24 {
+                return None;
+            }
+            let tag = u16::from_le_bytes(f.get(..2)?.try_into().ok()?);
+            let extra = u16::from_le_bytes(f.get(16..18)?.try_into().ok()?);
+            if tag != 0xFFFE || extra < 22 {
+                return None;
+            }
+            return Some(u32::from_le_bytes(f.get(20..24)?.try_into().ok()?));
+        }
+        at = at.checked_add(8 + len + (len & 1))?;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,5 +287,40 @@ mod tests {
         let mut b = vec![0x7F, 0xFE, 0x80, 0x01];
         b.extend_from_slice(&w.to_be_bytes());
         assert_eq!(dts_bit_rate(&b), Some(768_000));
+    }
+
+    #[test]
+    fn mp3_info_frame_encoder() {
+        // An MPEG-1 Layer III stereo frame header, 32 bytes of side
+        // information, then "Info" with frames and bytes, then LAME's
+        // version string; the first audio frame follows at 200.
+        let mut b = vec![0u8; 200];
+        b[..4].copy_from_slice(&[0xFF, 0xFB, 0x90, 0x00]);
+        b[36..40].copy_from_slice(b"Info");
+        b[40..44].copy_from_slice(&3u32.to_be_bytes());
+        b[52..61].copy_from_slice(b"LAME3.99r");
+        let mut src = mediaslice::SliceSource::new(&b);
+        assert_eq!(mp3_encoder(&mut src, 200).as_deref(), Some("LAME3.99r"));
+        // Another encoder's string is not ffmpeg's `encoder`.
+        b[52..56].copy_from_slice(b"GOGO");
+        let mut src = mediaslice::SliceSource::new(&b);
+        assert_eq!(mp3_encoder(&mut src, 200), None);
+    }
+
+    #[test]
+    fn wave_extensible_mask() {
+        let mut b = b"RIFF\0\0\0\0WAVEfmt \x28\0\0\0".to_vec();
+        let mut fmt = [0u8; 40];
+        fmt[..2].copy_from_slice(&0xFFFEu16.to_le_bytes());
+        fmt[16..18].copy_from_slice(&22u16.to_le_bytes());
+        fmt[20..24].copy_from_slice(&0x3Fu32.to_le_bytes());
+        b.extend_from_slice(&fmt);
+        let mut src = mediaslice::SliceSource::new(&b);
+        assert_eq!(wav_channel_mask(&mut src), Some(0x3F));
+        // Plain PCM states no mask.
+        b[20] = 1;
+        b[21] = 0;
+        let mut src = mediaslice::SliceSource::new(&b);
+        assert_eq!(wav_channel_mask(&mut src), None);
     }
 }

@@ -7,7 +7,8 @@
 //! full-range variants (`yuvj420p`) depend on VUI/colour flags that the
 //! facts do not carry, so limited range is assumed.
 
-use mediaslice::codec::facts::VideoFacts;
+use mediaslice::codec::facts::{gcd, VideoFacts};
+use mediaslice::codec::image::{ImageFacts, ImageLayout};
 use mediaslice::{Codec, Track};
 use serde_json::{Map, Value};
 
@@ -47,18 +48,52 @@ pub fn profile_name(codec: Codec, f: &VideoFacts) -> Option<String> {
             _ => return None,
         }
         .to_owned(),
+        Codec::Mpeg2Video => match p {
+            0 => "4:2:2",
+            1 => "High",
+            2 => "Spatially Scalable",
+            3 => "SNR Scalable",
+            4 => "Main",
+            5 => "Simple",
+            _ => return None,
+        }
+        .to_owned(),
+        Codec::Mpeg4 => MPEG4_PROFILES.get(usize::from(p))?.to_string(),
         Codec::Vp9 => format!("Profile {p}"),
         Codec::Vp8 => p.to_string(),
         _ => return None,
     })
 }
 
+/// ffmpeg's MPEG-4 Part 2 profile names by the high nibble of
+/// `profile_and_level_indication`.
+const MPEG4_PROFILES: [&str; 16] = [
+    "Simple Profile",
+    "Simple Scalable Profile",
+    "Core Profile",
+    "Main Profile",
+    "N-bit Profile",
+    "Scalable Texture Profile",
+    "Simple Face Animation Profile",
+    "Basic Animated Texture Profile",
+    "Hybrid Profile",
+    "Advanced Real Time Simple Profile",
+    "Core Scalable Profile",
+    "Advanced Coding Efficiency Profile",
+    "Advanced Core Profile",
+    "Advanced Scalable Texture Profile",
+    "Simple Studio Profile",
+    "Advanced Simple Profile",
+];
+
 /// ffmpeg's `level`: the header's level number for H.264, H.265 and AV1;
 /// -99 (unknown) for the codecs with no level.
 pub fn level(codec: Codec, f: Option<&VideoFacts>) -> Option<i32> {
     match codec {
-        Codec::H264 | Codec::Hevc | Codec::Av1 => f.and_then(|f| f.level).map(i32::from),
-        Codec::Mpeg2Video | Codec::Mpeg4 | Codec::Unknown => None,
+        Codec::H264 | Codec::Hevc | Codec::Av1 | Codec::Mpeg2Video | Codec::Mpeg4 => {
+            f.and_then(|f| f.level).map(i32::from)
+        }
+        Codec::Unknown => None,
         _ => Some(-99),
     }
 }
@@ -70,6 +105,7 @@ pub fn pix_fmt(f: &VideoFacts) -> Option<String> {
         1 => "yuv420p",
         2 => "yuv422p",
         3 => "yuv444p",
+        4 => "yuv411p",
         _ => return None,
     };
     Some(match f.bit_depth? {
@@ -102,11 +138,103 @@ pub fn picture_size(codec: Codec, first: &[u8]) -> Option<(u32, u32)> {
     size.filter(|&(w, h)| w > 0 && h > 0)
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
+/// The pixel format ffmpeg's picture decoders give a still picture: JPEG
+/// in full range (`yuvj*`) by its sampling factors, PNG by colour type
+/// and depth, BMP by depth and colour masks.
+pub fn image_pix_fmt(l: &ImageLayout) -> Option<&'static str> {
+    Some(match *l {
+        ImageLayout::Jpeg {
+            precision: 8,
+            components: 1,
+            ..
+        } => "gray",
+        ImageLayout::Jpeg {
+            precision: 8,
+            components: 3,
+            sampling: [y, cb, cr],
+            ..
+        } if cb == cr && cb != 0 => {
+            let (h, v) = (y >> 4, y & 0xF);
+            let (ch, cv) = (cb >> 4, cb & 0xF);
+            if ch == 0 || cv == 0 || h % ch != 0 || v % cv != 0 {
+                return None;
+            }
+            match (h / ch, v / cv) {
+                (1, 1) => "yuvj444p",
+                (2, 1) => "yuvj422p",
+                (2, 2) => "yuvj420p",
+                (1, 2) => "yuvj440p",
+                (4, 1) => "yuvj411p",
+                _ => return None,
+            }
+        }
+        ImageLayout::Png { color_type, depth } => match (color_type, depth) {
+            (0, 1) => "monob",
+            (0, 8) => "gray",
+            (0, 16) => "gray16be",
+            (2, 8) => "rgb24",
+            (2, 16) => "rgb48be",
+            (3, 1..=8) => "pal8",
+            (4, 8) => "ya8",
+            (4, 16) => "ya16be",
+            (6, 8) => "rgba",
+            (6, 16) => "rgba64be",
+            _ => return None,
+        },
+        ImageLayout::Bmp { bits, masks } => match (bits, masks) {
+            (32, _) => "bgra",
+            (24, _) => "bgr24",
+            (16, [0xF800, 0x07E0, 0x001F]) => "rgb565le",
+            (16, [0x0F00, 0x00F0, 0x000F]) => "rgb444le",
+            (16, _) => "rgb555le",
+            (1, _) => "monob",
+            (4 | 8, _) => "pal8",
+            _ => return None,
+        },
+        ImageLayout::Jpeg { .. } => return None,
+    })
+}
+
+/// Inserts what a still picture's header says into its stream object: the
+/// size when the container states none, the pixel format, the JPEG
+/// profile and precision, the pixel and display aspect.
+pub fn insert_image(m: &mut Map<String, Value>, f: &ImageFacts) {
+    if m.get("width").and_then(Value::as_u64).unwrap_or(0) == 0 {
+        m.insert("width".into(), f.width.into());
+        m.insert("height".into(), f.height.into());
+    }
+    if let Some(p) = image_pix_fmt(&f.layout) {
+        m.insert("pix_fmt".into(), p.into());
+    }
+    if let ImageLayout::Jpeg { process, precision, .. } = f.layout {
+        let profile = match process {
+            0 => Some("Baseline"),
+            1 => Some("Sequential"),
+            2 => Some("Progressive"),
+            3 => Some("Lossless"),
+            _ => None,
+        };
+        if let Some(p) = profile {
+            m.insert("profile".into(), p.into());
+        }
+        m.insert("bits_per_raw_sample".into(), precision.to_string().into());
+    }
+    if let Some((n, d)) = f.sar {
+        insert_aspect(m, (n, d), (f.width, f.height));
+    }
+}
+
+/// `sample_aspect_ratio` and `display_aspect_ratio`, each reduced.
+fn insert_aspect(m: &mut Map<String, Value>, (n, d): (u32, u32), (width, height): (u32, u32)) {
+    let g = gcd(u64::from(n), u64::from(d)).max(1);
+    m.insert(
+        "sample_aspect_ratio".into(),
+        format!("{}:{}", u64::from(n) / g, u64::from(d) / g).into(),
+    );
+    let (w, h) = (u64::from(width) * u64::from(n), u64::from(height) * u64::from(d));
+    if w > 0 && h > 0 {
+        let g = gcd(w, h);
+        m.insert("display_aspect_ratio".into(), format!("{}:{}", w / g, h / g).into());
     }
 }
 
@@ -125,20 +253,17 @@ pub fn insert(m: &mut Map<String, Value>, t: &Track, f: Option<&VideoFacts>) {
     if let Some(l) = level(t.codec, f) {
         m.insert("level".into(), l.into());
     }
-    if f.and_then(|f| f.progressive) == Some(true) {
-        m.insert("field_order".into(), "progressive".into());
-    }
-    if let Some((n, d)) = f.and_then(|f| f.sar) {
-        let g = gcd(u64::from(n), u64::from(d)).max(1);
-        m.insert(
-            "sample_aspect_ratio".into(),
-            format!("{}:{}", u64::from(n) / g, u64::from(d) / g).into(),
-        );
-        let (w, h) = (u64::from(t.width) * u64::from(n), u64::from(t.height) * u64::from(d));
-        if w > 0 && h > 0 {
-            let g = gcd(w, h);
-            m.insert("display_aspect_ratio".into(), format!("{}:{}", w / g, h / g).into());
+    match f.map(|f| (f.progressive, f.top_field_first)) {
+        Some((Some(true), _)) => {
+            m.insert("field_order".into(), "progressive".into());
         }
+        Some((Some(false), Some(tff))) => {
+            m.insert("field_order".into(), if tff { "tt" } else { "bb" }.into());
+        }
+        _ => {}
+    }
+    if let Some(sar) = f.and_then(|f| f.sar) {
+        insert_aspect(m, sar, (t.width, t.height));
     }
 }
 

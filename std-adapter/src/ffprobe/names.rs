@@ -158,6 +158,61 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
     })
 }
 
+/// ffmpeg's named layouts by speaker mask (`channel_layout_map`).
+const NAMED_MASKS: [(u32, &str); 27] = [
+    (0x4, "mono"),
+    (0x3, "stereo"),
+    (0xB, "2.1"),
+    (0x7, "3.0"),
+    (0x103, "3.0(back)"),
+    (0x107, "4.0"),
+    (0x33, "quad"),
+    (0x603, "quad(side)"),
+    (0xF, "3.1"),
+    (0x37, "5.0"),
+    (0x607, "5.0(side)"),
+    (0x10F, "4.1"),
+    (0x3F, "5.1"),
+    (0x60F, "5.1(side)"),
+    (0x707, "6.0"),
+    (0x6C3, "6.0(front)"),
+    (0x137, "hexagonal"),
+    (0x70F, "6.1"),
+    (0x13F, "6.1(back)"),
+    (0x6CB, "6.1(front)"),
+    (0x637, "7.0"),
+    (0x6C7, "7.0(front)"),
+    (0x63F, "7.1"),
+    (0x6CF, "7.1(wide)"),
+    (0xFF, "7.1(wide-side)"),
+    (0x737, "octagonal"),
+    (0x60000603, "downmix"),
+];
+
+/// Speaker names by mask bit, as ffmpeg abbreviates them.
+const SPEAKERS: [&str; 18] = [
+    "FL", "FR", "FC", "LFE", "BL", "BR", "FLC", "FRC", "BC", "SL", "SR", "TC", "TFL", "TFC", "TFR", "TBL", "TBC", "TBR",
+];
+
+/// ffmpeg's description of a speaker mask (a WAVE_FORMAT_EXTENSIBLE
+/// `dwChannelMask`): a layout's name, else `N channels (FL+FR+...)`.
+/// `None` for a mask with bits ffmpeg has no name for here.
+pub fn mask_layout(mask: u32) -> Option<String> {
+    if let Some((_, n)) = NAMED_MASKS.iter().find(|(m, _)| *m == mask) {
+        return Some((*n).to_owned());
+    }
+    if mask == 0 || mask >> SPEAKERS.len() != 0 {
+        return None;
+    }
+    let names: Vec<&str> = SPEAKERS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask & (1 << i) != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    Some(format!("{} channels ({})", names.len(), names.join("+")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +260,15 @@ mod tests {
         assert_eq!(nb_programs(FormatKind::MpegTs, 3), 1);
         assert_eq!(nb_programs(FormatKind::Mp4, 3), 0);
         assert_eq!(format_long_name(FormatKind::Flac), Some("raw FLAC"));
+    }
+
+    #[test]
+    fn speaker_masks_as_ffmpeg_names_them() {
+        assert_eq!(mask_layout(0x3).as_deref(), Some("stereo"));
+        assert_eq!(mask_layout(0x3F).as_deref(), Some("5.1"));
+        assert_eq!(mask_layout(0x1).as_deref(), Some("1 channels (FL)"));
+        assert_eq!(mask_layout(0x5).as_deref(), Some("2 channels (FL+FC)"));
+        assert_eq!(mask_layout(0), None);
+        assert_eq!(mask_layout(1 << 20), None);
     }
 }

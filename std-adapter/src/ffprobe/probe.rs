@@ -84,11 +84,40 @@ pub fn document<S: Source>(
                 set(s, "bit_rate", b.to_string().into());
             }
         }
-        if format == FormatKind::Mp3 {
+        if format == FormatKind::Mp3 && t.codec == Codec::Mp3 {
             mp3_start(s, t, tags.streams.get(i).map(Vec::as_slice).unwrap_or(&[]));
+            if let Some(e) = timing.first_pos(i).and_then(|p| audio::mp3_encoder(d.source_mut(), p)) {
+                insert_tag(s, "encoder", &e);
+            }
         }
         if format == FormatKind::Ogg {
             ogg_start(s, t, configs.get(i).map(Vec::as_slice).unwrap_or(&[]));
+        }
+        if matches!(format, FormatKind::Wav | FormatKind::Rf64) && s.get("channel_layout").is_none() {
+            // ffmpeg takes a WAVE_FORMAT_EXTENSIBLE speaker mask that
+            // names as many speakers as there are channels.
+            let layout = audio::wav_channel_mask(d.source_mut())
+                .filter(|m| m.count_ones() == u32::from(t.channels))
+                .and_then(super::names::mask_layout);
+            if let Some(l) = layout {
+                set(s, "channel_layout", l.into());
+            }
+        }
+        if format == FormatKind::Dv && t.kind == mediaslice::TrackKind::Audio && t.channels == 2 {
+            // ffmpeg's DV demuxer gives its PCM pairs a stereo layout.
+            set(s, "channel_layout", "stereo".into());
+        }
+        if matches!(t.codec, Codec::Mjpeg | Codec::Png | Codec::Bmp) {
+            let picture = mediaslice::codec::image::parse(t.codec, timing.first_packet(i));
+            if let (Some(m), Some(f)) = (s.as_object_mut(), picture) {
+                super::facts::insert_image(m, &f);
+            }
+        }
+        if t.codec == Codec::Pgs {
+            if let Some((w, h)) = pgs_size(timing.first_packet(i)) {
+                set(s, "width", w.into());
+                set(s, "height", h.into());
+            }
         }
         if t.codec == Codec::DvdSub {
             if let Some((w, h)) = vobsub_size(configs.get(i).map(Vec::as_slice).unwrap_or(&[])) {
@@ -131,6 +160,10 @@ pub fn document<S: Source>(
     if format == FormatKind::Aac {
         adts_timing(&mut streams, &tracks, timing, facts.size);
         facts.duration_us = None;
+    }
+    if format == FormatKind::Asf && facts.duration_us.is_none() {
+        let data_offset = asf_data_offset(d.source_mut());
+        asf_bit_rate_timing(&mut streams, &tracks, timing, facts.size.saturating_sub(data_offset));
     }
     if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) && tail_read {
         for (i, s) in streams.iter_mut().enumerate() {
@@ -207,7 +240,11 @@ pub fn document<S: Source>(
             facts.duration_us = Some(((e - start) * 1e6).round() as u64);
         }
     }
+    fill_stream_timings(&mut streams, &tracks, &facts);
     let mut f = format_json(&facts, tags);
+    if format == FormatKind::Flac {
+        flac_channel_mask(&mut f, &mut streams);
+    }
     if let Some(obj) = f.as_object_mut() {
         if !format_tags.is_empty() {
             let t = obj.entry("tags").or_insert_with(|| Value::Object(Map::new()));
@@ -221,6 +258,151 @@ pub fn document<S: Source>(
         }
     }
     (streams, f)
+}
+
+/// ffmpeg's `fill_all_stream_timings`: a stream whose first timestamp was
+/// never seen (an attached picture, a text track with no packet among the
+/// first ones) takes the format's start and duration, each rescaled to its
+/// time base with rounding to nearest.
+fn fill_stream_timings(streams: &mut [Value], tracks: &[mediaslice::Track], facts: &FormatFacts) {
+    let Some(start_us) = facts.start_us else { return };
+    for (s, t) in streams.iter_mut().zip(tracks) {
+        if s.get("start_pts").is_some() {
+            continue;
+        }
+        let tb = t.time_base;
+        let Some(start) = rescale_us(start_us, tb) else {
+            continue;
+        };
+        set(s, "start_pts", start.into());
+        set(s, "start_time", super::time_string(start, tb).into());
+        if s.get("duration_ts").is_none() {
+            let dur = facts
+                .duration_us
+                .and_then(|d| i64::try_from(d).ok())
+                .and_then(|d| rescale_us(d, tb));
+            if let Some(d) = dur {
+                set(s, "duration_ts", d.into());
+                set(s, "duration", super::time_string(d, tb).into());
+            }
+        }
+    }
+}
+
+/// `us` microseconds in ticks of `tb`, rounded to nearest (half away from
+/// zero, as `av_rescale_q`).
+fn rescale_us(us: i64, tb: mediaslice::Rational) -> Option<i64> {
+    let div = i128::from(tb.num) * 1_000_000;
+    if div <= 0 {
+        return None;
+    }
+    let n = i128::from(us) * i128::from(tb.den);
+    let r = if n >= 0 {
+        (n + div / 2) / div
+    } else {
+        -((-n + div / 2) / div)
+    };
+    i64::try_from(r).ok()
+}
+
+/// ffmpeg's FLAC demuxer: a `WAVEFORMATEXTENSIBLE_CHANNEL_MASK` comment
+/// (read as C's `strtol` with base 0 does) sets the audio stream's layout
+/// and leaves the format's tags; an invalid one (0, or bits past the 18
+/// speakers) stays and is ignored.
+fn flac_channel_mask(format: &mut Value, streams: &mut [Value]) {
+    const KEY: &str = "WAVEFORMATEXTENSIBLE_CHANNEL_MASK";
+    let Some(tags) = format.get_mut("tags").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(key) = tags.keys().find(|k| k.eq_ignore_ascii_case(KEY)).cloned() else {
+        return;
+    };
+    let v = tags.get(&key).and_then(Value::as_str).unwrap_or("").trim();
+    let mask = if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        u32::from_str_radix(h, 16).ok()
+    } else if v.len() > 1 && v.starts_with('0') {
+        u32::from_str_radix(v.get(1..).unwrap_or(""), 8).ok()
+    } else {
+        v.parse().ok()
+    };
+    let Some(layout) = mask
+        .filter(|&m| m != 0 && m < 1 << 18)
+        .and_then(super::names::mask_layout)
+    else {
+        return;
+    };
+    tags.remove(&key);
+    if tags.is_empty() {
+        if let Some(o) = format.as_object_mut() {
+            o.remove("tags");
+        }
+    }
+    if let Some(s) = streams
+        .iter_mut()
+        .find(|s| s.get("codec_type").and_then(Value::as_str) == Some("audio"))
+    {
+        set(s, "channel_layout", layout.into());
+    }
+}
+
+/// The video size a PGS display set states: its first segment is a
+/// Presentation Composition Segment (type 0x16, a 16-bit length, then
+/// width and height), which ffmpeg's PGS decoder takes as the stream's.
+fn pgs_size(packet: &[u8]) -> Option<(u32, u32)> {
+    let body = match packet {
+        [0x16, _, _, body @ ..] => body,
+        _ => return None,
+    };
+    let w = u32::from(u16::from_be_bytes([*body.first()?, *body.get(1)?]));
+    let h = u32::from(u16::from_be_bytes([*body.get(2)?, *body.get(3)?]));
+    (w > 0 && h > 0).then_some((w, h))
+}
+
+/// Where an ASF file's data packets begin: after the Header Object (its
+/// size at byte 16) and the Data Object's 50-byte header.
+fn asf_data_offset<S: Source>(src: &mut S) -> u64 {
+    let mut h = [0u8; 24];
+    match src.read_at(0, &mut h) {
+        Ok(24) => h
+            .get(16..24)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(0, |b| u64::from_le_bytes(b).saturating_add(50)),
+        _ => 0,
+    }
+}
+
+/// ffmpeg's `estimate_timings_from_bit_rate` for an ASF file whose header
+/// states no duration it believes (a broadcast file, or one whose size
+/// disagrees with the File Properties): each stream lasts the data bytes
+/// over the sum of the streams' bit rates; no sum when a video stream
+/// with packets states no bit rate.
+fn asf_bit_rate_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timing, data_bytes: u64) {
+    let mut sum = 0u64;
+    for (i, t) in tracks.iter().enumerate() {
+        if t.bit_rate > 0 {
+            sum = sum.saturating_add(t.bit_rate.into());
+        } else if t.kind == mediaslice::TrackKind::Video && timing.sizes(i).len() > 1 {
+            return;
+        }
+    }
+    if sum == 0 || data_bytes == 0 {
+        return;
+    }
+    for (s, t) in streams.iter_mut().zip(tracks) {
+        if s.get("duration_ts").is_some() {
+            continue;
+        }
+        let (num, den) = (u128::from(t.time_base.num), u128::from(t.time_base.den));
+        let div = u128::from(sum) * num;
+        if div == 0 {
+            continue;
+        }
+        let ticks = (u128::from(data_bytes) * 8 * den + div / 2) / div;
+        if let Ok(d) = i64::try_from(ticks) {
+            set(s, "duration_ts", d.into());
+            set(s, "duration", super::time_string(d, t.time_base).into());
+        }
+    }
 }
 
 /// ffmpeg's AAC profile name: from the AudioSpecificConfig's object type,
