@@ -58,18 +58,25 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         self.end_headers()
         sent = 0
-        if not body_only_head:
-            with open(path, "rb") as f:
-                f.seek(start)
-                left = length
-                while left > 0:
-                    chunk = f.read(min(left, 1 << 16))
-                    if not chunk:
-                        break
-                    self.wfile.write(chunk)
-                    left -= len(chunk)
-                    sent += len(chunk)
-        srv.count(rel, sent)
+        try:
+            if not body_only_head:
+                with open(path, "rb") as f:
+                    f.seek(start)
+                    left = length
+                    while left > 0:
+                        chunk = f.read(min(left, 1 << 16))
+                        if not chunk:
+                            break
+                        self.wfile.write(chunk)
+                        left -= len(chunk)
+                        sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            # A client that has read enough closes the connection (ffprobe
+            # does); what was written until then counts, as nginx's
+            # $body_bytes_sent.
+            self.close_connection = True
+        finally:
+            srv.count(rel, sent)
 
     def do_GET(self):
         self._send(False)
