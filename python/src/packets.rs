@@ -118,12 +118,14 @@ fn step<S: Source>(d: &mut Demuxer<S>, base: (usize, usize)) -> mediaslice::Resu
 
 impl Walk {
     /// The next packet, or the `error` object that ended the walk.
-    fn next(&mut self) -> Result<Option<Step>, Value> {
+    /// `viewable`: whether Python holds a view of the input to cut the
+    /// payload from (else every payload is copied).
+    fn next(&mut self, viewable: bool) -> Result<Option<Step>, Value> {
+        let base = |data: &[u8]| (data.as_ptr() as usize, if viewable { data.len() } else { 0 });
         match self {
             Walk::Map(d) => {
                 let faults = MmapSource::faults_absorbed();
-                let data = d.source().data();
-                let base = (data.as_ptr() as usize, data.len());
+                let base = base(d.source().data());
                 let s = step(d, base).map_err(|e| error_json(&e, None))?;
                 if MmapSource::faults_absorbed() != faults {
                     // Its pages may have read as zeros: the file shrank.
@@ -136,8 +138,7 @@ impl Walk {
                 Ok(s)
             }
             Walk::Buffer(d) => {
-                let data = d.source().data();
-                let base = (data.as_ptr() as usize, data.len());
+                let base = base(d.source().data());
                 step(d, base).map_err(|e| error_json(&e, None))
             }
             Walk::Http(d, log) => step(d, (0, 0)).map_err(|e| error_json(&e, log.last())),
@@ -164,7 +165,8 @@ impl Packets {
         let Some(walk) = self.walk.as_mut() else {
             return Ok(None);
         };
-        let s = match py.allow_threads(|| walk.next()) {
+        let viewable = self.view.is_some();
+        let s = match py.allow_threads(|| walk.next(viewable)) {
             Ok(Some(s)) => s,
             Ok(None) => {
                 self.close();
@@ -181,8 +183,12 @@ impl Packets {
                 let slice = PySlice::new(py, isize::try_from(at)?, isize::try_from(end)?, 1);
                 (view.bind(py).get_item(slice)?.unbind(), false)
             }
-            (_, _, Some(copy)) => (PyBytes::new(py, &copy).into_any().unbind(), true),
-            (_, _, None) => (PyBytes::new(py, &[]).into_any().unbind(), true),
+            (_, _, copy) => (
+                PyBytes::new(py, copy.as_deref().unwrap_or_default())
+                    .into_any()
+                    .unbind(),
+                true,
+            ),
         };
         Ok(Some(Packet {
             track: s.track,

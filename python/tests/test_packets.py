@@ -121,3 +121,19 @@ def test_error_mid_walk_raises_after_the_packets_before(tmp_path, cli):
             assert isinstance(err.offset, int) and err.offset <= len(data), cut
             assert err.path == str(cut)
     assert raised >= 3, raised
+
+
+def test_strided_memoryview_is_copied_whole(samples):
+    # A view that is not one contiguous byte array cannot be cut by byte
+    # offsets: every payload comes as a copy, equal all the same.
+    path = next(p for p in manifest_subset() if p.suffix == ".mp4")
+    data = path.read_bytes()
+    spaced = bytearray(2 * len(data))
+    spaced[::2] = data
+    strided = memoryview(spaced)[::2]
+    assert not strided.c_contiguous and strided.tobytes() == data
+    want = [(p.track, p.pts, bytes(p.data)) for p in mediaslice.packets(data, name=str(path))]
+    got = list(mediaslice.packets(strided, name=str(path)))
+    assert got and all(p.copied and isinstance(p.data, bytes) for p in got)
+    assert [(p.track, p.pts, p.data) for p in got] == want
+    assert mediaslice.probe(strided, name=str(path)) == mediaslice.probe(path)
