@@ -4,6 +4,8 @@
 //! parses with the GIL released; packets' payloads are memoryviews over
 //! the file's map or the caller's bytes. See `docs/python.md`.
 
+#![forbid(unsafe_code)]
+
 mod buffer;
 mod convert;
 mod input;
