@@ -206,6 +206,11 @@ fn tags(py: Python<'_>, src: &Bound<'_, PyAny>, name: Option<String>) -> PyResul
 fn mediaslice_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", m.py().get_type::<Error>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // What maturin's package `__init__.py` takes with `import *`.
+    m.add(
+        "__all__",
+        ["Error", "Packet", "Packets", "packets", "probe", "tags", "__version__"],
+    )?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(tags, m)?)?;
     m.add_function(wrap_pyfunction!(packets::packets, m)?)?;

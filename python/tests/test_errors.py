@@ -8,6 +8,9 @@ from conftest import corpus_files, json_lines
 
 def test_error_is_an_exception_class():
     assert issubclass(mediaslice.Error, Exception)
+    # The wheel's package re-exports the module's names, the version too.
+    assert isinstance(mediaslice.__version__, str)
+    assert {"probe", "packets", "tags", "Error", "Packet"} <= set(dir(mediaslice))
 
 
 def test_garbage_raises_with_code_and_offset():
