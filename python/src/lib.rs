@@ -95,14 +95,12 @@ fn probe(py: Python<'_>, src: &Bound<'_, PyAny>, name: Option<String>, errors: &
     };
     let input = Input::from_py(src)?;
     let bytes_name = name.clone().unwrap_or_else(|| "pipe:".to_owned());
-    let line = match &input {
+    let mut line = match &input {
         Input::Path(p) | Input::Url(p) => {
             let config = ScanConfig {
                 http: probe_http_config(),
             };
             let mut line = py.allow_threads(|| scan::probe_input(p, &config));
-            // `probe --json`'s object has no `path` (the batch mode's does).
-            line.shift_remove("path");
             if let (Some(n), Some(Value::Object(f))) = (&name, line.get_mut("format")) {
                 f.insert("filename".into(), n.as_str().into());
             }
@@ -119,6 +117,8 @@ fn probe(py: Python<'_>, src: &Bound<'_, PyAny>, name: Option<String>, errors: &
             return Err(error_from_json(py, e, &input.label(&bytes_name)));
         }
     }
+    // `probe --json`'s object has no `path` (the batch mode's has).
+    line.shift_remove("path");
     Ok(convert::dict(py, &line)?.into_any().unbind())
 }
 
