@@ -1,9 +1,11 @@
 #![no_main]
 //! Fuzzes the reusable frame scanners of `mediaslice::codec` directly (the
 //! MPEG-TS/PS readers feed them PES payloads): headers, SPS parsers, the
-//! access-unit and frame splitters fed in uneven chunks.
+//! access-unit and frame splitters fed in uneven chunks; and the probe-time
+//! picture facts (`codec::facts`, `codec::image`).
 use libfuzzer_sys::fuzz_target;
-use mediaslice::codec::{ac3, adts, annexb, av1, h264, hevc, mpa, mpeg4v, mpegvideo};
+use mediaslice::codec::{ac3, adts, annexb, av1, facts, h264, hevc, image, mpa, mpeg4v, mpegvideo};
+use mediaslice::Codec;
 
 fuzz_target!(|data: &[u8]| {
     let _ = mpa::MpaHeader::parse_bytes(data).map(|h| mpa::parse_vbr(data, &h));
@@ -14,6 +16,25 @@ fuzz_target!(|data: &[u8]| {
     let _ = hevc::Sps::parse(data);
     let _ = av1::ObuHeader::parse(data);
     let _ = av1::SequenceHeader::parse(data);
+    let _ = av1::SequenceHeader::parse_color(data);
+    // The probe-time header facts, over the input as a first packet and as
+    // a configuration record.
+    for codec in [
+        Codec::H264,
+        Codec::Hevc,
+        Codec::Av1,
+        Codec::Vp9,
+        Codec::Mpeg2Video,
+        Codec::Mpeg4,
+        Codec::Theora,
+        Codec::DvVideo,
+    ] {
+        let _ = facts::video(codec, data, &[]);
+        let _ = facts::video(codec, &[], data);
+    }
+    for codec in [Codec::Mjpeg, Codec::Png, Codec::Bmp, Codec::Gif] {
+        let _ = image::parse(codec, data);
+    }
     let _ = mpegvideo::SequenceHeader::parse(data);
     let _ = annexb::NalUnits::new(data).count();
     let _ = mpeg4v::Mpeg4State::default().parse_frame(data);

@@ -56,7 +56,7 @@ const FORMAT_FIELDS: &[&str] = &[
 
 /// The overall rate of equal facts reached, in percent (fields.py's last
 /// line), less nothing: a change that loses facts fails here.
-const OVERALL_FLOOR: f64 = 95.0;
+const OVERALL_FLOOR: f64 = 95.1;
 
 /// Per field, the rate of equal facts reached, in percent.
 const FIELD_FLOORS: &[(&str, f64)] = &[
@@ -84,10 +84,10 @@ const FIELD_FLOORS: &[(&str, f64)] = &[
     ("stream.duration", 87.8),
     ("stream.duration_ts", 86.8),
     ("stream.field_order", 92.9),
-    ("stream.height", 94.9),
+    ("stream.height", 96.2),
     ("stream.level", 94.7),
     ("stream.nb_frames", 91.3),
-    ("stream.pix_fmt", 94.6),
+    ("stream.pix_fmt", 96.1),
     ("stream.profile", 97.1),
     ("stream.r_frame_rate", 93.1),
     ("stream.sample_aspect_ratio", 96.0),
@@ -95,9 +95,9 @@ const FIELD_FLOORS: &[(&str, f64)] = &[
     ("stream.sample_rate", 96.9),
     ("stream.start_pts", 93.1),
     ("stream.start_time", 93.1),
-    ("stream.tags", 95.4),
+    ("stream.tags", 96.3),
     ("stream.time_base", 97.1),
-    ("stream.width", 95.5),
+    ("stream.width", 96.8),
 ];
 
 fn samples() -> PathBuf {

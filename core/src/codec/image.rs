@@ -4,7 +4,8 @@
 //!
 //! - JPEG (ITU-T T.81 §B.2.2 frame header, JFIF 1.02 APP0 density);
 //! - PNG (ISO/IEC 15948 §11.2.2 IHDR, §11.3.5.3 pHYs);
-//! - BMP (the `BITMAPINFOHEADER` and its colour masks).
+//! - BMP (the `BITMAPINFOHEADER` and its colour masks);
+//! - GIF (GIF89a logical screen descriptor).
 //!
 //! No names here, as in [`facts`](super::facts): the CLI names the layout
 //! as ffmpeg's decoders do.
@@ -34,6 +35,9 @@ pub enum ImageLayout {
         /// IHDR bit depth.
         depth: u8,
     },
+    /// A GIF logical screen (palette pictures, decoded to 32-bit colour
+    /// with alpha).
+    Gif,
     /// A BMP info header.
     Bmp {
         /// Bits per pixel.
@@ -65,6 +69,7 @@ pub fn parse(codec: Codec, data: &[u8]) -> Option<ImageFacts> {
         Codec::Mjpeg => jpeg(data),
         Codec::Png => png(data),
         Codec::Bmp => bmp(data),
+        Codec::Gif => gif(data),
         _ => None,
     }
     .filter(|f| f.width > 0 && f.height > 0)
@@ -165,6 +170,20 @@ fn png(data: &[u8]) -> Option<ImageFacts> {
     Some(f)
 }
 
+/// The signature and the logical screen's size.
+fn gif(data: &[u8]) -> Option<ImageFacts> {
+    if !matches!(data.get(..6)?, b"GIF87a" | b"GIF89a") {
+        return None;
+    }
+    let le16 = |at: usize| Some(u32::from(u16::from_le_bytes([*data.get(at)?, *data.get(at + 1)?])));
+    Some(ImageFacts {
+        width: le16(6)?,
+        height: le16(8)?,
+        sar: None,
+        layout: ImageLayout::Gif,
+    })
+}
+
 /// The file header and the info header's size, depth and masks.
 fn bmp(data: &[u8]) -> Option<ImageFacts> {
     if data.get(..2)? != b"BM" {
@@ -257,5 +276,13 @@ mod tests {
                 masks: [0xF800, 0, 0]
             }
         );
+    }
+
+    #[test]
+    fn gif_screen() {
+        let g = *b"GIF89a\x1e\x00\x14\x00\x80\x00\x00";
+        let f = parse(Codec::Gif, &g).unwrap();
+        assert_eq!((f.width, f.height, f.layout), (30, 20, ImageLayout::Gif));
+        assert_eq!(parse(Codec::Gif, &g[..8]), None);
     }
 }

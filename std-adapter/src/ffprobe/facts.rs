@@ -181,6 +181,7 @@ pub fn image_pix_fmt(l: &ImageLayout) -> Option<&'static str> {
             (6, 16) => "rgba64be",
             _ => return None,
         },
+        ImageLayout::Gif => "bgra",
         ImageLayout::Bmp { bits, masks } => match (bits, masks) {
             (32, _) => "bgra",
             (24, _) => "bgr24",

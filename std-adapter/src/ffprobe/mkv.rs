@@ -19,6 +19,9 @@
 //! - a `StereoMode` other than mono as the stream tag `stereo_mode`.
 //! - the format's `creation_time`: `DateUTC` (nanoseconds since
 //!   2001-01-01), printed with microseconds.
+//! - an attached picture's stream tags `filename`, `mimetype` and `title`
+//!   from its `AttachedFile`'s `FileName`, `FileMediaType` and
+//!   `FileDescription` (the pictures are the image attachments, in order).
 
 use mediaslice::Source;
 
@@ -55,6 +58,26 @@ const CROP_BOTTOM: u64 = 0x54AA;
 const CROP_TOP: u64 = 0x54BB;
 const CROP_LEFT: u64 = 0x54CC;
 const CROP_RIGHT: u64 = 0x54DD;
+const ATTACHMENTS: u64 = 0x1941_A469;
+const ATTACHED_FILE: u64 = 0x61A7;
+const FILE_NAME: u64 = 0x466E;
+const FILE_MEDIA_TYPE: u64 = 0x4660;
+const FILE_DESCRIPTION: u64 = 0x467E;
+/// The most attached files looked at, and the most children of one.
+const MAX_ATTACHMENTS: usize = 256;
+/// The longest file name, media type or description read.
+const MAX_FILE_TEXT: u64 = 4096;
+
+/// One `AttachedFile`'s names (its data is not read).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// `FileName`.
+    pub name: String,
+    /// `FileMediaType`.
+    pub mime: String,
+    /// `FileDescription`, when present.
+    pub description: Option<String>,
+}
 
 /// One `TrackEntry`'s facts.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -84,6 +107,8 @@ pub struct Segment {
     /// in a language other than "und"): (the `TagTrackUID`, or `None` for
     /// the Segment; name; value).
     pub lang_tags: Vec<(Option<u64>, String, String)>,
+    /// The attached files, in order.
+    pub attachments: Vec<Attachment>,
 }
 
 impl Segment {
@@ -181,6 +206,9 @@ pub fn read<S: Source>(src: &mut S) -> Option<Segment> {
             // An unknown-size element (a live Cluster) hides what follows.
             break;
         }
+        if id == ATTACHMENTS {
+            seg.attachments = attachments(src, off + hl, (off + hl).saturating_add(size).min(seg_end));
+        }
         if (id == INFO || id == TRACKS || id == TAGS) && size <= MAX_ELEMENT {
             let mut body = vec![0u8; usize::try_from(size).ok()?];
             if src.read_exact_at(off + hl, &mut body).is_err() {
@@ -211,6 +239,51 @@ pub fn read<S: Source>(src: &mut S) -> Option<Segment> {
         };
     }
     Some(seg)
+}
+
+/// The attached files of the `Attachments` element between `start` and
+/// `end`, walked header by header so that no file's data is read.
+fn attachments<S: Source>(src: &mut S, start: u64, end: u64) -> Vec<Attachment> {
+    let mut out = Vec::new();
+    let mut off = start;
+    while off < end && out.len() < MAX_ATTACHMENTS {
+        let Some((id, size, hl)) = header(src, off) else { break };
+        let body = off + hl;
+        let Some(next) = body.checked_add(size).filter(|&n| n <= end) else {
+            break;
+        };
+        if id == ATTACHED_FILE {
+            let mut a = Attachment::default();
+            let mut at = body;
+            for _ in 0..MAX_ATTACHMENTS {
+                if at >= next {
+                    break;
+                }
+                let Some((cid, csize, chl)) = header(src, at) else {
+                    break;
+                };
+                let Some(cnext) = (at + chl).checked_add(csize).filter(|&n| n <= next) else {
+                    break;
+                };
+                if matches!(cid, FILE_NAME | FILE_MEDIA_TYPE | FILE_DESCRIPTION) && csize <= MAX_FILE_TEXT {
+                    let mut text = vec![0u8; usize::try_from(csize).unwrap_or(0)];
+                    if src.read_exact_at(at + chl, &mut text).is_ok() {
+                        let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+                        let t = String::from_utf8_lossy(text.get(..end).unwrap_or(&[])).into_owned();
+                        match cid {
+                            FILE_NAME => a.name = t,
+                            FILE_MEDIA_TYPE => a.mime = t,
+                            _ => a.description = Some(t),
+                        }
+                    }
+                }
+                at = cnext;
+            }
+            out.push(a);
+        }
+        off = next;
+    }
+    out
 }
 
 /// The simple tags of a `Tag` under their names as written, and

@@ -107,7 +107,7 @@ pub fn document<S: Source>(
             // ffmpeg's DV demuxer gives its PCM pairs a stereo layout.
             set(s, "channel_layout", "stereo".into());
         }
-        if matches!(t.codec, Codec::Mjpeg | Codec::Png | Codec::Bmp) {
+        if matches!(t.codec, Codec::Mjpeg | Codec::Png | Codec::Bmp | Codec::Gif) {
             let picture = mediaslice::codec::image::parse(t.codec, timing.first_packet(i));
             if let (Some(m), Some(f)) = (s.as_object_mut(), picture) {
                 super::facts::insert_image(m, &f);
@@ -578,6 +578,22 @@ fn set(s: &mut Value, key: &str, v: Value) {
 
 /// The Matroska facts of [`mkv`] put into the stream objects.
 fn apply_mkv(seg: &mkv::Segment, tracks: &[mediaslice::Track], streams: &mut [Value]) {
+    // The attached pictures are the image attachments, in order.
+    let pictures = seg
+        .attachments
+        .iter()
+        .filter(|a| mediaslice::codec::picture::codec_for_mime(a.mime.as_bytes(), false) != Codec::Unknown);
+    let picture_streams = tracks
+        .iter()
+        .zip(streams.iter_mut())
+        .filter(|(t, _)| t.attached_picture);
+    for (a, (_, s)) in pictures.zip(picture_streams) {
+        insert_tag(s, "filename", &a.name);
+        insert_tag(s, "mimetype", &a.mime);
+        if let Some(d) = &a.description {
+            insert_tag(s, "title", d);
+        }
+    }
     for (t, s) in tracks.iter().zip(streams.iter_mut()) {
         let Some(e) = seg.track(t.id) else { continue };
         let lang = e.language.as_deref().unwrap_or("eng");
