@@ -9,6 +9,8 @@
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(clippy::type_complexity)]
 
+mod common;
+
 use mediaslice::crc::crc32;
 use mediaslice::{Demuxer, ReaderSource, SliceSource, Source};
 use std::path::{Path, PathBuf};
@@ -263,8 +265,8 @@ fn run(family: &str, stream_exact: bool) {
     let mut misses = Vec::new();
     for (files, expected) in [
         (
-            r.join("../shared/samples").join(family),
-            r.join("../shared/samples/expected").join(family),
+            common::samples_root().join(family),
+            common::samples_root().join("expected").join(family),
         ),
         (
             r.join("corpus/files").join(family),
@@ -306,9 +308,8 @@ fn caf_matches_ffprobe() {
 /// both input modes (whatever its format; most are not ours).
 #[test]
 fn malformed_files_terminate() {
-    let r = root();
-    for dir in ["../shared/samples/fuzz", "../shared/samples/other"] {
-        let Ok(rd) = std::fs::read_dir(r.join(dir)) else {
+    for dir in ["fuzz", "other"] {
+        let Ok(rd) = std::fs::read_dir(common::samples_root().join(dir)) else {
             continue;
         };
         for e in rd.flatten() {

@@ -5,6 +5,8 @@
 
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use mediaslice::detect::detect_source;
 use mediaslice::{FormatKind, Limits, SliceSource};
 use std::path::Path;
@@ -71,7 +73,7 @@ fn allowed_for_extension(name: &str) -> &'static [FormatKind] {
 
 #[test]
 fn every_sample_is_its_family_or_nothing() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples");
+    let root = common::samples_root();
     let Ok(dirs) = std::fs::read_dir(&root) else {
         eprintln!("no samples at {}", root.display());
         return;
@@ -109,7 +111,7 @@ fn every_sample_is_its_family_or_nothing() {
 #[test]
 fn elementary_stream_samples_are_detected() {
     // Every sample ffprobe reads in these folders is found by content.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples");
+    let root = common::samples_root();
     let mut missed = Vec::new();
     for folder in ["mp3", "adts", "ac3", "amr", "h264", "h265", "ivf"] {
         let Ok(rd) = std::fs::read_dir(root.join(folder)) else {

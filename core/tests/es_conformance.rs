@@ -9,6 +9,8 @@
 
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use mediaslice::crc::crc32;
 use mediaslice::{Demuxer, ReaderSource, SliceSource, TrackKind};
 use std::collections::BTreeMap;
@@ -223,7 +225,7 @@ fn check(file: &Path, expected: &Path) -> Option<(bool, String)> {
 fn roots() -> Vec<(PathBuf, PathBuf)> {
     let m = Path::new(env!("CARGO_MANIFEST_DIR"));
     vec![
-        (m.join("../../shared/samples"), m.join("../../shared/samples/expected")),
+        (common::samples_root(), common::samples_root().join("expected")),
         (m.join("../corpus/files"), m.join("../corpus/expected")),
     ]
 }

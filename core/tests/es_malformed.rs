@@ -7,6 +7,8 @@
 
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use mediaslice::crc::crc32;
 use mediaslice::{Demuxer, ReaderSource, SliceSource, Source};
 use std::path::Path;
@@ -79,7 +81,7 @@ fn both(data: &[u8]) -> Got {
 }
 
 fn samples() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples")
+    common::samples_root()
 }
 
 #[test]

@@ -12,8 +12,9 @@
     clippy::expect_used,
     clippy::panic
 )]
+mod common;
+
 use mediaslice::{Demuxer, FormatKind, Limits, ReaderSource, SliceSource, Source};
-use std::path::Path;
 
 struct Cursor<'a> {
     data: &'a [u8],
@@ -70,7 +71,7 @@ fn pull<S: Source>(src: S, kind: Option<FormatKind>) -> Vec<(usize, usize, u32)>
 #[ignore]
 fn mutated_samples_do_not_panic() {
     let _ = std::fs::create_dir_all("/tmp/pfuzz");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples");
+    let root = common::samples_root();
     let kinds = [
         FormatKind::Mp3,
         FormatKind::Aac,

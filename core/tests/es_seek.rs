@@ -8,6 +8,8 @@
 
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use mediaslice::{Demuxer, SliceSource, TrackKind};
 use std::path::Path;
 
@@ -24,7 +26,7 @@ struct P {
 #[test]
 fn seeking_lands_where_it_should() {
     let m = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = m.join("../../shared/samples");
+    let root = common::samples_root();
     let mut checked = 0;
     let folders = [
         "mp3",

@@ -4,6 +4,8 @@
 #![cfg(feature = "mkv")]
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use mediaslice::crc::crc32;
 use mediaslice::{Demuxer, ReaderSource, SliceSource, Source};
 use std::io::Read as _;
@@ -71,7 +73,7 @@ fn run<S: Source>(src: S) -> Result<Out, String> {
 }
 
 fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples")
+    common::samples_root()
 }
 
 fn expected(path: &Path) -> Option<serde_json::Value> {

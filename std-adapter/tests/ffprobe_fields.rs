@@ -8,6 +8,7 @@
 use flate2::read::GzDecoder;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -101,7 +102,10 @@ const FIELD_FLOORS: &[(&str, f64)] = &[
 ];
 
 fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples")
+    match std::env::var_os("MEDIASLICE_SAMPLES") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples"),
+    }
 }
 
 fn get<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
@@ -181,7 +185,11 @@ fn stream_and_format_facts_keep_their_parity_with_ffprobe() {
     let root = samples();
     let exp_root = root.join("expected");
     let Ok(families) = std::fs::read_dir(&exp_root) else {
-        println!("skipped: {} is absent", exp_root.display());
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: skipped (set MEDIASLICE_SAMPLES): {} is absent",
+            exp_root.display()
+        );
         return;
     };
     // field -> (stated, equal)
@@ -255,7 +263,11 @@ fn stream_and_format_facts_keep_their_parity_with_ffprobe() {
         }
     }
     if files == 0 {
-        println!("skipped: no samples beside {}", exp_root.display());
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: skipped (set MEDIASLICE_SAMPLES): no samples beside {}",
+            exp_root.display()
+        );
         return;
     }
     let (mut stated, mut equal) = (0, 0);

@@ -110,12 +110,30 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// `../shared/samples` beside the repository, or `$MEDIASLICE_SAMPLES`.
-pub fn samples_dir() -> Option<PathBuf> {
+/// Where the samples are: `$MEDIASLICE_SAMPLES`, else `../shared/samples`
+/// beside the repository (whether or not it exists). When it is missing, a
+/// note goes to the real stderr (not through `eprintln!`, which the test
+/// harness captures), so that a run without the samples says it skipped
+/// them.
+pub fn samples_root() -> PathBuf {
     let p = match std::env::var_os("MEDIASLICE_SAMPLES") {
         Some(p) => PathBuf::from(p),
         None => repo_root().join("../shared/samples"),
     };
+    if !p.is_dir() {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: no samples at {} (set MEDIASLICE_SAMPLES): the checks over them are skipped",
+            p.display()
+        );
+    }
+    p
+}
+
+/// [`samples_root`] when it is a folder.
+pub fn samples_dir() -> Option<PathBuf> {
+    let p = samples_root();
     p.is_dir().then_some(p)
 }
 
