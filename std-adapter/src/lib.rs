@@ -49,6 +49,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod dash;
 #[cfg(feature = "json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
 pub mod ffprobe;

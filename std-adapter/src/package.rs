@@ -8,7 +8,9 @@
 //! is exact. Then `media.m3u8` (RFC 8216 §4.3: `#EXT-X-VERSION:7`,
 //! `#EXT-X-TARGETDURATION`, `#EXT-X-MAP`, `#EXT-X-INDEPENDENT-SEGMENTS`)
 //! and `master.m3u8` (`#EXT-X-STREAM-INF` with `BANDWIDTH`, `CODECS` from
-//! the init segment's `avcC` and `esds`, `RESOLUTION`).
+//! the init segment's `avcC` and `esds`, `RESOLUTION`); with `--dash`,
+//! `manifest.mpd` over the same segments ([`crate::dash`]). The HLS
+//! playlists are always written (they cost a few hundred bytes).
 
 use crate::remux::{remux_into, RemuxError, RemuxFormat, RemuxOptions};
 use crate::MmapSource;
@@ -27,6 +29,8 @@ pub struct Segment {
     pub bytes: u64,
     /// Duration in seconds, from its `moof`.
     pub seconds: f64,
+    /// The same duration in ticks of [`PackageReport::timescale`].
+    pub ticks: u64,
 }
 
 /// What `package` wrote.
@@ -38,6 +42,10 @@ pub struct PackageReport {
     pub codecs: String,
     /// Packets written.
     pub packets: u64,
+    /// Ticks per second of the track that times the segments.
+    pub timescale: u32,
+    /// That track's decode time at the first segment (its `tfdt`).
+    pub start: u64,
 }
 
 /// A stream sink that writes an fMP4 byte stream as HLS files: the init
@@ -57,6 +65,7 @@ struct SplitSink {
     /// times the segments.
     scales: Vec<u32>,
     timing_track: u32,
+    first_decode: Option<u64>,
     segments: Vec<Segment>,
     error: Option<std::io::Error>,
     stats: SinkStats,
@@ -149,21 +158,30 @@ impl SplitSink {
             name,
             bytes: 0,
             seconds: 0.0,
+            ticks: 0,
         });
         Ok(())
+    }
+
+    /// Ticks per second of the track that times the segments.
+    fn timescale(&self) -> u32 {
+        self.scales
+            .get(self.timing_track.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or(1)
+            .max(1)
     }
 
     fn box_done(&mut self) {
         if &self.kind == b"moof" {
             let ticks = trun_ticks(&self.moof, self.timing_track);
-            let scale = self
-                .scales
-                .get(self.timing_track.saturating_sub(1) as usize)
-                .copied()
-                .unwrap_or(1)
-                .max(1);
+            let scale = self.timescale();
             if let Some(s) = self.segments.last_mut() {
                 s.seconds = ticks as f64 / f64::from(scale);
+                s.ticks = ticks;
+            }
+            if self.first_decode.is_none() {
+                self.first_decode = Some(tfdt(&self.moof, self.timing_track));
             }
         }
     }
@@ -271,6 +289,23 @@ fn timing_track(init: &[u8]) -> u32 {
         .map_or(1, |i| i as u32 + 1)
 }
 
+/// The `tfdt` decode time of track `id` in a `moof` (0 when absent).
+fn tfdt(moof: &[u8], id: u32) -> u64 {
+    let body = moof.get(8..).unwrap_or(&[]);
+    for (_, traf) in children(body).filter(|c| &c.0 == b"traf") {
+        if child(traf, b"tfhd").map(|t| be32(t, 4)) != Some(id) {
+            continue;
+        }
+        let Some(t) = child(traf, b"tfdt") else { return 0 };
+        return if t.first() == Some(&1) {
+            u64::from(be32(t, 4)) << 32 | u64::from(be32(t, 8))
+        } else {
+            u64::from(be32(t, 4))
+        };
+    }
+    0
+}
+
 /// Sum of the `trun` sample durations of track `id` in a `moof`.
 fn trun_ticks(moof: &[u8], id: u32) -> u64 {
     let body = moof.get(8..).unwrap_or(&[]);
@@ -376,8 +411,25 @@ fn resolution(init: &[u8]) -> Option<(u16, u16)> {
 ///
 /// Errors: as `remux`; a codec with no `CODECS` string here (AV1, VP9)
 /// is `RemuxError::Output` with `Unsupported`.
+/// Packages `input` into `outdir` for HLS: `init.mp4`, the segments and
+/// the playlists.
 pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<PackageReport, RemuxError> {
-    std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
+    package(input, outdir, segment_ms, true, false)
+}
+
+/// One fragmented remux cut into files: what [`split`] wrote.
+struct Split {
+    init: Vec<u8>,
+    segments: Vec<Segment>,
+    timescale: u32,
+    start: u64,
+    packets: u64,
+}
+
+/// Remuxes `input` (all its streams, or only `streams`) to fragmented MP4
+/// cut into `dir`: `init.mp4`, then `seg_NNNNN.m4s` per fragment.
+fn split(input: &Path, dir: &Path, segment_ms: u32, streams: Option<Vec<usize>>) -> Result<Split, RemuxError> {
+    std::fs::create_dir_all(dir).map_err(RemuxError::Io)?;
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
         let src = MmapSource::open(input)
@@ -388,10 +440,11 @@ pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<Packa
     let opts = RemuxOptions {
         format: Some(RemuxFormat::Fmp4),
         fragment_ms: Some(segment_ms),
+        streams,
         ..RemuxOptions::default()
     };
     let sink = SplitSink {
-        dir: outdir.to_path_buf(),
+        dir: dir.to_path_buf(),
         pos: 0,
         head: [0; 8],
         head_len: 0,
@@ -402,6 +455,7 @@ pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<Packa
         moof: Vec::new(),
         scales: Vec::new(),
         timing_track: 1,
+        first_decode: None,
         segments: Vec::new(),
         error: None,
         stats: SinkStats::default(),
@@ -412,18 +466,119 @@ pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<Packa
     }
     sink.flush().map_err(RemuxError::Output)?;
     if sink.segments.is_empty() {
-        std::fs::write(outdir.join("init.mp4"), &sink.init).map_err(RemuxError::Io)?;
+        std::fs::write(dir.join("init.mp4"), &sink.init).map_err(RemuxError::Io)?;
     }
-    let mut codecs = Vec::new();
-    for (_, kind, entry) in tracks(&sink.init) {
-        codecs.push(
-            codec_string(&kind, &entry).ok_or(RemuxError::Output(mediaslice::Error::unsupported(
+    let timescale = sink.timescale();
+    Ok(Split {
+        timescale,
+        start: sink.first_decode.unwrap_or(0),
+        init: sink.init,
+        segments: sink.segments,
+        packets: report.packets,
+    })
+}
+
+/// The `CODECS` strings of an init segment's tracks.
+fn codecs_of(init: &[u8]) -> Result<Vec<String>, RemuxError> {
+    tracks(init)
+        .iter()
+        .map(|(_, kind, entry)| {
+            codec_string(kind, entry).ok_or(RemuxError::Output(mediaslice::Error::unsupported(
                 0,
-                &"package: no HLS CODECS string for this codec (H.264, HEVC, AAC, MP3, Opus, FLAC, AC-3, E-AC-3)",
-            )))?,
-        );
+                &"package: no CODECS string for this codec (H.264, HEVC, AAC, MP3, Opus, FLAC, AC-3, E-AC-3)",
+            )))
+        })
+        .collect()
+}
+
+/// Peak and average bit rates of segments.
+fn bit_rates(segments: &[Segment]) -> (u64, u64) {
+    let rate = |s: &Segment| (s.bytes as f64 * 8.0 / s.seconds.max(0.001)).ceil() as u64;
+    let peak = segments.iter().map(rate).max().unwrap_or(0);
+    let (bytes, secs) = segments
+        .iter()
+        .fold((0u64, 0f64), |a, s| (a.0 + s.bytes, a.1 + s.seconds));
+    (peak, (bytes as f64 * 8.0 / secs.max(0.001)).ceil() as u64)
+}
+
+/// Packages `input` into `outdir`. With `hls`: `init.mp4` and the
+/// segments of all streams together, `media.m3u8` and `master.m3u8`. With
+/// `dash`: each audio and video stream fragmented on its own under
+/// `dash/<stream>/` (DASH players take one media type per Adaptation Set)
+/// and `manifest.mpd` over them ([`crate::dash`]).
+pub fn package(
+    input: &Path,
+    outdir: &Path,
+    segment_ms: u32,
+    hls: bool,
+    dash: bool,
+) -> Result<PackageReport, RemuxError> {
+    std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
+    let mut out = PackageReport::default();
+    if hls {
+        let sp = split(input, outdir, segment_ms, None)?;
+        let codecs = codecs_of(&sp.init)?;
+        write_hls(outdir, &sp, &codecs)?;
+        out = PackageReport {
+            codecs: codecs.join(","),
+            packets: sp.packets,
+            timescale: sp.timescale,
+            start: sp.start,
+            segments: sp.segments,
+        };
     }
-    let segments = sink.segments;
+    if dash {
+        let streams = media_streams(input)?;
+        let mut sets = Vec::new();
+        for i in streams {
+            let rel = format!("dash/{i}");
+            let sp = split(input, &outdir.join(&rel), segment_ms, Some(vec![i]))?;
+            let codecs = codecs_of(&sp.init)?.join(",");
+            let video = tracks(&sp.init).iter().any(|t| &t.0 == b"vide");
+            let (peak, _) = bit_rates(&sp.segments);
+            if !hls {
+                out.packets += sp.packets;
+                out.segments.extend(sp.segments.iter().cloned());
+                out.codecs = if out.codecs.is_empty() {
+                    codecs.clone()
+                } else {
+                    format!("{},{codecs}", out.codecs)
+                };
+            }
+            sets.push(crate::dash::Representation {
+                dir: rel,
+                codecs,
+                video,
+                resolution: if video { resolution(&sp.init) } else { None },
+                bandwidth: peak,
+                timescale: sp.timescale,
+                start: sp.start,
+                segments: sp.segments,
+            });
+        }
+        std::fs::write(outdir.join("manifest.mpd"), crate::dash::mpd(&sets)).map_err(RemuxError::Io)?;
+    }
+    Ok(out)
+}
+
+/// The input's audio and video streams, by index.
+fn media_streams(input: &Path) -> Result<Vec<usize>, RemuxError> {
+    let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let src = MmapSource::open(input).map_err(RemuxError::Io)?;
+    let d = Demuxer::open(src, ext.as_deref()).map_err(RemuxError::Input)?;
+    Ok(d.tracks()
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            matches!(t.kind, mediaslice::TrackKind::Video | mediaslice::TrackKind::Audio) && !t.attached_picture
+        })
+        .map(|(i, _)| i)
+        .collect())
+}
+
+/// `media.m3u8` and `master.m3u8` over the segments of `sp`.
+fn write_hls(outdir: &Path, sp: &Split, codecs: &[String]) -> Result<(), RemuxError> {
+    let segments = &sp.segments;
     let mut media = String::from("#EXTM3U\n#EXT-X-VERSION:7\n");
     let target = segments
         .iter()
@@ -434,40 +589,30 @@ pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<Packa
     let _ = writeln!(media, "#EXT-X-TARGETDURATION:{target}");
     media.push_str("#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n");
     media.push_str("#EXT-X-MAP:URI=\"init.mp4\"\n");
-    for s in &segments {
+    for s in segments {
         let _ = writeln!(media, "#EXTINF:{:.6},\n{}", s.seconds, s.name);
     }
     media.push_str("#EXT-X-ENDLIST\n");
     std::fs::write(outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
-    let rate = |s: &Segment| (s.bytes as f64 * 8.0 / s.seconds.max(0.001)).ceil() as u64;
-    let peak = segments.iter().map(rate).max().unwrap_or(0);
-    let (bytes, secs) = segments
-        .iter()
-        .fold((0u64, 0f64), |a, s| (a.0 + s.bytes, a.1 + s.seconds));
-    let average = (bytes as f64 * 8.0 / secs.max(0.001)).ceil() as u64;
+    let (peak, average) = bit_rates(segments);
     let mut master = String::from("#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-INDEPENDENT-SEGMENTS\n");
     let _ = write!(
         master,
         "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={average},CODECS=\"{}\"",
         codecs.join(",")
     );
-    if let Some((w, h)) = resolution(&sink.init) {
+    if let Some((w, h)) = resolution(&sp.init) {
         let _ = write!(master, ",RESOLUTION={w}x{h}");
     }
     master.push_str("\nmedia.m3u8\n");
-    std::fs::write(outdir.join("master.m3u8"), master).map_err(RemuxError::Io)?;
-    Ok(PackageReport {
-        segments,
-        codecs: codecs.join(","),
-        packets: report.packets,
-    })
+    std::fs::write(outdir.join("master.m3u8"), master).map_err(RemuxError::Io)
 }
 
 /// The `package` command: prints its report on stderr; the exit code
 /// (0, 1 for a failure, 64 for a usage error).
-pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, segment: &str) -> u8 {
-    if !hls {
-        eprintln!("mediaslice: package: give --hls (the only packaging so far)");
+pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, dash: bool, segment: &str) -> u8 {
+    if !hls && !dash {
+        eprintln!("mediaslice: package: give --hls, --dash or both");
         return 64;
     }
     let Some(ms) = parse_duration_ms(segment) else {
@@ -475,12 +620,12 @@ pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, segment: &str) -> u8 
         return 64;
     };
     let started = std::time::Instant::now();
-    match package_hls(input, outdir, ms) {
+    match package(input, outdir, ms, hls, dash) {
         Ok(r) => {
             eprintln!(
                 "mediaslice: {} -> {}: {} packets, {} segments, CODECS \"{}\", {:.3} s",
                 input.display(),
-                outdir.join("master.m3u8").display(),
+                outdir.join(if hls { "master.m3u8" } else { "manifest.mpd" }).display(),
                 r.packets,
                 r.segments.len(),
                 r.codecs,

@@ -223,9 +223,13 @@ struct PackageArgs {
     input: PathBuf,
     /// The output folder (created).
     outdir: PathBuf,
-    /// HLS (the only packaging so far).
+    /// HLS: `media.m3u8` and `master.m3u8`.
     #[arg(long)]
     hls: bool,
+    /// DASH: `manifest.mpd` (SegmentTemplate and SegmentTimeline) over the
+    /// same CMAF segments.
+    #[arg(long)]
+    dash: bool,
     /// Least segment duration (`6s`, `2.5s`, `500ms`); segments start at
     /// video keyframes.
     #[arg(long, value_name = "DURATION", default_value = "6s")]
@@ -402,7 +406,7 @@ fn open(path: &Path, kind: SourceKind, http: &HttpConfig, log: &mut Option<Error
 fn run(cli: &Cli) -> u8 {
     let (args, default_kind) = match &cli.cmd {
         Cmd::Remux(a) => return cmd_remux(a),
-        Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, &a.segment),
+        Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, &a.segment),
         Cmd::Io(a) => (a, SourceKind::Pread),
         Cmd::Probe(p) if p.json_lines => return batch::cmd_batch(p, &http_config(cli)),
         Cmd::Probe(p) if !p.more.is_empty() => {

@@ -1,0 +1,160 @@
+//! The DASH manifest of `mediaslice package --dash`: one static MPD
+//! (ISO/IEC 23009-1, the ISOBMFF live profile, §8.4).
+//!
+//! - One Period; per audio or video stream of the input, one
+//!   AdaptationSet (`contentType` video or audio) with one Representation,
+//!   whose CMAF segments hold that stream alone (DASH players such as
+//!   dash.js take one media type per Adaptation Set; ffmpeg's DASH reader
+//!   mistimes a multiplexed one).
+//! - `SegmentTemplate` with `$Number%05d$` over `dash/<stream>/seg_00001.m4s`
+//!   …, its `timescale` the track's, and a `SegmentTimeline` (§5.3.9.6)
+//!   whose first `S@t` is the first fragment's `tfdt` (also the
+//!   `presentationTimeOffset`) and whose `S@d` are each segment's `trun`
+//!   durations, runs of equal durations folded into `S@r`. So the
+//!   timeline is exact, as HLS's `#EXTINF` is.
+
+use crate::package::Segment;
+use std::fmt::Write as _;
+
+/// One stream's segments and what the manifest states of them.
+#[derive(Debug, Clone, Default)]
+pub struct Representation {
+    /// The folder of its `init.mp4` and segments, relative to the MPD.
+    pub dir: String,
+    /// The `codecs` attribute (RFC 6381).
+    pub codecs: String,
+    /// Whether it is video (else audio).
+    pub video: bool,
+    /// Width and height, for video.
+    pub resolution: Option<(u16, u16)>,
+    /// Peak bit rate over the segments, bits per second.
+    pub bandwidth: u64,
+    /// Ticks per second of the segments' durations.
+    pub timescale: u32,
+    /// The first segment's decode time, in those ticks.
+    pub start: u64,
+    /// The segments, in order.
+    pub segments: Vec<Segment>,
+}
+
+/// `PT<seconds>S` with millisecond precision (xs:duration).
+fn duration(seconds: f64) -> String {
+    format!("PT{:.3}S", seconds.max(0.0))
+}
+
+/// The `S` elements of a timeline starting at `start`.
+fn timeline(x: &mut String, start: u64, segments: &[Segment]) {
+    let mut t = start;
+    let mut runs: Vec<(u64, u64, usize)> = Vec::new();
+    for s in segments {
+        match runs.last_mut() {
+            Some((_, d, r)) if *d == s.ticks => *r += 1,
+            _ => runs.push((t, s.ticks, 0)),
+        }
+        t = t.saturating_add(s.ticks);
+    }
+    for (i, (t, d, r)) in runs.iter().enumerate() {
+        // The first S states its start; the others follow on.
+        let at = if i == 0 { format!(" t=\"{t}\"") } else { String::new() };
+        let repeat = if *r > 0 { format!(" r=\"{r}\"") } else { String::new() };
+        let _ = writeln!(x, "            <S{at} d=\"{d}\"{repeat}/>");
+    }
+}
+
+/// The MPD over `sets`.
+pub fn mpd(sets: &[Representation]) -> String {
+    let seconds = |r: &Representation| r.segments.iter().map(|s| s.seconds).sum::<f64>();
+    let total = sets.iter().map(seconds).fold(0.0, f64::max);
+    let longest = sets
+        .iter()
+        .flat_map(|r| r.segments.iter().map(|s| s.seconds))
+        .fold(1.0, f64::max);
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" profiles=\"urn:mpeg:dash:profile:isoff-live:2011\" \
+         type=\"static\" mediaPresentationDuration=\"{}\" minBufferTime=\"{}\">",
+        duration(total),
+        duration(longest)
+    );
+    x.push_str("  <Period id=\"0\" start=\"PT0S\">\n");
+    for (i, r) in sets.iter().enumerate() {
+        let (kind, mime) = if r.video {
+            ("video", "video/mp4")
+        } else {
+            ("audio", "audio/mp4")
+        };
+        let _ = writeln!(
+            x,
+            "    <AdaptationSet id=\"{i}\" contentType=\"{kind}\" mimeType=\"{mime}\" segmentAlignment=\"true\" startWithSAP=\"1\">"
+        );
+        let _ = write!(
+            x,
+            "      <Representation id=\"{i}\" bandwidth=\"{}\" codecs=\"{}\"",
+            r.bandwidth.max(1),
+            r.codecs
+        );
+        if let Some((w, h)) = r.resolution {
+            let _ = write!(x, " width=\"{w}\" height=\"{h}\"");
+        }
+        x.push_str(">\n");
+        let _ = writeln!(
+            x,
+            "        <SegmentTemplate timescale=\"{}\" initialization=\"{}/init.mp4\" media=\"{}/seg_$Number%05d$.m4s\" \
+             startNumber=\"1\" presentationTimeOffset=\"{}\">",
+            r.timescale.max(1),
+            r.dir,
+            r.dir,
+            r.start
+        );
+        x.push_str("          <SegmentTimeline>\n");
+        timeline(&mut x, r.start, &r.segments);
+        x.push_str("          </SegmentTimeline>\n        </SegmentTemplate>\n");
+        x.push_str("      </Representation>\n    </AdaptationSet>\n");
+    }
+    x.push_str("  </Period>\n</MPD>\n");
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(n: usize, ticks: u64) -> Segment {
+        Segment {
+            name: format!("seg_{n:05}.m4s"),
+            bytes: 1000,
+            seconds: ticks as f64 / 90_000.0,
+            ticks,
+        }
+    }
+
+    #[test]
+    fn timeline_folds_equal_durations() {
+        let v = Representation {
+            dir: "dash/0".into(),
+            codecs: "avc1.64001f".into(),
+            video: true,
+            resolution: Some((640, 360)),
+            bandwidth: 800_000,
+            timescale: 90_000,
+            start: 3_000,
+            segments: vec![seg(1, 540_000), seg(2, 540_000), seg(3, 540_000), seg(4, 90_000)],
+        };
+        let a = Representation {
+            dir: "dash/1".into(),
+            codecs: "mp4a.40.2".into(),
+            timescale: 48_000,
+            segments: vec![seg(1, 90_000)],
+            ..Representation::default()
+        };
+        let x = mpd(&[v, a]);
+        assert!(x.contains("<S t=\"3000\" d=\"540000\" r=\"2\"/>"), "{x}");
+        assert!(x.contains("<S d=\"90000\"/>"), "{x}");
+        assert!(x.contains("mediaPresentationDuration=\"PT19.000S\""), "{x}");
+        assert!(x.contains("width=\"640\" height=\"360\""), "{x}");
+        assert!(x.contains("presentationTimeOffset=\"3000\""), "{x}");
+        assert!(x.contains("contentType=\"audio\" mimeType=\"audio/mp4\""), "{x}");
+        assert!(x.contains("initialization=\"dash/1/init.mp4\""), "{x}");
+    }
+}
