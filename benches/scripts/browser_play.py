@@ -42,25 +42,21 @@ setTimeout(() => done('timeout, readyState ' + v.readyState), 20000);
 </script></body></html>"""
 
 
-def play(chromium, path):
-    """Opens the page in a headless Chromium driven over the DevTools
-    protocol and polls the result the page writes (real time, at most
-    30 s)."""
+def poll_page(chromium, url, seconds=30):
+    """Opens `url` in a headless Chromium driven over the DevTools protocol
+    and polls what the page writes into its `#out` element until it is no
+    longer `pending` (real time, at most `seconds`)."""
     import time
     import urllib.request
 
     import websocket  # pip install websocket-client
 
-    folder = os.path.dirname(os.path.abspath(path))
-    with tempfile.NamedTemporaryFile("w", suffix=".html", dir=folder, delete=False) as f:
-        f.write(PAGE % html.escape(os.path.basename(path)))
-        page = f.name
     port = 9300 + os.getpid() % 500
     profile = tempfile.mkdtemp(prefix="mediaslice-chromium-")
     proc = subprocess.Popen(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--autoplay-policy=no-user-gesture-required",
          "--allow-file-access-from-files", f"--remote-debugging-port={port}", f"--user-data-dir={profile}",
-         "file://" + page],
+         url],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         ws_url = None
@@ -75,7 +71,7 @@ def play(chromium, path):
             return {"what": "no DevTools endpoint"}
         ws = websocket.create_connection(ws_url, timeout=10)
         expr = "document.getElementById('out').textContent"
-        for i in range(150):
+        for i in range(int(seconds * 5)):
             ws.send(json.dumps({"id": i + 1, "method": "Runtime.evaluate", "params": {"expression": expr}}))
             while True:
                 msg = json.loads(ws.recv())
@@ -85,12 +81,24 @@ def play(chromium, path):
             if text != "pending":
                 return json.loads(text)
             time.sleep(0.2)
-        return {"what": "pending after 30 s"}
+        return {"what": f"pending after {seconds} s"}
     finally:
         proc.kill()
         proc.wait()
-        os.unlink(page)
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def play(chromium, path):
+    """Plays one MP4 file from its folder over file:// (see the module
+    docstring)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    with tempfile.NamedTemporaryFile("w", suffix=".html", dir=folder, delete=False) as f:
+        f.write(PAGE % html.escape(os.path.basename(path)))
+        page = f.name
+    try:
+        return poll_page(chromium, "file://" + page)
+    finally:
+        os.unlink(page)
 
 
 def main():

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Packages media files for HLS and DASH with `mediaslice package --hls
+--dash` and plays both in headless Chromium: the HLS multivariant playlist
+with hls.js, the DASH manifest with dash.js (both pinned in
+`benches/scripts/players/package-lock.json`, installed with `npm ci` when
+missing). The browser check of the packager (docs/write-side.md).
+
+    benches/scripts/stream_play.py [--bin target/release/mediaslice] [--segment 2s] FILE...
+
+The output folder is served over HTTP on 127.0.0.1 beside the players;
+the page attaches the player to a muted <video>, plays at 4x and reports
+one JSON line: it passes when playback gets past 90% of the duration (or
+ends) with no ERROR event of the player and no <video> error. Exit code 1
+when any file fails; 0 with a `skip:` line when chromium or npm is
+missing. Needs the `websocket-client` Python package.
+"""
+import argparse
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser_play import poll_page  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLAYERS = os.path.join(HERE, "players")
+
+PAGE = """<!doctype html><html><body><pre id=out>pending</pre>
+<video id=v muted playsinline></video>
+<script src="/players/%(lib)s"></script>
+<script>
+const v = document.getElementById('v'), out = document.getElementById('out');
+const errors = [];
+let finished = false;
+const done = (what) => {
+  if (finished) return;
+  finished = true;
+  const q = v.getVideoPlaybackQuality ? v.getVideoPlaybackQuality() : {};
+  out.textContent = JSON.stringify({what, duration: v.duration, currentTime: v.currentTime,
+    frames: q.totalVideoFrames || 0, errors, videoError: v.error ? v.error.code + ' ' + v.error.message : null});
+};
+v.addEventListener('error', () => done('video error'));
+v.addEventListener('loadedmetadata', () => { v.playbackRate = 4; v.play(); });
+v.addEventListener('timeupdate', () => { if (v.duration > 0 && v.currentTime >= 0.9 * v.duration) done('played'); });
+v.addEventListener('ended', () => done('played'));
+const url = '%(url)s';
+if ('%(kind)s' === 'hls') {
+  const h = new Hls();
+  h.on(Hls.Events.ERROR, (e, d) => { errors.push((d.fatal ? 'fatal ' : '') + d.type + ' ' + d.details); if (d.fatal) done('player error'); });
+  h.loadSource(url);
+  h.attachMedia(v);
+} else {
+  const p = dashjs.MediaPlayer().create();
+  p.on(dashjs.MediaPlayer.events.ERROR, (e) => { errors.push(JSON.stringify(e.error || e)); done('player error'); });
+  p.initialize(v, url, true);
+}
+setTimeout(() => done('timeout, readyState ' + v.readyState), %(timeout_ms)d);
+</script></body></html>"""
+
+LIBS = {"hls": "hls.js/dist/hls.min.js", "dash": "dashjs/dist/modern/umd/dash.all.min.js"}
+ENTRY = {"hls": "master.m3u8", "dash": "manifest.mpd"}
+
+
+def players_ready():
+    if all(os.path.exists(os.path.join(PLAYERS, "node_modules", lib)) for lib in LIBS.values()):
+        return True
+    if not shutil.which("npm"):
+        return False
+    subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=PLAYERS, check=True,
+                   stdout=subprocess.DEVNULL)
+    return True
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(root):
+    handler = functools.partial(QuietHandler, directory=root)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="target/release/mediaslice")
+    ap.add_argument("--segment", default="2s")
+    ap.add_argument("files", nargs="+")
+    a = ap.parse_args()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print("skip: chromium is not installed")
+        return 0
+    try:
+        import websocket  # noqa: F401  (pip install websocket-client)
+    except ImportError:
+        print("skip: the websocket-client Python package is missing")
+        return 0
+    if not players_ready():
+        print("skip: npm is not installed and the players are missing")
+        return 0
+    root = tempfile.mkdtemp(prefix="mediaslice-play-")
+    os.symlink(os.path.join(PLAYERS, "node_modules"), os.path.join(root, "players"))
+    server = serve(root)
+    bad = 0
+    try:
+        for n, f in enumerate(a.files):
+            out = os.path.join(root, f"out{n}")
+            r = subprocess.run([a.bin, "package", f, out, "--hls", "--dash", "--segment", a.segment],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"FAIL {f}: package: {r.stderr.strip()}")
+                bad += 1
+                continue
+            for kind in ("hls", "dash"):
+                page = os.path.join(root, f"play{n}-{kind}.html")
+                with open(page, "w") as p:
+                    p.write(PAGE % {"lib": LIBS[kind], "url": f"/out{n}/{ENTRY[kind]}", "kind": kind,
+                                    "timeout_ms": 60000})
+                url = f"http://127.0.0.1:{server.server_address[1]}/play{n}-{kind}.html"
+                res = poll_page(chromium, url, seconds=75)
+                ok = res.get("what") == "played" and not res.get("errors") and not res.get("videoError")
+                bad += not ok
+                print(("ok   " if ok else "FAIL ") + f"{kind:4} {os.path.basename(f)} " + json.dumps(res))
+    finally:
+        server.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
