@@ -52,6 +52,13 @@ struct Video {
     /// sample (at least 256 KiB): random bytes read as a length rarely
     /// fall under it.
     max_nal: u64,
+    /// The shortest slice NAL unit video may resume at: a quarter of the
+    /// reference's smallest sample (at least 8 bytes), since a few zero
+    /// bytes of audio read as a tiny length.
+    min_resume: u64,
+    /// H.264: bits of `frame_num` (from the reference's SPS), to check
+    /// that a picture video resumes at follows the last one.
+    frame_num_bits: Option<u32>,
 }
 
 /// What the walk knows of the PCM track.
@@ -153,16 +160,50 @@ impl Video {
     /// followed by another plausible NAL unit, or a slice that begins a
     /// picture whose header reads (slice type and parameter set id in
     /// range).
-    fn resumes_at(&self, data: &[u8], pos: u64, end: u64) -> bool {
+    fn resumes_at(&self, data: &[u8], pos: u64, end: u64, last: Option<(u32, bool)>) -> bool {
         match self.nal_at(data, pos, end) {
             Some(n) if n.opens_au => self.nal_at(data, n.end, end).is_some(),
-            Some(n) if n.first_in_pic => {
-                let at = pos + self.nal_len;
-                let head = data.get(at as usize..).map_or(&[][..], |d| d.get(..8).unwrap_or(d));
+            Some(n) if n.first_in_pic && n.end - pos - self.nal_len >= self.min_resume => {
+                let at = (pos + self.nal_len) as usize;
+                let body = data.get(at..n.end as usize).unwrap_or(&[]);
+                let head = body.get(..8).unwrap_or(body);
                 self.slice_header_reads(head, n.key)
+                    && escaped(body.get(..RESUME_SCAN).unwrap_or(body))
+                    && self.follows(head, n.key, last)
             }
             _ => false,
         }
+    }
+
+    /// H.264: the `frame_num` of the slice NAL unit `nal` (ITU-T H.264
+    /// §7.3.3), when the reference's SPS gave its size.
+    fn frame_num(&self, nal: &[u8]) -> Option<u32> {
+        let bits_len = self.frame_num_bits?;
+        let mut bits = Bits { data: nal, at: 8 };
+        bits.ue()?;
+        bits.ue()?;
+        bits.ue()?;
+        let mut v = 0u32;
+        for _ in 0..bits_len {
+            v = v << 1 | bits.bit()?;
+        }
+        Some(v)
+    }
+
+    /// Whether a picture with slice header `head` may follow the last
+    /// picture written (`last`: its `frame_num` and whether it was a
+    /// reference): an IDR has `frame_num` 0 (H.264 §7.4.3), another picture
+    /// the last one's or the next. Without H.264 or a last picture, true.
+    fn follows(&self, head: &[u8], key: bool, last: Option<(u32, bool)>) -> bool {
+        let (Some(bits), Some(f)) = (self.frame_num_bits, self.frame_num(head)) else {
+            return true;
+        };
+        if key {
+            return f == 0;
+        }
+        let Some((prev, _)) = last else { return true };
+        let max = 1u32 << bits;
+        f == prev || f == (prev + 1) % max
     }
 
     /// Whether the slice header at the start of NAL unit `nal` reads: H.264
@@ -181,6 +222,57 @@ impl Video {
         };
         kind <= 9 && pps < 64 && (!key || matches!(kind % 5, 2 | 4))
     }
+}
+
+/// The size of `frame_num` in bits from an avcC's first SPS (ITU-T H.264
+/// §7.3.2.1.1: `log2_max_frame_num_minus4` + 4), or `None` when the SPS
+/// carries scaling matrices (not walked here) or does not read.
+fn frame_num_bits(avcc: &[u8]) -> Option<u32> {
+    let len = usize::from(u16::from_be_bytes([*avcc.get(6)?, *avcc.get(7)?]));
+    let sps = avcc.get(8..8 + len)?;
+    // Emulation prevention removed from the first bytes: the fields needed
+    // are near the start.
+    let mut raw = Vec::with_capacity(64);
+    let mut zeros = 0;
+    for &b in sps.iter().take(64) {
+        if zeros >= 2 && b == 3 {
+            zeros = 0;
+            continue;
+        }
+        zeros = if b == 0 { zeros + 1 } else { 0 };
+        raw.push(b);
+    }
+    let profile = *raw.get(1)?;
+    let mut bits = Bits { data: &raw, at: 32 };
+    bits.ue()?;
+    if matches!(
+        profile,
+        100 | 110 | 122 | 244 | 44 | 83 | 86 | 118 | 128 | 138 | 139 | 134 | 135
+    ) {
+        if bits.ue()? == 3 {
+            // separate_colour_plane_flag: colour_plane_id in each slice.
+            return None;
+        }
+        bits.ue()?;
+        bits.ue()?;
+        bits.bit()?;
+        if bits.bit()? == 1 {
+            return None;
+        }
+    }
+    let v = bits.ue()?;
+    (v <= 12).then_some(v + 4)
+}
+
+/// Bytes of a candidate NAL unit checked for emulation prevention.
+const RESUME_SCAN: usize = 512;
+
+/// Whether `nal` holds none of the three-byte sequences 0x000000,
+/// 0x000001, 0x000002, which emulation prevention keeps out of every NAL
+/// unit (ITU-T H.264 §7.4.1, H.265 §7.4.2): audio bytes read as a NAL unit
+/// usually hold one.
+fn escaped(nal: &[u8]) -> bool {
+    !nal.windows(3).any(|w| w[0] == 0 && w[1] == 0 && w[2] <= 2)
 }
 
 /// A bit reader over a few bytes, for Exp-Golomb codes (ITU-T H.264 §9.1).
@@ -267,12 +359,15 @@ fn read_reference(reference: &Path) -> Result<(Vec<crate::remux::PreparedTrack>,
                     continue;
                 }
                 let largest = sizes.get(i).and_then(|v| v.iter().max()).copied().unwrap_or(0);
+                let smallest = sizes.get(i).and_then(|v| v.iter().min()).copied().unwrap_or(0);
                 video = Some(Video {
                     index: i,
                     hevc,
                     nal_len,
                     duration: dur,
                     max_nal: largest.saturating_mul(4).clamp(256 << 10, MAX_ACCESS_UNIT),
+                    min_resume: (smallest / 4).max(8),
+                    frame_num_bits: if hevc { None } else { frame_num_bits(&t.config) },
                 });
             }
             c if c.ffmpeg_name().starts_with("pcm_") && pcm.is_none() => {
@@ -416,6 +511,8 @@ pub(super) fn repair_mdat(
     };
     // The access unit being gathered: (start, end, has a slice, keyframe).
     let mut au: Option<(u64, u64, bool, bool)> = None;
+    // The last picture's frame_num and whether it was a reference (H.264).
+    let mut last_pic: Option<(u32, bool)> = None;
     let mut pos = start;
     while pos < end {
         if let Some(n) = video.nal_at(data, pos, end) {
@@ -424,6 +521,11 @@ pub(super) fn repair_mdat(
                     w.video(data, &video, (s, e), key)?;
                     au = None;
                 }
+            }
+            if n.first_in_pic {
+                let head = slice(data, (pos + video.nal_len, n.end.min(pos + video.nal_len + 8)));
+                let reference = head.first().is_some_and(|h| h & 0x60 != 0);
+                last_pic = video.frame_num(head).map(|f| (f, reference)).or(last_pic);
             }
             let (s, _, vcl, key) = au.unwrap_or((pos, pos, false, false));
             au = Some((s, n.end, vcl || n.vcl, key || n.key));
@@ -438,7 +540,7 @@ pub(super) fn repair_mdat(
         }
         let step = pcm.map_or(1, |a| a.frame);
         let mut next = pos + step;
-        while next < end && !video.resumes_at(data, next, end) {
+        while next < end && !video.resumes_at(data, next, end, last_pic) {
             next += step;
         }
         let gap_end = next.min(end);

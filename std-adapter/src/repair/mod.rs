@@ -167,6 +167,8 @@ struct Mp4Layout {
     moof: bool,
     /// The first `mdat`'s payload: (start, end), the end cut to the file.
     mdat: Option<(u64, u64)>,
+    /// The last box ends exactly at the end of the file.
+    clean_end: bool,
 }
 
 /// Walks the top-level boxes of `data` (ISO/IEC 14496-12 §4.2): stops at
@@ -199,6 +201,7 @@ fn mp4_layout(data: &[u8]) -> Mp4Layout {
         }
         pos = end;
     }
+    out.clean_end = pos == len;
     out
 }
 
@@ -252,7 +255,7 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             } else {
                 (RemuxFormat::Mp4, if layout.moof { "fragmented MP4" } else { "MP4" })
             };
-            read_and_write(&open, data.len() as u64, format, method, output)
+            read_and_write(&open, data.len() as u64, format, method, output, Some(layout.clean_end))
         }
         Some(FormatKind::Matroska) => {
             let format = if is_webm(data) {
@@ -260,7 +263,7 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             } else {
                 RemuxFormat::Matroska
             };
-            read_and_write(&open, data.len() as u64, format, "Matroska", output)
+            read_and_write(&open, data.len() as u64, format, "Matroska", output, None)
         }
         Some(FormatKind::Avi) => Err(RepairError::Unsupported(
             "AVI (there is no AVI writer; `remux` to Matroska keeps every packet the reader finds)",
@@ -360,6 +363,7 @@ fn read_and_write(
     format: RemuxFormat,
     method: &'static str,
     output: &Path,
+    clean_end: Option<bool>,
 ) -> Result<RepairReport, RepairError> {
     let tracks = prepare_tracks(open).map_err(RepairError::Input)?;
     let sink = FileSink::create(output).map_err(RepairError::Io)?;
@@ -435,7 +439,24 @@ fn read_and_write(
             input_len - at,
             format!("damaged ({code}): nothing readable after the last whole packet"),
         ),
-        (None, None) => {}
+        (None, None) => {
+            // The reader ended quietly, but the input may still end inside
+            // a unit's header: an MP4 whose last box does not end at the
+            // end of the file, a Matroska Segment of unknown size (a live
+            // recording) or one cut by the end of the file.
+            let diags = demuxer.diagnostics();
+            let cut = clean_end.map_or_else(
+                || diags.contains("mkv.unknown-size-segment") || diags.contains("mkv.segment-beyond-eof"),
+                |clean| !clean,
+            );
+            if cut && at < input_len {
+                report.drop_range(
+                    at,
+                    input_len - at,
+                    "after the last whole packet: the start of a unit cut by the end of the input",
+                );
+            }
+        }
     }
     report.diagnostics = demuxer
         .diagnostics()
