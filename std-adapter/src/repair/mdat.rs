@@ -28,7 +28,7 @@
 
 use super::*;
 use mediaslice::types::rescale_q;
-use mediaslice::Codec;
+use mediaslice::{Codec, Source};
 
 /// Packets of the reference read per track for its durations and sizes.
 const REFERENCE_PACKETS: usize = 2000;
@@ -107,16 +107,19 @@ struct Nal {
 impl Video {
     /// The NAL unit at `pos` if its length and header are plausible and it
     /// ends by `end`.
-    fn nal_at(&self, data: &[u8], pos: u64, end: u64) -> Option<Nal> {
+    fn nal_at(&self, src: &mut MmapSource, pos: u64, end: u64) -> Option<Nal> {
         let body = pos.checked_add(self.nal_len)?;
-        let prefix = data.get(usize::try_from(pos).ok()?..usize::try_from(body).ok()?)?;
+        if body.checked_add(3)? > end {
+            return None;
+        }
+        let head = src.bytes(pos, self.nal_len as usize + 3).ok()?;
+        let (prefix, h) = head.split_at(self.nal_len as usize);
         let len = prefix.iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
         let nal_end = body.checked_add(len)?;
         if len < 3 || len > self.max_nal || nal_end > end {
             return None;
         }
-        let h = data.get(usize::try_from(body).ok()?..)?.get(..3)?;
-        let (h0, h1, h2) = (h[0], h[1], h[2]);
+        let (h0, h1, h2) = (*h.first()?, *h.get(1)?, *h.get(2)?);
         if h0 & 0x80 != 0 {
             return None;
         }
@@ -160,12 +163,12 @@ impl Video {
     /// followed by another plausible NAL unit, or a slice that begins a
     /// picture whose header reads (slice type and parameter set id in
     /// range).
-    fn resumes_at(&self, data: &[u8], pos: u64, end: u64, last: Option<(u32, bool)>) -> bool {
-        match self.nal_at(data, pos, end) {
-            Some(n) if n.opens_au => self.nal_at(data, n.end, end).is_some(),
+    fn resumes_at(&self, src: &mut MmapSource, pos: u64, end: u64, last: Option<(u32, bool)>) -> bool {
+        match self.nal_at(src, pos, end) {
+            Some(n) if n.opens_au => self.nal_at(src, n.end, end).is_some(),
             Some(n) if n.first_in_pic && n.end - pos - self.nal_len >= self.min_resume => {
-                let at = (pos + self.nal_len) as usize;
-                let body = data.get(at..n.end as usize).unwrap_or(&[]);
+                let at = pos + self.nal_len;
+                let body = slice(src, (at, n.end.min(at + RESUME_SCAN as u64)));
                 let head = body.get(..8).unwrap_or(body);
                 self.slice_header_reads(head, n.key)
                     && escaped(body.get(..RESUME_SCAN).unwrap_or(body))
@@ -415,11 +418,11 @@ struct Writer<'m> {
 
 impl Writer<'_> {
     /// Writes the access unit `range` of `data` as the next video frame.
-    fn video(&mut self, data: &[u8], v: &Video, range: (u64, u64), key: bool) -> Result<(), RepairError> {
+    fn video(&mut self, src: &mut MmapSource, v: &Video, range: (u64, u64), key: bool) -> Result<(), RepairError> {
         let Some(&Some(track)) = self.map.get(v.index) else {
             return Ok(());
         };
-        let bytes = slice(data, range);
+        let bytes = slice(src, range);
         let ts = i64::try_from(self.frames.saturating_mul(v.duration)).unwrap_or(i64::MAX);
         let mut p = Packet::contiguous(track, range.0, bytes).with_times(Some(ts), Some(ts), Some(v.duration));
         p.flags.keyframe = key;
@@ -433,14 +436,14 @@ impl Writer<'_> {
 
     /// Writes the PCM chunk `range` of `data` in packets of the reference's
     /// size.
-    fn pcm(&mut self, data: &[u8], a: &Pcm, range: (u64, u64)) -> Result<(), RepairError> {
+    fn pcm(&mut self, src: &mut MmapSource, a: &Pcm, range: (u64, u64)) -> Result<(), RepairError> {
         let Some(&Some(track)) = self.map.get(a.index) else {
             return Ok(());
         };
         let mut at = range.0;
         while at < range.1 {
             let end = (at + a.packet).min(range.1);
-            let bytes = slice(data, (at, end));
+            let bytes = slice(src, (at, end));
             let frames = (end - at) / a.frame;
             let tb = Rational::new(1, a.rate);
             let ts = rescale_q(i64::try_from(self.samples).unwrap_or(i64::MAX), tb, a.time_base);
@@ -458,19 +461,22 @@ impl Writer<'_> {
     }
 }
 
-/// `data[range]`, empty when out of bounds (the walk never asks that).
-fn slice(data: &[u8], (a, b): (u64, u64)) -> &[u8] {
-    data.get(a as usize..b as usize).unwrap_or(&[])
+/// The input's bytes in `range` through the map (which releases the pages
+/// it served past its resident limit, so the walk's RSS stays bounded),
+/// empty when out of bounds (the walk never asks that).
+fn slice(src: &mut MmapSource, (a, b): (u64, u64)) -> &[u8] {
+    let len = usize::try_from(b.saturating_sub(a)).unwrap_or(0);
+    src.bytes(a, len).unwrap_or(&[])
 }
 
 fn out_err(e: mediaslice::Error) -> RepairError {
     RepairError::Output(RemuxError::Output(e))
 }
 
-/// Walks the `mdat` payload `(start, end)` of `data` with the reference's
+/// Walks the `mdat` payload `(start, end)` of the input `src` with the reference's
 /// tracks and writes a progressive MP4 (MOV when `output` ends in `.mov`).
 pub(super) fn repair_mdat(
-    data: &[u8],
+    mut src: MmapSource,
     (start, end): (u64, u64),
     reference: &Path,
     output: &Path,
@@ -491,7 +497,7 @@ pub(super) fn repair_mdat(
     let mut report = RepairReport {
         method: "mdat walk with reference",
         output_format: Some(format),
-        input_bytes: data.len() as u64,
+        input_bytes: src.len(),
         ..Default::default()
     };
     for (i, why) in &remux_report.skipped {
@@ -515,15 +521,15 @@ pub(super) fn repair_mdat(
     let mut last_pic: Option<(u32, bool)> = None;
     let mut pos = start;
     while pos < end {
-        if let Some(n) = video.nal_at(data, pos, end) {
+        if let Some(n) = video.nal_at(&mut src, pos, end) {
             if let Some((s, e, vcl, key)) = au {
                 if vcl && (n.opens_au || n.first_in_pic) || n.end - s > MAX_ACCESS_UNIT {
-                    w.video(data, &video, (s, e), key)?;
+                    w.video(&mut src, &video, (s, e), key)?;
                     au = None;
                 }
             }
             if n.first_in_pic {
-                let head = slice(data, (pos + video.nal_len, n.end.min(pos + video.nal_len + 8)));
+                let head = slice(&mut src, (pos + video.nal_len, n.end.min(pos + video.nal_len + 8)));
                 let reference = head.first().is_some_and(|h| h & 0x60 != 0);
                 last_pic = video.frame_num(head).map(|f| (f, reference)).or(last_pic);
             }
@@ -534,20 +540,20 @@ pub(super) fn repair_mdat(
         }
         // Not a NAL unit: close the access unit, find where video resumes.
         match au.take() {
-            Some((s, e, true, key)) => w.video(data, &video, (s, e), key)?,
+            Some((s, e, true, key)) => w.video(&mut src, &video, (s, e), key)?,
             Some((s, e, false, _)) => report.drop_range(s, e - s, "parameter sets or SEI with no slice after them"),
             None => {}
         }
         let step = pcm.map_or(1, |a| a.frame);
         let mut next = pos + step;
-        while next < end && !video.resumes_at(data, next, end, last_pic) {
+        while next < end && !video.resumes_at(&mut src, next, end, last_pic) {
             next += step;
         }
         let gap_end = next.min(end);
         match pcm.filter(|a| map.get(a.index).is_some_and(Option::is_some)) {
             Some(a) => {
                 let whole = gap_end - (gap_end - pos) % a.frame;
-                w.pcm(data, &a, (pos, whole))?;
+                w.pcm(&mut src, &a, (pos, whole))?;
                 if whole < gap_end {
                     report.drop_range(whole, gap_end - whole, "the end of the mdat: part of a PCM frame");
                 }
@@ -558,11 +564,11 @@ pub(super) fn repair_mdat(
     }
     if let Some((s, e, vcl, key)) = au {
         if vcl {
-            w.video(data, &video, (s, e), key)?;
+            w.video(&mut src, &video, (s, e), key)?;
         }
     }
-    if end < data.len() as u64 {
-        report.drop_range(end, data.len() as u64 - end, "after the mdat: not media");
+    if end < src.len() {
+        report.drop_range(end, src.len() - end, "after the mdat: not media");
     }
     for (i, t) in tracks.iter().enumerate() {
         if map.get(i).is_some_and(Option::is_some) {

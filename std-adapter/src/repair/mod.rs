@@ -246,7 +246,7 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
                 let (start, end) = layout.mdat.ok_or(RepairError::Unsupported(
                     "an MP4 with neither a moov nor an mdat (nothing to walk)",
                 ))?;
-                return mdat::repair_mdat(data, (start, end), reference, output);
+                return mdat::repair_mdat(map, (start, end), reference, output);
             }
             let (format, method) = if layout.moof && !opts.progressive {
                 (RemuxFormat::Fmp4, "fragmented MP4")
