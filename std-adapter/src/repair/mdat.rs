@@ -517,6 +517,8 @@ pub(super) fn repair_mdat(
     };
     // The access unit being gathered: (start, end, has a slice, keyframe).
     let mut au: Option<(u64, u64, bool, bool)> = None;
+    // The gaps that are another track's data: (first offset, runs, bytes).
+    let mut gaps: Option<(u64, u64, u64)> = None;
     // The last picture's frame_num and whether it was a reference (H.264).
     let mut last_pic: Option<(u32, bool)> = None;
     let mut pos = start;
@@ -558,7 +560,13 @@ pub(super) fn repair_mdat(
                     report.drop_range(whole, gap_end - whole, "the end of the mdat: part of a PCM frame");
                 }
             }
-            None => report.drop_range(pos, gap_end - pos, gap_reason),
+            None => {
+                // Counted, not listed one by one: an interleaved file has
+                // a gap per audio chunk.
+                let (_, runs, bytes) = gaps.get_or_insert((pos, 0, 0));
+                *runs += 1;
+                *bytes += gap_end - pos;
+            }
         }
         pos = gap_end;
     }
@@ -566,6 +574,9 @@ pub(super) fn repair_mdat(
         if vcl {
             w.video(&mut src, &video, (s, e), key)?;
         }
+    }
+    if let Some((first, runs, bytes)) = gaps {
+        report.drop_runs(first, runs, bytes, gap_reason);
     }
     if end < src.len() {
         report.drop_range(end, src.len() - end, "after the mdat: not media");

@@ -64,6 +64,10 @@ pub struct Dropped {
     pub offset: u64,
     /// How many bytes (0 when unknown).
     pub bytes: u64,
+    /// How many separate runs these bytes are (1 for one range; more when
+    /// like runs are summed, as the `mdat` walk does for another track's
+    /// chunks: then `offset` is the first run's).
+    pub runs: u64,
     /// Why it was left out.
     pub reason: String,
 }
@@ -101,10 +105,16 @@ impl RepairReport {
 
     /// Records a dropped range (listed up to [`MAX_DROPPED`], then counted).
     fn drop_range(&mut self, offset: u64, bytes: u64, reason: impl Into<String>) {
+        self.drop_runs(offset, 1, bytes, reason);
+    }
+
+    /// Records `runs` like ranges of `bytes` in all, the first at `offset`.
+    fn drop_runs(&mut self, offset: u64, runs: u64, bytes: u64, reason: impl Into<String>) {
         if self.dropped.len() < MAX_DROPPED {
             self.dropped.push(Dropped {
                 offset,
                 bytes,
+                runs,
                 reason: reason.into(),
             });
         } else {

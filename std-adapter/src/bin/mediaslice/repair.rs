@@ -23,7 +23,7 @@ fn report_json(input: &Path, output: &Path, r: &RepairReport, secs: f64) -> serd
             "seconds": s.seconds,
         })).collect::<Vec<_>>(),
         "streams_left_out": r.left_out.iter().map(|(i, why)| json!({"stream": i, "reason": why})).collect::<Vec<_>>(),
-        "dropped": r.dropped.iter().map(|d| json!({"offset": d.offset, "bytes": d.bytes, "reason": d.reason})).collect::<Vec<_>>(),
+        "dropped": r.dropped.iter().map(|d| json!({"offset": d.offset, "bytes": d.bytes, "runs": d.runs, "reason": d.reason})).collect::<Vec<_>>(),
         "dropped_unlisted": r.dropped_unlisted,
         "diagnostics": r.diagnostics.iter().map(|(c, o, n)| json!({"code": c, "offset": o, "count": n})).collect::<Vec<_>>(),
     })
@@ -52,10 +52,17 @@ pub(super) fn cmd_repair(a: &RepairArgs) -> u8 {
                 eprintln!("mediaslice: {name}: stream {i} left out: {why}");
             }
             for d in &r.dropped {
-                eprintln!(
-                    "mediaslice: {name}: dropped {} bytes at {}: {}",
-                    d.bytes, d.offset, d.reason
-                );
+                if d.runs > 1 {
+                    eprintln!(
+                        "mediaslice: {name}: dropped {} bytes in {} runs from {}: {}",
+                        d.bytes, d.runs, d.offset, d.reason
+                    );
+                } else {
+                    eprintln!(
+                        "mediaslice: {name}: dropped {} bytes at {}: {}",
+                        d.bytes, d.offset, d.reason
+                    );
+                }
             }
             if r.dropped_unlisted > 0 {
                 eprintln!(
