@@ -60,6 +60,7 @@ mod http;
 mod mmap;
 pub mod package;
 pub mod remux;
+pub mod repair;
 #[cfg(feature = "json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
 pub mod scan;

@@ -440,3 +440,58 @@ fn fmp4_and_hybrid_remux_loops_allocate_nothing() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `repair`'s allocations do not grow with the packets it writes: the
+/// whole call (tracks, the packet loop or the `mdat` walk, finish, rename)
+/// allocates as often for a recording cut at 40% as for one cut at 95%,
+/// for a fragmented MP4, a live Matroska file and an MP4 whose `moov` is
+/// renamed `free` (repaired with the original as reference, cut before its
+/// moov as well, so both cuts keep the same tail).
+#[test]
+fn repair_allocations_do_not_grow_with_packets() {
+    use mediaslice_std::repair::{repair, RepairOptions};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("repair_alloc");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let corpus = corpus_dir().join("files");
+    let count = |input: &std::path::Path, out: &str, opts: &RepairOptions| -> (usize, u64) {
+        let out = dir.join(out);
+        let before = allocs();
+        COUNTING.with(|c| c.set(true));
+        let r = repair(input, &out, opts);
+        COUNTING.with(|c| c.set(false));
+        let n = allocs() - before;
+        (n, r.unwrap().packets())
+    };
+    let mut failures = Vec::new();
+    for (name, reference) in [
+        ("mp4/h264_aac_fragmented.mp4", false),
+        ("matroska/h264_aac_unknown_size_clusters.mkv", false),
+        ("mp4/h264_aac.mp4", true),
+    ] {
+        let path = corpus.join(name);
+        let mut data = std::fs::read(&path).unwrap();
+        let mut len = data.len();
+        if reference {
+            let at = data.windows(4).rposition(|w| w == b"moov").unwrap();
+            data[at..at + 4].copy_from_slice(b"free");
+            len = at - 4;
+        }
+        let opts = RepairOptions {
+            reference: reference.then(|| path.clone()),
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        for percent in [40, 95] {
+            let cut = dir.join(format!("{percent}_{}", name.replace('/', "_")));
+            std::fs::write(&cut, &data[..len * percent / 100]).unwrap();
+            seen.push(count(&cut, &format!("out{percent}_{}", name.replace('/', "_")), &opts));
+        }
+        let ((a1, p1), (a2, p2)) = (seen[0], seen[1]);
+        assert!(p2 > p1, "{name}: the longer cut wrote no more packets ({p1}, {p2})");
+        if a1 != a2 {
+            failures.push(format!("{name}: {a1} allocations for {p1} packets, {a2} for {p2}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -26,6 +26,7 @@ mod batch;
 mod inspect;
 mod phases;
 mod read;
+mod repair;
 mod write;
 
 use inspect::*;
@@ -132,6 +133,10 @@ enum Cmd {
     /// Rewrap IN into OUT without touching the payload (`-` as OUT: stdout,
     /// Matroska live mode). See `docs/write-side.md`.
     Remux(RemuxArgs),
+    /// Recover a cut or damaged recording into a finished file of the same
+    /// family (fragmented MP4, Matroska/WebM; MP4/MOV with no moov given
+    /// `--reference`). See `docs/repair.md`.
+    Repair(RepairArgs),
     /// Package IN for HLS into OUTDIR: CMAF init + media segments, media
     /// and multivariant playlists (`--hls [--segment 6s]`).
     Package(PackageArgs),
@@ -215,6 +220,24 @@ struct RemuxArgs {
     /// Least fragment duration of fragmented MP4, in milliseconds (2000).
     #[arg(long, value_name = "MS")]
     fragment_ms: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+struct RepairArgs {
+    /// The damaged or cut input file (never written).
+    input: PathBuf,
+    /// The repaired file (written under a temporary name, renamed at the end).
+    output: PathBuf,
+    /// A good file from the same device and settings, whose tracks stand in
+    /// for a lost `moov` (MP4/MOV).
+    #[arg(long, value_name = "GOOD")]
+    reference: Option<PathBuf>,
+    /// Write a fragmented MP4 input as a normal MP4.
+    #[arg(long)]
+    progressive: bool,
+    /// The report as JSON on standard output.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -406,6 +429,7 @@ fn open(path: &Path, kind: SourceKind, http: &HttpConfig, log: &mut Option<Error
 fn run(cli: &Cli) -> u8 {
     let (args, default_kind) = match &cli.cmd {
         Cmd::Remux(a) => return cmd_remux(a),
+        Cmd::Repair(a) => return repair::cmd_repair(a),
         Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, &a.segment),
         Cmd::Io(a) => (a, SourceKind::Pread),
         Cmd::Probe(p) if p.json_lines => return batch::cmd_batch(p, &http_config(cli)),
@@ -477,7 +501,7 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
         Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
         Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
-        Cmd::Remux(_) | Cmd::Package(_) => Ok(None),
+        Cmd::Remux(_) | Cmd::Repair(_) | Cmd::Package(_) => Ok(None),
     });
     let outcome = outcome.and_then(|r| w.flush().map(|_| r).map_err(Failure::Write));
     let outcome = match outcome {

@@ -1,0 +1,492 @@
+//! `mediaslice repair`: recovers what a cut or damaged recording still
+//! holds and writes it as a finished file.
+//!
+//! Two routes, both ending in a muxer of the input's family on a
+//! [`FileSink`] (temporary name, renamed only when the muxer has finished,
+//! so a failed run leaves nothing under the output's name and never writes
+//! the input):
+//!
+//! * **The reader can still read the input** (fragmented MP4 cut inside a
+//!   fragment, Matroska/WebM from a live recorder with unknown sizes and no
+//!   Cues, cut or with a damaged Cluster, an MP4 whose `moov` is intact but
+//!   whose `mdat` is cut): the readers already deliver every whole packet
+//!   before a cut and resynchronise past damage, reporting it in
+//!   [`Demuxer::diagnostics`]. Repair reads with them and writes with the
+//!   same family's muxer ([`crate::remux::prepare_tracks`],
+//!   [`crate::remux::declare_tracks`]), counting per stream what went
+//!   through and noting each place where the reader skipped bytes.
+//! * **MP4/MOV with an `mdat` and no usable `moov`** (power lost before the
+//!   index was written), given a good file from the same device
+//!   (`--reference`): see [`mdat`].
+//!
+//! The report ([`RepairReport`]) says what was recovered (packets, seconds
+//! and bytes per stream) and what was dropped, where and why.
+
+mod mdat;
+
+use crate::remux::{declare_tracks, prepare_tracks, RemuxError, RemuxFormat, RemuxReport, MIN_INDEX_BYTES};
+use crate::{FileSink, MmapSource};
+use mediaslice::{Demuxer, FormatKind, Muxer, Packet, Rational, Sink, Source};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What `repair` is asked to do beside its input and output.
+#[derive(Debug, Clone, Default)]
+pub struct RepairOptions {
+    /// A good file from the same device and settings (`--reference`): its
+    /// tracks stand in for a lost `moov`.
+    pub reference: Option<PathBuf>,
+    /// Write a fragmented MP4 input as a normal (progressive) MP4
+    /// (`--progressive`); by default the output keeps the input's family
+    /// and form.
+    pub progressive: bool,
+}
+
+/// What was recovered of one input stream.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamRecovery {
+    /// The stream's index in the input (or in the reference).
+    pub index: usize,
+    /// ffmpeg's codec name.
+    pub codec: &'static str,
+    /// Packets written.
+    pub packets: u64,
+    /// Payload bytes written.
+    pub bytes: u64,
+    /// From the first packet's time to the last one's end, in seconds.
+    pub seconds: f64,
+}
+
+/// A range of the input that is not in the output, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    /// Where it starts in the input.
+    pub offset: u64,
+    /// How many bytes (0 when unknown).
+    pub bytes: u64,
+    /// How many separate runs these bytes are (1 for one range; more when
+    /// like runs are summed, as the `mdat` walk does for another track's
+    /// chunks: then `offset` is the first run's).
+    pub runs: u64,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+/// What a repair did.
+#[derive(Debug, Clone, Default)]
+pub struct RepairReport {
+    /// How the input was read: `"fragmented MP4"`, `"MP4"`, `"Matroska"`,
+    /// `"mdat walk with reference"`.
+    pub method: &'static str,
+    /// The output's format.
+    pub output_format: Option<RemuxFormat>,
+    /// Per stream written.
+    pub streams: Vec<StreamRecovery>,
+    /// Streams left out, with the reason.
+    pub left_out: Vec<(usize, String)>,
+    /// Ranges of the input not in the output: the tail after the last
+    /// whole packet, damaged regions skipped.
+    pub dropped: Vec<Dropped>,
+    /// More dropped ranges than [`MAX_DROPPED`] (counted, not listed).
+    pub dropped_unlisted: u64,
+    /// The readers' diagnostics (code, first offset, count).
+    pub diagnostics: Vec<(&'static str, u64, u32)>,
+    /// The input's size.
+    pub input_bytes: u64,
+    /// The output's size.
+    pub output_bytes: u64,
+}
+
+impl RepairReport {
+    /// Packets written, over all streams.
+    pub fn packets(&self) -> u64 {
+        self.streams.iter().map(|s| s.packets).sum()
+    }
+
+    /// Records a dropped range (listed up to [`MAX_DROPPED`], then counted).
+    fn drop_range(&mut self, offset: u64, bytes: u64, reason: impl Into<String>) {
+        self.drop_runs(offset, 1, bytes, reason);
+    }
+
+    /// Records `runs` like ranges of `bytes` in all, the first at `offset`.
+    fn drop_runs(&mut self, offset: u64, runs: u64, bytes: u64, reason: impl Into<String>) {
+        if self.dropped.len() < MAX_DROPPED {
+            self.dropped.push(Dropped {
+                offset,
+                bytes,
+                runs,
+                reason: reason.into(),
+            });
+        } else {
+            self.dropped_unlisted += 1;
+        }
+    }
+}
+
+/// Dropped ranges listed in a report; further ones are only counted, so a
+/// file damaged everywhere does not grow the report without bound.
+pub const MAX_DROPPED: usize = 1000;
+
+/// Why a repair failed. Nothing is left under the output's name and the
+/// input is untouched.
+#[derive(Debug)]
+pub enum RepairError {
+    /// Opening the input or the reference, creating or renaming the output.
+    Io(std::io::Error),
+    /// The input cannot be read at all (no known format, its header is
+    /// unreadable) and no route applies.
+    Input(mediaslice::Error),
+    /// An MP4/MOV input has no usable `moov`: a reference file is needed.
+    NeedsReference,
+    /// The reference cannot serve: not an MP4/MOV with a track the walk
+    /// can recover.
+    Reference(String),
+    /// The format has no repair route.
+    Unsupported(&'static str),
+    /// The muxer or the sink failed.
+    Output(RemuxError),
+    /// Nothing could be recovered: no whole packet.
+    NothingRecovered,
+}
+
+impl fmt::Display for RepairError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RepairError::Io(e) => write!(f, "{e}"),
+            RepairError::Input(e) => write!(f, "reading: {e}"),
+            RepairError::NeedsReference => write!(
+                f,
+                "no usable moov (the recording's index was never written): give --reference GOOD, a file from the same device and settings"
+            ),
+            RepairError::Reference(why) => write!(f, "reference: {why}"),
+            RepairError::Unsupported(what) => write!(f, "repair does not support {what}"),
+            RepairError::Output(e) => write!(f, "{e}"),
+            RepairError::NothingRecovered => write!(f, "no whole packet could be recovered"),
+        }
+    }
+}
+
+impl std::error::Error for RepairError {}
+
+/// The top-level boxes of an ISO BMFF file that decide the route.
+#[derive(Debug, Default, Clone, Copy)]
+struct Mp4Layout {
+    /// A `moov` wholly inside the file.
+    moov: bool,
+    /// A `moof` (a fragmented file).
+    moof: bool,
+    /// The first `mdat`'s payload: (start, end), the end cut to the file.
+    mdat: Option<(u64, u64)>,
+    /// The last box ends exactly at the end of the file.
+    clean_end: bool,
+}
+
+/// Walks the top-level boxes of `data` (ISO/IEC 14496-12 §4.2): stops at
+/// the end, at a box header that does not fit, or at a size below its
+/// header. Each step moves at least 8 bytes, so it ends.
+fn mp4_layout(data: &[u8]) -> Mp4Layout {
+    let mut out = Mp4Layout::default();
+    let len = data.len() as u64;
+    let mut pos = 0u64;
+    while let Some(h) = data.get(pos as usize..).and_then(|d| d.get(..8)) {
+        let size32 = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+        let kind = [h[4], h[5], h[6], h[7]];
+        let (header, size) = match size32 {
+            0 => (8, len - pos),
+            1 => match data.get(pos as usize + 8..pos as usize + 16) {
+                Some(b) => (16, u64::from_be_bytes(b.try_into().unwrap_or([0; 8]))),
+                None => break,
+            },
+            s => (8, u64::from(s)),
+        };
+        if size < header {
+            break;
+        }
+        let end = pos.saturating_add(size);
+        match &kind {
+            b"moov" if end <= len => out.moov = true,
+            b"moof" => out.moof = true,
+            b"mdat" if out.mdat.is_none() => out.mdat = Some((pos + header, end.min(len))),
+            _ => {}
+        }
+        pos = end;
+    }
+    out.clean_end = pos == len;
+    out
+}
+
+/// Whether a Matroska file's EBML DocType is `webm` (in its first bytes).
+fn is_webm(data: &[u8]) -> bool {
+    data.get(..64.min(data.len()))
+        .is_some_and(|h| h.windows(4).any(|w| w == b"webm"))
+}
+
+/// Repairs `input` into `output` (see the module notes).
+///
+/// Errors: see [`RepairError`]; on any error no file is left under
+/// `output`'s name (an existing one is untouched) and `input` is never
+/// written.
+pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<RepairReport, RepairError> {
+    let map = MmapSource::open(input).map_err(RepairError::Io)?;
+    let data = map.data();
+    let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
+        let src = MmapSource::open(input)
+            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open the input"))?;
+        src.advise_sequential();
+        Demuxer::open(src, ext.as_deref())
+    };
+    let is_mp4 = data.get(4..8).is_some_and(|t| {
+        matches!(
+            t,
+            b"ftyp" | b"moov" | b"mdat" | b"free" | b"wide" | b"skip" | b"moof" | b"styp"
+        )
+    });
+    let opened = open();
+    let kind = match &opened {
+        Ok(d) => Some(d.format()),
+        Err(_) if is_mp4 => Some(FormatKind::Mp4),
+        Err(_) => None,
+    };
+    match kind {
+        Some(FormatKind::Mp4) => {
+            let layout = mp4_layout(data);
+            if !layout.moov || opened.is_err() {
+                let reference = opts.reference.as_deref().ok_or(RepairError::NeedsReference)?;
+                let (start, end) = layout.mdat.ok_or(RepairError::Unsupported(
+                    "an MP4 with neither a moov nor an mdat (nothing to walk)",
+                ))?;
+                return mdat::repair_mdat(map, (start, end), reference, output);
+            }
+            let (format, method) = if layout.moof && !opts.progressive {
+                (RemuxFormat::Fmp4, "fragmented MP4")
+            } else if output.extension().is_some_and(|e| e.eq_ignore_ascii_case("mov")) {
+                (RemuxFormat::Mov, if layout.moof { "fragmented MP4" } else { "MP4" })
+            } else {
+                (RemuxFormat::Mp4, if layout.moof { "fragmented MP4" } else { "MP4" })
+            };
+            read_and_write(&open, data.len() as u64, format, method, output, Some(layout.clean_end))
+        }
+        Some(FormatKind::Matroska) => {
+            let format = if is_webm(data) {
+                RemuxFormat::WebM
+            } else {
+                RemuxFormat::Matroska
+            };
+            read_and_write(&open, data.len() as u64, format, "Matroska", output, None)
+        }
+        Some(FormatKind::Avi) => Err(RepairError::Unsupported(
+            "AVI (there is no AVI writer; `remux` to Matroska keeps every packet the reader finds)",
+        )),
+        Some(other) => Err(RepairError::Unsupported(other.name())),
+        None => {
+            Err(RepairError::Input(opened.err().unwrap_or(
+                mediaslice::Error::malformed(0, &"no supported format recognised"),
+            )))
+        }
+    }
+}
+
+/// Per-stream counts kept during the packet loop, in a fixed table.
+#[derive(Debug, Clone, Copy, Default)]
+struct Count {
+    packets: u64,
+    bytes: u64,
+    first: Option<i64>,
+    end: i64,
+}
+
+impl Count {
+    /// Counts a packet of `size` bytes from `ts` lasting `duration`.
+    fn add(&mut self, size: usize, ts: Option<i64>, duration: Option<u64>) {
+        self.packets += 1;
+        self.bytes += size as u64;
+        if let Some(t) = ts {
+            self.first = Some(self.first.map_or(t, |f| f.min(t)));
+            let d = i64::try_from(duration.unwrap_or(0)).unwrap_or(0);
+            self.end = self.end.max(t.saturating_add(d));
+        }
+    }
+
+    /// The report line of stream `index`, its times in `time_base`.
+    fn recovery(&self, index: usize, codec: &'static str, time_base: Rational) -> StreamRecovery {
+        let span = self.first.map_or(0, |f| self.end.saturating_sub(f));
+        let seconds = if time_base.den == 0 {
+            0.0
+        } else {
+            span as f64 * f64::from(time_base.num) / f64::from(time_base.den)
+        };
+        StreamRecovery {
+            index,
+            codec,
+            packets: self.packets,
+            bytes: self.bytes,
+            seconds,
+        }
+    }
+}
+
+/// The readers' diagnostics that mean bytes were skipped (a damaged unit
+/// passed over), as opposed to facts about the file (unknown sizes, no
+/// Cues); see `docs/diagnostics.md`.
+pub const SKIP_CODES: [&str; 14] = [
+    "mkv.resync",
+    "mkv.bad-block",
+    "mkv.bad-block-group",
+    "mkv.bad-lacing",
+    "mkv.element-overflow",
+    "mkv.bad-zlib-frame",
+    "mkv.element-exceeds-segment",
+    "mp4.bad-top-level-box",
+    "mp4.traf-unknown-track",
+    "mp4.traf-without-tfhd",
+    "mp4.trun-count-mismatch",
+    "mp4.unfinished-fragment",
+    "mp4.stsz-count-mismatch",
+    "mp4.stco-too-short",
+];
+
+/// How often the reader has reported each of [`SKIP_CODES`] so far.
+fn skip_counts<S: Source>(d: &Demuxer<S>) -> [u32; SKIP_CODES.len()] {
+    let mut out = [0u32; SKIP_CODES.len()];
+    for (diag, n) in d.diagnostics().iter() {
+        if let Some(at) = SKIP_CODES.iter().position(|c| *c == diag.code) {
+            if let Some(slot) = out.get_mut(at) {
+                *slot = n;
+            }
+        }
+    }
+    out
+}
+
+/// The first of [`SKIP_CODES`] whose count grew from `before` to `now`.
+fn grown(before: &[u32], now: &[u32]) -> Option<&'static str> {
+    let at = before.iter().zip(now).position(|(b, n)| n > b)?;
+    SKIP_CODES.get(at).copied()
+}
+
+/// The route for an input the reader can still read: every whole packet
+/// through the family's muxer into a file sink, counted.
+fn read_and_write(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<MmapSource>>,
+    input_len: u64,
+    format: RemuxFormat,
+    method: &'static str,
+    output: &Path,
+    clean_end: Option<bool>,
+) -> Result<RepairReport, RepairError> {
+    let tracks = prepare_tracks(open).map_err(RepairError::Input)?;
+    let sink = FileSink::create(output).map_err(RepairError::Io)?;
+    let index = usize::try_from(input_len / 2)
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_INDEX_BYTES, isize::MAX as usize / 2);
+    let (mux_format, scratch) = if matches!(format, RemuxFormat::Fmp4) {
+        crate::fragmented::mux_setup(format.mux_format(), None, index)
+    } else {
+        (format.mux_format(), vec![0u8; index])
+    };
+    let mut muxer =
+        Muxer::with_scratch(sink, mux_format, scratch).map_err(|e| RepairError::Output(RemuxError::Output(e)))?;
+    let mut remux_report = RemuxReport::default();
+    let map = declare_tracks(&mut muxer, &tracks, &mut remux_report).map_err(RepairError::Output)?;
+    let mut report = RepairReport {
+        method,
+        output_format: Some(format),
+        input_bytes: input_len,
+        ..Default::default()
+    };
+    for (i, why) in &remux_report.skipped {
+        report.left_out.push((*i, (*why).to_owned()));
+    }
+    let mut demuxer = open().map_err(RepairError::Input)?;
+    let mut counts = [Count::default(); mediaslice::MAX_TRACKS];
+    // The end of the last whole packet read, and the diagnostics' count
+    // then: a count that grows before the next packet marks a skip.
+    let mut last_end = 0u64;
+    let mut diags = skip_counts(&demuxer);
+    let stopped = loop {
+        let p = match demuxer.next_packet() {
+            Ok(Some(p)) => p,
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        };
+        if p.flags.truncated {
+            continue;
+        }
+        let (pos, size) = (p.pos, p.data.len() as u64);
+        if let Some(&Some(track)) = map.get(p.track) {
+            if let Some(c) = counts.get_mut(p.track) {
+                c.add(p.data.len(), p.dts.or(p.pts), p.duration);
+            }
+            muxer
+                .write_packet(&Packet { track, ..p })
+                .map_err(|e| RepairError::Output(RemuxError::Output(e)))?;
+        }
+        let now = skip_counts(&demuxer);
+        if let (Some(pos), Some(code)) = (pos, grown(&diags, &now)) {
+            if pos > last_end {
+                report.drop_range(
+                    last_end,
+                    pos - last_end,
+                    format!("damaged ({code}): the reader skipped to the next unit it could read"),
+                );
+            }
+        }
+        if let Some(pos) = pos {
+            last_end = last_end.max(pos + size);
+        }
+        diags = now;
+    };
+    let at = last_end.min(input_len);
+    let tail_code = grown(&diags, &skip_counts(&demuxer));
+    match (stopped, tail_code) {
+        (Some(e), _) if e.is_truncation() => {
+            report.drop_range(at, input_len - at, format!("the input ends inside a unit: {e}"))
+        }
+        (Some(e), _) => report.drop_range(at, input_len - at, format!("unreadable from here on: {e}")),
+        (None, Some(code)) => report.drop_range(
+            at,
+            input_len - at,
+            format!("damaged ({code}): nothing readable after the last whole packet"),
+        ),
+        (None, None) => {
+            // The reader ended quietly, but the input may still end inside
+            // a unit's header: an MP4 whose last box does not end at the
+            // end of the file, a Matroska Segment of unknown size (a live
+            // recording) or one cut by the end of the file.
+            let diags = demuxer.diagnostics();
+            let cut = clean_end.map_or_else(
+                || diags.contains("mkv.unknown-size-segment") || diags.contains("mkv.segment-beyond-eof"),
+                |clean| !clean,
+            );
+            if cut && at < input_len {
+                report.drop_range(
+                    at,
+                    input_len - at,
+                    "after the last whole packet: the start of a unit cut by the end of the input",
+                );
+            }
+        }
+    }
+    report.diagnostics = demuxer
+        .diagnostics()
+        .iter()
+        .map(|(d, n)| (d.code, d.offset, n))
+        .collect();
+    for (i, t) in tracks.iter().enumerate() {
+        if map.get(i).is_some_and(Option::is_some) {
+            let c = counts.get(i).copied().unwrap_or_default();
+            report
+                .streams
+                .push(c.recovery(i, t.track.codec.ffmpeg_name(), t.track.time_base));
+        }
+    }
+    if report.packets() == 0 {
+        // Dropping the muxer drops the sink: its temporary file goes.
+        return Err(RepairError::NothingRecovered);
+    }
+    let sink = muxer.finish().map_err(|e| RepairError::Output(RemuxError::Output(e)))?;
+    report.output_bytes = sink.position();
+    sink.commit().map_err(RepairError::Io)?;
+    Ok(report)
+}
