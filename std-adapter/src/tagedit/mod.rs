@@ -15,6 +15,9 @@
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
 mod flac;
+mod id3v1;
+mod id3v2;
+mod mp3;
 
 mod output;
 pub mod plan;
@@ -112,7 +115,8 @@ pub struct EditReport {
 /// written to `output` by a streaming copy; otherwise the input is edited,
 /// in place when the new tag fits, else by a copy renamed over it.
 ///
-/// Supported: native FLAC (Vorbis comment), MP3 (ID3v2.3/2.4 and ID3v1).
+/// Supported: native FLAC (Vorbis comment), MP3 (ID3v2.3/2.4, written as
+/// 2.4, and ID3v1).
 ///
 /// Errors: `Unsupported` for another format; `InvalidData` for a malformed
 /// tag block or one this editor cannot rewrite (the message names the
@@ -125,6 +129,7 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
     let in_place_ok = output.is_none();
     let (format, plan) = match detect(&file, path)? {
         Some(FormatKind::Flac) => ("flac", flac::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
 
         Some(other) => {
             return Err(io::Error::new(
