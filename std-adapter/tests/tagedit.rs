@@ -258,3 +258,57 @@ fn remove_and_pass_through_names() {
     assert!(Edits::default().push_set("no equals sign").is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn mediaslice(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mediaslice")).args(args).output().unwrap()
+}
+
+#[test]
+fn cli_tags_set_remove_output() {
+    let dir = scratch("cli");
+    let input = dir.join("in.mp3");
+    std::fs::copy(corpus("mp3/cbr_id3v2_id3v1.mp3"), &input).unwrap();
+    let orig = std::fs::read(&input).unwrap();
+    let out = dir.join("out.mp3");
+    let o = mediaslice(&[
+        "tags".as_ref(),
+        input.as_ref(),
+        "--set".as_ref(),
+        "title=From the CLI".as_ref(),
+        "--remove".as_ref(),
+        "genre".as_ref(),
+        "-o".as_ref(),
+        out.as_ref(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("by a copy"));
+    assert_eq!(std::fs::read(&input).unwrap(), orig, "-o changed the input");
+    let tags = our_tags(&out);
+    assert_eq!(tags.get("title").and_then(|v| v.as_str()), Some("From the CLI"));
+    assert!(!tags.contains_key("genre"), "{tags:?}");
+    // In place: the input itself.
+    let o = mediaslice(&["tags".as_ref(), out.as_ref(), "--set".as_ref(), "artist=Again".as_ref()]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("in place"));
+    // Without --set or --remove: the tags are printed, nothing written.
+    let before = std::fs::read(&out).unwrap();
+    let o = mediaslice(&["tags".as_ref(), out.as_ref()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Again"));
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    // A bad --set, a missing output folder: a failure, nothing written.
+    let o = mediaslice(&["tags".as_ref(), input.as_ref(), "--set".as_ref(), "title".as_ref()]);
+    assert_eq!(o.status.code(), Some(64));
+    let missing = dir.join("missing/out.mp3");
+    let o = mediaslice(&[
+        "tags".as_ref(),
+        input.as_ref(),
+        "--set".as_ref(),
+        "title=x".as_ref(),
+        "-o".as_ref(),
+        missing.as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!missing.exists());
+    assert_eq!(std::fs::read(&input).unwrap(), orig);
+    let _ = std::fs::remove_dir_all(&dir);
+}
