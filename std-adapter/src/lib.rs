@@ -27,6 +27,8 @@
 //!   patchable.
 //! * [`remux`]: `mediaslice remux` as a library: any input rewrapped into
 //!   Matroska or WebM through [`FileSink`] or [`StdoutSink`].
+//! * [`tagedit`]: `mediaslice tags --set/--remove` as a library: FLAC
+//!   and MP3 tags edited in place when they fit, else by a streaming copy.
 //! * [`StdIo`]: wraps any [`std::io::Read`] + [`std::io::Seek`] as an
 //!   [`embedded_io`] reader, for [`mediaslice::ReaderSource`].
 //! * [`ffprobe`]: ffprobe-compatible spellings (FourCC strings, times,
@@ -68,6 +70,7 @@ mod scratch;
 mod sigbus;
 mod sink;
 mod stdio;
+pub mod tagedit;
 
 pub use file::{open_regular_file, FileSource};
 #[cfg(feature = "http")]

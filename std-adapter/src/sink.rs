@@ -121,6 +121,31 @@ impl FileSink {
         &self.temp
     }
 
+    /// Appends `len` bytes of `src` from `start`, unchanged, through
+    /// [`std::io::copy`], which on Linux hands a file-to-file copy to the
+    /// kernel (`copy_file_range`, falling back to `sendfile`): the bytes
+    /// do not pass through user space, and memory does not grow with
+    /// `len`. Moves `src`'s own position.
+    ///
+    /// Errors: the read or write error; `UnexpectedEof` when `src` ends
+    /// before `len` bytes.
+    pub fn copy_from(&mut self, src: &File, start: u64, len: u64) -> std::io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut reader = src;
+        reader.seek(SeekFrom::Start(start))?;
+        let n = std::io::copy(&mut reader.take(len), &mut self.stream.writer)?;
+        self.stream.pos += n;
+        self.stream.stats.writes += 1;
+        self.stream.stats.bytes_written += n;
+        if n != len {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "file sink: the source ended before the range copied from it",
+            ));
+        }
+        Ok(())
+    }
+
     /// Makes the file durable (`fsync`) and renames it over the target, then
     /// makes the rename durable (`fsync` of the folder, where the system
     /// allows it). Call it after [`mediaslice::Muxer::finish`].

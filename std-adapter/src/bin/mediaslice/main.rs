@@ -126,8 +126,9 @@ enum Cmd {
         #[arg(long)]
         summary: bool,
     },
-    /// The tags: key, common name, value and scope.
-    Tags(FileArgs),
+    /// The tags: key, common name, value and scope; with `--set` or
+    /// `--remove`, edits them (FLAC, MP3; see `docs/tags.md`).
+    Tags(TagsArgs),
     /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
     Io(FileArgs),
     /// Rewrap IN into OUT without touching the payload (`-` as OUT: stdout,
@@ -153,6 +154,26 @@ struct FileArgs {
     /// JSON output with ffprobe's field names.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("edit").args(["set", "remove"]).multiple(true)))]
+struct TagsArgs {
+    #[command(flatten)]
+    file: FileArgs,
+    /// Set a field (`title=New title`); common names (title, artist,
+    /// album, date, genre, comment, track, album_artist) map to the
+    /// format's keys, other names are written as given. Repeatable.
+    #[arg(long, value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Remove every value of a field. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    remove: Vec<String>,
+    /// Write the edited file here and leave the input as it is (by default
+    /// the input is edited: in place when the tag fits, else through a
+    /// copy renamed over it).
+    #[arg(short = 'o', long, value_name = "OUT", requires = "edit")]
+    output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -432,14 +453,16 @@ fn run(cli: &Cli) -> u8 {
         Cmd::Repair(a) => return repair::cmd_repair(a),
         Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, &a.segment),
         Cmd::Io(a) => (a, SourceKind::Pread),
+        Cmd::Tags(t) if !t.set.is_empty() || !t.remove.is_empty() => return cmd_tag_edit(t),
         Cmd::Probe(p) if p.json_lines => return batch::cmd_batch(p, &http_config(cli)),
         Cmd::Probe(p) if !p.more.is_empty() => {
             eprintln!("mediaslice: probe takes one input; give --json-lines to probe many");
             return EXIT_USAGE;
         }
-        Cmd::Probe(ProbeArgs { file: a, .. }) | Cmd::Tags(a) | Cmd::Packets { file: a, .. } | Cmd::Phases(a) => {
-            (a, SourceKind::Mmap)
-        }
+        Cmd::Probe(ProbeArgs { file: a, .. })
+        | Cmd::Tags(TagsArgs { file: a, .. })
+        | Cmd::Packets { file: a, .. }
+        | Cmd::Phases(a) => (a, SourceKind::Mmap),
     };
     let mut kind = if cli.reader {
         SourceKind::Reader
@@ -498,7 +521,7 @@ fn run(cli: &Cli) -> u8 {
             cmd_summary(d, &mut w)
         }
         Cmd::Packets { file, summary: false } => cmd_packets(d, &mut w, file.json, &name),
-        Cmd::Tags(a) => cmd_tags(d, &mut w, a.json),
+        Cmd::Tags(a) => cmd_tags(d, &mut w, a.file.json),
         Cmd::Io(a) => cmd_io(d, &mut w, a.json, kind),
         Cmd::Phases(_) => cmd_phases(d, &mut w, std::mem::take(&mut phases), &name, kind),
         Cmd::Remux(_) | Cmd::Repair(_) | Cmd::Package(_) => Ok(None),

@@ -91,3 +91,39 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
         }
     }
 }
+
+/// `mediaslice tags IN --set NAME=VALUE --remove NAME [-o OUT]`: the work
+/// is `mediaslice_std::tagedit::edit`; this prints its report on stderr.
+pub(super) fn cmd_tag_edit(a: &TagsArgs) -> u8 {
+    use mediaslice_std::tagedit::{edit, EditMode, Edits};
+    let name = a.file.file.to_string_lossy();
+    let mut edits = Edits {
+        remove: a.remove.clone(),
+        ..Edits::default()
+    };
+    for s in &a.set {
+        if let Err(e) = edits.push_set(s) {
+            eprintln!("mediaslice: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    match edit(&a.file.file, &edits, a.output.as_deref()) {
+        Ok(r) => {
+            let how = match r.mode {
+                EditMode::InPlace => "in place",
+                EditMode::Copy => "by a copy",
+            };
+            eprintln!(
+                "mediaslice: {name}: {} tags written {how} to {}, {} bytes",
+                r.format,
+                r.output.to_string_lossy(),
+                r.bytes_written
+            );
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("mediaslice: {name}: {e}");
+            EXIT_FAILED
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Carries out a [`Plan`]: positioned writes into the input, or a new file
+//! under a temporary name beside the target, renamed over it at the end
+//! ([`crate::FileSink`]).
+
+use super::plan::{Piece, Plan};
+use super::EditMode;
+use crate::FileSink;
+use mediaslice::Sink;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// Writes `plan`: in place into the file at `input` (read through `file`),
+/// or as a copy renamed over `target`. Returns the mode and the bytes
+/// written.
+///
+/// Errors: the I/O error. A failed copy removes its temporary file, and
+/// `target` is as it was; a failed in-place write can only be a write
+/// error of the file system after every check passed.
+pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) -> io::Result<(EditMode, u64)> {
+    let bytes = plan.bytes();
+    match plan {
+        Plan::InPlace(writes) => {
+            let len = file.metadata()?.len();
+            if writes
+                .iter()
+                .any(|(pos, b)| pos.checked_add(b.len() as u64).is_none_or(|end| end > len))
+            {
+                return Err(io::Error::other(
+                    "tag edit: an in-place write would pass the end of the file",
+                ));
+            }
+            let out = OpenOptions::new().write(true).open(input)?;
+            for (pos, data) in &writes {
+                out.write_all_at(data, *pos)?;
+            }
+            out.sync_data()?;
+            Ok((EditMode::InPlace, bytes))
+        }
+        Plan::Copy(pieces) => {
+            let mut sink = FileSink::create(target)?;
+            std::fs::set_permissions(sink.temp_path(), file.metadata()?.permissions())?;
+            for piece in &pieces {
+                match piece {
+                    Piece::Bytes(b) => sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))?,
+                    Piece::Range { start, len } => sink.copy_from(file, *start, *len)?,
+                }
+            }
+            sink.commit()?;
+            Ok((EditMode::Copy, bytes))
+        }
+    }
+}

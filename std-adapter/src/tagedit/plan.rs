@@ -1,0 +1,38 @@
+//! [`Plan`]: what a format's editor hands back, before anything is
+//! written. The format has checked its input; carrying the plan out is the
+//! same for every format (`output.rs`).
+
+/// The writes an edit needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Positioned writes into the input itself, none past its end: the tag
+    /// fits where the old one and its padding were.
+    InPlace(Vec<(u64, Vec<u8>)>),
+    /// A new file made of these pieces in order.
+    Copy(Vec<Piece>),
+}
+
+/// One piece of a copied file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// New bytes (a tag, a block header).
+    Bytes(Vec<u8>),
+    /// `len` bytes of the input from `start`, copied unchanged.
+    Range { start: u64, len: u64 },
+}
+
+impl Plan {
+    /// Bytes the plan writes.
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Plan::InPlace(w) => w.iter().map(|(_, b)| b.len() as u64).sum(),
+            Plan::Copy(p) => p
+                .iter()
+                .map(|p| match p {
+                    Piece::Bytes(b) => b.len() as u64,
+                    Piece::Range { len, .. } => *len,
+                })
+                .sum(),
+        }
+    }
+}

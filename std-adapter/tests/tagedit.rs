@@ -1,0 +1,314 @@
+//! Tag editing (`mediaslice_std::tagedit`): for every corpus and sample
+//! file of each supported format, title, artist, album and date are set in
+//! place and by copy, and read back by our reader, ffprobe and exiftool:
+//! the new values present, every other tag unchanged, every packet
+//! unchanged. Failures leave the input byte-identical and no output.
+//!
+//! Samples come from `$MEDIASLICE_SAMPLES` or `../shared/samples`; without
+//! them only the corpus runs (the test says so).
+
+mod tagedit_common;
+
+use mediaslice_std::tagedit::{edit, EditMode, Edits};
+use std::path::Path;
+use tagedit_common::*;
+
+const WANT: [(&str, &str); 4] = [
+    ("title", "Tïtle edited ✓"),
+    ("artist", "Ärtist"),
+    ("album", "Album 2"),
+    ("date", "2026"),
+];
+
+fn edits() -> Edits {
+    Edits {
+        set: WANT.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        remove: Vec::new(),
+    }
+}
+
+/// What a file looked like before an edit.
+struct Before {
+    packets: Vec<PacketKey>,
+    ours: serde_json::Map<String, serde_json::Value>,
+    ffprobe: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Checks an edited file against `before` by all three readers.
+fn verify(path: &Path, before: &Before) {
+    let (after, _) = packets(path).unwrap_or_else(|| panic!("{}: no longer opens", path.display()));
+    assert_eq!(after, before.packets, "{}: packets changed", path.display());
+    check_tags("mediaslice", path, &before.ours, &our_tags(path), &WANT);
+    if let Some(ff) = &before.ffprobe {
+        let after = ffprobe_tags(path).unwrap_or_else(|| panic!("{}: ffprobe no longer reads it", path.display()));
+        check_tags("ffprobe", path, ff, &after, &WANT);
+    }
+    if let Some(x) = exiftool_tags(path) {
+        for (k, v) in [("Title", WANT[0].1), ("Artist", WANT[1].1), ("Album", WANT[2].1)] {
+            assert_eq!(
+                x.get(k).and_then(|v| v.as_str()),
+                Some(v),
+                "exiftool: {}: {k}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// Edits every file of `family` whose name ends with one of `exts`: in
+/// place, then past the padding (a copy renamed over it), and from a
+/// second copy of the original into another file. Returns how many files
+/// were edited and how many of those edits were in place.
+fn round_trip(family: &str, exts: &[&str]) -> (usize, usize) {
+    let dir = scratch(family);
+    let (mut edited, mut in_place) = (0, 0);
+    for f in files(family) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if !exts.iter().any(|e| name.ends_with(e)) {
+            continue;
+        }
+        let Some((pk, ranges)) = packets(&f) else {
+            eprintln!("{name}: our reader does not open it; not edited");
+            continue;
+        };
+        let orig = std::fs::read(&f).unwrap();
+        let work = dir.join(&name);
+        std::fs::write(&work, &orig).unwrap();
+        let before = Before {
+            packets: pk,
+            ours: our_tags(&work),
+            ffprobe: ffprobe_tags(&work),
+        };
+        let r = match edit(&work, &edits(), None) {
+            Ok(r) => r,
+            Err(e) => {
+                assert_eq!(
+                    std::fs::read(&work).unwrap(),
+                    orig,
+                    "{name}: a failed edit changed the file"
+                );
+                eprintln!("{name}: refused: {e}");
+                continue;
+            }
+        };
+        verify(&work, &before);
+        let now = std::fs::read(&work).unwrap();
+        if r.mode == EditMode::InPlace {
+            in_place += 1;
+            assert_eq!(now.len(), orig.len(), "{name}: in place changed the length");
+            // No more bytes differ than were written, and none of a packet.
+            let diff = differing(&orig, &now);
+            assert!(
+                diff.len() as u64 <= r.bytes_written,
+                "{name}: more differs than was written"
+            );
+            let hit = |&(a, b): &(u64, u64)| diff.iter().any(|&i| (a..b).contains(&(i as u64)));
+            assert!(!ranges.iter().any(hit), "{name}: in place wrote into a packet");
+            assert!(
+                r.bytes_written < 65_536,
+                "{name}: {} bytes written in place",
+                r.bytes_written
+            );
+        } else {
+            assert_eq!(r.bytes_written, now.len() as u64, "{name}: a copy's bytes");
+        }
+        // Past any padding: a copy renamed over the input.
+        let long = Edits {
+            set: vec![("comment".into(), "x".repeat(70_000))],
+            remove: Vec::new(),
+        };
+        let r = edit(&work, &long, None).unwrap();
+        assert_eq!(r.mode, EditMode::Copy, "{name}: a 70 kB comment fitted");
+        let mut without_comment = Before {
+            packets: before.packets.clone(),
+            ours: before.ours.clone(),
+            ffprobe: before.ffprobe.clone(),
+        };
+        without_comment.ours.remove("comment");
+        if let Some(ff) = without_comment.ffprobe.as_mut() {
+            ff.remove("comment");
+        }
+        verify(&work, &without_comment);
+        // Our MP3 reader lists text frames only (not COMM): ffprobe reads it.
+        if before.ffprobe.is_some() {
+            let ff = ffprobe_tags(&work).unwrap_or_default();
+            let comment = ff.get("comment").and_then(|c| c.as_str()).unwrap_or("");
+            assert!(comment.starts_with("xxxx"), "{name}: the long comment is not read back");
+        }
+        // From an untouched copy into another file: the input stays as it was.
+        let src = dir.join(format!("src-{name}"));
+        let out = dir.join(format!("out-{name}"));
+        std::fs::write(&src, &orig).unwrap();
+        let r = edit(&src, &edits(), Some(&out)).unwrap();
+        assert_eq!(r.mode, EditMode::Copy);
+        assert_eq!(std::fs::read(&src).unwrap(), orig, "{name}: -o changed the input");
+        verify(&out, &before);
+        edited += 1;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("{family}: {edited} files edited, {in_place} of them in place first");
+    (edited, in_place)
+}
+
+#[test]
+fn flac_round_trip() {
+    let (edited, in_place) = round_trip("flac", &[".flac"]);
+    // The corpus's two files, and the samples when present (21 files, of
+    // which a few are refused by our reader or the editor).
+    let want = if samples().join("flac").is_dir() { 15 } else { 2 };
+    assert!(edited >= want, "only {edited} FLAC files edited");
+    assert!(in_place >= 1, "no FLAC edit was in place");
+}
+
+#[test]
+fn mp3_round_trip() {
+    let (edited, in_place) = round_trip("mp3", &[".mp3", ".mp2", ".mp1"]);
+    // The corpus's three files (one without an ID3v2 tag), and the
+    // samples when present (21 files; a few are refused).
+    let want = if samples().join("mp3").is_dir() { 12 } else { 3 };
+    assert!(edited >= want, "only {edited} MP3 files edited");
+    assert!(in_place >= 1, "no MP3 edit was in place");
+}
+
+/// A file that will not open, or a malformed tag block: an error, the
+/// input byte-identical, no output file.
+fn assert_refused(input: &Path, output: Option<&Path>) {
+    let orig = std::fs::read(input).unwrap();
+    let e = edit(input, &edits(), output).expect_err("edit of a bad input succeeded");
+    eprintln!("{}: {e}", input.display());
+    assert_eq!(std::fs::read(input).unwrap(), orig, "{}: changed", input.display());
+    if let Some(o) = output {
+        assert!(!o.exists(), "{}: left behind", o.display());
+    }
+    let dir = input.parent().unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+fn corpus(path: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files").join(path)
+}
+
+#[test]
+fn failures_leave_the_input_intact() {
+    let dir = scratch("failures");
+    let flac = std::fs::read(corpus("flac/s16_stereo.flac")).unwrap();
+    // Output folder missing.
+    let f = dir.join("a.flac");
+    std::fs::write(&f, &flac).unwrap();
+    assert_refused(&f, Some(&dir.join("no-such-folder/out.flac")));
+    // A VORBIS_COMMENT whose comment count runs past its block.
+    let vc = find_block(&flac, 4).expect("corpus FLAC has a VORBIS_COMMENT");
+    let mut bad = flac.clone();
+    let vendor_len = u32::from_le_bytes(bad[vc + 4..vc + 8].try_into().unwrap()) as usize;
+    bad[vc + 8 + vendor_len..vc + 12 + vendor_len].copy_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&f, &bad).unwrap();
+    assert_refused(&f, None);
+    assert_refused(&f, Some(&dir.join("out.flac")));
+    // A metadata block longer than the file.
+    let mut bad = flac.clone();
+    bad[vc + 1..vc + 4].copy_from_slice(&[0xff, 0xff, 0xff]);
+    bad.truncate(vc + 100);
+    std::fs::write(&f, &bad).unwrap();
+    assert_refused(&f, None);
+    // Not a format the editor writes.
+    let f = dir.join("a.wav");
+    std::fs::copy(corpus("wav/pcm_s16le.wav"), &f).unwrap();
+    assert_refused(&f, None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where the FLAC metadata block of `kind` starts (its header).
+fn find_block(flac: &[u8], kind: u8) -> Option<usize> {
+    let mut at = 4;
+    loop {
+        let h = flac.get(at..at + 4)?;
+        if h[0] & 0x7f == kind {
+            return Some(at);
+        }
+        if h[0] & 0x80 != 0 {
+            return None;
+        }
+        at += 4 + (u32::from_be_bytes([0, h[1], h[2], h[3]]) as usize);
+    }
+}
+
+#[test]
+fn remove_and_pass_through_names() {
+    let dir = scratch("names");
+    let f = dir.join("a.flac");
+    std::fs::copy(corpus("flac/s16_stereo.flac"), &f).unwrap();
+    let mut e = Edits::default();
+    e.push_set("MY_FIELD=kept as given").unwrap();
+    e.push_set("track=9").unwrap();
+    e.remove.push("artist".into());
+    edit(&f, &e, None).unwrap();
+    let tags = our_tags(&f);
+    assert!(!tags.contains_key("artist"), "artist not removed: {tags:?}");
+    assert_eq!(tags.get("track").and_then(|v| v.as_str()), Some("9"));
+    let ff = ffprobe_tags(&f);
+    if let Some(ff) = ff {
+        assert_eq!(ff.get("my_field").and_then(|v| v.as_str()), Some("kept as given"));
+        assert!(!ff.contains_key("artist"));
+    }
+    assert!(Edits::default().push_set("no equals sign").is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn mediaslice(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mediaslice")).args(args).output().unwrap()
+}
+
+#[test]
+fn cli_tags_set_remove_output() {
+    let dir = scratch("cli");
+    let input = dir.join("in.mp3");
+    std::fs::copy(corpus("mp3/cbr_id3v2_id3v1.mp3"), &input).unwrap();
+    let orig = std::fs::read(&input).unwrap();
+    let out = dir.join("out.mp3");
+    let o = mediaslice(&[
+        "tags".as_ref(),
+        input.as_ref(),
+        "--set".as_ref(),
+        "title=From the CLI".as_ref(),
+        "--remove".as_ref(),
+        "genre".as_ref(),
+        "-o".as_ref(),
+        out.as_ref(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("by a copy"));
+    assert_eq!(std::fs::read(&input).unwrap(), orig, "-o changed the input");
+    let tags = our_tags(&out);
+    assert_eq!(tags.get("title").and_then(|v| v.as_str()), Some("From the CLI"));
+    assert!(!tags.contains_key("genre"), "{tags:?}");
+    // In place: the input itself.
+    let o = mediaslice(&["tags".as_ref(), out.as_ref(), "--set".as_ref(), "artist=Again".as_ref()]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("in place"));
+    // Without --set or --remove: the tags are printed, nothing written.
+    let before = std::fs::read(&out).unwrap();
+    let o = mediaslice(&["tags".as_ref(), out.as_ref()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Again"));
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    // A bad --set, a missing output folder: a failure, nothing written.
+    let o = mediaslice(&["tags".as_ref(), input.as_ref(), "--set".as_ref(), "title".as_ref()]);
+    assert_eq!(o.status.code(), Some(64));
+    let missing = dir.join("missing/out.mp3");
+    let o = mediaslice(&[
+        "tags".as_ref(),
+        input.as_ref(),
+        "--set".as_ref(),
+        "title=x".as_ref(),
+        "-o".as_ref(),
+        missing.as_ref(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!missing.exists());
+    assert_eq!(std::fs::read(&input).unwrap(), orig);
+    let _ = std::fs::remove_dir_all(&dir);
+}

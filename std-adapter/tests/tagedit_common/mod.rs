@@ -1,0 +1,144 @@
+//! What the tag-editing tests read back: our reader's tags and packets,
+//! ffprobe's and exiftool's tags, and the files to edit.
+#![allow(dead_code)]
+
+use mediaslice::{Demuxer, Limits};
+use mediaslice_std::MmapSource;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One packet as compared before and after: stream, pts, dts, size,
+/// CRC-32 of the data.
+pub type PacketKey = (usize, Option<i64>, Option<i64>, usize, u32);
+
+/// The bytes of a packet held in one piece: `start..end` in the input.
+pub type ByteRange = (u64, u64);
+
+/// The real samples: `$MEDIASLICE_SAMPLES`, else `../shared/samples`
+/// beside the repository.
+pub fn samples() -> PathBuf {
+    match std::env::var_os("MEDIASLICE_SAMPLES") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/samples"),
+    }
+}
+
+/// The corpus files of `family` and the samples of `family`, sorted;
+/// prints when the samples are absent.
+pub fn files(family: &str) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus/files")
+        .join(family);
+    let samples = samples().join(family);
+    if !samples.is_dir() {
+        eprintln!("{}: absent, samples skipped", samples.display());
+    }
+    for dir in [corpus, samples] {
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            v.extend(rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file()));
+        }
+    }
+    v.sort();
+    v
+}
+
+/// A fresh folder for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mediaslice-tagedit-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Our reader's packets and the byte ranges of those the input holds in
+/// one piece, or `None` when the file does not open.
+pub fn packets(path: &Path) -> Option<(Vec<PacketKey>, Vec<ByteRange>)> {
+    let src = MmapSource::open(path).ok()?;
+    let ext = path.extension().and_then(|e| e.to_str());
+    let mut d = Demuxer::open_with(src, ext, Limits::default()).ok()?;
+    let mut v = Vec::new();
+    let mut ranges = Vec::new();
+    while let Ok(Some(p)) = d.next_packet() {
+        if let Some(pos) = p.pos {
+            ranges.push((pos, pos + p.data.len() as u64));
+        }
+        v.push((p.track, p.pts, p.dts, p.data.len(), mediaslice::crc::crc32(p.data)));
+    }
+    Some((v, ranges))
+}
+
+/// Our `tags --json` format tags.
+pub fn our_tags(path: &Path) -> Map<String, Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .args(["tags", "--json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    v["format"]["tags"].as_object().cloned().unwrap_or_default()
+}
+
+/// ffprobe's format tags with lower-case keys, or `None` when ffprobe is
+/// missing or cannot read the file.
+pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-show_format", "-show_streams", "-of", "json"])
+        .arg(path)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    let tags = v["format"]["tags"].as_object().cloned().unwrap_or_default();
+    Some(tags.into_iter().map(|(k, v)| (k.to_lowercase(), v)).collect())
+}
+
+/// exiftool's `Title`, `Artist` and `Album`, or `None` when exiftool is
+/// missing or fails.
+pub fn exiftool_tags(path: &Path) -> Option<Map<String, Value>> {
+    let out = Command::new("exiftool")
+        .args(["-j", "-Title", "-Artist", "-Album"])
+        .arg(path)
+        .output()
+        .ok()?;
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    v.get(0)?.as_object().cloned()
+}
+
+/// Asserts that `after` has `want` and every key of `before` not in
+/// `touched` with its old value.
+pub fn check_tags(
+    who: &str,
+    file: &Path,
+    before: &Map<String, Value>,
+    after: &Map<String, Value>,
+    want: &[(&str, &str)],
+) {
+    for (k, v) in want {
+        assert_eq!(
+            after.get(*k).and_then(Value::as_str),
+            Some(*v),
+            "{who}: {}: {k}",
+            file.display()
+        );
+    }
+    for (k, v) in before {
+        if want.iter().any(|(w, _)| w.eq_ignore_ascii_case(k)) {
+            continue;
+        }
+        assert_eq!(after.get(k), Some(v), "{who}: {}: {k} changed", file.display());
+    }
+}
+
+/// The positions where `a` and `b` differ (same length).
+pub fn differing(a: &[u8], b: &[u8]) -> Vec<usize> {
+    a.iter()
+        .zip(b)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .map(|(i, _)| i)
+        .collect()
+}
