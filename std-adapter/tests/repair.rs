@@ -306,6 +306,7 @@ fn moov_inputs() -> Vec<PathBuf> {
                 "mp4/media__h265_bframes.mp4",
                 "mp4/media__sample_without_stss.mp4",
                 "mp4/music-metadata__sample_640x360.mov",
+                "mp4/mp4ff__prog_8s.mp4",
             ]
             .iter()
             .map(|p| s.join(p)),
