@@ -636,3 +636,84 @@ pub(super) fn repair_mdat(
     sink.commit().map_err(RepairError::Io)?;
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An avcC holding one SPS (`sps`, with its NAL header).
+    fn avcc(sps: &[u8]) -> Vec<u8> {
+        let mut out = vec![1, sps[1], 0, sps[3], 0xFF, 0xE1, 0, sps.len() as u8];
+        out.extend_from_slice(sps);
+        out
+    }
+
+    #[test]
+    fn exp_golomb_codes_read() {
+        // 1 | 010 | 011 | 00100 | 0001000: 0, 1, 2, 3, 7.
+        let data = [0b1010_0110, 0b0100_0001, 0b0000_0000];
+        let mut b = Bits { data: &data, at: 0 };
+        assert_eq!(
+            [b.ue(), b.ue(), b.ue(), b.ue(), b.ue()],
+            [Some(0), Some(1), Some(2), Some(3), Some(7)]
+        );
+        // Runs out of bits: None, not a panic.
+        assert_eq!(Bits { data: &[0], at: 0 }.ue(), None);
+    }
+
+    #[test]
+    fn frame_num_size_from_the_sps() {
+        // Baseline: sps_id 0 ('1'), log2_max_frame_num_minus4 0 ('1').
+        assert_eq!(frame_num_bits(&avcc(&[0x67, 66, 0, 30, 0b1100_0000])), Some(4));
+        // High: sps_id 0, chroma_format_idc 1 ('010'), bit depths 0, 0,
+        // qpprime 0, no scaling matrix, log2_max_frame_num_minus4 2 ('011').
+        assert_eq!(
+            frame_num_bits(&avcc(&[0x67, 100, 0, 40, 0b1010_1100, 0b0110_0000])),
+            Some(6)
+        );
+        // Scaling matrices present: not walked.
+        assert_eq!(frame_num_bits(&avcc(&[0x67, 100, 0, 40, 0b1010_1110, 0])), None);
+        // Cut short.
+        assert_eq!(frame_num_bits(&[1, 66, 0, 30, 0xFF, 0xE1, 0, 9, 0x67]), None);
+    }
+
+    #[test]
+    fn emulation_prevention_is_checked() {
+        assert!(escaped(&[0x41, 0x9a, 0, 0, 3, 0, 0, 3, 1]));
+        assert!(!escaped(&[0x41, 0x9a, 0, 0, 1, 5]));
+        assert!(!escaped(&[0x41, 0, 0, 0]));
+    }
+
+    #[test]
+    fn most_frequent_value() {
+        assert_eq!(most_frequent(&[512, 512, 1024, 512, 7]), Some(512));
+        assert_eq!(most_frequent(&[]), None);
+    }
+
+    #[test]
+    fn slice_headers_read() {
+        let v = Video {
+            index: 0,
+            hevc: false,
+            nal_len: 4,
+            duration: 512,
+            max_nal: 1 << 20,
+            min_resume: 8,
+            frame_num_bits: Some(4),
+        };
+        // P slice (type 5: '00110'), first_mb 0, pps 0, frame_num 3.
+        let p = [0x41, 0b1001_1010, 0b0110_0000];
+        assert!(v.slice_header_reads(&p, false));
+        assert_eq!(v.frame_num(&p), Some(3));
+        assert!(v.follows(&p, false, Some((2, true))));
+        assert!(v.follows(&p, false, Some((3, false))));
+        assert!(!v.follows(&p, false, Some((9, true))));
+        // An IDR must be an I slice (type 7: '0001000') with frame_num 0.
+        let idr = [0x65, 0b1000_1000, 0b1000_0000];
+        assert!(v.slice_header_reads(&idr, true));
+        assert!(v.follows(&idr, true, None));
+        assert!(!v.slice_header_reads(&p, true));
+        // slice_type 12 is out of range.
+        assert!(!v.slice_header_reads(&[0x41, 0b1000_0110, 0b1000_0000], false));
+    }
+}

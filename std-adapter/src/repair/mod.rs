@@ -490,3 +490,52 @@ fn read_and_write(
     sink.commit().map_err(RepairError::Io)?;
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A box: size, type, payload.
+    fn mp4_box(kind: &[u8; 4], payload: &[u8]) -> Vec<u8> {
+        let mut out = ((payload.len() + 8) as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    #[test]
+    fn top_level_boxes_decide_the_route() {
+        let mut f = mp4_box(b"ftyp", b"isom\0\0\0\0");
+        f.extend(mp4_box(b"moov", &[0; 16]));
+        f.extend(mp4_box(b"moof", &[0; 8]));
+        let mdat_at = f.len() as u64 + 8;
+        f.extend(mp4_box(b"mdat", &[7; 100]));
+        let l = mp4_layout(&f);
+        assert!(l.moov && l.moof && l.clean_end);
+        assert_eq!(l.mdat, Some((mdat_at, mdat_at + 100)));
+        // Cut inside the mdat: its end is the file's, the end is not clean.
+        let cut = &f[..f.len() - 30];
+        let l = mp4_layout(cut);
+        assert_eq!(l.mdat, Some((mdat_at, cut.len() as u64)));
+        assert!(!l.clean_end);
+        // A moov cut short does not count; a size below its header stops
+        // the walk.
+        let mut g = mp4_box(b"ftyp", b"isom");
+        g.extend(mp4_box(b"mdat", &[1; 10]));
+        g.extend(&mp4_box(b"moov", &[0; 64])[..20]);
+        assert!(!mp4_layout(&g).moov);
+        assert!(!mp4_layout(&[0, 0, 0, 3, b'f', b'r', b'e', b'e', 0, 0]).clean_end);
+    }
+
+    #[test]
+    fn skip_codes_are_documented() {
+        let docs =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/diagnostics.md")).unwrap_or_default();
+        for code in SKIP_CODES {
+            assert!(
+                docs.contains(&format!("`{code}`")),
+                "{code} is not in docs/diagnostics.md"
+            );
+        }
+    }
+}
