@@ -147,6 +147,10 @@ pub enum RepairError {
     Output(RemuxError),
     /// Nothing could be recovered: no whole packet.
     NothingRecovered,
+    /// OUT's extension names another family than the input's (the input's
+    /// family, the extensions to use): repair writes the input's family;
+    /// `remux` converts afterwards.
+    OtherFamily(&'static str, &'static str),
 }
 
 impl fmt::Display for RepairError {
@@ -162,6 +166,10 @@ impl fmt::Display for RepairError {
             RepairError::Unsupported(what) => write!(f, "repair does not support {what}"),
             RepairError::Output(e) => write!(f, "{e}"),
             RepairError::NothingRecovered => write!(f, "no whole packet could be recovered"),
+            RepairError::OtherFamily(family, ext) => write!(
+                f,
+                "the input is {family} and repair writes the same family: name OUT {ext} (then `remux` to convert)"
+            ),
         }
     }
 }
@@ -250,6 +258,12 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
     };
     match kind {
         Some(FormatKind::Mp4) => {
+            if matches!(
+                RemuxFormat::from_path(output),
+                Some(RemuxFormat::Matroska | RemuxFormat::WebM)
+            ) {
+                return Err(RepairError::OtherFamily("MP4/MOV", ".mp4 or .mov"));
+            }
             let layout = mp4_layout(data);
             if !layout.moov || opened.is_err() {
                 let reference = opts.reference.as_deref().ok_or(RepairError::NeedsReference)?;
@@ -268,10 +282,11 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             read_and_write(&open, data.len() as u64, format, method, output, Some(layout.clean_end))
         }
         Some(FormatKind::Matroska) => {
-            let format = if is_webm(data) {
-                RemuxFormat::WebM
-            } else {
-                RemuxFormat::Matroska
+            let format = match RemuxFormat::from_path(output) {
+                Some(f @ (RemuxFormat::Matroska | RemuxFormat::WebM)) => f,
+                Some(_) => return Err(RepairError::OtherFamily("Matroska/WebM", ".mkv or .webm")),
+                None if is_webm(data) => RemuxFormat::WebM,
+                None => RemuxFormat::Matroska,
             };
             read_and_write(&open, data.len() as u64, format, "Matroska", output, None)
         }
