@@ -52,9 +52,10 @@ struct Video {
     /// sample (at least 256 KiB): random bytes read as a length rarely
     /// fall under it.
     max_nal: u64,
-    /// The shortest slice NAL unit video may resume at: a quarter of the
-    /// reference's smallest sample (at least 8 bytes), since a few zero
-    /// bytes of audio read as a tiny length.
+    /// The shortest slice NAL unit video may resume at: 8 bytes, or the
+    /// reference's smallest sample less its length prefix when that is
+    /// shorter (at least 3), since a few zero bytes of audio read as a
+    /// tiny length.
     min_resume: u64,
     /// H.264: bits of `frame_num` (from the reference's SPS), to check
     /// that a picture video resumes at follows the last one.
@@ -116,10 +117,15 @@ impl Video {
         let (prefix, h) = head.split_at(self.nal_len as usize);
         let len = prefix.iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
         let nal_end = body.checked_add(len)?;
-        if len < 3 || len > self.max_nal || nal_end > end {
+        // An H.264 AUD is 2 bytes (header and primary_pic_type), an H.265
+        // one 3; a slice has more.
+        if len < 2 || len > self.max_nal || nal_end > end {
             return None;
         }
-        let (h0, h1, h2) = (*h.first()?, *h.get(1)?, *h.get(2)?);
+        let (h0, h1) = (*h.first()?, *h.get(1)?);
+        // Past a 2-byte NAL unit this is the next one's prefix: only a
+        // slice reads it, and a slice is longer.
+        let h2 = if len > 2 { *h.get(2)? } else { 0 };
         if h0 & 0x80 != 0 {
             return None;
         }
@@ -127,6 +133,9 @@ impl Video {
             let kind = (h0 >> 1) & 0x3F;
             let layer = ((h0 & 1) << 5) | (h1 >> 3);
             if layer != 0 || h1 & 7 == 0 || !matches!(kind, 0..=9 | 16..=21 | 32..=40) {
+                return None;
+            }
+            if len < 3 && kind != 35 {
                 return None;
             }
             Some(Nal {
@@ -139,43 +148,58 @@ impl Video {
         } else {
             let kind = h0 & 0x1F;
             let referenced = h0 & 0x60 != 0;
+            // Slice data partitions (2 to 4) belong to the Extended
+            // profile only, which recorders do not use: taking them would
+            // let more audio bytes read as video.
             let ok = match kind {
-                1..=4 => true,
+                1 => true,
                 5 | 7 | 8 => referenced,
                 6 | 9..=12 => !referenced,
                 14 | 15 | 19 | 20 => true,
                 _ => false,
             };
-            if !ok {
+            if !ok || (len < 3 && kind != 9) {
                 return None;
             }
             Some(Nal {
                 end: nal_end,
-                vcl: (1..=5).contains(&kind),
-                first_in_pic: (1..=5).contains(&kind) && h1 & 0x80 != 0,
+                vcl: kind == 1 || kind == 5,
+                first_in_pic: (kind == 1 || kind == 5) && h1 & 0x80 != 0,
                 opens_au: matches!(kind, 6..=9),
                 key: kind == 5,
             })
         }
     }
 
-    /// Whether video resumes at `pos`: an AUD, parameter set or SEI
-    /// followed by another plausible NAL unit, or a slice that begins a
-    /// picture whose header reads (slice type and parameter set id in
-    /// range).
+    /// Whether video resumes at `pos`: a run of plausible NAL units that
+    /// begins an access unit (an AUD, parameter set or SEI, at most
+    /// [`LEADING_NALS`] of them, or the slice itself) and reaches a slice
+    /// that begins a picture, whose header reads (slice type and parameter
+    /// set id in range), that holds no byte sequence emulation prevention
+    /// forbids, that is not shorter than the reference suggests, and that
+    /// follows the last picture (`last`); with no last picture it must be a
+    /// keyframe (IDR/IRAP), where decoding can start.
     fn resumes_at(&self, src: &mut MmapSource, pos: u64, end: u64, last: Option<(u32, bool)>) -> bool {
-        match self.nal_at(src, pos, end) {
-            Some(n) if n.opens_au => self.nal_at(src, n.end, end).is_some(),
-            Some(n) if n.first_in_pic && n.end - pos - self.nal_len >= self.min_resume => {
-                let at = pos + self.nal_len;
-                let body = slice(src, (at, n.end.min(at + RESUME_SCAN as u64)));
+        let mut at = pos;
+        for _ in 0..LEADING_NALS {
+            let Some(n) = self.nal_at(src, at, end) else {
+                return false;
+            };
+            if n.first_in_pic {
+                if n.end - at - self.nal_len < self.min_resume || !(n.key || last.is_some()) {
+                    return false;
+                }
+                let body_at = at + self.nal_len;
+                let body = slice(src, (body_at, n.end.min(body_at + RESUME_SCAN as u64)));
                 let head = body.get(..8).unwrap_or(body);
-                self.slice_header_reads(head, n.key)
-                    && escaped(body.get(..RESUME_SCAN).unwrap_or(body))
-                    && self.follows(head, n.key, last)
+                return self.slice_header_reads(head, n.key) && escaped(body) && self.follows(head, n.key, last);
             }
-            _ => false,
+            if n.vcl || (at == pos && !n.opens_au) {
+                return false;
+            }
+            at = n.end;
         }
+        false
     }
 
     /// H.264: the `frame_num` of the slice NAL unit `nal` (ITU-T H.264
@@ -266,6 +290,10 @@ fn frame_num_bits(avcc: &[u8]) -> Option<u32> {
     let v = bits.ue()?;
     (v <= 12).then_some(v + 4)
 }
+
+/// Most NAL units before the first slice of a picture where video resumes
+/// (AUD, parameter sets, SEI).
+const LEADING_NALS: usize = 8;
 
 /// Bytes of a candidate NAL unit checked for emulation prevention.
 const RESUME_SCAN: usize = 512;
@@ -369,7 +397,7 @@ fn read_reference(reference: &Path) -> Result<(Vec<crate::remux::PreparedTrack>,
                     nal_len,
                     duration: dur,
                     max_nal: largest.saturating_mul(4).clamp(256 << 10, MAX_ACCESS_UNIT),
-                    min_resume: (smallest / 4).max(8),
+                    min_resume: smallest.saturating_sub(nal_len).clamp(3, 8),
                     frame_num_bits: if hevc { None } else { frame_num_bits(&t.config) },
                 });
             }
@@ -522,8 +550,14 @@ pub(super) fn repair_mdat(
     // The last picture's frame_num and whether it was a reference (H.264).
     let mut last_pic: Option<(u32, bool)> = None;
     let mut pos = start;
+    // Whether the walk is inside video: at the start and after a gap,
+    // video must resume (see `Video::resumes_at`) before NAL units count.
+    let mut in_video = false;
     while pos < end {
-        if let Some(n) = video.nal_at(&mut src, pos, end) {
+        if !in_video && video.resumes_at(&mut src, pos, end, last_pic) {
+            in_video = true;
+        }
+        if let Some(n) = in_video.then(|| video.nal_at(&mut src, pos, end)).flatten() {
             if let Some((s, e, vcl, key)) = au {
                 if vcl && (n.opens_au || n.first_in_pic) || n.end - s > MAX_ACCESS_UNIT {
                     w.video(&mut src, &video, (s, e), key)?;
@@ -533,7 +567,11 @@ pub(super) fn repair_mdat(
             if n.first_in_pic {
                 let head = slice(&mut src, (pos + video.nal_len, n.end.min(pos + video.nal_len + 8)));
                 let reference = head.first().is_some_and(|h| h & 0x60 != 0);
-                last_pic = video.frame_num(head).map(|f| (f, reference)).or(last_pic);
+                // H.265 (no frame_num here): only that a picture was seen.
+                last_pic = match video.frame_num_bits {
+                    Some(_) => video.frame_num(head).map(|f| (f, reference)).or(last_pic),
+                    None => Some((0, reference)),
+                };
             }
             let (s, _, vcl, key) = au.unwrap_or((pos, pos, false, false));
             au = Some((s, n.end, vcl || n.vcl, key || n.key));
@@ -541,6 +579,7 @@ pub(super) fn repair_mdat(
             continue;
         }
         // Not a NAL unit: close the access unit, find where video resumes.
+        in_video = false;
         match au.take() {
             Some((s, e, true, key)) => w.video(&mut src, &video, (s, e), key)?,
             Some((s, e, false, _)) => report.drop_range(s, e - s, "parameter sets or SEI with no slice after them"),
@@ -596,4 +635,85 @@ pub(super) fn repair_mdat(
     report.output_bytes = sink.position();
     sink.commit().map_err(RepairError::Io)?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An avcC holding one SPS (`sps`, with its NAL header).
+    fn avcc(sps: &[u8]) -> Vec<u8> {
+        let mut out = vec![1, sps[1], 0, sps[3], 0xFF, 0xE1, 0, sps.len() as u8];
+        out.extend_from_slice(sps);
+        out
+    }
+
+    #[test]
+    fn exp_golomb_codes_read() {
+        // 1 | 010 | 011 | 00100 | 0001000: 0, 1, 2, 3, 7.
+        let data = [0b1010_0110, 0b0100_0001, 0b0000_0000];
+        let mut b = Bits { data: &data, at: 0 };
+        assert_eq!(
+            [b.ue(), b.ue(), b.ue(), b.ue(), b.ue()],
+            [Some(0), Some(1), Some(2), Some(3), Some(7)]
+        );
+        // Runs out of bits: None, not a panic.
+        assert_eq!(Bits { data: &[0], at: 0 }.ue(), None);
+    }
+
+    #[test]
+    fn frame_num_size_from_the_sps() {
+        // Baseline: sps_id 0 ('1'), log2_max_frame_num_minus4 0 ('1').
+        assert_eq!(frame_num_bits(&avcc(&[0x67, 66, 0, 30, 0b1100_0000])), Some(4));
+        // High: sps_id 0, chroma_format_idc 1 ('010'), bit depths 0, 0,
+        // qpprime 0, no scaling matrix, log2_max_frame_num_minus4 2 ('011').
+        assert_eq!(
+            frame_num_bits(&avcc(&[0x67, 100, 0, 40, 0b1010_1100, 0b0110_0000])),
+            Some(6)
+        );
+        // Scaling matrices present: not walked.
+        assert_eq!(frame_num_bits(&avcc(&[0x67, 100, 0, 40, 0b1010_1110, 0])), None);
+        // Cut short.
+        assert_eq!(frame_num_bits(&[1, 66, 0, 30, 0xFF, 0xE1, 0, 9, 0x67]), None);
+    }
+
+    #[test]
+    fn emulation_prevention_is_checked() {
+        assert!(escaped(&[0x41, 0x9a, 0, 0, 3, 0, 0, 3, 1]));
+        assert!(!escaped(&[0x41, 0x9a, 0, 0, 1, 5]));
+        assert!(!escaped(&[0x41, 0, 0, 0]));
+    }
+
+    #[test]
+    fn most_frequent_value() {
+        assert_eq!(most_frequent(&[512, 512, 1024, 512, 7]), Some(512));
+        assert_eq!(most_frequent(&[]), None);
+    }
+
+    #[test]
+    fn slice_headers_read() {
+        let v = Video {
+            index: 0,
+            hevc: false,
+            nal_len: 4,
+            duration: 512,
+            max_nal: 1 << 20,
+            min_resume: 8,
+            frame_num_bits: Some(4),
+        };
+        // P slice (type 5: '00110'), first_mb 0, pps 0, frame_num 3.
+        let p = [0x41, 0b1001_1010, 0b0110_0000];
+        assert!(v.slice_header_reads(&p, false));
+        assert_eq!(v.frame_num(&p), Some(3));
+        assert!(v.follows(&p, false, Some((2, true))));
+        assert!(v.follows(&p, false, Some((3, false))));
+        assert!(!v.follows(&p, false, Some((9, true))));
+        // An IDR must be an I slice (type 7: '0001000') with frame_num 0.
+        let idr = [0x65, 0b1000_1000, 0b1000_0000];
+        assert!(v.slice_header_reads(&idr, true));
+        assert!(v.follows(&idr, true, None));
+        assert!(!v.slice_header_reads(&p, true));
+        // slice_type 12 is out of range.
+        assert!(!v.slice_header_reads(&[0x41, 0b1000_0110, 0b1000_0000], false));
+    }
 }

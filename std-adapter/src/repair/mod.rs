@@ -147,6 +147,10 @@ pub enum RepairError {
     Output(RemuxError),
     /// Nothing could be recovered: no whole packet.
     NothingRecovered,
+    /// OUT's extension names another family than the input's (the input's
+    /// family, the extensions to use): repair writes the input's family;
+    /// `remux` converts afterwards.
+    OtherFamily(&'static str, &'static str),
 }
 
 impl fmt::Display for RepairError {
@@ -162,6 +166,10 @@ impl fmt::Display for RepairError {
             RepairError::Unsupported(what) => write!(f, "repair does not support {what}"),
             RepairError::Output(e) => write!(f, "{e}"),
             RepairError::NothingRecovered => write!(f, "no whole packet could be recovered"),
+            RepairError::OtherFamily(family, ext) => write!(
+                f,
+                "the input is {family} and repair writes the same family: name OUT {ext} (then `remux` to convert)"
+            ),
         }
     }
 }
@@ -250,6 +258,12 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
     };
     match kind {
         Some(FormatKind::Mp4) => {
+            if matches!(
+                RemuxFormat::from_path(output),
+                Some(RemuxFormat::Matroska | RemuxFormat::WebM)
+            ) {
+                return Err(RepairError::OtherFamily("MP4/MOV", ".mp4 or .mov"));
+            }
             let layout = mp4_layout(data);
             if !layout.moov || opened.is_err() {
                 let reference = opts.reference.as_deref().ok_or(RepairError::NeedsReference)?;
@@ -268,10 +282,11 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             read_and_write(&open, data.len() as u64, format, method, output, Some(layout.clean_end))
         }
         Some(FormatKind::Matroska) => {
-            let format = if is_webm(data) {
-                RemuxFormat::WebM
-            } else {
-                RemuxFormat::Matroska
+            let format = match RemuxFormat::from_path(output) {
+                Some(f @ (RemuxFormat::Matroska | RemuxFormat::WebM)) => f,
+                Some(_) => return Err(RepairError::OtherFamily("Matroska/WebM", ".mkv or .webm")),
+                None if is_webm(data) => RemuxFormat::WebM,
+                None => RemuxFormat::Matroska,
             };
             read_and_write(&open, data.len() as u64, format, "Matroska", output, None)
         }
@@ -489,4 +504,53 @@ fn read_and_write(
     report.output_bytes = sink.position();
     sink.commit().map_err(RepairError::Io)?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A box: size, type, payload.
+    fn mp4_box(kind: &[u8; 4], payload: &[u8]) -> Vec<u8> {
+        let mut out = ((payload.len() + 8) as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    #[test]
+    fn top_level_boxes_decide_the_route() {
+        let mut f = mp4_box(b"ftyp", b"isom\0\0\0\0");
+        f.extend(mp4_box(b"moov", &[0; 16]));
+        f.extend(mp4_box(b"moof", &[0; 8]));
+        let mdat_at = f.len() as u64 + 8;
+        f.extend(mp4_box(b"mdat", &[7; 100]));
+        let l = mp4_layout(&f);
+        assert!(l.moov && l.moof && l.clean_end);
+        assert_eq!(l.mdat, Some((mdat_at, mdat_at + 100)));
+        // Cut inside the mdat: its end is the file's, the end is not clean.
+        let cut = &f[..f.len() - 30];
+        let l = mp4_layout(cut);
+        assert_eq!(l.mdat, Some((mdat_at, cut.len() as u64)));
+        assert!(!l.clean_end);
+        // A moov cut short does not count; a size below its header stops
+        // the walk.
+        let mut g = mp4_box(b"ftyp", b"isom");
+        g.extend(mp4_box(b"mdat", &[1; 10]));
+        g.extend(&mp4_box(b"moov", &[0; 64])[..20]);
+        assert!(!mp4_layout(&g).moov);
+        assert!(!mp4_layout(&[0, 0, 0, 3, b'f', b'r', b'e', b'e', 0, 0]).clean_end);
+    }
+
+    #[test]
+    fn skip_codes_are_documented() {
+        let docs =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/diagnostics.md")).unwrap_or_default();
+        for code in SKIP_CODES {
+            assert!(
+                docs.contains(&format!("`{code}`")),
+                "{code} is not in docs/diagnostics.md"
+            );
+        }
+    }
 }
