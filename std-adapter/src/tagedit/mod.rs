@@ -18,6 +18,9 @@ mod flac;
 mod id3v1;
 mod id3v2;
 mod mp3;
+mod mp4;
+mod mp4_box;
+mod mp4_ilst;
 
 mod output;
 pub mod plan;
@@ -130,11 +133,12 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
     let (format, plan) = match detect(&file, path)? {
         Some(FormatKind::Flac) => ("flac", flac::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
 
         Some(other) => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {other:?} is not supported yet (FLAC and MP3 are)"),
+                format!("tag editing: {other:?} is not supported yet (FLAC, MP3 and MP4 are)"),
             ))
         }
         None => {
