@@ -289,6 +289,38 @@ fn a_damaged_cluster_is_skipped_and_reported() {
     }
 }
 
+#[test]
+fn a_damaged_moof_is_reported() {
+    let dir = temp_dir("repair_moof");
+    let path = repo_root().join("corpus/files/mp4/h264_aac_fragmented.mp4");
+    let data = std::fs::read(&path).unwrap();
+    let whole = pull_slice(&data, Some("mp4"), false);
+    let moofs = unit_starts(&data, b"moof");
+    assert!(moofs.len() >= 3);
+    // Garbage over the middle fragment's moof after its header.
+    let m = moofs[moofs.len() / 2];
+    let mut bad = data.clone();
+    bad[m + 8..m + 40].fill(0xFF);
+    let input = dir.join("damaged.mp4");
+    std::fs::write(&input, &bad).unwrap();
+    let out = dir.join("repaired.mp4");
+    let report = repair(&input, &out, &RepairOptions::default()).unwrap();
+    let got = keys(&pull_slice(&std::fs::read(&out).unwrap(), Some("mp4"), false));
+    let lost: u64 = keys(&whole).iter().map(|k| k.1 as u64).sum::<u64>() - got.iter().map(|k| k.1 as u64).sum::<u64>();
+    assert!(lost > 0, "the damage cost nothing?");
+    let d = report
+        .dropped
+        .iter()
+        .find(|d| d.reason.contains("moof"))
+        .unwrap_or_else(|| panic!("the lost fragment is not reported: {:?}", report.dropped));
+    assert_eq!(d.bytes, lost, "{d:?}");
+    let next_mdat = moofs[moofs.len() / 2 + 1];
+    assert!(
+        d.offset > m as u64 && d.offset < next_mdat as u64,
+        "{d:?} is not the damaged fragment's mdat"
+    );
+}
+
 /// The MP4 inputs of the lost-moov test: (path, has audio).
 fn moov_inputs() -> Vec<PathBuf> {
     let root = repo_root();
