@@ -230,6 +230,11 @@ fn a_cut_in_the_header_fails_cleanly() {
             &data[..40],
             "a failed repair touched the input"
         );
+        // OUT naming IN is refused: the input is never replaced.
+        let whole_copy = dir.join(format!("whole.{ext}"));
+        std::fs::write(&whole_copy, &data).unwrap();
+        assert!(repair(&whole_copy, &whole_copy, &RepairOptions::default()).is_err());
+        assert_eq!(std::fs::read(&whole_copy).unwrap(), data, "the input was replaced");
         let fresh = dir.join(format!("fresh.{ext}"));
         assert!(repair(&cut, &fresh, &RepairOptions::default()).is_err());
         assert!(!fresh.exists(), "a failed repair left an output");

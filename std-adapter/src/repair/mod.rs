@@ -17,7 +17,7 @@
 //!   through and noting each place where the reader skipped bytes.
 //! * **MP4/MOV with an `mdat` and no usable `moov`** (power lost before the
 //!   index was written), given a good file from the same device
-//!   (`--reference`): see [`mdat`].
+//!   (`--reference`): see `repair/mdat.rs` and `docs/repair.md`.
 //!
 //! The report ([`RepairReport`]) says what was recovered (packets, seconds
 //! and bytes per stream) and what was dropped, where and why.
@@ -147,6 +147,8 @@ pub enum RepairError {
     Output(RemuxError),
     /// Nothing could be recovered: no whole packet.
     NothingRecovered,
+    /// OUT is IN: repair never replaces its input.
+    SameFile,
     /// OUT's extension names another family than the input's (the input's
     /// family, the extensions to use): repair writes the input's family;
     /// `remux` converts afterwards.
@@ -166,6 +168,7 @@ impl fmt::Display for RepairError {
             RepairError::Unsupported(what) => write!(f, "repair does not support {what}"),
             RepairError::Output(e) => write!(f, "{e}"),
             RepairError::NothingRecovered => write!(f, "no whole packet could be recovered"),
+            RepairError::SameFile => write!(f, "OUT is the input: repair never replaces its input; name another file"),
             RepairError::OtherFamily(family, ext) => write!(
                 f,
                 "the input is {family} and repair writes the same family: name OUT {ext} (then `remux` to convert)"
@@ -282,6 +285,12 @@ fn is_webm(data: &[u8]) -> bool {
 /// `output`'s name (an existing one is untouched) and `input` is never
 /// written.
 pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<RepairReport, RepairError> {
+    // Renaming the result over the input would replace the recording.
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(output)) {
+        if a == b {
+            return Err(RepairError::SameFile);
+        }
+    }
     let map = MmapSource::open(input).map_err(RepairError::Io)?;
     let data = map.data();
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
