@@ -230,6 +230,11 @@ fn a_cut_in_the_header_fails_cleanly() {
             &data[..40],
             "a failed repair touched the input"
         );
+        // OUT naming IN is refused: the input is never replaced.
+        let whole_copy = dir.join(format!("whole.{ext}"));
+        std::fs::write(&whole_copy, &data).unwrap();
+        assert!(repair(&whole_copy, &whole_copy, &RepairOptions::default()).is_err());
+        assert_eq!(std::fs::read(&whole_copy).unwrap(), data, "the input was replaced");
         let fresh = dir.join(format!("fresh.{ext}"));
         assert!(repair(&cut, &fresh, &RepairOptions::default()).is_err());
         assert!(!fresh.exists(), "a failed repair left an output");
@@ -287,6 +292,38 @@ fn a_damaged_cluster_is_skipped_and_reported() {
     if let Some(err) = ffprobe_errors(&out) {
         assert!(err.trim().is_empty(), "ffprobe: {err}");
     }
+}
+
+#[test]
+fn a_damaged_moof_is_reported() {
+    let dir = temp_dir("repair_moof");
+    let path = repo_root().join("corpus/files/mp4/h264_aac_fragmented.mp4");
+    let data = std::fs::read(&path).unwrap();
+    let whole = pull_slice(&data, Some("mp4"), false);
+    let moofs = unit_starts(&data, b"moof");
+    assert!(moofs.len() >= 3);
+    // Garbage over the middle fragment's moof after its header.
+    let m = moofs[moofs.len() / 2];
+    let mut bad = data.clone();
+    bad[m + 8..m + 40].fill(0xFF);
+    let input = dir.join("damaged.mp4");
+    std::fs::write(&input, &bad).unwrap();
+    let out = dir.join("repaired.mp4");
+    let report = repair(&input, &out, &RepairOptions::default()).unwrap();
+    let got = keys(&pull_slice(&std::fs::read(&out).unwrap(), Some("mp4"), false));
+    let lost: u64 = keys(&whole).iter().map(|k| k.1 as u64).sum::<u64>() - got.iter().map(|k| k.1 as u64).sum::<u64>();
+    assert!(lost > 0, "the damage cost nothing?");
+    let d = report
+        .dropped
+        .iter()
+        .find(|d| d.reason.contains("moof"))
+        .unwrap_or_else(|| panic!("the lost fragment is not reported: {:?}", report.dropped));
+    assert_eq!(d.bytes, lost, "{d:?}");
+    let next_mdat = moofs[moofs.len() / 2 + 1];
+    assert!(
+        d.offset > m as u64 && d.offset < next_mdat as u64,
+        "{d:?} is not the damaged fragment's mdat"
+    );
 }
 
 /// The MP4 inputs of the lost-moov test: (path, has audio).

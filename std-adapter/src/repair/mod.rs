@@ -17,7 +17,7 @@
 //!   through and noting each place where the reader skipped bytes.
 //! * **MP4/MOV with an `mdat` and no usable `moov`** (power lost before the
 //!   index was written), given a good file from the same device
-//!   (`--reference`): see [`mdat`].
+//!   (`--reference`): see `repair/mdat.rs` and `docs/repair.md`.
 //!
 //! The report ([`RepairReport`]) says what was recovered (packets, seconds
 //! and bytes per stream) and what was dropped, where and why.
@@ -147,6 +147,8 @@ pub enum RepairError {
     Output(RemuxError),
     /// Nothing could be recovered: no whole packet.
     NothingRecovered,
+    /// OUT is IN: repair never replaces its input.
+    SameFile,
     /// OUT's extension names another family than the input's (the input's
     /// family, the extensions to use): repair writes the input's family;
     /// `remux` converts afterwards.
@@ -166,6 +168,7 @@ impl fmt::Display for RepairError {
             RepairError::Unsupported(what) => write!(f, "repair does not support {what}"),
             RepairError::Output(e) => write!(f, "{e}"),
             RepairError::NothingRecovered => write!(f, "no whole packet could be recovered"),
+            RepairError::SameFile => write!(f, "OUT is the input: repair never replaces its input; name another file"),
             RepairError::OtherFamily(family, ext) => write!(
                 f,
                 "the input is {family} and repair writes the same family: name OUT {ext} (then `remux` to convert)"
@@ -189,11 +192,11 @@ struct Mp4Layout {
     clean_end: bool,
 }
 
-/// Walks the top-level boxes of `data` (ISO/IEC 14496-12 §4.2): stops at
-/// the end, at a box header that does not fit, or at a size below its
-/// header. Each step moves at least 8 bytes, so it ends.
-fn mp4_layout(data: &[u8]) -> Mp4Layout {
-    let mut out = Mp4Layout::default();
+/// The top-level boxes of `data` (ISO/IEC 14496-12 §4.2) as (type,
+/// payload start, end; the end may lie past the data), then where the walk
+/// stopped: at the end, at a box header that does not fit, or at a size
+/// below its header. Each step moves at least 8 bytes, so it ends.
+fn top_level_boxes(data: &[u8], mut each: impl FnMut([u8; 4], u64, u64)) -> u64 {
     let len = data.len() as u64;
     let mut pos = 0u64;
     while let Some(h) = data.get(pos as usize..).and_then(|d| d.get(..8)) {
@@ -211,16 +214,63 @@ fn mp4_layout(data: &[u8]) -> Mp4Layout {
             break;
         }
         let end = pos.saturating_add(size);
-        match &kind {
-            b"moov" if end <= len => out.moov = true,
-            b"moof" => out.moof = true,
-            b"mdat" if out.mdat.is_none() => out.mdat = Some((pos + header, end.min(len))),
-            _ => {}
-        }
+        each(kind, pos + header, end);
         pos = end;
     }
-    out.clean_end = pos == len;
+    pos
+}
+
+/// The top-level boxes of `data` that decide the route.
+fn mp4_layout(data: &[u8]) -> Mp4Layout {
+    let mut out = Mp4Layout::default();
+    let len = data.len() as u64;
+    let stop = top_level_boxes(data, |kind, start, end| match &kind {
+        b"moov" if end <= len => out.moov = true,
+        b"moof" => out.moof = true,
+        b"mdat" if out.mdat.is_none() => out.mdat = Some((start, end.min(len))),
+        _ => {}
+    });
+    out.clean_end = stop == len;
     out
+}
+
+/// The payload bytes of the `mdat` boxes of `data` before `limit`.
+fn mdat_bytes_before(data: &[u8], limit: u64) -> u64 {
+    let mut sum = 0u64;
+    top_level_boxes(data, |kind, start, end| {
+        if &kind == b"mdat" && start < limit {
+            sum += end.min(limit) - start;
+        }
+    });
+    sum
+}
+
+/// Most `mdat` boxes [`first_unread_mdat`] tracks.
+const MAX_MDATS_CHECKED: usize = 4096;
+
+/// The payload start of the first `mdat` before `limit` whose bytes are not
+/// all in packets the reader gives (a second pass over the packets); 0
+/// when none is found among the first [`MAX_MDATS_CHECKED`].
+fn first_unread_mdat(open: &dyn Fn() -> mediaslice::Result<Demuxer<MmapSource>>, data: &[u8], limit: u64) -> u64 {
+    let mut mdats: Vec<(u64, u64, u64)> = Vec::new();
+    top_level_boxes(data, |kind, start, end| {
+        if &kind == b"mdat" && start < limit && mdats.len() < MAX_MDATS_CHECKED {
+            mdats.push((start, end.min(limit), 0));
+        }
+    });
+    let Ok(mut d) = open() else { return 0 };
+    while let Ok(Some(p)) = d.next_packet() {
+        let (Some(pos), false) = (p.pos, p.flags.truncated) else {
+            continue;
+        };
+        let at = mdats.partition_point(|m| m.0 <= pos);
+        if let Some(m) = at.checked_sub(1).and_then(|i| mdats.get_mut(i)) {
+            if pos < m.1 {
+                m.2 += p.data.len() as u64;
+            }
+        }
+    }
+    mdats.iter().find(|m| m.2 < m.1 - m.0).map_or(0, |m| m.0)
 }
 
 /// Whether a Matroska file's EBML DocType is `webm` (in its first bytes).
@@ -235,6 +285,12 @@ fn is_webm(data: &[u8]) -> bool {
 /// `output`'s name (an existing one is untouched) and `input` is never
 /// written.
 pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<RepairReport, RepairError> {
+    // Renaming the result over the input would replace the recording.
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(output)) {
+        if a == b {
+            return Err(RepairError::SameFile);
+        }
+    }
     let map = MmapSource::open(input).map_err(RepairError::Io)?;
     let data = map.data();
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
@@ -279,7 +335,16 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             } else {
                 (RemuxFormat::Mp4, if layout.moof { "fragmented MP4" } else { "MP4" })
             };
-            read_and_write(&open, data.len() as u64, format, method, output, Some(layout.clean_end))
+            let fragments = layout.moof.then_some(data);
+            read_and_write(
+                &open,
+                data.len() as u64,
+                format,
+                method,
+                output,
+                Some(layout.clean_end),
+                fragments,
+            )
         }
         Some(FormatKind::Matroska) => {
             let format = match RemuxFormat::from_path(output) {
@@ -288,7 +353,7 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
                 None if is_webm(data) => RemuxFormat::WebM,
                 None => RemuxFormat::Matroska,
             };
-            read_and_write(&open, data.len() as u64, format, "Matroska", output, None)
+            read_and_write(&open, data.len() as u64, format, "Matroska", output, None, None)
         }
         Some(FormatKind::Avi) => Err(RepairError::Unsupported(
             "AVI (there is no AVI writer; `remux` to Matroska keeps every packet the reader finds)",
@@ -389,6 +454,7 @@ fn read_and_write(
     method: &'static str,
     output: &Path,
     clean_end: Option<bool>,
+    fragments: Option<&[u8]>,
 ) -> Result<RepairReport, RepairError> {
     let tracks = prepare_tracks(open).map_err(RepairError::Input)?;
     let sink = FileSink::create(output).map_err(RepairError::Io)?;
@@ -419,6 +485,8 @@ fn read_and_write(
     // then: a count that grows before the next packet marks a skip.
     let mut last_end = 0u64;
     let mut diags = skip_counts(&demuxer);
+    // Payload bytes of every whole packet read (left-out streams too).
+    let mut read_bytes = 0u64;
     let stopped = loop {
         let p = match demuxer.next_packet() {
             Ok(Some(p)) => p,
@@ -449,6 +517,7 @@ fn read_and_write(
         }
         if let Some(pos) = pos {
             last_end = last_end.max(pos + size);
+            read_bytes += size;
         }
         diags = now;
     };
@@ -481,6 +550,21 @@ fn read_and_write(
                     "after the last whole packet: the start of a unit cut by the end of the input",
                 );
             }
+        }
+    }
+    // A fragmented MP4 whose moof is damaged: the reader may pass over
+    // the fragment without a finding. Sample bytes inside mdat boxes that
+    // no packet read are counted; when there are some, a second pass finds
+    // the first mdat they are in.
+    if let Some(data) = fragments {
+        let unread = mdat_bytes_before(data, last_end).saturating_sub(read_bytes);
+        if unread > 0 {
+            let first = first_unread_mdat(open, data, last_end);
+            report.drop_range(
+                first,
+                unread,
+                "inside mdat boxes but in no sample the reader could read (a damaged or missing moof, or padding); offset: the first such mdat",
+            );
         }
     }
     report.diagnostics = demuxer
