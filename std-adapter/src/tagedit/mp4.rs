@@ -80,6 +80,22 @@ fn free(len: u64) -> Vec<u8> {
     b
 }
 
+/// The writes that put `new` at `start`: when it replaces `old` at the
+/// same place, its 8-byte header and then only from the first byte that
+/// differs (the tracks before `udta` are not written again).
+fn unchanged_skipped(start: u64, old_pos: u64, old: &[u8], new: Vec<u8>) -> Vec<(u64, Vec<u8>)> {
+    if start != old_pos || new.len() < 8 {
+        return vec![(start, new)];
+    }
+    let same = new.iter().zip(old).skip(8).take_while(|(a, b)| a == b).count();
+    let from = 8 + same;
+    let mut writes = vec![(start, new.get(..8).unwrap_or(&[]).to_vec())];
+    if from < new.len() {
+        writes.push((start + from as u64, new.get(from..).unwrap_or(&[]).to_vec()));
+    }
+    writes
+}
+
 /// The plan for `edits` on the MP4 file `file`.
 pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Result<Plan> {
     let tops = walk(file)?;
@@ -113,7 +129,7 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
     let new_len = new.len() as u64;
     let fits = new_len == avail || new_len + 8 <= avail;
     if fits && in_place_ok {
-        let mut writes = vec![(start, new)];
+        let mut writes = unchanged_skipped(start, moov.pos, &old, new);
         if avail > new_len {
             let free_at = start + new_len;
             writes.push((free_at, free(8)));
@@ -123,7 +139,9 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
                 writes.push((zero_from, vec![0u8; (moov.end() - zero_from) as usize]));
             }
             // The free header's size: all that is left.
-            writes[1].1.splice(..4, ((avail - new_len) as u32).to_be_bytes());
+            if let Some((_, f)) = writes.iter_mut().find(|(at, _)| *at == free_at) {
+                f.splice(..4, ((avail - new_len) as u32).to_be_bytes());
+            }
         }
         return Ok(Plan::InPlace(writes));
     }

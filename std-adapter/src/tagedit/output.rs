@@ -39,7 +39,12 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
             Ok((EditMode::InPlace, bytes))
         }
         Plan::Copy(pieces) => {
-            let mut sink = FileSink::create(target)?;
+            let mut sink = FileSink::create(target).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot create a file beside {}: {e}", target.display()),
+                )
+            })?;
             std::fs::set_permissions(sink.temp_path(), file.metadata()?.permissions())?;
             for piece in &pieces {
                 match piece {
