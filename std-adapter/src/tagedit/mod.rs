@@ -11,7 +11,7 @@
 //! a malformed tag block is an error and the file is left as it was.
 //!
 //! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
-//! with `mp4_ilst` and `mp4_box`);
+//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
@@ -22,6 +22,7 @@ mod mp3;
 mod mp4;
 mod mp4_box;
 mod mp4_ilst;
+mod mp4_offsets;
 
 mod output;
 pub mod plan;

@@ -3,10 +3,11 @@
 //! it (what is left becomes a `free` box); otherwise a copy puts it where
 //! the old one was, followed by a `free` box of [`COPY_PADDING`] bytes for
 //! later edits, and when media data follows it, every chunk offset past it
-//! (`stco`/`co64`) is shifted by the growth.
+//! (`stco`/`co64`) is shifted by the growth (an `stco` that would pass 4
+//! GiB becomes a `co64`).
 
-use super::mp4_box::shift_offsets;
 use super::mp4_ilst::edit_moov;
+use super::mp4_offsets::{check_offsets, shift_offsets, widen_one};
 use super::plan::{Piece, Plan};
 use super::{malformed, read_at, Edits};
 use std::fs::File;
@@ -112,10 +113,10 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
             moov.len
         )));
     }
-    let mut old = read_at(file, moov.pos, moov.len as usize, "mp4 moov")?;
+    let old = read_at(file, moov.pos, moov.len as usize, "mp4 moov")?;
     let file_len = file.metadata()?.len();
     // Every chunk inside the file: a truncated file is refused.
-    shift_offsets(&mut old, 0, 0, file_len)?;
+    check_offsets(&old, file_len)?;
     let mut new = edit_moov(&old, edits)?;
     // The region the new moov may take: moov and the free boxes beside it.
     let lo = tops
@@ -152,7 +153,6 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
         }
         r
     } else {
-        let grown = new_len + 8 + COPY_PADDING;
         let media_after = tops.get(hi + 1..).unwrap_or(&[]).iter().any(|t| &t.kind == b"mdat");
         if media_after {
             if let Some(t) = tops
@@ -168,7 +168,16 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
                     ),
                 ));
             }
-            shift_offsets(&mut new, end, grown - avail, file_len)?;
+            // The growth, again after each stco that must become co64.
+            let grown = |m: &[u8]| m.len() as u64 + 8 + COPY_PADDING - avail;
+            loop {
+                let delta = grown(&new);
+                if !widen_one(&mut new, end, delta)? {
+                    break;
+                }
+            }
+            let delta = grown(&new);
+            shift_offsets(&mut new, end, delta)?;
         }
         new.extend(free(8 + COPY_PADDING));
         new
