@@ -73,12 +73,13 @@ fn walk(file: &File) -> std::io::Result<Vec<Top>> {
     Ok(tops)
 }
 
-/// A `free` box of `len` bytes in all (at least 8), its content zeros.
-fn free(len: u64) -> Vec<u8> {
-    let mut b = (len as u32).to_be_bytes().to_vec();
-    b.extend_from_slice(b"free");
-    b.resize(len as usize, 0);
-    b
+/// The header of a `free` box of `len` bytes in all (at least 8): 8
+/// bytes, or 16 with a 64-bit size past 4 GiB.
+fn free_header(len: u64) -> Vec<u8> {
+    match u32::try_from(len) {
+        Ok(n) => [&n.to_be_bytes()[..], b"free"].concat(),
+        Err(_) => [&1u32.to_be_bytes()[..], b"free", &len.to_be_bytes()].concat(),
+    }
 }
 
 /// The writes that put `new` at `start`: when it replaces `old` at the
@@ -133,25 +134,20 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
         let mut writes = unchanged_skipped(start, moov.pos, &old, new);
         if avail > new_len {
             let free_at = start + new_len;
-            writes.push((free_at, free(8)));
+            let header = free_header(avail - new_len);
             // Zeros where the old moov was, so old values do not linger.
-            let zero_from = (free_at + 8).max(moov.pos);
+            let zero_from = (free_at + header.len() as u64).max(moov.pos);
+            writes.push((free_at, header));
             if moov.end() > zero_from {
                 writes.push((zero_from, vec![0u8; (moov.end() - zero_from) as usize]));
-            }
-            // The free header's size: all that is left.
-            if let Some((_, f)) = writes.iter_mut().find(|(at, _)| *at == free_at) {
-                f.splice(..4, ((avail - new_len) as u32).to_be_bytes());
             }
         }
         return Ok(Plan::InPlace(writes));
     }
-    let region = if fits {
-        let mut r = new;
-        if avail > new_len {
-            r.extend(free(avail - new_len));
-        }
-        r
+    // What takes the region's place: the new moov and a free box (its
+    // content zeros written from a fixed buffer).
+    let (head, free_len) = if fits {
+        (new, avail - new_len)
     } else {
         let media_after = tops.get(hi + 1..).unwrap_or(&[]).iter().any(|t| &t.kind == b"mdat");
         if media_after {
@@ -179,15 +175,18 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
             let delta = grown(&new);
             shift_offsets(&mut new, end, delta)?;
         }
-        new.extend(free(8 + COPY_PADDING));
-        new
+        (new, 8 + COPY_PADDING)
     };
-    Ok(Plan::Copy(vec![
-        Piece::Range { start: 0, len: start },
-        Piece::Bytes(region),
-        Piece::Range {
-            start: end,
-            len: file_len - end,
-        },
-    ]))
+    let header = free_header(free_len);
+    let zeros = free_len.saturating_sub(header.len() as u64);
+    let mut pieces = vec![Piece::Range { start: 0, len: start }, Piece::Bytes(head)];
+    if free_len > 0 {
+        pieces.push(Piece::Bytes(header));
+        pieces.push(Piece::Zeros(zeros));
+    }
+    pieces.push(Piece::Range {
+        start: end,
+        len: file_len - end,
+    });
+    Ok(Plan::Copy(pieces))
 }

@@ -50,6 +50,16 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
                 match piece {
                     Piece::Bytes(b) => sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))?,
                     Piece::Range { start, len } => sink.copy_from(file, *start, *len)?,
+                    Piece::Zeros(len) => {
+                        let zeros = [0u8; 64 << 10];
+                        let mut left = *len;
+                        while left > 0 {
+                            let n = left.min(zeros.len() as u64) as usize;
+                            sink.write_all(zeros.get(..n).unwrap_or(&[]))
+                                .map_err(|e| io::Error::other(e.to_string()))?;
+                            left -= n as u64;
+                        }
+                    }
                 }
             }
             sink.commit()?;
