@@ -27,8 +27,9 @@
 //!   patchable.
 //! * [`remux`]: `mediaslice remux` as a library: any input rewrapped into
 //!   Matroska or WebM through [`FileSink`] or [`StdoutSink`].
-//! * [`tagedit`]: `mediaslice tags --set/--remove` as a library: FLAC
-//!   and MP3 tags edited in place when they fit, else by a streaming copy.
+//! * [`tagedit`]: `mediaslice tags --set/--remove` as a library: FLAC,
+//!   MP3 and MP4 tags edited in place when they fit, else by a streaming
+//!   copy.
 //! * [`StdIo`]: wraps any [`std::io::Read`] + [`std::io::Seek`] as an
 //!   [`embedded_io`] reader, for [`mediaslice::ReaderSource`].
 //! * [`ffprobe`]: ffprobe-compatible spellings (FourCC strings, times,

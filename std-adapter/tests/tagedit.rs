@@ -226,6 +226,21 @@ fn failures_leave_the_input_intact() {
     bad.truncate(vc + 100);
     std::fs::write(&f, &bad).unwrap();
     assert_refused(&f, None);
+    // An MP4 item whose size runs past its ilst; an MP4 cut inside mdat.
+    let mp4 = std::fs::read(corpus("mp4/h264_aac_tags.mp4")).unwrap();
+    let ilst = mp4
+        .windows(4)
+        .position(|w| w == b"ilst")
+        .expect("corpus MP4 has an ilst")
+        + 4;
+    let mut bad = mp4.clone();
+    bad[ilst..ilst + 4].copy_from_slice(&0xffff_fff0u32.to_be_bytes());
+    let f = dir.join("a.mp4");
+    std::fs::write(&f, &bad).unwrap();
+    assert_refused(&f, None);
+    std::fs::write(&f, &mp4[..mp4.len() - 1000]).unwrap();
+    assert_refused(&f, None);
+    assert_refused(&f, Some(&dir.join("out.mp4")));
     // Not a format the editor writes.
     let f = dir.join("a.wav");
     std::fs::copy(corpus("wav/pcm_s16le.wav"), &f).unwrap();

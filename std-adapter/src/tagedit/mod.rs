@@ -10,7 +10,8 @@
 //! end. Every check of the input runs before the first byte is written, so
 //! a malformed tag block is an error and the file is left as it was.
 //!
-//! One file per format ([`flac`], [`mp3`] with [`id3v2`] and [`id3v1`]);
+//! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
+//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
@@ -21,6 +22,7 @@ mod mp3;
 mod mp4;
 mod mp4_box;
 mod mp4_ilst;
+mod mp4_offsets;
 
 mod output;
 pub mod plan;
@@ -103,7 +105,7 @@ pub enum EditMode {
 /// What [`edit`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditReport {
-    /// The format edited (`flac`, `mp3`).
+    /// The format edited (`flac`, `mp3`, `mp4`).
     pub format: &'static str,
     /// In place or by a copy.
     pub mode: EditMode,
@@ -119,7 +121,7 @@ pub struct EditReport {
 /// in place when the new tag fits, else by a copy renamed over it.
 ///
 /// Supported: native FLAC (Vorbis comment), MP3 (ID3v2.3/2.4, written as
-/// 2.4, and ID3v1).
+/// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`).
 ///
 /// Errors: `Unsupported` for another format; `InvalidData` for a malformed
 /// tag block or one this editor cannot rewrite (the message names the

@@ -3,10 +3,11 @@
 //! it (what is left becomes a `free` box); otherwise a copy puts it where
 //! the old one was, followed by a `free` box of [`COPY_PADDING`] bytes for
 //! later edits, and when media data follows it, every chunk offset past it
-//! (`stco`/`co64`) is shifted by the growth.
+//! (`stco`/`co64`) is shifted by the growth (an `stco` that would pass 4
+//! GiB becomes a `co64`).
 
-use super::mp4_box::shift_offsets;
 use super::mp4_ilst::edit_moov;
+use super::mp4_offsets::{check_offsets, shift_offsets, widen_one};
 use super::plan::{Piece, Plan};
 use super::{malformed, read_at, Edits};
 use std::fs::File;
@@ -72,12 +73,29 @@ fn walk(file: &File) -> std::io::Result<Vec<Top>> {
     Ok(tops)
 }
 
-/// A `free` box of `len` bytes in all (at least 8), its content zeros.
-fn free(len: u64) -> Vec<u8> {
-    let mut b = (len as u32).to_be_bytes().to_vec();
-    b.extend_from_slice(b"free");
-    b.resize(len as usize, 0);
-    b
+/// The header of a `free` box of `len` bytes in all (at least 8): 8
+/// bytes, or 16 with a 64-bit size past 4 GiB.
+fn free_header(len: u64) -> Vec<u8> {
+    match u32::try_from(len) {
+        Ok(n) => [&n.to_be_bytes()[..], b"free"].concat(),
+        Err(_) => [&1u32.to_be_bytes()[..], b"free", &len.to_be_bytes()].concat(),
+    }
+}
+
+/// The writes that put `new` at `start`: when it replaces `old` at the
+/// same place, its 8-byte header and then only from the first byte that
+/// differs (the tracks before `udta` are not written again).
+fn unchanged_skipped(start: u64, old_pos: u64, old: &[u8], new: Vec<u8>) -> Vec<(u64, Vec<u8>)> {
+    if start != old_pos || new.len() < 8 {
+        return vec![(start, new)];
+    }
+    let same = new.iter().zip(old).skip(8).take_while(|(a, b)| a == b).count();
+    let from = 8 + same;
+    let mut writes = vec![(start, new.get(..8).unwrap_or(&[]).to_vec())];
+    if from < new.len() {
+        writes.push((start + from as u64, new.get(from..).unwrap_or(&[]).to_vec()));
+    }
+    writes
 }
 
 /// The plan for `edits` on the MP4 file `file`.
@@ -96,10 +114,10 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
             moov.len
         )));
     }
-    let mut old = read_at(file, moov.pos, moov.len as usize, "mp4 moov")?;
+    let old = read_at(file, moov.pos, moov.len as usize, "mp4 moov")?;
     let file_len = file.metadata()?.len();
     // Every chunk inside the file: a truncated file is refused.
-    shift_offsets(&mut old, 0, 0, file_len)?;
+    check_offsets(&old, file_len)?;
     let mut new = edit_moov(&old, edits)?;
     // The region the new moov may take: moov and the free boxes beside it.
     let lo = tops
@@ -113,28 +131,24 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
     let new_len = new.len() as u64;
     let fits = new_len == avail || new_len + 8 <= avail;
     if fits && in_place_ok {
-        let mut writes = vec![(start, new)];
+        let mut writes = unchanged_skipped(start, moov.pos, &old, new);
         if avail > new_len {
             let free_at = start + new_len;
-            writes.push((free_at, free(8)));
+            let header = free_header(avail - new_len);
             // Zeros where the old moov was, so old values do not linger.
-            let zero_from = (free_at + 8).max(moov.pos);
+            let zero_from = (free_at + header.len() as u64).max(moov.pos);
+            writes.push((free_at, header));
             if moov.end() > zero_from {
                 writes.push((zero_from, vec![0u8; (moov.end() - zero_from) as usize]));
             }
-            // The free header's size: all that is left.
-            writes[1].1.splice(..4, ((avail - new_len) as u32).to_be_bytes());
         }
         return Ok(Plan::InPlace(writes));
     }
-    let region = if fits {
-        let mut r = new;
-        if avail > new_len {
-            r.extend(free(avail - new_len));
-        }
-        r
+    // What takes the region's place: the new moov and a free box (its
+    // content zeros written from a fixed buffer).
+    let (head, free_len) = if fits {
+        (new, avail - new_len)
     } else {
-        let grown = new_len + 8 + COPY_PADDING;
         let media_after = tops.get(hi + 1..).unwrap_or(&[]).iter().any(|t| &t.kind == b"mdat");
         if media_after {
             if let Some(t) = tops
@@ -150,17 +164,29 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
                     ),
                 ));
             }
-            shift_offsets(&mut new, end, grown - avail, file_len)?;
+            // The growth, again after each stco that must become co64.
+            let grown = |m: &[u8]| m.len() as u64 + 8 + COPY_PADDING - avail;
+            loop {
+                let delta = grown(&new);
+                if !widen_one(&mut new, end, delta)? {
+                    break;
+                }
+            }
+            let delta = grown(&new);
+            shift_offsets(&mut new, end, delta)?;
         }
-        new.extend(free(8 + COPY_PADDING));
-        new
+        (new, 8 + COPY_PADDING)
     };
-    Ok(Plan::Copy(vec![
-        Piece::Range { start: 0, len: start },
-        Piece::Bytes(region),
-        Piece::Range {
-            start: end,
-            len: file_len - end,
-        },
-    ]))
+    let header = free_header(free_len);
+    let zeros = free_len.saturating_sub(header.len() as u64);
+    let mut pieces = vec![Piece::Range { start: 0, len: start }, Piece::Bytes(head)];
+    if free_len > 0 {
+        pieces.push(Piece::Bytes(header));
+        pieces.push(Piece::Zeros(zeros));
+    }
+    pieces.push(Piece::Range {
+        start: end,
+        len: file_len - end,
+    });
+    Ok(Plan::Copy(pieces))
 }

@@ -1,7 +1,6 @@
 //! ISO BMFF boxes as the MP4 tag editor needs them (ISO/IEC 14496-12 §4.2):
 //! headers read from a byte slice, the children of a box, a splice that
-//! replaces bytes inside a box and corrects its ancestors' sizes, and the
-//! chunk offset tables (`stco`, `co64`, §8.7.5) shifted by a delta.
+//! replaces bytes inside a box and corrects its ancestors' sizes.
 
 use super::malformed;
 
@@ -131,73 +130,5 @@ pub(super) fn splice(
         buf.splice(field, bytes);
     }
     buf.splice(from..to, new.iter().copied());
-    Ok(())
-}
-
-/// The `stco` and `co64` boxes of every track of `moov` (trak, mdia,
-/// minf, stbl).
-pub(super) fn offset_tables(moov: &[u8]) -> std::io::Result<Vec<BoxAt>> {
-    let top = box_at(moov, 0, moov.len())?;
-    let mut out = Vec::new();
-    let mut stack = vec![top];
-    while let Some(b) = stack.pop() {
-        for c in children(moov, b.body(), b.end)? {
-            match &c.kind {
-                b"trak" | b"mdia" | b"minf" | b"stbl" => stack.push(c),
-                b"stco" | b"co64" => out.push(c),
-                _ => {}
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Adds `delta` to every chunk offset at or past `from` in the tables of
-/// `moov`. Errors: a table whose count runs past its box; an offset at or
-/// past `limit` (the file's length: a chunk outside the file); an `stco`
-/// entry that would pass 4 GiB (it would need `co64`, not done).
-pub(super) fn shift_offsets(moov: &mut [u8], from: u64, delta: u64, limit: u64) -> std::io::Result<()> {
-    for t in offset_tables(moov)? {
-        let width = if &t.kind == b"co64" { 8 } else { 4 };
-        let count_at = t.body() + 4;
-        let count = moov
-            .get(count_at..count_at + 4)
-            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]) as usize)
-            .ok_or_else(|| malformed("mp4 stco: shorter than its fields (ISO/IEC 14496-12 8.7.5)"))?;
-        let first = count_at + 4;
-        if count
-            .checked_mul(width)
-            .and_then(|n| n.checked_add(first))
-            .is_none_or(|end| end > t.end)
-        {
-            return Err(malformed(
-                "mp4 stco: the entry count runs past the box (ISO/IEC 14496-12 8.7.5)",
-            ));
-        }
-        for i in 0..count {
-            let at = first + i * width;
-            let e = moov
-                .get_mut(at..at + width)
-                .ok_or_else(|| malformed("mp4 stco: entry past the box"))?;
-            let v = e.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
-            if v >= limit {
-                return Err(malformed(format!(
-                    "mp4 stco: chunk offset {v} is past the end of the file (ISO/IEC 14496-12 8.7.5)"
-                )));
-            }
-            if v < from {
-                continue;
-            }
-            let n = v + delta;
-            if width == 4 {
-                let n = u32::try_from(n).map_err(|_| {
-                    malformed("mp4 stco: a shifted chunk offset passes 4 GiB (a co64 table would be needed; not done)")
-                })?;
-                e.copy_from_slice(&n.to_be_bytes());
-            } else {
-                e.copy_from_slice(&n.to_be_bytes());
-            }
-        }
-    }
     Ok(())
 }

@@ -39,12 +39,27 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
             Ok((EditMode::InPlace, bytes))
         }
         Plan::Copy(pieces) => {
-            let mut sink = FileSink::create(target)?;
+            let mut sink = FileSink::create(target).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot create a file beside {}: {e}", target.display()),
+                )
+            })?;
             std::fs::set_permissions(sink.temp_path(), file.metadata()?.permissions())?;
             for piece in &pieces {
                 match piece {
                     Piece::Bytes(b) => sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))?,
                     Piece::Range { start, len } => sink.copy_from(file, *start, *len)?,
+                    Piece::Zeros(len) => {
+                        let zeros = [0u8; 64 << 10];
+                        let mut left = *len;
+                        while left > 0 {
+                            let n = left.min(zeros.len() as u64) as usize;
+                            sink.write_all(zeros.get(..n).unwrap_or(&[]))
+                                .map_err(|e| io::Error::other(e.to_string()))?;
+                            left -= n as u64;
+                        }
+                    }
                 }
             }
             sink.commit()?;

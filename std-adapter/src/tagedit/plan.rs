@@ -19,6 +19,9 @@ pub enum Piece {
     Bytes(Vec<u8>),
     /// `len` bytes of the input from `start`, copied unchanged.
     Range { start: u64, len: u64 },
+    /// `len` zero bytes (the content of a padding box), written from a
+    /// fixed buffer: no memory sized by `len`.
+    Zeros(u64),
 }
 
 impl Plan {
@@ -30,7 +33,7 @@ impl Plan {
                 .iter()
                 .map(|p| match p {
                     Piece::Bytes(b) => b.len() as u64,
-                    Piece::Range { len, .. } => *len,
+                    Piece::Range { len, .. } | Piece::Zeros(len) => *len,
                 })
                 .sum(),
         }
