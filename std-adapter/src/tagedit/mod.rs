@@ -26,6 +26,7 @@ mod mp4_offsets;
 
 mod output;
 pub mod plan;
+mod wav;
 
 use mediaslice::FormatKind;
 use std::fs::File;
@@ -136,11 +137,12 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Flac) => ("flac", flac::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),
 
         Some(other) => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {other:?} is not supported yet (FLAC, MP3 and MP4 are)"),
+                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4 and WAV are)"),
             ))
         }
         None => {
