@@ -366,3 +366,25 @@ fn cli_tags_set_remove_output() {
     assert_eq!(std::fs::read(&input).unwrap(), orig);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn wav_info_beside_bext() {
+    // A title added as INFO beside a bext chunk: the bext fields stay
+    // readable (our reader once lost them after an INFO list).
+    let dir = scratch("bext");
+    let f = dir.join("a.wav");
+    std::fs::copy(corpus("wav/bext.wav"), &f).unwrap();
+    let before = our_tags(&f);
+    assert!(before.len() >= 2, "bext.wav has bext fields: {before:?}");
+    let mut e = Edits::default();
+    e.push_set("title=Beside bext").unwrap();
+    edit(&f, &e, None).unwrap();
+    check_tags("mediaslice", &f, &before, &our_tags(&f), &[("title", "Beside bext")]);
+    // date is in bext too: refused, the file untouched.
+    let now = std::fs::read(&f).unwrap();
+    let mut e = Edits::default();
+    e.push_set("date=2026").unwrap();
+    assert!(edit(&f, &e, None).is_err());
+    assert_eq!(std::fs::read(&f).unwrap(), now);
+    let _ = std::fs::remove_dir_all(&dir);
+}
