@@ -36,6 +36,13 @@ impl Chunk {
     }
 }
 
+/// How many JUNK chunks follow chunk `i` (the list's padding).
+fn junk_after(chunks: &[Chunk], i: usize) -> usize {
+    chunks
+        .get(i + 1..)
+        .map_or(0, |a| a.iter().take_while(|c| c.is_junk()).count())
+}
+
 /// The INFO id a field is written as (ffmpeg's `ff_riff_info_conv`); a
 /// four-character upper-case name as itself.
 fn info_id(name: &str) -> Option<[u8; 4]> {
@@ -178,9 +185,7 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
     let list: Vec<u8> = [&b"LIST"[..], &size.to_le_bytes(), &body].concat();
     let new_len = list.len() as u64;
     if let (true, Some(i)) = (in_place_ok, info) {
-        let junk = chunks
-            .get(i + 1..)
-            .map_or(0, |a| a.iter().take_while(|c| c.is_junk()).count());
+        let junk = junk_after(&chunks, i);
         let (old, last) = (chunks[i], chunks[i + junk]);
         let avail = last.end() - old.pos;
         if new_len == avail || new_len + 8 <= avail {
@@ -197,7 +202,9 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
             return Ok(Plan::InPlace(writes));
         }
     }
-    let old_len = info.and_then(|i| chunks.get(i)).map_or(0, |c| c.end() - c.pos);
+    let old_len = info
+        .and_then(|i| Some(chunks.get(i + junk_after(&chunks, i))?.end() - chunks.get(i)?.pos))
+        .unwrap_or(0);
     // A JUNK chunk after the list, for later edits in place.
     let junk: Vec<u8> = [&b"JUNK"[..], &(COPY_PADDING as u32).to_le_bytes()].concat();
     let new_len = new_len + 8 + COPY_PADDING;
@@ -206,8 +213,14 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
         .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| malformed("wav: the new file would pass the RIFF 4 GiB size"))?;
     let mut pieces = vec![Piece::Bytes([&b"RIFF"[..], &new_riff.to_le_bytes(), b"WAVE"].concat())];
+    // The JUNK right after the old list was its padding: the new JUNK
+    // takes its place.
+    let old_junk = info.map_or(0..0, |i| i + 1..i + 1 + junk_after(&chunks, i));
     let mut placed = false;
     for (i, c) in chunks.iter().enumerate() {
+        if old_junk.contains(&i) {
+            continue;
+        }
         if Some(i) == info || (info.is_none() && !placed && &c.id == b"data") {
             pieces.push(Piece::Bytes(list.clone()));
             pieces.push(Piece::Bytes(junk.clone()));
