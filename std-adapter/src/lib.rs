@@ -28,7 +28,7 @@
 //! * [`remux`]: `mediaslice remux` as a library: any input rewrapped into
 //!   Matroska or WebM through [`FileSink`] or [`StdoutSink`].
 //! * [`tagedit`]: `mediaslice tags --set/--remove` as a library: FLAC,
-//!   MP3 and MP4 tags edited in place when they fit, else by a streaming
+//!   MP3, MP4 and WAV tags edited in place when they fit, else by a streaming
 //!   copy.
 //! * [`StdIo`]: wraps any [`std::io::Read`] + [`std::io::Seek`] as an
 //!   [`embedded_io`] reader, for [`mediaslice::ReaderSource`].

@@ -11,7 +11,7 @@
 //! a malformed tag block is an error and the file is left as it was.
 //!
 //! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
-//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`);
+//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`, `wav`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
@@ -26,6 +26,7 @@ mod mp4_offsets;
 
 mod output;
 pub mod plan;
+mod wav;
 
 use mediaslice::FormatKind;
 use std::fs::File;
@@ -105,7 +106,7 @@ pub enum EditMode {
 /// What [`edit`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditReport {
-    /// The format edited (`flac`, `mp3`, `mp4`).
+    /// The format edited (`flac`, `mp3`, `mp4`, `wav`).
     pub format: &'static str,
     /// In place or by a copy.
     pub mode: EditMode,
@@ -121,7 +122,8 @@ pub struct EditReport {
 /// in place when the new tag fits, else by a copy renamed over it.
 ///
 /// Supported: native FLAC (Vorbis comment), MP3 (ID3v2.3/2.4, written as
-/// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`).
+/// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`), WAV
+/// (`LIST`/`INFO`).
 ///
 /// Errors: `Unsupported` for another format; `InvalidData` for a malformed
 /// tag block or one this editor cannot rewrite (the message names the
@@ -136,11 +138,12 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Flac) => ("flac", flac::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),
 
         Some(other) => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {other:?} is not supported yet (FLAC, MP3 and MP4 are)"),
+                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4 and WAV are)"),
             ))
         }
         None => {

@@ -82,7 +82,9 @@ impl WavDemuxer {
                 }
                 STAGE_INFO => {
                     if cur.offset.saturating_add(8) > cur.end {
+                        // The bext stage counts fields from 0.
                         cur.stage = STAGE_BEXT;
+                        cur.offset = 0;
                         continue;
                     }
                     if let Some(next) = info_subchunk(src, ctx, cur)? {

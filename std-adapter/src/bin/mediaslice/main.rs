@@ -127,7 +127,7 @@ enum Cmd {
         summary: bool,
     },
     /// The tags: key, common name, value and scope; with `--set` or
-    /// `--remove`, edits them (FLAC, MP3, MP4; see `docs/tags.md`).
+    /// `--remove`, edits them (FLAC, MP3, MP4, WAV; see `docs/tags.md`).
     Tags(TagsArgs),
     /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
     Io(FileArgs),
