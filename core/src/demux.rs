@@ -248,3 +248,15 @@ impl<S: Source> Demuxer<S> {
         self.inner.header_packet(&mut self.src, &self.ctx, track, index)
     }
 }
+
+/// The format, the tracks and the input's length; the source and the
+/// format's state are not shown.
+impl<S: Source> core::fmt::Debug for Demuxer<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Demuxer")
+            .field("format", &self.format())
+            .field("tracks", &self.tracks())
+            .field("len", &self.source().len())
+            .finish_non_exhaustive()
+    }
+}

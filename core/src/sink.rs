@@ -28,6 +28,7 @@
 mod adapters;
 use crate::error::{Error, ErrorKind, Result};
 pub use adapters::NullSink;
+#[cfg(feature = "mp4")]
 pub(crate) use adapters::PatchAt;
 use embedded_io::{Seek, SeekFrom, Write};
 

@@ -611,3 +611,27 @@ impl<S: Source + ?Sized> Source for &mut S {
         (**self).stats()
     }
 }
+
+/// The input's and the scratch's lengths and the I/O counts.
+impl core::fmt::Debug for SliceSource<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SliceSource")
+            .field("len", &self.data.len())
+            .field("scratch", &self.scratch.len())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+/// The input's length, the position and the I/O counts; the reader, the
+/// scratch and the cache are not shown.
+impl<R, B, const BLOCKS: usize> core::fmt::Debug for ReaderSource<R, B, BLOCKS> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ReaderSource")
+            .field("len", &self.len)
+            .field("pos", &self.pos)
+            .field("blocks", &BLOCKS)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}

@@ -456,6 +456,27 @@ impl Packet<'_> {
     }
 }
 
+/// `num/den`, as ffprobe prints a time base.
+impl core::fmt::Display for Rational {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}/{}", self.num, self.den)
+    }
+}
+
+/// ffmpeg's name of the kind (`video`, `audio`, `subtitle`, `data`, ...).
+impl core::fmt::Display for TrackKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.ffmpeg_name())
+    }
+}
+
+/// ffmpeg's codec name (`h264`, `aac`, `pcm_s16le`, ...).
+impl core::fmt::Display for Codec {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.ffmpeg_name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,11 +59,13 @@ impl Sink for NullSink {
 /// box written into space reserved earlier (MP4 `moov` ahead of `mdat`).
 /// The caller makes sure the space is there; a patch past what `inner`
 /// holds is its error.
+#[cfg(feature = "mp4")]
 pub(crate) struct PatchAt<'a, K: Sink> {
     inner: &'a mut K,
     pos: u64,
 }
 
+#[cfg(feature = "mp4")]
 impl<'a, K: Sink> PatchAt<'a, K> {
     /// Writes from `at` of `inner` on.
     pub(crate) fn new(inner: &'a mut K, at: u64) -> Self {
@@ -71,6 +73,7 @@ impl<'a, K: Sink> PatchAt<'a, K> {
     }
 }
 
+#[cfg(feature = "mp4")]
 impl<K: Sink> Sink for PatchAt<'_, K> {
     fn position(&self) -> u64 {
         self.pos
@@ -102,6 +105,7 @@ impl<K: Sink> Sink for PatchAt<'_, K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "mp4")]
     use crate::sink::SliceSink;
 
     #[test]
@@ -116,6 +120,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "mp4")]
     fn patch_at_writes_into_reserved_space() {
         let mut buf = [0u8; 16];
         let mut s = SliceSink::new(&mut buf);
