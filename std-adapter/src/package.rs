@@ -407,12 +407,11 @@ fn resolution(init: &[u8]) -> Option<(u16, u16)> {
     Some((w, h))
 }
 
-/// `mediaslice package IN OUTDIR --hls --segment S`: see the module.
+/// `mediaslice package IN OUTDIR --hls --segment S`: `init.mp4`, the
+/// segments and the playlists (see the module); [`package`] with HLS only.
 ///
 /// Errors: as `remux`; a codec with no `CODECS` string here (AV1, VP9)
 /// is `RemuxError::Output` with `Unsupported`.
-/// Packages `input` into `outdir` for HLS: `init.mp4`, the segments and
-/// the playlists.
 pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<PackageReport, RemuxError> {
     package(input, outdir, segment_ms, true, false)
 }
