@@ -32,6 +32,14 @@ echo "-- cargo publish --dry-run --workspace"
 # Cargo notes every test it leaves out of the package: expected, filtered.
 # --allow-dirty: CI runs on a checkout that may hold build outputs.
 unset RUSTFLAGS
+# Cargo unpacks the overlay's .crate files under registry/src/-<hash>/ and
+# reuses an unpacked directory of the same name and version without looking
+# at the new .crate: on a machine whose cargo home saw an older checkout at
+# the same path, mediaslice-std was verified against that older core (CI
+# failed so on 4c5cdbe). Our unpublished crates are removed from there first;
+# crates.io's directories (index.crates.io-*) are not touched.
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+rm -rf "$cargo_home"/registry/src/-*/mediaslice-* "$cargo_home"/registry/cache/-*/mediaslice-*
 cargo publish --dry-run --workspace --allow-dirty 2>&1 \
   | { grep -v -e '^warning: ignoring test' -e '^warning: aborting upload due to dry run' || true; }
 
