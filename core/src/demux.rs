@@ -9,6 +9,7 @@ use crate::format::any::AnyDemuxer;
 use crate::format::traits::{Context, FormatInfo};
 use crate::kind::FormatKind;
 use crate::limits::Limits;
+use crate::pieces::PacketPieces;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::{Packet, Track};
@@ -34,13 +35,44 @@ pub struct Demuxer<S: Source> {
     ctx: Context,
     tags: TagCursor,
     finished: bool,
+    delivery: Delivery,
+}
+
+/// What the driver counts of the packets it hands out.
+#[derive(Debug, Clone, Copy, Default)]
+struct Delivery {
     /// Payload bytes delivered since the open or the last seek.
     delivered: u64,
     /// The most `delivered` may reach (`Limits::max_delivery_ratio`).
-    delivery_bound: u64,
+    bound: u64,
     /// The input range of the last packet stored contiguously, for the
     /// `packets.overlap` diagnostic.
     last_range: Option<(u64, u64)>,
+}
+
+impl Delivery {
+    /// Counts a packet of `len` payload bytes at `pos` (`contiguous`: the
+    /// range `pos..pos+len` of the input).
+    ///
+    /// Errors: `LimitExceeded` past the bound.
+    fn count(&mut self, diags: &mut Diagnostics, len: u64, pos: Option<u64>, contiguous: bool) -> Result<()> {
+        self.delivered = self.delivered.saturating_add(len);
+        if self.delivered > self.bound {
+            return Err(Error::limit(
+                pos.unwrap_or(0),
+                &"packets: more payload than Limits::max_delivery_ratio times the input \
+                 (an index names the same bytes again and again)",
+            ));
+        }
+        if let (true, Some(pos), true) = (contiguous, pos, len > 0) {
+            let end = pos.saturating_add(len);
+            if self.last_range.is_some_and(|(s, e)| pos < e && s < end) {
+                diags.report("packets.overlap", pos);
+            }
+            self.last_range = Some((pos, end));
+        }
+        Ok(())
+    }
 }
 
 impl<S: Source> Demuxer<S> {
@@ -81,9 +113,7 @@ impl<S: Source> Demuxer<S> {
             ctx,
             tags: TagCursor::default(),
             finished: false,
-            delivered: 0,
-            delivery_bound: 0,
-            last_range: None,
+            delivery: Delivery::default(),
         }
         .with_delivery_bound())
     }
@@ -91,7 +121,7 @@ impl<S: Source> Demuxer<S> {
     /// Sets the bound on payload bytes per pass from the input's length.
     fn with_delivery_bound(mut self) -> Self {
         let limits = &self.ctx.limits;
-        self.delivery_bound = self
+        self.delivery.bound = self
             .src
             .len()
             .saturating_mul(u64::from(limits.max_delivery_ratio))
@@ -157,36 +187,40 @@ impl<S: Source> Demuxer<S> {
             return Ok(None);
         }
         let r = self.inner.next_packet(&mut self.src, &mut self.ctx);
-        match r {
-            Ok(Some(p)) => {
-                let len = p.data.len() as u64;
-                self.delivered = self.delivered.saturating_add(len);
-                if self.delivered > self.delivery_bound {
-                    self.finished = true;
-                    return Err(Error::limit(
-                        p.pos.unwrap_or(0),
-                        &"packets: more payload than Limits::max_delivery_ratio times the input \
-                         (an index names the same bytes again and again)",
-                    ));
-                }
-                if let (true, Some(pos), true) = (p.contiguous, p.pos, len > 0) {
-                    let end = pos.saturating_add(len);
-                    if self.last_range.is_some_and(|(s, e)| pos < e && s < end) {
-                        self.ctx.diags.report("packets.overlap", pos);
-                    }
-                    self.last_range = Some((pos, end));
-                }
-                Ok(Some(p))
-            }
-            Ok(None) => {
-                self.finished = true;
-                Ok(None)
-            }
-            Err(e) => {
-                self.finished = true;
-                Err(e)
-            }
+        let counted = match &r {
+            Ok(Some(p)) => self
+                .delivery
+                .count(&mut self.ctx.diags, p.data.len() as u64, p.pos, p.contiguous),
+            _ => Ok(()),
+        };
+        self.finished = !matches!((&r, &counted), (Ok(Some(_)), Ok(())));
+        counted?;
+        r
+    }
+
+    /// Like [`Demuxer::next_packet`], with the payload of a packet that the
+    /// container splits across its own units (an MPEG-TS PES across TS
+    /// packets) left there: [`PacketPieces::next_piece`] reads the pieces
+    /// one at a time, borrowed from the input, with no copy into scratch.
+    /// Every other packet comes whole. The bytes, in order, and every other
+    /// fact are those `next_packet` gives. See `docs/architecture.md`.
+    ///
+    /// Errors: as [`Demuxer::next_packet`]; a piece's read error comes from
+    /// [`PacketPieces::next_piece`].
+    pub fn next_packet_pieces(&mut self) -> Result<Option<PacketPieces<'_, S>>> {
+        if self.finished {
+            return Ok(None);
         }
+        let r = self.inner.next_packet_pieces(&mut self.src, &mut self.ctx);
+        let counted = match &r {
+            Ok(Some(p)) => self
+                .delivery
+                .count(&mut self.ctx.diags, p.len() as u64, p.packet.pos, p.packet.contiguous),
+            _ => Ok(()),
+        };
+        self.finished = !matches!((&r, &counted), (Ok(Some(_)), Ok(())));
+        counted?;
+        r
     }
 
     /// Repositions so that the next packets of track `track` start at the
@@ -201,8 +235,10 @@ impl<S: Source> Demuxer<S> {
         }
         self.inner.seek(&mut self.src, &mut self.ctx, track, ts)?;
         self.finished = false;
-        self.delivered = 0;
-        self.last_range = None;
+        self.delivery = Delivery {
+            bound: self.delivery.bound,
+            ..Delivery::default()
+        };
         Ok(())
     }
 

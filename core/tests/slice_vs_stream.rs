@@ -10,47 +10,6 @@
 mod common;
 
 use common::*;
-use mediaslice::Error;
-
-/// Compares two pulls; returns the first difference.
-fn diff(a: &Pulled, b: &Pulled) -> Option<String> {
-    let kind = |e: &Option<Error>| e.map(|e| e.kind());
-    if kind(&a.open_err) != kind(&b.open_err) {
-        return Some(format!("open: {:?} vs {:?}", a.open_err, b.open_err));
-    }
-    if a.tracks != b.tracks {
-        return Some("tracks differ".into());
-    }
-    if a.max_packet != b.max_packet {
-        return Some(format!("max_packet_size {:?} vs {:?}", a.max_packet, b.max_packet));
-    }
-    if a.packets.len() != b.packets.len() {
-        let i = a.packets.iter().zip(&b.packets).position(|(x, y)| x != y);
-        return Some(format!(
-            "{} vs {} packets (first difference at {i:?}); ends {:?} vs {:?}",
-            a.packets.len(),
-            b.packets.len(),
-            a.end_err,
-            b.end_err
-        ));
-    }
-    if let Some(i) = a.packets.iter().zip(&b.packets).position(|(x, y)| x != y) {
-        return Some(format!("packet {i}: {:?} vs {:?}", a.packets[i], b.packets[i]));
-    }
-    if kind(&a.end_err) != kind(&b.end_err) {
-        return Some(format!("end: {:?} vs {:?}", a.end_err, b.end_err));
-    }
-    if a.stream_crc != b.stream_crc {
-        return Some("stream CRCs differ".into());
-    }
-    if a.tags != b.tags {
-        return Some(format!("tags: {:?} vs {:?}", a.tags, b.tags));
-    }
-    if kind(&a.tag_err) != kind(&b.tag_err) {
-        return Some(format!("tag end: {:?} vs {:?}", a.tag_err, b.tag_err));
-    }
-    None
-}
 
 #[test]
 fn slice_and_reader_give_identical_packets() {
@@ -68,10 +27,10 @@ fn slice_and_reader_give_identical_packets() {
             let slice = pull_slice(&bytes, ext.as_deref(), true);
             let reader = pull_reader(&f.path, ext.as_deref(), None, true);
             let chunked = pull_reader(&f.path, ext.as_deref(), Some(7), true);
-            if let Some(d) = diff(&slice, &reader) {
+            if let Some(d) = first_difference(&slice, &reader) {
                 failures.push(format!("{}: slice vs reader: {d}", f.label()));
             }
-            if let Some(d) = diff(&slice, &chunked) {
+            if let Some(d) = first_difference(&slice, &chunked) {
                 failures.push(format!("{}: slice vs 7-byte reader: {d}", f.label()));
             }
             if let Some(max) = slice.max_packet {

@@ -154,6 +154,65 @@ fn pull_loop_allocates_nothing() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Pulls every packet of an open demuxer in pieces
+/// (`next_packet_pieces`) with counting on; returns (allocations, packets,
+/// packets in pieces).
+fn count_pull_pieces<S: Source>(d: &mut Demuxer<S>) -> (usize, usize, usize) {
+    let mut crc = Crc32::new();
+    let (mut n, mut scattered) = (0usize, 0usize);
+    let before = allocs();
+    COUNTING.with(|c| c.set(true));
+    while let Ok(Some(mut p)) = d.next_packet_pieces() {
+        scattered += usize::from(p.is_scattered());
+        while let Ok(Some(piece)) = p.next_piece() {
+            crc.update(piece);
+        }
+        n += 1;
+    }
+    COUNTING.with(|c| c.set(false));
+    let after = allocs();
+    std::hint::black_box(crc.finish());
+    (after - before, n, scattered)
+}
+
+#[test]
+fn pieces_loop_allocates_nothing() {
+    let mut failures = Vec::new();
+    let (mut files_checked, mut packets, mut scattered) = (0usize, 0usize, 0usize);
+    for &fam in FAMILIES {
+        for f in &family_files(fam) {
+            let bytes = f.read();
+            let ext = f.ext();
+            let ext = ext.as_deref();
+            let mut scratch = scratch_for(bytes.len());
+            if let Ok(mut d) = Demuxer::open(SliceSource::with_scratch(&bytes, &mut scratch), ext) {
+                let (allocs, n, s) = count_pull_pieces(&mut d);
+                packets += n;
+                scattered += s;
+                if allocs > 0 {
+                    failures.push(format!("{}: slice: {allocs} allocations over {n} packets", f.label()));
+                }
+            }
+            let file = std::fs::File::open(&f.path).expect("readable");
+            let src =
+                ReaderSource::<_, _>::new(StdReader::new(file, None), scratch_for(bytes.len())).expect("reader source");
+            if let Ok(mut d) = Demuxer::open(src, ext) {
+                let (allocs, n, _) = count_pull_pieces(&mut d);
+                if allocs > 0 {
+                    failures.push(format!("{}: reader: {allocs} allocations over {n} packets", f.label()));
+                }
+            }
+            files_checked += 1;
+        }
+    }
+    println!("{files_checked} files, {packets} packets ({scattered} in pieces) pulled with the allocator counting");
+    assert!(
+        scattered > 0,
+        "no packet came in pieces: the pieces path was not exercised"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Demuxes `bytes` into a packet dump in `out` with counting on from the
 /// first `next_packet()` through `finish()` (tracks are declared before);
 /// returns (allocations, packets).

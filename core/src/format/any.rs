@@ -40,6 +40,7 @@ use super::mux_traits::{MuxContext, TrackSpec};
 use super::traits::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kind::{FormatKind, MuxFormat};
+use crate::pieces::PacketPieces;
 use crate::sink::Sink;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
@@ -261,6 +262,15 @@ impl AnyDemuxer {
         ctx: &mut Context,
     ) -> Result<Option<Packet<'s>>> {
         dispatch!(self, d => d.next_packet(src, ctx))
+    }
+
+    /// See [`FormatDemuxer::next_packet_pieces`].
+    pub(crate) fn next_packet_pieces<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &mut Context,
+    ) -> Result<Option<PacketPieces<'s, S>>> {
+        dispatch!(self, d => d.next_packet_pieces(src, ctx))
     }
 
     /// See [`FormatDemuxer::seek`].

@@ -6,6 +6,7 @@
 use crate::diag::Diagnostics;
 use crate::error::Result;
 use crate::limits::{Limits, MAX_TRACKS};
+use crate::pieces::PacketPieces;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::{Packet, Track};
@@ -60,6 +61,16 @@ pub(crate) trait FormatDemuxer: Sized {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self>;
     /// The next packet in delivery order, or `None` at the end.
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>>;
+    /// The next packet with its payload possibly in pieces of the input
+    /// ([`PacketPieces`]). By default, a format whose packets are one
+    /// slice each gives [`FormatDemuxer::next_packet`]'s packet whole.
+    fn next_packet_pieces<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &mut Context,
+    ) -> Result<Option<PacketPieces<'s, S>>> {
+        Ok(self.next_packet(src, ctx)?.map(PacketPieces::whole))
+    }
     /// Positions the demuxer so that `track` restarts at or before `ts`.
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()>;
     /// The next tag, or `None` when all were given. The tag may borrow the

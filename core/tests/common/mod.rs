@@ -704,3 +704,44 @@ pub fn exceptions_in(file: &str) -> Vec<(String, String, String)> {
         })
         .collect()
 }
+
+/// Compares two pulls (tracks, packets, ends, stream CRCs, tags); returns
+/// the first difference.
+pub fn first_difference(a: &Pulled, b: &Pulled) -> Option<String> {
+    let kind = |e: &Option<Error>| e.map(|e| e.kind());
+    if kind(&a.open_err) != kind(&b.open_err) {
+        return Some(format!("open: {:?} vs {:?}", a.open_err, b.open_err));
+    }
+    if a.tracks != b.tracks {
+        return Some("tracks differ".into());
+    }
+    if a.max_packet != b.max_packet {
+        return Some(format!("max_packet_size {:?} vs {:?}", a.max_packet, b.max_packet));
+    }
+    if a.packets.len() != b.packets.len() {
+        let i = a.packets.iter().zip(&b.packets).position(|(x, y)| x != y);
+        return Some(format!(
+            "{} vs {} packets (first difference at {i:?}); ends {:?} vs {:?}",
+            a.packets.len(),
+            b.packets.len(),
+            a.end_err,
+            b.end_err
+        ));
+    }
+    if let Some(i) = a.packets.iter().zip(&b.packets).position(|(x, y)| x != y) {
+        return Some(format!("packet {i}: {:?} vs {:?}", a.packets[i], b.packets[i]));
+    }
+    if kind(&a.end_err) != kind(&b.end_err) {
+        return Some(format!("end: {:?} vs {:?}", a.end_err, b.end_err));
+    }
+    if a.stream_crc != b.stream_crc {
+        return Some("stream CRCs differ".into());
+    }
+    if a.tags != b.tags {
+        return Some(format!("tags: {:?} vs {:?}", a.tags, b.tags));
+    }
+    if kind(&a.tag_err) != kind(&b.tag_err) {
+        return Some(format!("tag end: {:?} vs {:?}", a.tag_err, b.tag_err));
+    }
+    None
+}

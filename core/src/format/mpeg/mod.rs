@@ -45,7 +45,7 @@ pub(crate) fn set_span(ctx: &mut Context, first: Option<i64>, last: Option<i64>)
 
 /// How far into a PES payload the keyframe check looks for the first
 /// picture (parameter sets and SEI come before it).
-const KEY_SCAN: usize = 4096;
+pub(crate) const KEY_SCAN: usize = 4096;
 
 /// Whether a PES payload starts a random access point, from its first
 /// picture: an IDR slice (H.264, ITU-T H.264 §7.4.1.2), an IRAP picture
@@ -53,45 +53,50 @@ const KEY_SCAN: usize = 4096;
 /// (MPEG-4 Part 2, ISO/IEC 14496-2 §6.2.5). Audio and other
 /// codecs are always keyframes.
 pub(crate) fn is_keyframe(codec: Codec, data: &[u8]) -> bool {
+    let scan = data.get(..data.len().min(KEY_SCAN)).unwrap_or(&[]);
+    keyframe_in(codec, scan).unwrap_or(false)
+}
+
+/// [`is_keyframe`] on the first bytes of a payload: `None` when they do not
+/// decide it (no picture start in them yet). A decision on a prefix is the
+/// decision on the whole payload, so a payload in pieces is decided from
+/// its first piece when that holds the first picture.
+pub(crate) fn keyframe_in(codec: Codec, scan: &[u8]) -> Option<bool> {
     let video = matches!(
         codec,
         Codec::H264 | Codec::Hevc | Codec::Mpeg2Video | Codec::Mpeg1Video | Codec::Mpeg4
     );
     if !video {
-        return true;
+        return Some(true);
     }
-    let scan = data.get(..data.len().min(KEY_SCAN)).unwrap_or(&[]);
     let mut from = 0;
     // The skipping start-code search (a byte compare per three bytes on
     // coded data) rather than a 3-byte window at every offset.
     while let Some(i) = crate::codec::annexb::find_start_code(scan, from) {
         if i + 4 >= scan.len() {
-            break;
+            return None;
         }
         let b = scan.get(i + 3).copied().unwrap_or(0);
         match codec {
             Codec::H264 => match b & 0x1F {
-                5 => return true,
-                1 => return false,
+                5 => return Some(true),
+                1 => return Some(false),
                 _ => {}
             },
             Codec::Hevc => match (b >> 1) & 0x3F {
-                16..=21 => return true,
-                0..=9 => return false,
+                16..=21 => return Some(true),
+                0..=9 => return Some(false),
                 _ => {}
             },
             // MPEG-4 Part 2 VOP: vop_coding_type 0 is an I-VOP (ISO/IEC
             // 14496-2 §6.2.5).
-            Codec::Mpeg4 if b == 0xB6 => return scan.get(i + 4).is_some_and(|x| x >> 6 == 0),
+            Codec::Mpeg4 if b == 0xB6 => return Some(scan.get(i + 4).is_some_and(|x| x >> 6 == 0)),
             Codec::Mpeg4 => {}
-            _ if b == 0 => {
-                // picture_coding_type: 3 bits after the 10-bit temporal_reference.
-                let t = scan.get(i + 5).map(|x| (x >> 3) & 7).unwrap_or(0);
-                return t == 1;
-            }
+            // picture_coding_type: 3 bits after the 10-bit temporal_reference.
+            _ if b == 0 => return scan.get(i + 5).map(|x| (x >> 3) & 7 == 1),
             _ => {}
         }
         from = i + 3;
     }
-    false
+    None
 }

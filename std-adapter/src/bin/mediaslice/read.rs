@@ -180,33 +180,45 @@ pub(super) fn map_lost<S: Source>(d: &mut Demuxer<S>, pos: Option<u64>) -> media
 }
 
 /// `packets --summary`: count, bytes and the CRC-32 of all payloads in
-/// delivery order.
+/// delivery order. Payloads that the container splits (MPEG-TS PES across
+/// TS packets) are hashed piece by piece where they lie
+/// (`Demuxer::next_packet_pieces`), never joined.
 pub(super) fn cmd_summary<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W) -> Outcome {
     let mut crc = Crc32::new();
     let (mut n, mut bytes) = (0u64, 0u64);
     let mut stopped = None;
     let mut progress = Progress::new(d.source().len());
     loop {
-        match d.next_packet() {
-            Ok(Some(p)) => {
-                progress.tick(p.pos);
-                let pos = p.pos;
+        let (pos, len, c, piece_err) = match d.next_packet_pieces() {
+            Ok(Some(mut p)) => {
+                progress.tick(p.packet.pos);
                 let mut c = crc.clone();
-                c.update(p.data);
-                if map_faulted() {
-                    stopped = Some(map_lost(d, pos));
-                    break;
-                }
-                crc = c;
-                n += 1;
-                bytes += p.data.len() as u64;
+                let err = loop {
+                    match p.next_piece() {
+                        Ok(Some(piece)) => c.update(piece),
+                        Ok(None) => break None,
+                        Err(e) => break Some(e),
+                    }
+                };
+                (p.packet.pos, p.len(), c, err)
             }
             Ok(None) => break,
             Err(e) => {
                 stopped = Some(e);
                 break;
             }
+        };
+        if map_faulted() {
+            stopped = Some(map_lost(d, pos));
+            break;
         }
+        if let Some(e) = piece_err {
+            stopped = Some(e);
+            break;
+        }
+        crc = c;
+        n += 1;
+        bytes += len as u64;
     }
     progress.done();
     writeln!(

@@ -29,6 +29,7 @@ mod packet;
 mod pes;
 mod probe;
 mod psi;
+mod walk;
 
 pub use demuxer::TsDemuxer;
 pub(crate) use packet::looks_like_ts;

@@ -43,31 +43,9 @@ pub(super) struct TsPacket {
 impl TsDemuxer {
     /// The TS packet at `at`: `None` when it does not start with the sync
     /// byte. Errors: the input ends inside its header.
+    #[inline]
     pub(super) fn read_packet<S: Source>(&self, src: &mut S, at: u64) -> Result<Option<TsPacket>> {
-        // sync_byte, flags and PID, scrambling/adaptation/continuity, then
-        // adaptation_field_length (read whether or not there is one).
-        let h: [u8; 5] = src.array(at + self.prefix)?;
-        if h[0] != SYNC {
-            return Ok(None);
-        }
-        let pid = u16::from_be_bytes([h[1] & 0x1F, h[2]]);
-        let pusi = h[1] & 0x40 != 0;
-        let afc = (h[3] >> 4) & 3;
-        let cc = h[3] & 0x0F;
-        let mut payload = at + self.prefix + 4;
-        if afc & 2 != 0 {
-            payload += 1 + h[4] as u64;
-        }
-        let end = at + self.prefix + TS_PACKET;
-        let has_payload = afc & 1 != 0 && payload < end;
-        Ok(Some(TsPacket {
-            pid,
-            pusi,
-            cc,
-            has_payload,
-            payload,
-            payload_len: end.saturating_sub(payload),
-        }))
+        read_ts_packet(src, at, self.prefix)
     }
 
     /// Whether a resync to `n` is confirmed by `SYNC_RUN` whole packets
@@ -81,28 +59,72 @@ impl TsDemuxer {
     /// Finds the next offset at or after `from` where `SYNC_RUN` packets in a
     /// row carry the sync byte, scanning at most `limit` bytes.
     pub(super) fn resync<S: Source>(&self, src: &mut S, from: u64, limit: u64) -> Result<Option<u64>> {
-        let len = src.len();
-        let stop = from.saturating_add(limit).min(len);
-        let mut at = from;
-        let mut buf = [0u8; SCAN_BLOCK];
-        while at < stop {
-            let n = src.read_at(at, &mut buf)?;
-            if n == 0 {
-                break;
-            }
-            for (i, &b) in buf.iter().take(n).enumerate() {
-                if b != SYNC {
-                    continue;
-                }
-                let cand = (at + i as u64).saturating_sub(self.prefix);
-                if at + i as u64 >= self.prefix && sync_run(src, cand + self.prefix, self.packet_size)? {
-                    return Ok(Some(cand));
-                }
-            }
-            at += n as u64;
-        }
-        Ok(None)
+        resync_from(src, from, limit, self.prefix, self.packet_size)
     }
+}
+
+/// The TS packet at `at` (`prefix` bytes before its sync byte): `None` when
+/// it does not start with the sync byte. Errors: the input ends inside its
+/// header.
+#[inline]
+pub(super) fn read_ts_packet<S: Source>(src: &mut S, at: u64, prefix: u64) -> Result<Option<TsPacket>> {
+    // sync_byte, flags and PID, scrambling/adaptation/continuity, then
+    // adaptation_field_length (read whether or not there is one).
+    let h: [u8; 5] = src.array(at + prefix)?;
+    if h[0] != SYNC {
+        return Ok(None);
+    }
+    let pid = u16::from_be_bytes([h[1] & 0x1F, h[2]]);
+    let pusi = h[1] & 0x40 != 0;
+    let afc = (h[3] >> 4) & 3;
+    let cc = h[3] & 0x0F;
+    let mut payload = at + prefix + 4;
+    if afc & 2 != 0 {
+        payload += 1 + h[4] as u64;
+    }
+    let end = at + prefix + TS_PACKET;
+    let has_payload = afc & 1 != 0 && payload < end;
+    Ok(Some(TsPacket {
+        pid,
+        pusi,
+        cc,
+        has_payload,
+        payload,
+        payload_len: end.saturating_sub(payload),
+    }))
+}
+
+/// The next offset at or after `from` where `SYNC_RUN` packets of
+/// `packet_size` bytes (`prefix` before each sync byte) in a row carry the
+/// sync byte, scanning at most `limit` bytes.
+pub(super) fn resync_from<S: Source>(
+    src: &mut S,
+    from: u64,
+    limit: u64,
+    prefix: u64,
+    packet_size: u64,
+) -> Result<Option<u64>> {
+    let len = src.len();
+    let stop = from.saturating_add(limit).min(len);
+    let mut at = from;
+    let mut buf = [0u8; SCAN_BLOCK];
+    while at < stop {
+        let n = src.read_at(at, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        for (i, &b) in buf.iter().take(n).enumerate() {
+            if b != SYNC {
+                continue;
+            }
+            let cand = (at + i as u64).saturating_sub(prefix);
+            if at + i as u64 >= prefix && sync_run(src, cand + prefix, packet_size)? {
+                return Ok(Some(cand));
+            }
+        }
+        at += n as u64;
+    }
+    Ok(None)
 }
 
 /// Whether `SYNC_RUN` packets of `size` bytes from `at` (a sync byte) all

@@ -7,10 +7,13 @@
 
 use super::demuxer::TsDemuxer;
 use super::packet::{TsPacket, TS_PACKET};
+use super::walk::TsWalk;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::mpeg::pes::{parse_pes_header, PesHeader};
 use crate::format::mpeg::split::{self, Cut};
+use crate::format::mpeg::{keyframe_in, KEY_SCAN};
 use crate::format::traits::Context;
+use crate::pieces::PacketPieces;
 use crate::source::Source;
 use crate::types::{Codec, Packet, PacketFlags};
 
@@ -53,6 +56,8 @@ pub(super) struct Ready {
     /// No whole TS packet follows the PES's last one: the input ends in or
     /// right after it, and a longer input could continue it.
     last: bool,
+    /// The payload is left in its TS packets, walked by `TsDemuxer::pieces`.
+    pub(super) scattered: bool,
 }
 
 /// A completed PES's header as read from its first TS packet.
@@ -85,6 +90,60 @@ pub(super) fn emit<S: Source>(src: &mut S, r: Ready, base: usize) -> Result<Pack
         ..PacketFlags::keyframe(crate::format::mpeg::is_keyframe(r.codec, data))
     };
     Ok(packet.with_times(r.pts, r.dts, None).with_flags(flags))
+}
+
+/// Hands out a prepared PES payload left in its TS packets: the packet's
+/// facts, and `walk` to read its pieces. The keyframe flag is decided from
+/// the first piece, or from the first [`KEY_SCAN`] bytes joined in scratch
+/// when the first piece does not decide it: the flag
+/// [`emit`] gives the same payload joined.
+///
+/// Errors: a read error; `ScratchTooSmall` when the first piece does not
+/// decide the keyframe flag and the scratch cannot hold the bytes that do.
+pub(super) fn emit_pieces<'s, S: Source>(
+    src: &'s mut S,
+    walk: &'s mut TsWalk,
+    r: Ready,
+    base: usize,
+) -> Result<PacketPieces<'s, S>> {
+    let keyframe = scattered_keyframe(src, *walk, r.codec, base)?;
+    let flags = PacketFlags {
+        truncated: r.truncated,
+        ..PacketFlags::keyframe(keyframe)
+    };
+    let packet = Packet::joined(r.track, Some(r.offset), &[])
+        .with_times(r.pts, r.dts, None)
+        .with_flags(flags);
+    Ok(PacketPieces::walk(packet, r.len, src, walk))
+}
+
+/// The keyframe flag of a payload in pieces (see [`emit_pieces`]).
+fn scattered_keyframe<S: Source>(src: &mut S, mut walk: TsWalk, codec: Codec, base: usize) -> Result<bool> {
+    if let Some(k) = keyframe_in(codec, &[]) {
+        return Ok(k);
+    }
+    let Some((off, n)) = walk.next_range(src)? else {
+        return Ok(false);
+    };
+    let first = split::input_bytes(src, off, n.min(KEY_SCAN), base)?;
+    if let Some(k) = keyframe_in(codec, first) {
+        return Ok(k);
+    }
+    // Not decided by the first piece: join up to KEY_SCAN bytes (the first
+    // piece again, as the source may have served it from elsewhere).
+    let mut have = first.len();
+    src.gather(off, have, base)?;
+    while have < KEY_SCAN {
+        let Some((off, n)) = walk.next_range(src)? else { break };
+        let n = n.min(KEY_SCAN - have);
+        src.gather(off, n, base + have)?;
+        have += n;
+        let joined = S::joined(src, base + have)?.get(base..).unwrap_or(&[]);
+        if let Some(k) = keyframe_in(codec, joined) {
+            return Ok(k);
+        }
+    }
+    Ok(false)
 }
 
 impl TsDemuxer {
@@ -140,6 +199,9 @@ impl TsDemuxer {
     ///
     /// Errors: the input ends early; `ScratchTooSmall` when the PES does not
     /// fit the scratch.
+    ///
+    /// When the caller takes pieces (`self.scatter`), a PES of a track not
+    /// cut into frames is not joined: its walk is left in `self.pieces`.
     fn prepare<S: Source>(&mut self, src: &mut S, ctx: &mut Context, done: Done) -> Result<Option<Ready>> {
         let e = *self.es.get(done.es).ok_or(Error::malformed(
             done.start,
@@ -159,6 +221,7 @@ impl TsDemuxer {
             contiguous: true,
             truncated: done.truncated,
             last: done.end.saturating_add(self.prefix + TS_PACKET) > src.len(),
+            scattered: false,
         };
         // The whole PES in one TS packet is a slice of the input. For a
         // track whose PES are split into frames that holds only when the
@@ -173,7 +236,14 @@ impl TsDemuxer {
         if slice && (done.pieces == 1 || (head.first.payload_len as usize) >= head.size) {
             return self.append_zeros(src, r, done.extra);
         }
-        r.len = self.join(src, ctx, e.pid, done, head.skip, payload_len)?;
+        let walk = self.walk(ctx, e.pid, done, head.skip, payload_len);
+        if self.scatter && e.sp.kind == split::Kind::None && done.extra == 0 {
+            self.pieces = walk;
+            r.contiguous = false;
+            r.scattered = true;
+            return Ok(Some(r));
+        }
+        r.len = self.join(src, walk)?;
         r.contiguous = false;
         self.append_zeros(src, r, done.extra)
     }
@@ -210,56 +280,41 @@ impl TsDemuxer {
         }))
     }
 
-    /// Joins the payload of `done` (`payload_len` bytes after the first
-    /// `skip`) in scratch at `self.base`, walking the TS packets of `pid`
-    /// from where it started; returns the bytes joined.
+    /// The walk over the payload of `done` on `pid`: `payload_len` bytes
+    /// after the first `skip`, from the TS packet where it started.
+    fn walk(&self, ctx: &Context, pid: u16, done: Done, skip: usize, payload_len: usize) -> TsWalk {
+        TsWalk {
+            pid,
+            at: done.start,
+            end: done.end,
+            pieces: done.pieces,
+            skip,
+            left: payload_len,
+            started: false,
+            packet_size: self.packet_size,
+            prefix: self.prefix,
+            resync_bytes: ctx.limits.resync_bytes,
+            base: self.base,
+        }
+    }
+
+    /// Joins the pieces of `walk` in scratch at `self.base`; returns the
+    /// bytes joined.
     ///
     /// Errors: `ScratchTooSmall` when the PES does not fit the scratch.
-    fn join<S: Source>(
-        &self,
-        src: &mut S,
-        ctx: &Context,
-        pid: u16,
-        done: Done,
-        skip: usize,
-        payload_len: usize,
-    ) -> Result<usize> {
-        let mut at = done.start;
+    fn join<S: Source>(&self, src: &mut S, mut walk: TsWalk) -> Result<usize> {
         let mut have = 0usize;
-        let mut skip = skip;
-        let mut pieces = 0u32;
-        while at < done.end && pieces < done.pieces && have < payload_len {
-            let Some(tp) = self.read_packet(src, at)? else {
-                // Junk between packets: find the next packet the way the
-                // reading loop did.
-                match self.resync(src, at + 1, ctx.limits.resync_bytes)? {
-                    Some(n) => at = n,
-                    None => break,
-                }
-                continue;
-            };
-            if tp.pid == pid && tp.has_payload {
-                if pieces > 0 && tp.pusi {
-                    break;
-                }
-                pieces += 1;
-                let s = skip.min(tp.payload_len as usize);
-                skip -= s;
-                let n = (tp.payload_len as usize - s).min(payload_len - have);
-                if n > 0 {
-                    if self.base + have + n > src.scratch_len() {
-                        return Err(Error::new(
-                            ErrorKind::ScratchTooSmall,
-                            at,
-                            &"mpegts PES: spans TS packets and needs scratch to join them \
-                             (SliceSource::with_scratch; ISO/IEC 13818-1 §2.4.3.6)",
-                        ));
-                    }
-                    src.gather(tp.payload + s as u64, n, self.base + have)?;
-                    have += n;
-                }
+        while let Some((off, n)) = walk.next_range(src)? {
+            if self.base + have + n > src.scratch_len() {
+                return Err(Error::new(
+                    ErrorKind::ScratchTooSmall,
+                    off,
+                    &"mpegts PES: spans TS packets and needs scratch to join them \
+                     (SliceSource::with_scratch; ISO/IEC 13818-1 §2.4.3.6)",
+                ));
             }
-            at += self.packet_size;
+            src.gather(off, n, self.base + have)?;
+            have += n;
         }
         Ok(have)
     }
