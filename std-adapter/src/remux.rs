@@ -23,7 +23,8 @@
 use crate::{FileSink, MmapSource, StdoutSink};
 use mediaslice::types::rescale_q;
 use mediaslice::{
-    Codec, Demuxer, MuxFormat, Muxer, NullSink, Packet, Rational, Sink, Source, TagKey, TagScope, TagValue, TrackSpec,
+    Codec, Demuxer, MuxFormat, Muxer, NullSink, Packet, Rational, Sink, Source, SpillStore, TagKey, TagScope, TagValue,
+    TrackSpec,
 };
 use std::fmt;
 use std::path::Path;
@@ -450,8 +451,8 @@ pub fn select_streams(tracks: &mut [PreparedTrack], streams: Option<&[usize]>) -
 ///
 /// Errors: the muxer's refusal of a track (a codec the target cannot
 /// carry), `NoTracks` when none is written.
-pub fn declare_tracks<K: Sink, B: AsMut<[u8]>>(
-    muxer: &mut Muxer<K, B>,
+pub fn declare_tracks<K: Sink, B: AsMut<[u8]>, P: SpillStore>(
+    muxer: &mut Muxer<K, B, P>,
     tracks: &[PreparedTrack],
     report: &mut RemuxReport,
 ) -> Result<Vec<Option<usize>>, RemuxError> {
@@ -483,9 +484,9 @@ pub fn declare_tracks<K: Sink, B: AsMut<[u8]>>(
 /// [`start_us`]) becomes 0, as `ffmpeg -c copy` moves them (its `-copyts`
 /// not given): each track's times less the start time in its own time
 /// base ([`rescale_q`]).
-pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
+pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillStore>(
     demuxer: &mut Demuxer<S>,
-    muxer: &mut Muxer<K, B>,
+    muxer: &mut Muxer<K, B, P>,
     map: &[Option<usize>],
     start_us: i64,
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
@@ -494,9 +495,9 @@ pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
 
 /// [`write_packets`], calling `progress(position, input length)` every
 /// [`PROGRESS_EVERY`] packets (no allocation: the callback is borrowed).
-pub fn write_packets_with_progress<S: Source, K: Sink, B: AsMut<[u8]>>(
+pub fn write_packets_with_progress<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillStore>(
     demuxer: &mut Demuxer<S>,
-    muxer: &mut Muxer<K, B>,
+    muxer: &mut Muxer<K, B, P>,
     map: &[Option<usize>],
     start_us: i64,
     progress: Option<&(dyn Fn(u64, u64) + Send + Sync)>,
