@@ -53,7 +53,7 @@ pub use kind::{FormatKind, Fragmenting, MuxFormat};
 pub use limits::{Limits, MAX_TRACKS};
 pub use mux::Muxer;
 pub use pieces::PacketPieces;
-pub use sink::{NullSink, SeekWriterSink, Sink, SinkStats, SliceSink, WriterSink};
+pub use sink::{NoSpill, NullSink, SeekWriterSink, Sink, SinkStats, SliceSink, SpillStore, WriterSink};
 pub use source::{IoStats, ReaderSource, SliceSource, Source};
 pub use tags::{Tag, TagKey, TagScope, TagValue};
 pub use types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};

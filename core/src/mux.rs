@@ -29,7 +29,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::any::AnyMuxer;
 use crate::format::mux_traits::{MuxContext, TrackSpec};
 use crate::kind::MuxFormat;
-use crate::sink::Sink;
+use crate::sink::{NoSpill, Sink, Spill, SpillStore};
 use crate::types::{Packet, Track};
 
 /// Where a [`Muxer`] is in its fixed order of calls.
@@ -51,9 +51,14 @@ enum Stage {
 /// Nothing here allocates: the state is fixed-capacity
 /// ([`MuxContext`]), and each packet's payload goes from its borrow to the
 /// sink.
-pub struct Muxer<K: Sink, B: AsMut<[u8]> = [u8; 0]> {
+///
+/// `S` is where an index that grows with the packets (MP4's) goes past a
+/// bound the caller sets ([`Muxer::with_index_spill`]); none by default.
+pub struct Muxer<K: Sink, B: AsMut<[u8]> = [u8; 0], S: SpillStore = NoSpill> {
     sink: K,
     scratch: B,
+    /// The spill store and the index bytes kept in memory before it.
+    spill: Option<(S, usize)>,
     format: MuxFormat,
     inner: AnyMuxer,
     ctx: MuxContext,
@@ -80,13 +85,40 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
         Ok(Muxer {
             sink,
             scratch,
+            spill: None,
             format,
             inner: AnyMuxer::new(format)?,
             ctx: MuxContext::default(),
             stage: Stage::Tracks,
         })
     }
+}
 
+impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B, NoSpill> {
+    /// The same muxer, whose sample index (MP4, MOV, hybrid MP4) keeps at
+    /// most `memory` bytes in the scratch and appends each full block of
+    /// them to `store`, read back at `finish`; the file written is the same
+    /// byte for byte. Without a store the index stops at the scratch (the
+    /// progressive muxer fails with `CapacityExceeded`, the hybrid one
+    /// leaves a fragmented MP4). Give it before the first packet. Other
+    /// formats ignore it.
+    ///
+    /// A store's error ends the muxer: [`Muxer::write_packet`] or
+    /// [`Muxer::finish`] returns it, and a file sink then leaves no file.
+    pub fn with_index_spill<S: SpillStore>(self, store: S, memory: usize) -> Muxer<K, B, S> {
+        Muxer {
+            sink: self.sink,
+            scratch: self.scratch,
+            spill: Some((store, memory)),
+            format: self.format,
+            inner: self.inner,
+            ctx: self.ctx,
+            stage: self.stage,
+        }
+    }
+}
+
+impl<K: Sink, B: AsMut<[u8]>, S: SpillStore> Muxer<K, B, S> {
     /// The target format.
     pub fn format(&self) -> MuxFormat {
         self.format
@@ -157,7 +189,9 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
             return Err(self.out_of_order(&"mux: index size asked before the first packet or after a failure"));
         }
         let end = self.sink.position();
-        self.inner.index_size_ahead(self.scratch.as_mut(), &self.ctx, end)
+        let store = self.spill.as_ref().map(|(s, _)| s as &dyn SpillStore);
+        self.inner
+            .index_size_ahead(self.scratch.as_mut(), store, &self.ctx, end)
     }
 
     /// Adds a file-level tag (`title`, `artist`, ... as ffprobe names
@@ -205,9 +239,14 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
         if self.stage != Stage::Packets || packet.track >= self.ctx.tracks.len() {
             return Err(self.out_of_order(&"mux: a packet of an undeclared track, or after a failure"));
         }
+        let memory = self.spill.as_ref().map_or(usize::MAX, |s| s.1);
+        let mut spill = Spill {
+            store: self.spill.as_mut().map(|(s, _)| s as &mut dyn SpillStore),
+            memory,
+        };
         let r = self
             .inner
-            .write_packet(&mut self.sink, self.scratch.as_mut(), &mut self.ctx, packet);
+            .write_packet(&mut self.sink, self.scratch.as_mut(), &mut spill, &mut self.ctx, packet);
         self.settle(r, Stage::Packets)?;
         self.ctx.packets += 1;
         Ok(())
@@ -226,8 +265,13 @@ impl<K: Sink, B: AsMut<[u8]>> Muxer<K, B> {
         if self.stage != Stage::Packets {
             return Err(self.out_of_order(&"mux: finish after a failure"));
         }
+        let memory = self.spill.as_ref().map_or(usize::MAX, |s| s.1);
+        let mut spill = Spill {
+            store: self.spill.as_mut().map(|(s, _)| s as &mut dyn SpillStore),
+            memory,
+        };
         self.inner
-            .finish(&mut self.sink, self.scratch.as_mut(), &mut self.ctx)?;
+            .finish(&mut self.sink, self.scratch.as_mut(), &mut spill, &mut self.ctx)?;
         self.sink.flush()?;
         Ok((self.sink, self.scratch))
     }

@@ -21,16 +21,22 @@
 //! `mediaslice-std` adds a file sink (positioned writes, temporary name and
 //! rename) and a stdout sink.
 //!
+//! A muxer's index that outgrows the memory its caller allows spills to a
+//! [`SpillStore`] (`sink/spill.rs`), which is also read back.
+//!
 //! No copy on the way: [`Sink::write_vectored`] takes a header the muxer
 //! built and the payload the packet borrows, together, so a muxer never joins
 //! them in a buffer of its own.
 
 mod adapters;
+mod spill;
 use crate::error::{Error, ErrorKind, Result};
 pub use adapters::NullSink;
 #[cfg(feature = "mp4")]
 pub(crate) use adapters::PatchAt;
 use embedded_io::{Seek, SeekFrom, Write};
+pub(crate) use spill::Spill;
+pub use spill::{NoSpill, SpillStore};
 
 /// Bytes and calls a sink has taken, counted by the sink itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -171,28 +171,8 @@ fn a_power_cut_while_recording_keeps_the_closed_fragments() {
 /// small for it leaves a fragmented MP4 with every packet.
 #[test]
 fn the_index_costs_at_most_4_bytes_a_sample_and_a_full_one_degrades_to_fmp4() {
-    use mediaslice::{Codec, Rational, Track, TrackKind, TrackSpec};
-    let video = Track {
-        codec: Codec::H264,
-        kind: TrackKind::Video,
-        time_base: Rational::new(1, 90_000),
-        width: 1920,
-        height: 1080,
-        ..Track::default()
-    };
-    let audio = Track {
-        codec: Codec::Aac,
-        kind: TrackKind::Audio,
-        time_base: Rational::new(1, 48_000),
-        sample_rate: 48_000,
-        channels: 2,
-        ..Track::default()
-    };
-    // avcC of a 1080p High profile stream, and an AAC-LC stereo ASC.
-    let avcc = [
-        1, 0x64, 0, 0x28, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x28, 1, 0, 4, 0x68, 0xEE, 0x3C, 0x80,
-    ];
-    let asc = [0x11, 0x90];
+    use mediaslice::TrackSpec;
+    let ([video, audio], avcc, asc) = camera_tracks();
     let frames = 30 * 60; // one minute
     let run = |scratch: usize| {
         let mut out = Vec::new();

@@ -70,6 +70,7 @@ pub mod scan;
 mod scratch;
 mod sigbus;
 mod sink;
+mod spill;
 mod stdio;
 pub mod tagedit;
 
@@ -79,6 +80,7 @@ pub use file::{open_regular_file, FileSource};
 pub use http::{is_http_url, ErrorLog, HttpConfig, HttpSource, HttpStats};
 pub use mmap::MmapSource;
 pub use sink::{FileSink, StdoutSink, StreamSink};
+pub use spill::TempSpill;
 pub use stdio::StdIo;
 
 /// A [`mediaslice::ReaderSource`] over a [`std::fs::File`] with an owned

@@ -23,7 +23,8 @@
 use crate::{FileSink, MmapSource, StdoutSink};
 use mediaslice::types::rescale_q;
 use mediaslice::{
-    Codec, Demuxer, MuxFormat, Muxer, NullSink, Packet, Rational, Sink, Source, TagKey, TagScope, TagValue, TrackSpec,
+    Codec, Demuxer, MuxFormat, Muxer, NullSink, Packet, Rational, Sink, Source, SpillStore, TagKey, TagScope, TagValue,
+    TrackSpec,
 };
 use std::fmt;
 use std::path::Path;
@@ -187,6 +188,9 @@ pub struct RemuxReport {
     /// progressive index as they stood after the last packet (the last
     /// fragment closes in `finish`).
     pub fragments: Option<mediaslice::format::mux_traits::FragmentStats>,
+    /// MP4, MOV, hybrid MP4: bytes of the sample index spilled to a
+    /// temporary file (past [`RemuxOptions::index_memory`]).
+    pub index_spilled: u64,
 }
 
 /// An input track prepared for the muxer: its facts and the configuration
@@ -450,8 +454,8 @@ pub fn select_streams(tracks: &mut [PreparedTrack], streams: Option<&[usize]>) -
 ///
 /// Errors: the muxer's refusal of a track (a codec the target cannot
 /// carry), `NoTracks` when none is written.
-pub fn declare_tracks<K: Sink, B: AsMut<[u8]>>(
-    muxer: &mut Muxer<K, B>,
+pub fn declare_tracks<K: Sink, B: AsMut<[u8]>, P: SpillStore>(
+    muxer: &mut Muxer<K, B, P>,
     tracks: &[PreparedTrack],
     report: &mut RemuxReport,
 ) -> Result<Vec<Option<usize>>, RemuxError> {
@@ -483,9 +487,9 @@ pub fn declare_tracks<K: Sink, B: AsMut<[u8]>>(
 /// [`start_us`]) becomes 0, as `ffmpeg -c copy` moves them (its `-copyts`
 /// not given): each track's times less the start time in its own time
 /// base ([`rescale_q`]).
-pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
+pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillStore>(
     demuxer: &mut Demuxer<S>,
-    muxer: &mut Muxer<K, B>,
+    muxer: &mut Muxer<K, B, P>,
     map: &[Option<usize>],
     start_us: i64,
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
@@ -494,9 +498,9 @@ pub fn write_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
 
 /// [`write_packets`], calling `progress(position, input length)` every
 /// [`PROGRESS_EVERY`] packets (no allocation: the callback is borrowed).
-pub fn write_packets_with_progress<S: Source, K: Sink, B: AsMut<[u8]>>(
+pub fn write_packets_with_progress<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillStore>(
     demuxer: &mut Demuxer<S>,
-    muxer: &mut Muxer<K, B>,
+    muxer: &mut Muxer<K, B, P>,
     map: &[Option<usize>],
     start_us: i64,
     progress: Option<&(dyn Fn(u64, u64) + Send + Sync)>,
@@ -568,7 +572,11 @@ pub fn remux_into<S: Source, K: Sink>(
     } else {
         None
     };
-    let mut muxer = Muxer::with_scratch(sink, mux_format, scratch).map_err(RemuxError::Output)?;
+    // Past its memory bound the index goes to an unnamed temporary file.
+    let mut spill = spill_store(opts);
+    let mut muxer = Muxer::with_scratch(sink, mux_format, scratch)
+        .map_err(RemuxError::Output)?
+        .with_index_spill(&mut spill, index_memory(opts));
     if let Some(bytes) = ahead {
         muxer.reserve_index(bytes).map_err(RemuxError::Output)?;
     }
@@ -589,6 +597,7 @@ pub fn remux_into<S: Source, K: Sink>(
     report.fragments = muxer.fragment_stats();
     let sink = muxer.finish().map_err(RemuxError::Output)?;
     report.bytes = sink.position();
+    report.index_spilled = spill.len();
     Ok((sink, report))
 }
 
@@ -630,7 +639,10 @@ fn index_size_ahead<S: Source>(
     tracks: &[PreparedTrack],
 ) -> Result<u64, RemuxError> {
     let scratch = vec![0u8; opts.index_bytes.max(MIN_INDEX_BYTES)];
-    let mut muxer = Muxer::with_scratch(NullSink::new(), format.mux_format(), scratch).map_err(RemuxError::Output)?;
+    let mut spill = spill_store(opts);
+    let mut muxer = Muxer::with_scratch(NullSink::new(), format.mux_format(), scratch)
+        .map_err(RemuxError::Output)?
+        .with_index_spill(&mut spill, index_memory(opts));
     let map = declare_tracks(&mut muxer, tracks, &mut RemuxReport::default())?;
     let mut demuxer = open().map_err(RemuxError::Input)?;
     write_packets(&mut demuxer, &mut muxer, &map, start_us(tracks)).map_err(RemuxError::Output)?;
@@ -665,6 +677,33 @@ pub struct RemuxOptions {
     pub progress: Option<Progress>,
     /// Least fragment duration for fragmented MP4 (`--fragment-ms`).
     pub fragment_ms: Option<u32>,
+    /// MP4, MOV, hybrid MP4: most bytes of the sample index kept in memory
+    /// (`--index-memory`); past it, full blocks of it go to a temporary
+    /// file and are read back at the end (the output is the same). 0:
+    /// [`DEFAULT_INDEX_MEMORY`].
+    pub index_memory: usize,
+    /// Where that temporary file is made; the system's temporary folder
+    /// when `None` ([`remux_file`] gives the output's folder).
+    pub spill_dir: Option<std::path::PathBuf>,
+}
+
+/// The default of [`RemuxOptions::index_memory`]: 16 MiB, the index of
+/// about 4 million samples (37 hours of 30 fps video with AAC).
+pub const DEFAULT_INDEX_MEMORY: usize = 16 << 20;
+
+/// The sample index's memory bound `opts` asks for.
+fn index_memory(opts: &RemuxOptions) -> usize {
+    match opts.index_memory {
+        0 => DEFAULT_INDEX_MEMORY,
+        n => n,
+    }
+}
+
+/// The spill store of a remux: a temporary file, made only if the index
+/// passes its bound, and unnamed as soon as it is made.
+fn spill_store(opts: &RemuxOptions) -> crate::TempSpill {
+    let dir = opts.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
+    crate::TempSpill::new(dir, "mediaslice-remux")
 }
 
 /// A progress callback: (input position, input length) in bytes.
@@ -682,6 +721,8 @@ impl fmt::Debug for RemuxOptions {
             .field("index_bytes", &self.index_bytes)
             .field("faststart", &self.faststart)
             .field("fragment_ms", &self.fragment_ms)
+            .field("index_memory", &self.index_memory)
+            .field("spill_dir", &self.spill_dir)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -742,6 +783,10 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
         index_bytes: usize::try_from(input_len / 2)
             .unwrap_or(usize::MAX)
             .clamp(MIN_INDEX_BYTES, isize::MAX as usize / 2),
+        spill_dir: opts.spill_dir.clone().or_else(|| {
+            let dir = output.parent().filter(|d| !d.as_os_str().is_empty());
+            Some(dir.unwrap_or(Path::new(".")).to_path_buf())
+        }),
         ..opts.clone()
     };
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());

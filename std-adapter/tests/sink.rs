@@ -6,9 +6,11 @@
 
 #[path = "../../core/tests/common/mod.rs"]
 mod common;
+mod remux_common;
 
 use mediaslice::{Demuxer, ErrorKind, MuxFormat, Muxer, Sink, SliceSink, SliceSource, TrackSpec};
 use mediaslice_std::{FileSink, StdoutSink, StreamSink};
+use remux_common::names_in;
 use std::path::{Path, PathBuf};
 
 /// A fresh, empty folder for one test.
@@ -17,15 +19,6 @@ fn folder(test: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -48,7 +41,7 @@ fn file_sink_writes_patches_and_commits_over_the_target() {
     assert_eq!(std::fs::read(s.temp_path()).unwrap(), b"HEAD[payload]tail");
     s.commit().unwrap();
     assert_eq!(std::fs::read(&target).unwrap(), b"HEAD[payload]tail");
-    assert_eq!(names(&dir), ["out.bin"]);
+    assert_eq!(names_in(&dir), ["out.bin"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -60,7 +53,7 @@ fn file_sink_dropped_without_commit_leaves_no_file() {
     s.write_all(b"partial").unwrap();
     assert!(s.temp_path().exists());
     drop(s);
-    assert!(names(&dir).is_empty(), "{:?}", names(&dir));
+    assert!(names_in(&dir).is_empty(), "{:?}", names_in(&dir));
     // A target with no file name, and a folder that is not there.
     assert!(FileSink::create(Path::new("/")).is_err());
     assert!(FileSink::create(dir.join("missing/out.bin")).is_err());
@@ -99,7 +92,7 @@ fn a_remux_commits_the_bytes_a_slice_gets_and_a_failed_one_leaves_nothing() {
     let cut = &bytes[..bytes.len() / 2];
     let e = remux(cut, FileSink::create(&target).unwrap()).err().unwrap();
     assert!(e.is_truncation(), "{e}");
-    assert_eq!(names(&dir), ["out.dump"]);
+    assert_eq!(names_in(&dir), ["out.dump"]);
     assert_eq!(std::fs::read(&target).unwrap(), want);
     std::fs::remove_dir_all(&dir).unwrap();
 }

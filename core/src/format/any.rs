@@ -41,7 +41,7 @@ use super::traits::{Context, FormatDemuxer};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kind::{FormatKind, MuxFormat};
 use crate::pieces::PacketPieces;
-use crate::sink::Sink;
+use crate::sink::{Sink, Spill, SpillStore};
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor};
 use crate::types::Packet;
@@ -404,20 +404,27 @@ impl AnyMuxer {
         dispatch_mux!(self, m => m.write_header(sink, scratch, ctx))
     }
 
-    /// See [`FormatMuxer::write_packet`].
+    /// See [`FormatMuxer::write_packet_spilling`].
     pub(crate) fn write_packet<K: Sink>(
         &mut self,
         sink: &mut K,
         scratch: &mut [u8],
+        spill: &mut Spill<'_>,
         ctx: &mut MuxContext,
         packet: &Packet<'_>,
     ) -> Result<()> {
-        dispatch_mux!(self, m => m.write_packet(sink, scratch, ctx, packet))
+        dispatch_mux!(self, m => m.write_packet_spilling(sink, scratch, spill, ctx, packet))
     }
 
-    /// See [`FormatMuxer::finish`].
-    pub(crate) fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
-        dispatch_mux!(self, m => m.finish(sink, scratch, ctx))
+    /// See [`FormatMuxer::finish_spilling`].
+    pub(crate) fn finish<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        spill: &mut Spill<'_>,
+        ctx: &mut MuxContext,
+    ) -> Result<()> {
+        dispatch_mux!(self, m => m.finish_spilling(sink, scratch, spill, ctx))
     }
 
     /// See [`FormatMuxer::reserve_index`].
@@ -425,8 +432,14 @@ impl AnyMuxer {
         dispatch_mux!(self, m => m.reserve_index(bytes))
     }
 
-    /// See [`FormatMuxer::index_size_ahead`].
-    pub(crate) fn index_size_ahead(&self, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<Option<u64>> {
-        dispatch_mux!(self, m => m.index_size_ahead(scratch, ctx, end))
+    /// See [`FormatMuxer::index_size_ahead_spilling`].
+    pub(crate) fn index_size_ahead(
+        &self,
+        scratch: &[u8],
+        store: Option<&dyn SpillStore>,
+        ctx: &MuxContext,
+        end: u64,
+    ) -> Result<Option<u64>> {
+        dispatch_mux!(self, m => m.index_size_ahead_spilling(scratch, store, ctx, end))
     }
 }

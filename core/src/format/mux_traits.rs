@@ -20,8 +20,9 @@
 //!   the SeekHead and the duration are patched in `finish`.
 //! * **MP4.** `write_header` writes `ftyp` and an `mdat` header whose size is
 //!   patched in `finish`, which then writes `moov` after the media (the
-//!   sample tables grow with the packets: bounded, or spilled, see
-//!   `docs/architecture.md`). It needs a patchable sink and says
+//!   sample tables grow with the packets: bounded by the scratch, or past
+//!   the caller's bound spilled to a [`SpillStore`] and read back in
+//!   `finish`, see `docs/write-side.md`). It needs a patchable sink and says
 //!   `Unsupported` in `write_header` otherwise.
 //! * **Fragmented MP4** (`format/mp4/fmp4.rs`). `write_header` writes
 //!   `ftyp` + `moov` (the init segment); each fragment is a `moof` +
@@ -32,7 +33,7 @@
 
 use crate::error::{Error, Result};
 use crate::limits::MAX_TRACKS;
-use crate::sink::Sink;
+use crate::sink::{Sink, Spill, SpillStore};
 use crate::types::{Packet, Track};
 
 /// Most codec configuration bytes a muxer keeps for all its tracks together
@@ -158,6 +159,9 @@ pub struct FragmentStats {
     /// Hybrid MP4: bytes of the progressive sample index kept so far
     /// (about 4 a sample); 0 for a fragmented MP4.
     pub index_bytes: u64,
+    /// Hybrid MP4: bytes of the index spilled to the caller's store
+    /// ([`crate::mux::Muxer::with_index_spill`]), part of `index_bytes`.
+    pub index_spilled: u64,
     /// Hybrid MP4: samples in the index (those of the closed fragments).
     pub index_samples: u64,
     /// Hybrid MP4: the index outgrew its part of the scratch, so `finish`
@@ -216,6 +220,39 @@ pub(crate) trait FormatMuxer: Sized {
     /// Errors: a sink error.
     fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()>;
 
+    /// [`FormatMuxer::write_packet`] for a format whose index grows with
+    /// the packets (MP4): past `spill.memory` bytes in the scratch it goes
+    /// to `spill.store` when there is one. The default ignores `spill`.
+    ///
+    /// Errors: as [`FormatMuxer::write_packet`]; the store's error.
+    fn write_packet_spilling<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        spill: &mut Spill<'_>,
+        ctx: &mut MuxContext,
+        packet: &Packet<'_>,
+    ) -> Result<()> {
+        let _ = spill;
+        self.write_packet(sink, scratch, ctx, packet)
+    }
+
+    /// [`FormatMuxer::finish`] reading back what
+    /// [`FormatMuxer::write_packet_spilling`] spilled. The default ignores
+    /// `spill`.
+    ///
+    /// Errors: as [`FormatMuxer::finish`]; the store's error.
+    fn finish_spilling<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        spill: &mut Spill<'_>,
+        ctx: &mut MuxContext,
+    ) -> Result<()> {
+        let _ = spill;
+        self.finish(sink, scratch, ctx)
+    }
+
     /// Reserves `bytes` before the media for the index that `finish`
     /// writes (MP4 `moov` ahead of `mdat`). Called before the header.
     ///
@@ -237,6 +274,21 @@ pub(crate) trait FormatMuxer: Sized {
     fn index_size_ahead(&self, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<Option<u64>> {
         let _ = (scratch, ctx, end);
         Ok(None)
+    }
+
+    /// [`FormatMuxer::index_size_ahead`] with the index's spilled part in
+    /// `store`. The default ignores `store`.
+    ///
+    /// Errors: as [`FormatMuxer::index_size_ahead`]; the store's error.
+    fn index_size_ahead_spilling(
+        &self,
+        scratch: &[u8],
+        store: Option<&dyn SpillStore>,
+        ctx: &MuxContext,
+        end: u64,
+    ) -> Result<Option<u64>> {
+        let _ = store;
+        self.index_size_ahead(scratch, ctx, end)
     }
 }
 

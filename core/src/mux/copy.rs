@@ -8,6 +8,7 @@ use crate::format::mux_traits::TrackSpec;
 use crate::limits::MAX_TRACKS;
 use crate::mux::Muxer;
 use crate::sink::Sink;
+use crate::sink::SpillStore;
 use crate::source::Source;
 use crate::types::Packet;
 
@@ -21,9 +22,9 @@ pub type TrackMap = [Option<usize>; MAX_TRACKS];
 ///
 /// Errors: the demuxer's (reading a configuration) and the muxer's but
 /// `Unsupported`.
-pub fn add_tracks<S: Source, K: Sink, B: AsMut<[u8]>>(
+pub fn add_tracks<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillStore>(
     demuxer: &mut Demuxer<S>,
-    muxer: &mut Muxer<K, B>,
+    muxer: &mut Muxer<K, B, P>,
 ) -> Result<TrackMap> {
     let mut map = [None; MAX_TRACKS];
     for (i, slot) in map.iter_mut().enumerate().take(demuxer.tracks().len()) {
@@ -46,9 +47,9 @@ pub fn add_tracks<S: Source, K: Sink, B: AsMut<[u8]>>(
 /// sink.
 ///
 /// Errors: the demuxer's and the muxer's.
-pub fn copy_packets<S: Source, K: Sink, B: AsMut<[u8]>>(
+pub fn copy_packets<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillStore>(
     demuxer: &mut Demuxer<S>,
-    muxer: &mut Muxer<K, B>,
+    muxer: &mut Muxer<K, B, P>,
     map: &TrackMap,
 ) -> Result<u64> {
     let mut n = 0u64;

@@ -191,3 +191,29 @@ pub fn ffprobe_packets(path: &std::path::Path) -> Option<Vec<Vec<ProbePkt>>> {
     }
     Some(streams)
 }
+
+/// A camera's tracks: 1080p H.264 (90 kHz) and 48 kHz stereo AAC, with an
+/// avcC of a High profile stream and an AAC-LC AudioSpecificConfig.
+pub fn camera_tracks() -> ([Track; 2], Vec<u8>, Vec<u8>) {
+    use mediaslice::TrackKind;
+    let video = Track {
+        codec: Codec::H264,
+        kind: TrackKind::Video,
+        time_base: Rational::new(1, 90_000),
+        width: 1920,
+        height: 1080,
+        ..Track::default()
+    };
+    let audio = Track {
+        codec: Codec::Aac,
+        kind: TrackKind::Audio,
+        time_base: Rational::new(1, 48_000),
+        sample_rate: 48_000,
+        channels: 2,
+        ..Track::default()
+    };
+    let avcc = vec![
+        1, 0x64, 0, 0x28, 0xFF, 0xE1, 0, 4, 0x67, 0x64, 0, 0x28, 1, 0, 4, 0x68, 0xEE, 0x3C, 0x80,
+    ];
+    ([video, audio], avcc, vec![0x11, 0x90])
+}

@@ -16,6 +16,16 @@ pub fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
+/// The names of the entries of `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
 /// Whether `tool` runs (`-version` or `--version`).
 pub fn have(tool: &str) -> bool {
     ["-version", "--version"]

@@ -61,7 +61,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::mux_traits::{FormatMuxer, FragmentStats, MuxContext, TrackSpec};
 use crate::kind::Fragmenting;
 use crate::limits::MAX_TRACKS;
-use crate::sink::{Sink, SliceSink};
+use crate::sink::{Sink, SliceSink, Spill};
 use crate::types::{Packet, TrackKind};
 
 /// Samples the first fragment's `moof` room is reserved for, at least
@@ -228,7 +228,8 @@ impl Fmp4Muxer {
     pub(crate) fn stats(&self) -> FragmentStats {
         let mut s = self.stats;
         if let Some(h) = self.hybrid {
-            s.index_bytes = self.base.index_len as u64;
+            s.index_bytes = self.base.spilled.saturating_add(self.base.index_len as u64);
+            s.index_spilled = self.base.spilled;
             s.index_full = h.full;
             s.index_samples = h.samples;
         }
@@ -339,6 +340,7 @@ impl Fmp4Muxer {
         sink: &mut K,
         scratch: &mut [u8],
         index: &mut [u8],
+        spill: &mut Spill<'_>,
         ctx: &MuxContext,
         next: Option<(u8, i64)>,
     ) -> Result<()> {
@@ -379,7 +381,7 @@ impl Fmp4Muxer {
             write_grouped(sink, &f, payload)?;
             if let Some(mut h) = self.hybrid {
                 let grouped = (0..f.tracks).flat_map(|t| f.recs().filter(move |r| usize::from(r.track) == t));
-                h.index_fragment(&mut self.base, index, grouped, at);
+                h.index_fragment(&mut self.base, index, spill, grouped, at)?;
                 self.hybrid = Some(h);
             }
             start
@@ -412,7 +414,7 @@ impl Fmp4Muxer {
             }
             sink.patch_at(o.mdat_at, &mdat.to_be_bytes())?;
             if let Some(mut h) = self.hybrid {
-                h.index_fragment(&mut self.base, index, f.recs(), o.mdat_at.saturating_add(8));
+                h.index_fragment(&mut self.base, index, spill, f.recs(), o.mdat_at.saturating_add(8))?;
                 self.hybrid = Some(h);
             }
             self.stats.padding = self.stats.padding.saturating_add(gap);
@@ -544,6 +546,17 @@ impl FormatMuxer for Fmp4Muxer {
         ctx: &mut MuxContext,
         packet: &Packet<'_>,
     ) -> Result<()> {
+        self.write_packet_spilling(sink, scratch, &mut Spill::none(), ctx, packet)
+    }
+
+    fn write_packet_spilling<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        spill: &mut Spill<'_>,
+        ctx: &mut MuxContext,
+        packet: &Packet<'_>,
+    ) -> Result<()> {
         let pos = sink.position();
         let i = packet.track;
         let p = self.base.prepare(ctx, packet, pos)?;
@@ -582,14 +595,14 @@ impl FormatMuxer for Fmp4Muxer {
         let next = Some((track, dts));
         let (scratch, index) = self.parts(scratch);
         if self.cuts(ctx, i, dts, p.key) {
-            self.close_fragment(sink, scratch, index, ctx, next)?;
+            self.close_fragment(sink, scratch, index, spill, ctx, next)?;
         }
         if let Some(o) = self.open {
             let no_room = !o.buffered && o.moof_bound_with(track, cts != 0, p.key) + 4 > o.reserved;
             if o.samples >= self.rec_cap || no_room {
                 self.outgrown = no_room;
                 self.stats.closed_early = self.stats.closed_early.saturating_add(1);
-                self.close_fragment(sink, scratch, index, ctx, next)?;
+                self.close_fragment(sink, scratch, index, spill, ctx, next)?;
             }
         }
         let mut o = match self.open {
@@ -648,15 +661,32 @@ impl FormatMuxer for Fmp4Muxer {
     }
 
     fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
+        self.finish_spilling(sink, scratch, &mut Spill::none(), ctx)
+    }
+
+    fn finish_spilling<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        spill: &mut Spill<'_>,
+        ctx: &mut MuxContext,
+    ) -> Result<()> {
         let (scratch, index) = self.parts(scratch);
-        self.close_fragment(sink, scratch, index, ctx, None)?;
+        self.close_fragment(sink, scratch, index, spill, ctx, None)?;
         if !self.init_written {
             self.write_init_now(sink, scratch, ctx)?;
         }
         match self.hybrid {
             Some(h) if !h.full => {
                 let init = (self.init_at, self.stats.init_end);
-                h.finish(&mut self.base, sink, index, scratch, ctx, init)
+                h.finish(
+                    &mut self.base,
+                    sink,
+                    (index, spill.store.as_deref()),
+                    scratch,
+                    ctx,
+                    init,
+                )
             }
             _ => Ok(()),
         }

@@ -36,15 +36,19 @@
 //!
 //! When the index does not fit its part of the scratch, the muxer stops
 //! indexing, says so ([`crate::format::mux_traits::FragmentStats::index_full`])
-//! and leaves a plain fragmented MP4, which loses nothing.
+//! and leaves a plain fragmented MP4, which loses nothing, unless the
+//! caller gave a spill store ([`crate::mux::Muxer::with_index_spill`]):
+//! then the index keeps at most the caller's bound in the scratch, full
+//! blocks go to the store and `finish` reads them back for the same
+//! `moov`. A store that fails stops the recording with its error.
 
 use super::fmp4_boxes::Rec;
 use super::muxer::{Mp4Muxer, MDAT_HEADER};
-use super::muxer_index::{self, RunState, Sample};
+use super::muxer_index::{self, Growing, RunState, Sample};
 use crate::error::{Error, Result};
 use crate::format::mux_traits::MuxContext;
 use crate::limits::MAX_TRACKS;
-use crate::sink::Sink;
+use crate::sink::{Sink, Spill, SpillStore};
 
 /// Track number of gap records: the 16th track slot, so a hybrid file holds
 /// at most 15 tracks.
@@ -87,31 +91,39 @@ impl Hybrid {
     }
 
     /// Adds a closed fragment's samples to the index: `recs` in the order
-    /// their payload lies in the file from `at` on. Never fails: out of
-    /// index room, it stops indexing (`full`) and the fragments stay.
+    /// their payload lies in the file from `at` on. Out of index room with
+    /// no spill store, it stops indexing (`full`) and the fragments stay;
+    /// with one, past `spill.memory` bytes the index goes to the store.
+    ///
+    /// Errors: the spill store's (a full disk): the recording stops.
     pub(super) fn index_fragment(
         &mut self,
         base: &mut Mp4Muxer,
         index: &mut [u8],
+        spill: &mut Spill<'_>,
         recs: impl Iterator<Item = Rec>,
         at: u64,
-    ) {
+    ) -> Result<()> {
         if self.full {
-            return;
+            return Ok(());
         }
-        match self.append_all(base, index, recs, at) {
+        match self.append_all(base, index, spill, recs, at) {
             Ok(n) => self.samples = self.samples.saturating_add(n),
+            Err(e) if spill.store.is_some() => return Err(e),
             Err(_) => self.full = true,
         }
+        Ok(())
     }
 
     fn append_all(
         &mut self,
         base: &mut Mp4Muxer,
         index: &mut [u8],
+        spill: &mut Spill<'_>,
         recs: impl Iterator<Item = Rec>,
         mut at: u64,
     ) -> Result<u64> {
+        let mut g = Growing::new(index, &mut base.index_len, &mut base.spilled, spill);
         let mut n = 0;
         for r in recs {
             let first = *self.first.get_or_insert(at);
@@ -124,7 +136,7 @@ impl Hybrid {
                     size: at.saturating_sub(self.next),
                     ..Sample::default()
                 };
-                muxer_index::append(index, &mut base.index_len, &gap, &mut self.gap_run, at)?;
+                muxer_index::append_growing(&mut g, &gap, &mut self.gap_run, at)?;
             }
             let t = usize::from(r.track);
             let last = self
@@ -148,7 +160,7 @@ impl Hybrid {
                 .get_mut(t)
                 .ok_or(Error::capacity(at, &"hybrid mp4: no such track"))?
                 .run;
-            muxer_index::append(index, &mut base.index_len, &s, run, at)?;
+            muxer_index::append_growing(&mut g, &s, run, at)?;
             at = at.saturating_add(u64::from(r.size));
             self.next = at;
             n += 1;
@@ -159,19 +171,20 @@ impl Hybrid {
     /// Finishes a hybrid file whose fragments end at the sink's position
     /// and whose init segment spans `init` (`ftyp` start to `moov` end):
     /// appends the progressive `moov`, then turns the init `moov` into
-    /// `free` + the `mdat` header. `room` is scratch for that header.
+    /// `free` + the `mdat` header. The index is in memory and, spilled,
+    /// in the store; `room` is scratch for that header.
     pub(super) fn finish<K: Sink>(
         &self,
         base: &mut Mp4Muxer,
         sink: &mut K,
-        index: &[u8],
+        (index, store): (&[u8], Option<&dyn SpillStore>),
         room: &mut [u8],
         ctx: &MuxContext,
         init: (u64, u64),
     ) -> Result<()> {
         let end = sink.position();
         base.mdat_at = self.first.unwrap_or(end).saturating_sub(MDAT_HEADER);
-        super::muxer_moov::write_moov(base, sink, index, ctx, end)?;
+        super::muxer_moov::write_moov(base, sink, index, store, ctx, end)?;
         // The init `moov` (ftyp_end..init end) becomes `free` + `mdat`.
         let old = init.1.saturating_sub(self.ftyp_end);
         let mdat_at = init.1.saturating_sub(16);

@@ -5,6 +5,7 @@
 //!
 //! Files: this one (the [`FormatMuxer`] and the per-track state),
 //! `muxer_index.rs` (the compact sample index in the caller's scratch),
+//! `muxer_records.rs` (reading it back, spilled blocks included),
 //! `muxer_box.rs` (box writer), `muxer_moov.rs` (`moov` and the sample
 //! tables), `muxer_entry.rs` (`stsd` sample entries).
 //!
@@ -19,12 +20,15 @@
 //! The sample index needs the caller's scratch
 //! ([`crate::mux::Muxer::with_scratch`]), about 4 bytes per sample (see
 //! `muxer_index.rs`); with the `alloc` feature and no scratch it grows on
-//! the heap instead. A sink that cannot patch is `Unsupported` (fragmented
+//! the heap instead. Given a spill store
+//! ([`crate::mux::Muxer::with_index_spill`]), the index keeps at most the
+//! caller's bound in the scratch and spills full blocks to the store. A sink that cannot patch is `Unsupported` (fragmented
 //! MP4 is for such sinks).
 
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::{entry_kind, needs_config};
-use super::muxer_index::{self, RunState, Sample};
+use super::muxer_index::{self, Growing, RunState, Sample};
+use super::muxer_records::Index;
 use super::muxer_times;
 use crate::codec::adts::AdtsHeader;
 use crate::codec::convert::to_length::{length_prefixed_size, write_length_prefixed, LengthPrefixOptions};
@@ -32,8 +36,9 @@ use crate::codec::convert::{adts, avcc, dac3, hvcc, NalCodec};
 use crate::error::{Error, Result};
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec};
 use crate::limits::MAX_TRACKS;
-use crate::sink::Sink;
+use crate::sink::{Sink, Spill, SpillStore};
 use crate::types::{Codec, Packet, Track, TrackKind};
+use core::cell::Cell;
 
 /// Bytes for codec configuration records the muxer builds itself (an
 /// `avcC`/`hvcC` from in-band parameter sets, an `AudioSpecificConfig` from
@@ -100,6 +105,9 @@ pub struct Mp4Muxer {
     pub(crate) mdat_at: u64,
     /// Bytes of the index used in the scratch.
     pub(crate) index_len: usize,
+    /// Bytes of the index spilled to the caller's store before them
+    /// (`muxer_index::append_growing`).
+    pub(crate) spilled: u64,
     /// Room reserved for `moov` ahead of the media, and where it starts
     /// (`muxer_ahead.rs`); 0 bytes: `moov` after the media.
     pub(crate) ahead: (u64, u64),
@@ -122,6 +130,7 @@ impl Mp4Muxer {
             qt,
             mdat_at: 0,
             index_len: 0,
+            spilled: 0,
             ahead: (0, 0),
             rebuilds_times: true,
             tracks: [TrackState::default(); MAX_TRACKS],
@@ -161,7 +170,18 @@ impl Mp4Muxer {
         scratch.get(..self.index_len).unwrap_or(&[])
     }
 
-    fn append(&mut self, scratch: &mut [u8], s: &Sample, pos: u64) -> Result<()> {
+    /// The whole index: the spilled bytes in `store`, then the part in
+    /// `scratch`. A read error of the store goes to `failed`.
+    pub(crate) fn index_view<'a>(
+        &'a self,
+        scratch: &'a [u8],
+        store: Option<&'a dyn SpillStore>,
+        failed: &'a Cell<Option<Error>>,
+    ) -> Index<'a> {
+        Index::spilled(store, self.spilled, self.index(scratch), failed)
+    }
+
+    fn append(&mut self, scratch: &mut [u8], spill: &mut Spill<'_>, s: &Sample, pos: u64) -> Result<()> {
         let run = &mut self
             .tracks
             .get_mut(usize::from(s.track))
@@ -174,7 +194,8 @@ impl Mp4Muxer {
             self.heap.extend_from_slice(rec.get(..n).unwrap_or(&[]));
             return Ok(());
         }
-        muxer_index::append(scratch, &mut self.index_len, s, run, pos)
+        let mut g = Growing::new(scratch, &mut self.index_len, &mut self.spilled, spill);
+        muxer_index::append_growing(&mut g, s, run, pos)
     }
 
     /// Builds and keeps the `dac3`/`dec3` payload of AC-3/E-AC-3 track `i`
@@ -495,6 +516,17 @@ impl FormatMuxer for Mp4Muxer {
         ctx: &mut MuxContext,
         packet: &Packet<'_>,
     ) -> Result<()> {
+        self.write_packet_spilling(sink, scratch, &mut Spill::none(), ctx, packet)
+    }
+
+    fn write_packet_spilling<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        spill: &mut Spill<'_>,
+        ctx: &mut MuxContext,
+        packet: &Packet<'_>,
+    ) -> Result<()> {
         let pos = sink.position();
         let p = self.prepare(ctx, packet, pos)?;
         let sample = Sample {
@@ -504,12 +536,23 @@ impl FormatMuxer for Mp4Muxer {
             delta: p.delta,
             cts: p.cts,
         };
-        self.append(scratch, &sample, pos)?;
+        self.append(scratch, spill, &sample, pos)?;
         write_payload(sink, p.input, p.data)?;
         self.commit(packet.track, &p, pos)
     }
 
     fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
+        self.finish_spilling(sink, scratch, &mut Spill::none(), ctx)
+    }
+
+    fn finish_spilling<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        spill: &mut Spill<'_>,
+        ctx: &mut MuxContext,
+    ) -> Result<()> {
+        let store = spill.store.as_deref();
         let end = sink.position();
         let mdat_size = end.saturating_sub(self.mdat_at).saturating_sub(8);
         match u32::try_from(mdat_size) {
@@ -536,9 +579,9 @@ impl FormatMuxer for Mp4Muxer {
             }
         }
         if self.ahead.1 > 0 {
-            return super::muxer_ahead::finish_ahead(self, sink, scratch, ctx, self.ahead);
+            return super::muxer_ahead::finish_ahead(self, sink, scratch, store, ctx, self.ahead);
         }
-        super::muxer_moov::write_moov(self, sink, scratch, ctx, end)
+        super::muxer_moov::write_moov(self, sink, scratch, store, ctx, end)
     }
 
     fn reserve_index(&mut self, bytes: u64) -> Result<()> {
@@ -547,6 +590,16 @@ impl FormatMuxer for Mp4Muxer {
     }
 
     fn index_size_ahead(&self, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<Option<u64>> {
-        super::muxer_ahead::size_ahead(self, scratch, ctx, end).map(Some)
+        self.index_size_ahead_spilling(scratch, None, ctx, end)
+    }
+
+    fn index_size_ahead_spilling(
+        &self,
+        scratch: &[u8],
+        store: Option<&dyn SpillStore>,
+        ctx: &MuxContext,
+        end: u64,
+    ) -> Result<Option<u64>> {
+        super::muxer_ahead::size_ahead(self, scratch, store, ctx, end).map(Some)
     }
 }

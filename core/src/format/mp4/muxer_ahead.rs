@@ -15,7 +15,7 @@ use super::muxer_box::BoxWriter;
 use super::muxer_moov::write_moov;
 use crate::error::{Error, Result};
 use crate::format::mux_traits::MuxContext;
-use crate::sink::{NullSink, PatchAt, Sink};
+use crate::sink::{NullSink, PatchAt, Sink, SpillStore};
 
 /// Writes a `free` box of `bytes` bytes in all (§8.1.2): the space `moov`
 /// will take.
@@ -40,19 +40,25 @@ pub(crate) fn write_reserve<K: Sink>(w: &mut BoxWriter<'_, K>, bytes: u64) -> Re
 }
 
 /// The size of `moov` for media that ends at `end`.
-fn moov_size(m: &Mp4Muxer, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<u64> {
+fn moov_size(m: &Mp4Muxer, scratch: &[u8], store: Option<&dyn SpillStore>, ctx: &MuxContext, end: u64) -> Result<u64> {
     let mut n = NullSink::new();
-    write_moov(m, &mut n, scratch, ctx, end)?;
+    write_moov(m, &mut n, scratch, store, ctx, end)?;
     Ok(n.position())
 }
 
 /// The size of `moov` placed ahead of media that ends at `end` with
 /// nothing reserved: the media then ends that much later.
-pub(crate) fn size_ahead(m: &Mp4Muxer, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<u64> {
-    let mut size = moov_size(m, scratch, ctx, end)?;
+pub(crate) fn size_ahead(
+    m: &Mp4Muxer,
+    scratch: &[u8],
+    store: Option<&dyn SpillStore>,
+    ctx: &MuxContext,
+    end: u64,
+) -> Result<u64> {
+    let mut size = moov_size(m, scratch, store, ctx, end)?;
     // Growing only by the switch to 64-bit chunk offsets, once.
     for _ in 0..3 {
-        let again = moov_size(m, scratch, ctx, end.saturating_add(size))?;
+        let again = moov_size(m, scratch, store, ctx, end.saturating_add(size))?;
         if again == size {
             break;
         }
@@ -69,11 +75,12 @@ pub(crate) fn finish_ahead<K: Sink>(
     m: &Mp4Muxer,
     sink: &mut K,
     scratch: &[u8],
+    store: Option<&dyn SpillStore>,
     ctx: &MuxContext,
     (at, reserve): (u64, u64),
 ) -> Result<()> {
     let end = sink.position();
-    let size = moov_size(m, scratch, ctx, end)?;
+    let size = moov_size(m, scratch, store, ctx, end)?;
     let rest = reserve.checked_sub(size).filter(|&r| r == 0 || r >= 8);
     let Some(rest) = rest else {
         return Err(Error::capacity(
@@ -81,7 +88,7 @@ pub(crate) fn finish_ahead<K: Sink>(
             &"mp4 muxer: moov does not fit the room reserved for it (Muxer::index_size_ahead gives the size)",
         ));
     };
-    write_moov(m, &mut PatchAt::new(sink, at), scratch, ctx, end)?;
+    write_moov(m, &mut PatchAt::new(sink, at), scratch, store, ctx, end)?;
     if rest > 0 {
         let mut h = [0u8; 8];
         for (d, s) in h.iter_mut().zip(

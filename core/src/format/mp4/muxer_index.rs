@@ -33,15 +33,16 @@
 //! another, so an offset is the sum of the sizes before it.
 
 use crate::error::{Error, Result};
+use crate::sink::Spill;
 
 /// Bit 4 of a record's flag byte: a sync sample.
-const KEY: u8 = 0x10;
+pub(super) const KEY: u8 = 0x10;
 /// Bit 5: the size is the previous sample's of the same track.
-const SAME_SIZE: u8 = 0x20;
+pub(super) const SAME_SIZE: u8 = 0x20;
 /// Bit 6: the decode-time delta is the previous delta of the same track.
-const SAME_DELTA: u8 = 0x40;
+pub(super) const SAME_DELTA: u8 = 0x40;
 /// Bit 7: a composition offset follows.
-const HAS_CTS: u8 = 0x80;
+pub(super) const HAS_CTS: u8 = 0x80;
 
 /// Most bytes one record takes: a flag byte and three LEB128 numbers of at
 /// most 10 bytes.
@@ -70,9 +71,9 @@ pub const CTS_TABLE: usize = 8;
 /// and repeated composition offsets.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunState {
-    size: u64,
-    delta: u64,
-    started: bool,
+    pub(super) size: u64,
+    pub(super) delta: u64,
+    pub(super) started: bool,
     /// Recent distinct composition offsets, and the slot the next new one
     /// takes.
     cts: [i64; CTS_TABLE],
@@ -94,7 +95,7 @@ impl RunState {
 
     /// The composition offset code `code` stands for, and the table
     /// updated as the encoder updated it.
-    fn cts_of(&mut self, code: u64) -> i64 {
+    pub(super) fn cts_of(&mut self, code: u64) -> i64 {
         if code & 1 == 1 {
             let k = usize::try_from(code >> 1).unwrap_or(usize::MAX);
             return self.cts.get(k).copied().unwrap_or(0);
@@ -125,19 +126,6 @@ fn put_leb(out: &mut [u8; MAX_RECORD], at: &mut usize, mut v: u64) {
             break;
         }
     }
-}
-
-fn get_leb(b: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..70).step_by(7) {
-        let x = *b.get(*at)?;
-        *at += 1;
-        v |= u64::from(x & 0x7F).checked_shl(shift)?;
-        if x & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
 }
 
 fn zigzag(v: i64) -> u64 {
@@ -203,60 +191,82 @@ pub fn append(scratch: &mut [u8], len: &mut usize, s: &Sample, run: &mut RunStat
     Ok(())
 }
 
-/// Reads the records of an index back, in write order, for every track.
-#[derive(Debug, Clone)]
-pub struct Records<'a> {
-    bytes: &'a [u8],
-    at: usize,
-    runs: [RunState; 16],
+/// Where the index grows: the in-memory block `mem` with `len` bytes used,
+/// and the store its full blocks go to (the `spilled` bytes before it).
+#[derive(Debug)]
+pub struct Growing<'m, 's> {
+    /// The in-memory block: the caller's scratch up to its bound.
+    pub mem: &'m mut [u8],
+    /// Bytes used in `mem`.
+    pub len: &'m mut usize,
+    /// Bytes spilled so far.
+    pub spilled: &'m mut u64,
+    /// The store, if the caller gave one.
+    pub spill: &'m mut Spill<'s>,
 }
 
-impl<'a> Records<'a> {
-    /// The records in `bytes` (the used part of the scratch).
-    pub fn new(bytes: &'a [u8]) -> Self {
-        Records {
-            bytes,
-            at: 0,
-            runs: [RunState::default(); 16],
+impl<'m, 's> Growing<'m, 's> {
+    /// The index in `scratch`: all of it with no store, else the first
+    /// `spill.memory` bytes.
+    pub fn new(scratch: &'m mut [u8], len: &'m mut usize, spilled: &'m mut u64, spill: &'m mut Spill<'s>) -> Self {
+        let bound = if spill.store.is_some() {
+            spill.memory
+        } else {
+            usize::MAX
+        };
+        let cut = bound.min(scratch.len());
+        Growing {
+            mem: scratch.get_mut(..cut).unwrap_or(&mut []),
+            len,
+            spilled,
+            spill,
         }
     }
 }
 
-impl Iterator for Records<'_> {
-    type Item = Sample;
-
-    fn next(&mut self) -> Option<Sample> {
-        let flags = *self.bytes.get(self.at)?;
-        let mut at = self.at + 1;
-        let track = flags & 0x0F;
-        let run = self.runs.get_mut(usize::from(track))?;
-        let size = if flags & SAME_SIZE != 0 {
-            run.size
-        } else {
-            get_leb(self.bytes, &mut at)?
-        };
-        let delta = if flags & SAME_DELTA != 0 {
-            run.delta
-        } else {
-            get_leb(self.bytes, &mut at)?
-        };
-        let cts = if flags & HAS_CTS != 0 {
-            run.cts_of(get_leb(self.bytes, &mut at)?)
-        } else {
-            0
-        };
-        run.size = size;
-        run.delta = delta;
-        run.started = true;
-        self.at = at;
-        Some(Sample {
-            track,
-            key: flags & KEY != 0,
-            size,
-            delta,
-            cts,
-        })
+/// Appends one record to the index. When it does not fit the in-memory
+/// block and a store is given, the block is filled, appended to the store
+/// whole, and reused from its start for the rest of the record (a record
+/// may straddle two blocks: the reader sees one byte stream).
+///
+/// Errors: `CapacityExceeded` when the block is full and there is no store
+/// (nothing appended); the store's error when it fails (the muxer stops).
+pub fn append_growing(g: &mut Growing<'_, '_>, s: &Sample, run: &mut RunState, pos: u64) -> Result<()> {
+    if g.spill.store.is_none() {
+        return append(g.mem, g.len, s, run, pos);
     }
+    let mut rec = [0u8; MAX_RECORD];
+    let mut next = *run;
+    let n = encode(s, &mut next, &mut rec);
+    let mut rest = rec.get(..n).unwrap_or(&[]);
+    while !rest.is_empty() {
+        let room = g.mem.get_mut(*g.len..).unwrap_or(&mut []);
+        if room.is_empty() {
+            let store = g
+                .spill
+                .store
+                .as_deref_mut()
+                .ok_or(Error::capacity(pos, &"mp4 muxer: no spill store"))?;
+            if g.mem.is_empty() {
+                return Err(Error::capacity(
+                    pos,
+                    &"mp4 muxer: no memory for the sample index (give the scratch and the spill bound some bytes)",
+                ));
+            }
+            store.append(g.mem)?;
+            *g.spilled = g.spilled.saturating_add(g.mem.len() as u64);
+            *g.len = 0;
+            continue;
+        }
+        let k = room.len().min(rest.len());
+        if let (Some(d), Some(src)) = (room.get_mut(..k), rest.get(..k)) {
+            d.copy_from_slice(src);
+        }
+        *g.len += k;
+        rest = rest.get(k..).unwrap_or(&[]);
+    }
+    *run = next;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -264,6 +274,7 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::error::ErrorKind;
+    use crate::format::mp4::muxer_records::Records;
 
     #[test]
     fn records_round_trip_and_runs_cost_one_byte() {

@@ -6,12 +6,13 @@ use super::boxes::{MdhdV0, MdhdV1, MvhdV0, MvhdV1};
 use super::muxer::{Mp4Muxer, TrackState, MDAT_HEADER};
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::write_stsd;
-use super::muxer_index::Records;
+use super::muxer_records::{Index, Records};
 use super::muxer_times::{samples, settle, Times};
 use crate::error::{Error, Result};
 use crate::format::mux_traits::MuxContext;
-use crate::sink::Sink;
+use crate::sink::{Sink, SpillStore};
 use crate::types::{rescale_q, Rational, Track, TrackKind};
+use core::cell::Cell;
 use zerocopy::big_endian::{U16, U32, U64};
 use zerocopy::IntoBytes;
 
@@ -80,8 +81,21 @@ fn movie_scale(mut scales: impl Iterator<Item = u32>) -> u32 {
 }
 
 /// Writes `moov` after the media that ended at `end`.
-pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &MuxContext, end: u64) -> Result<()> {
-    let index = m.index(scratch);
+///
+/// The index is read from `scratch` and, for its spilled part, from
+/// `store`; a read error of the store is returned once the walk is done
+/// (the `moov` then written is incomplete: the caller's file is not
+/// finished).
+pub fn write_moov<K: Sink>(
+    m: &Mp4Muxer,
+    sink: &mut K,
+    scratch: &[u8],
+    store: Option<&dyn SpillStore>,
+    ctx: &MuxContext,
+    end: u64,
+) -> Result<()> {
+    let failed = Cell::new(None);
+    let index = m.index_view(scratch, store, &failed);
     let movie = movie_scale(ctx.tracks.iter().map(|t| t.time_base.den));
     let mut movie_duration = 0u64;
     for (i, t) in ctx.tracks.iter().enumerate() {
@@ -128,6 +142,9 @@ pub fn write_moov<K: Sink>(m: &Mp4Muxer, sink: &mut K, scratch: &[u8], ctx: &Mux
         w.close()?; // minf
         w.close()?; // mdia
         w.close()?; // trak
+    }
+    if let Some(e) = failed.take() {
+        return Err(e);
     }
     if !m.qt {
         super::muxer_tags::write_udta(&mut w, ctx)?;
@@ -381,7 +398,7 @@ fn close_counted<K: Sink>(w: &mut BoxWriter<'_, K>, at: u64, n: u32) -> Result<(
 /// `stts`, `ctts`, `stss`, `stsz`, `stsc` and `stco`/`co64` of track `tr`.
 fn write_tables<K: Sink>(
     w: &mut BoxWriter<'_, K>,
-    index: &[u8],
+    index: Index<'_>,
     tr: u8,
     st: &TrackState,
     data_start: u64,
@@ -472,9 +489,15 @@ impl Iterator for Chunks<'_> {
 }
 
 /// `stsc` (§8.7.4) and `stco`/`co64` (§8.7.5).
-fn write_chunks<K: Sink>(w: &mut BoxWriter<'_, K>, index: &[u8], tr: u8, data_start: u64, wide: bool) -> Result<()> {
+fn write_chunks<K: Sink>(
+    w: &mut BoxWriter<'_, K>,
+    index: Index<'_>,
+    tr: u8,
+    data_start: u64,
+    wide: bool,
+) -> Result<()> {
     let chunks = || Chunks {
-        records: Records::new(index),
+        records: Records::of(index),
         track: tr,
         offset: data_start,
     };

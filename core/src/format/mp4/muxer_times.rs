@@ -20,7 +20,8 @@
 //! `D` places after its rank.
 
 use super::muxer::TrackState;
-use super::muxer_index::{Records, Sample};
+use super::muxer_index::Sample;
+use super::muxer_records::{Index, Records};
 
 /// Most presentation times held while rebuilding decode times: the reorder
 /// depth is capped at one less (H.264 allows 16 frames of reorder). A
@@ -29,8 +30,8 @@ use super::muxer_index::{Records, Sample};
 pub const REORDER_WINDOW: usize = 32;
 
 /// The samples of track `tr`, in order.
-pub fn samples(index: &[u8], tr: u8) -> impl Iterator<Item = Sample> + '_ {
-    Records::new(index).filter(move |s| s.track == tr)
+pub fn samples(index: Index<'_>, tr: u8) -> impl Iterator<Item = Sample> + '_ {
+    Records::of(index).filter(move |s| s.track == tr)
 }
 
 /// How the decode times of a reordered track are rebuilt.
@@ -51,7 +52,7 @@ impl Rebuild {
     /// Measures track `tr` of `index`, whose first provisional decode time
     /// is `from`; `frame` is the packets' duration when the input gives one
     /// (0 when not).
-    fn measure(index: &[u8], tr: u8, from: i64, frame: u64) -> Self {
+    fn measure(index: Index<'_>, tr: u8, from: i64, frame: u64) -> Self {
         let mut ring = [0i64; REORDER_WINDOW];
         let mut depth = 0usize;
         let mut head = [i64::MAX; REORDER_WINDOW + 1];
@@ -95,7 +96,7 @@ impl Rebuild {
 /// A track's state as `moov` describes it: for a reordered track, with the
 /// decode times rebuilt (first and last decode time, offsets no longer
 /// negative).
-pub fn settle(index: &[u8], tr: u8, st: TrackState) -> TrackState {
+pub fn settle(index: Index<'_>, tr: u8, st: TrackState) -> TrackState {
     if !st.reordered || st.samples == 0 {
         return st;
     }
@@ -129,7 +130,7 @@ pub struct Times<'a> {
 
 impl<'a> Times<'a> {
     /// The times of track `tr` whose state is `st`.
-    pub fn new(index: &'a [u8], tr: u8, st: &TrackState) -> Self {
+    pub fn new(index: Index<'a>, tr: u8, st: &TrackState) -> Self {
         match st.rebuild {
             Some(r) => Self::with(index, tr, r.from, Some(r)),
             None => Self::plain(index, tr, st.first_dts.unwrap_or(0)),
@@ -137,13 +138,13 @@ impl<'a> Times<'a> {
     }
 
     /// The times the index records, from a first decode time `from`.
-    fn plain(index: &'a [u8], tr: u8, from: i64) -> Self {
+    fn plain(index: Index<'a>, tr: u8, from: i64) -> Self {
         Self::with(index, tr, from, None)
     }
 
-    fn with(index: &'a [u8], tr: u8, from: i64, rebuild: Option<Rebuild>) -> Self {
+    fn with(index: Index<'a>, tr: u8, from: i64, rebuild: Option<Rebuild>) -> Self {
         Times {
-            inner: Records::new(index),
+            inner: Records::of(index),
             track: tr,
             dts: from,
             rebuild,
@@ -234,7 +235,7 @@ mod tests {
         let mut scratch = [0u8; 256];
         let (len, st) = index_of(&pts, &mut scratch);
         assert!(st.reordered);
-        let index = scratch.get(..len).unwrap();
+        let index = Index::memory(scratch.get(..len).unwrap());
         let st = settle(index, 0, st);
         let times: std::vec::Vec<(i64, i64)> = Times::new(index, 0, &st).collect();
         // Depth 1 (no sample has more than one earlier sample shown after
@@ -248,7 +249,7 @@ mod tests {
         // A B-pyramid (I P B b b): a b-frame has P and B before it, depth 2.
         let pts = [0, 40, 20, 10, 30, 80, 60, 50, 70];
         let (len, st) = index_of(&pts, &mut scratch);
-        let index = scratch.get(..len).unwrap();
+        let index = Index::memory(scratch.get(..len).unwrap());
         let st = settle(index, 0, st);
         let dts: std::vec::Vec<i64> = Times::new(index, 0, &st).map(|t| t.0).collect();
         assert_eq!(dts, [-20, -10, 0, 10, 20, 30, 40, 50, 60]);
@@ -260,7 +261,7 @@ mod tests {
         let mut scratch = [0u8; 64];
         let (len, st) = index_of(&pts, &mut scratch);
         assert!(!st.reordered);
-        let index = scratch.get(..len).unwrap();
+        let index = Index::memory(scratch.get(..len).unwrap());
         let st = settle(index, 0, st);
         let times: std::vec::Vec<(i64, i64)> = Times::new(index, 0, &st).collect();
         assert_eq!(times, [(0, 0), (10, 10), (20, 20), (30, 30)]);
@@ -273,7 +274,7 @@ mod tests {
         pts.extend((1..=40).rev().map(|k| k * 10));
         let mut scratch = [0u8; 1024];
         let (len, st) = index_of(&pts, &mut scratch);
-        let index = scratch.get(..len).unwrap();
+        let index = Index::memory(scratch.get(..len).unwrap());
         let st = settle(index, 0, st);
         let times: std::vec::Vec<(i64, i64)> = Times::new(index, 0, &st).collect();
         assert_eq!(times.len(), pts.len());

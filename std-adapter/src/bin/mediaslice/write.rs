@@ -43,6 +43,7 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
             })
         }),
         fragment_ms: a.fragment_ms,
+        index_memory: a.index_memory.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
         ..Default::default()
     };
     let result = remux_file(&a.input, &a.output, &opts);
@@ -63,6 +64,12 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
                 r.packets,
                 r.bytes
             );
+            if r.index_spilled > 0 {
+                eprintln!(
+                    "mediaslice: index: {} bytes spilled to a temporary file (past --index-memory), read back and removed",
+                    r.index_spilled
+                );
+            }
             if let (Some(RemuxFormat::HybridMp4), Some(f)) = (format, r.fragments) {
                 if f.index_full {
                     eprintln!("mediaslice: {name}: the progressive index outgrew its memory; the output stays a complete fragmented MP4");
