@@ -66,6 +66,11 @@ def commands(kind, ms, path):
             # The same demux in a process without the CLI (benches/src/bin/walk.rs):
             # headers only, and with the CRC the CLI's --summary computes.
             cmds += [("walk-headers", [walk, "headers", path]), ("walk-crc", [walk, "crc", path])]
+        bare = os.environ.get("MMAPCRC_BIN")
+        if bare:
+            # The physical limit (benches/src/bin/mmapcrc.rs): the CLI's map,
+            # page release and CRC over every byte, no demuxing.
+            cmds.append(("bare-mmap-crc", [bare, path]))
         cmds += [
             ("ffmpeg-copy", ["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", "0", "-c", "copy", "-f", "null", "-"]),
             ("ffprobe-packets", ["ffprobe", "-v", "error", "-show_packets", path]),

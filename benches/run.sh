@@ -51,6 +51,7 @@ else
 fi
 MS=$CARGO_TARGET_DIR/release/mediaslice
 export WALK_BIN=$CARGO_TARGET_DIR/release/walk
+export MMAPCRC_BIN=$CARGO_TARGET_DIR/release/mmapcrc
 BENCH=(cargo bench -j "$JOBS" -p mediaslice-benches)
 
 if step files && [[ -z $QUICK ]]; then
@@ -59,7 +60,7 @@ fi
 
 if step build; then
 	cargo build -j "$JOBS" --release -p mediaslice-std --bin mediaslice
-	cargo build -j "$JOBS" --release -p mediaslice-benches --bin walk
+	cargo build -j "$JOBS" --release -p mediaslice-benches --bin walk --bin mmapcrc
 	"${BENCH[@]}" --no-run
 fi
 

@@ -6,7 +6,8 @@
 //!     $BENCH_BIN/icount-* FAMILY IMPL MODE FILE
 //! ```
 //!
-//! IMPL is `mediaslice`, `crc-baseline` or a peer name; MODE `headers` or
+//! IMPL is `mediaslice`, `mediaslice-pieces` (packets through
+//! `next_packet_pieces`), `crc-baseline` or a peer name; MODE `headers` or
 //! `crc`. Only `measured` (open plus every packet) is counted; loading the
 //! file is not. `benches/icount.sh` runs the matrix.
 
@@ -14,12 +15,13 @@
 mod common;
 
 use common::peers;
-use mediaslice_benches::{crc_baseline, load, mediaslice_run, Counts, Mode, FAMILIES, SCRATCH};
+use mediaslice_benches::{crc_baseline, load, mediaslice_run, mediaslice_run_pieces, Counts, Mode, FAMILIES, SCRATCH};
 
 #[inline(never)]
 fn measured(family: &str, who: &str, mode: Mode, data: &'static [u8], scratch: &mut [u8]) -> Option<Counts> {
     match who {
         "mediaslice" => Some(mediaslice_run(data, scratch, mode)),
+        "mediaslice-pieces" => Some(mediaslice_run_pieces(data, scratch, mode)),
         "crc-baseline" => Some(crc_baseline(data)),
         _ => {
             let fam = FAMILIES.iter().find(|f| f.name == family)?;
@@ -37,6 +39,11 @@ fn main() {
             let path = bf.path.display();
             for mode in ["headers", "crc"] {
                 let mut who: Vec<&str> = vec!["mediaslice"];
+                // Only MPEG-TS hands packets out in pieces; elsewhere the
+                // pieces run is the joined run.
+                if bf.family.name == "ts" {
+                    who.push("mediaslice-pieces");
+                }
                 who.extend(bf.family.peers.iter().map(|p| p.name()));
                 if mode == "crc" {
                     who.push("crc-baseline");

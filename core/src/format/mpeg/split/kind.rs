@@ -88,7 +88,28 @@ fn latm(h: &[u8]) -> Option<(usize, u32, u32, bool)> {
 
 /// `ts` plus one frame of `samples / rate` seconds in 1/90000, as ffmpeg's
 /// `av_add_stable` adds it (stays on the frame grid without drifting).
+///
+/// In 64 bits while no step overflows (every real time stamp: one AAC frame
+/// costs a few divisions instead of 128-bit ones, 9% of a TS walk's
+/// instructions before); in 128 bits otherwise, with the same result.
 pub(super) fn add_stable(ts: i64, samples: u32, rate: u32) -> i64 {
+    add_stable_narrow(ts, samples, rate).unwrap_or_else(|| add_stable_wide(ts, samples, rate))
+}
+
+/// [`add_stable`] in `i64`; `None` when a step would overflow.
+fn add_stable_narrow(ts: i64, samples: u32, rate: u32) -> Option<i64> {
+    let (m, d) = (i64::from(samples) * 90_000, i64::from(rate.max(1)));
+    if m % d == 0 {
+        return ts.checked_add(m / d);
+    }
+    let near = |a: i64, b: i64, c: i64| Some(a.checked_mul(b)?.checked_add(c / 2)?.div_euclid(c));
+    let old = near(ts, d, m)?;
+    let old_ts = near(old, m, d)?;
+    near(old.checked_add(1)?, m, d)?.checked_add(ts)?.checked_sub(old_ts)
+}
+
+/// [`add_stable`] in `i128`.
+pub(super) fn add_stable_wide(ts: i64, samples: u32, rate: u32) -> i64 {
     let (m, d) = (samples as i128 * 90_000, rate.max(1) as i128);
     let t = ts as i128;
     if m % d == 0 {

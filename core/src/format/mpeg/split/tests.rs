@@ -2,7 +2,7 @@
 
 extern crate std;
 
-use super::kind::{add_stable, ticks};
+use super::kind::{add_stable, add_stable_wide, ticks};
 use super::*;
 use crate::source::SliceSource;
 use std::vec;
@@ -69,4 +69,61 @@ fn stable_addition_follows_the_frame_grid() {
     assert_eq!(add_stable(5_387_160_282, 1024, 44100), 5_387_162_372);
     assert_eq!(add_stable(0, 1024, 48000), 1920);
     assert_eq!(ticks(1536, 44100), 3134);
+}
+
+/// The 64-bit path of `add_stable` gives what the 128-bit one gives, over
+/// time stamps near 0, near the 33-bit wrap, negative, and near the ends of
+/// `i64` (where it must fall back), for the frame sizes and rates of AAC,
+/// MP2 and odd ones.
+#[test]
+fn add_stable_narrow_equals_wide() {
+    let stamps = [
+        0i64,
+        1,
+        -1,
+        1920,
+        5_387_160_282,
+        (1 << 33) - 1,
+        1 << 33,
+        -(1 << 33),
+        1 << 40,
+        i64::MAX,
+        i64::MAX - 1_000_000,
+        i64::MIN,
+        i64::MIN + 1_000_000,
+    ];
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut checked = 0;
+    for &samples in &[1u32, 960, 1024, 1152, 2048, 4096, 65_535, u32::MAX] {
+        for &rate in &[
+            0u32,
+            1,
+            7350,
+            8000,
+            11_025,
+            22_050,
+            44_100,
+            48_000,
+            96_000,
+            1_000_003,
+            u32::MAX,
+        ] {
+            for i in 0..200 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let ts = match stamps.get(i) {
+                    Some(&t) => t,
+                    None => (x as i64) >> (x % 40),
+                };
+                assert_eq!(
+                    add_stable(ts, samples, rate),
+                    add_stable_wide(ts, samples, rate),
+                    "ts {ts} samples {samples} rate {rate}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 8 * 11 * 200);
 }

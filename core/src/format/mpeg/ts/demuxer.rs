@@ -121,7 +121,7 @@ impl Es {
     /// On the per-packet path, and not generic: `#[inline]` lets it inline
     /// into the reading loop across crates, as it did as part of it.
     #[inline]
-    fn continuity(&mut self, tp: &TsPacket, ctx: &mut Context, at: u64) -> bool {
+    pub(super) fn continuity(&mut self, tp: &TsPacket, ctx: &mut Context, at: u64) -> bool {
         if self.cc != NO_CC {
             if tp.cc == self.cc && !tp.pusi {
                 ctx.diags.report("ts.duplicate-packet", at);
@@ -143,7 +143,14 @@ impl Es {
     ///
     /// On the per-packet path: `#[inline]` as [`Es::continuity`].
     #[inline]
-    fn extend(&mut self, i: usize, tp: &TsPacket, at: u64, end: u64, max_packet: u32) -> Result<Option<Done>> {
+    pub(super) fn extend(
+        &mut self,
+        i: usize,
+        tp: &TsPacket,
+        at: u64,
+        end: u64,
+        max_packet: u32,
+    ) -> Result<Option<Done>> {
         if self.start.is_none() {
             return Ok(None);
         }
@@ -405,6 +412,9 @@ impl TsDemuxer {
                     Drain::End => return Ok(None),
                 }
             }
+            if src.is_slice() && self.skim(src, ctx, len)? {
+                continue;
+            }
             if let Some(r) = self.read_next(src, ctx, len)? {
                 return Ok(Some(Next::Pes(r)));
             }
@@ -460,6 +470,9 @@ impl FormatDemuxer for TsDemuxer {
                     Drain::Frame(f) => return f.packet(src, self.base).map(Some),
                     Drain::End => return Ok(None),
                 }
+            }
+            if src.is_slice() && self.skim(src, ctx, len)? {
+                continue;
             }
             if let Some(r) = self.read_next(src, ctx, len)? {
                 return emit(src, r, self.base).map(Some);

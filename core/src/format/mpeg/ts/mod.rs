@@ -29,6 +29,7 @@ mod packet;
 mod pes;
 mod probe;
 mod psi;
+mod skim;
 mod walk;
 
 pub use demuxer::TsDemuxer;
