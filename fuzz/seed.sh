@@ -28,6 +28,7 @@ declare -A FAMILIES=(
   [avi]="avi *.avi"
   [aiff]="aiff *.aif *.aiff *.aifc"
   [caf]="caf *.caf"
+  [au]="au *.au *.snd"
   [mpegts]="mpegts *.ts *.m2ts"
   [mpegps]="mpegps *.mpg *.ps *.vob"
   [asf]="asf *.asf *.wma *.wmv"

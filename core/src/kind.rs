@@ -32,6 +32,8 @@ pub enum FormatKind {
     Aiff,
     /// Apple Core Audio Format.
     Caf,
+    /// Sun / NeXT audio (`.au`, `.snd`).
+    Au,
     /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
     Ogg,
     /// Native FLAC (RFC 9639).
@@ -79,6 +81,7 @@ impl FormatKind {
             FormatKind::Avi => "avi",
             FormatKind::Aiff => "aiff",
             FormatKind::Caf => "caf",
+            FormatKind::Au => "au",
             FormatKind::Ogg => "ogg",
             FormatKind::Flac => "flac",
             FormatKind::Mp3 => "mp3",
@@ -112,6 +115,7 @@ impl FormatKind {
             FormatKind::Avi => "AVI",
             FormatKind::Aiff => "AIFF",
             FormatKind::Caf => "CAF",
+            FormatKind::Au => "Sun AU",
             FormatKind::Ogg => "Ogg",
             FormatKind::Flac => "FLAC",
             FormatKind::Mp3 => "MPEG audio",

@@ -45,6 +45,7 @@ pub const KINDS: &[FormatKind] = &[
     FormatKind::Avi,
     FormatKind::Aiff,
     FormatKind::Caf,
+    FormatKind::Au,
     FormatKind::Ogg,
     FormatKind::Flac,
     FormatKind::Mp3,

@@ -10,6 +10,8 @@ pub mod traits;
 pub mod aiff;
 #[cfg(feature = "asf")]
 pub mod asf;
+#[cfg(feature = "au")]
+pub mod au;
 #[cfg(feature = "avi")]
 pub mod avi;
 #[cfg(feature = "caf")]

@@ -24,6 +24,7 @@ pub fn format_long_name(kind: FormatKind) -> Option<&'static str> {
         FormatKind::Avi => "AVI (Audio Video Interleaved)",
         FormatKind::Aiff => "Audio IFF",
         FormatKind::Caf => "Apple CAF (Core Audio Format)",
+        FormatKind::Au => "Sun AU",
         FormatKind::Ogg => "Ogg",
         FormatKind::Flac => "raw FLAC",
         FormatKind::Mp3 => "MP2/3 (MPEG audio layer 2/3)",
@@ -108,7 +109,12 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         Codec::PcmS32Le | Codec::PcmS32Be => ("s32", None),
         Codec::PcmF32Le | Codec::PcmF32Be => ("flt", None),
         Codec::PcmF64Le | Codec::PcmF64Be => ("dbl", None),
-        Codec::AdpcmMs | Codec::AdpcmYamaha | Codec::AdpcmSwf | Codec::AdpcmG722 | Codec::AdpcmG726 => ("s16", None),
+        Codec::AdpcmMs
+        | Codec::AdpcmYamaha
+        | Codec::AdpcmSwf
+        | Codec::AdpcmG722
+        | Codec::AdpcmG726
+        | Codec::AdpcmG726Le => ("s16", None),
         Codec::AdpcmImaWav | Codec::AdpcmImaQt | Codec::AdpcmImaWs => ("s16p", None),
         Codec::Gsm | Codec::GsmMs | Codec::Qcelp | Codec::Evrc | Codec::Ilbc => ("s16", None),
         _ => return None,
@@ -137,6 +143,10 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
             | Codec::AmrNb
             | Codec::AmrWb
             | Codec::TrueHd
+            // G.722 and G.726 decoders are mono-only and say so.
+            | Codec::AdpcmG722
+            | Codec::AdpcmG726
+            | Codec::AdpcmG726Le
     );
     if !decoder_sets_layout {
         return None;
