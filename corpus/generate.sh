@@ -267,6 +267,12 @@ gen au pcm_alaw.au mux:au -- "${LAVFI[@]}" "$(stereo 22050 0.5)" -c:a pcm_alaw
 gen au pcm_f32be.au mux:au -- "${LAVFI[@]}" "$(mono 48000 0.3)" -c:a pcm_f32be
 gen au g726.au enc:g726le mux:au -- "${LAVFI[@]}" "$(mono 8000 1)" -c:a adpcm_g726le -code_size 4
 
+# ---------------------------------------------------------------- TTA
+gen tta s16_stereo.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(stereo 44100 2.5)" -c:a tta -sample_fmt s16 \
+	-metadata title="Mediaslice TTA" -metadata artist="Mediaslice Artist"
+gen tta s24_mono.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(mono 48000 1.5)" -c:a tta -sample_fmt s32
+gen tta u8_mono.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(noise 8000 1)" -c:a tta -sample_fmt u8
+
 # ---------------------------------------------------------------- ASF
 gen asf wmv2_wmav2.wmv enc:wmv2 enc:wmav2 -- \
 	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 44100 1)" \

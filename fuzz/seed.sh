@@ -29,6 +29,7 @@ declare -A FAMILIES=(
   [aiff]="aiff *.aif *.aiff *.aifc"
   [caf]="caf *.caf"
   [au]="au *.au *.snd"
+  [tta]="tta *.tta"
   [mpegts]="mpegts *.ts *.m2ts"
   [mpegps]="mpegps *.mpg *.ps *.vob"
   [asf]="asf *.asf *.wma *.wmv"

@@ -34,6 +34,8 @@ pub enum FormatKind {
     Caf,
     /// Sun / NeXT audio (`.au`, `.snd`).
     Au,
+    /// TTA (True Audio) lossless, `TTA1`.
+    Tta,
     /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
     Ogg,
     /// Native FLAC (RFC 9639).
@@ -82,6 +84,7 @@ impl FormatKind {
             FormatKind::Aiff => "aiff",
             FormatKind::Caf => "caf",
             FormatKind::Au => "au",
+            FormatKind::Tta => "tta",
             FormatKind::Ogg => "ogg",
             FormatKind::Flac => "flac",
             FormatKind::Mp3 => "mp3",
@@ -116,6 +119,7 @@ impl FormatKind {
             FormatKind::Aiff => "AIFF",
             FormatKind::Caf => "CAF",
             FormatKind::Au => "Sun AU",
+            FormatKind::Tta => "TTA",
             FormatKind::Ogg => "Ogg",
             FormatKind::Flac => "FLAC",
             FormatKind::Mp3 => "MPEG audio",

@@ -46,6 +46,7 @@ pub const KINDS: &[FormatKind] = &[
     FormatKind::Aiff,
     FormatKind::Caf,
     FormatKind::Au,
+    FormatKind::Tta,
     FormatKind::Ogg,
     FormatKind::Flac,
     FormatKind::Mp3,

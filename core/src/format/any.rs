@@ -18,6 +18,7 @@
         feature = "aiff",
         feature = "caf",
         feature = "au",
+        feature = "tta",
         feature = "ogg",
         feature = "flac",
         feature = "mp3",
@@ -87,6 +88,9 @@ pub enum AnyDemuxer {
     /// Sun / NeXT audio.
     #[cfg(feature = "au")]
     Au(crate::format::au::AuDemuxer),
+    /// TTA (True Audio).
+    #[cfg(feature = "tta")]
+    Tta(crate::format::tta::TtaDemuxer),
     /// Ogg.
     #[cfg(feature = "ogg")]
     Ogg(crate::format::ogg::OggDemuxer),
@@ -160,6 +164,8 @@ macro_rules! dispatch {
             AnyDemuxer::Caf($d) => $e,
             #[cfg(feature = "au")]
             AnyDemuxer::Au($d) => $e,
+            #[cfg(feature = "tta")]
+            AnyDemuxer::Tta($d) => $e,
             #[cfg(feature = "ogg")]
             AnyDemuxer::Ogg($d) => $e,
             #[cfg(feature = "flac")]
@@ -221,6 +227,8 @@ impl AnyDemuxer {
             FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "au")]
             FormatKind::Au => Ok(AnyDemuxer::Au(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "tta")]
+            FormatKind::Tta => Ok(AnyDemuxer::Tta(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ogg")]
             FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "flac")]

@@ -31,5 +31,7 @@ pub mod mpeg;
 pub mod ogg;
 #[cfg(feature = "riff")]
 pub mod riff;
+#[cfg(feature = "tta")]
+pub mod tta;
 #[cfg(any(feature = "ogg", feature = "flac"))]
 pub mod xiph;

@@ -36,6 +36,7 @@ pub const FAMILIES: &[&str] = &[
     "aiff",
     "caf",
     "au",
+    "tta",
     "asf",
     "flv",
     "matroska",
