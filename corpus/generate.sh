@@ -258,6 +258,21 @@ gen caf pcm_f32be.caf mux:caf -- "${LAVFI[@]}" "$(mono 48000 0.5)" -c:a pcm_f32b
 gen caf adpcm_ima_qt.caf enc:adpcm_ima_qt mux:caf -- "${LAVFI[@]}" "$(stereo 44100 1)" -c:a adpcm_ima_qt
 gen caf aac.caf enc:aac mux:caf -- "${LAVFI[@]}" "$(stereo 44100 1)" "${AAC[@]}"
 
+# ---------------------------------------------------------------- Sun AU
+gen au pcm_s16be.au mux:au -- "${LAVFI[@]}" "$(stereo 44100 0.5)" -c:a pcm_s16be \
+	-metadata title="Mediaslice AU" -metadata artist="Mediaslice Artist" -metadata album="Mediaslice Album" \
+	-metadata genre=Test -metadata track=5
+gen au pcm_mulaw.au mux:au -- "${LAVFI[@]}" "$(mono 8000 1)" -c:a pcm_mulaw
+gen au pcm_alaw.au mux:au -- "${LAVFI[@]}" "$(stereo 22050 0.5)" -c:a pcm_alaw
+gen au pcm_f32be.au mux:au -- "${LAVFI[@]}" "$(mono 48000 0.3)" -c:a pcm_f32be
+gen au g726.au enc:g726le mux:au -- "${LAVFI[@]}" "$(mono 8000 1)" -c:a adpcm_g726le -code_size 4
+
+# ---------------------------------------------------------------- TTA
+gen tta s16_stereo.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(stereo 44100 2.5)" -c:a tta -sample_fmt s16 \
+	-metadata title="Mediaslice TTA" -metadata artist="Mediaslice Artist"
+gen tta s24_mono.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(mono 48000 1.5)" -c:a tta -sample_fmt s32
+gen tta u8_mono.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(noise 8000 1)" -c:a tta -sample_fmt u8
+
 # ---------------------------------------------------------------- ASF
 gen asf wmv2_wmav2.wmv enc:wmv2 enc:wmav2 -- \
 	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 44100 1)" \

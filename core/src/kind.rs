@@ -32,6 +32,10 @@ pub enum FormatKind {
     Aiff,
     /// Apple Core Audio Format.
     Caf,
+    /// Sun / NeXT audio (`.au`, `.snd`).
+    Au,
+    /// TTA (True Audio) lossless, `TTA1`.
+    Tta,
     /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
     Ogg,
     /// Native FLAC (RFC 9639).
@@ -79,6 +83,8 @@ impl FormatKind {
             FormatKind::Avi => "avi",
             FormatKind::Aiff => "aiff",
             FormatKind::Caf => "caf",
+            FormatKind::Au => "au",
+            FormatKind::Tta => "tta",
             FormatKind::Ogg => "ogg",
             FormatKind::Flac => "flac",
             FormatKind::Mp3 => "mp3",
@@ -112,6 +118,8 @@ impl FormatKind {
             FormatKind::Avi => "AVI",
             FormatKind::Aiff => "AIFF",
             FormatKind::Caf => "CAF",
+            FormatKind::Au => "Sun AU",
+            FormatKind::Tta => "TTA",
             FormatKind::Ogg => "Ogg",
             FormatKind::Flac => "FLAC",
             FormatKind::Mp3 => "MPEG audio",

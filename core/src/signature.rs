@@ -93,7 +93,7 @@ fn mp4_first_box(head: &[u8]) -> bool {
 /// The formats found by magic bytes, in the order detection tries them.
 /// Formats found by a pattern (MPEG-TS sync bytes, MPEG-PS pack headers, a
 /// FLAC frame header) come after these, in [`crate::detect::detect`].
-pub(crate) static SIGNATURES: [Signature; 19] = [
+pub(crate) static SIGNATURES: [Signature; 21] = [
     Signature::new(FormatKind::Wav, cfg!(feature = "riff"), &[(0, b"RIFF"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"RF64"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"BW64"), (8, b"WAVE")]),
@@ -118,6 +118,8 @@ pub(crate) static SIGNATURES: [Signature; 19] = [
     Signature::new(FormatKind::Aiff, cfg!(feature = "aiff"), &[(0, b"FORM"), (8, b"AIFF")]),
     Signature::new(FormatKind::Aiff, cfg!(feature = "aiff"), &[(0, b"FORM"), (8, b"AIFC")]),
     Signature::new(FormatKind::Caf, cfg!(feature = "caf"), &[(0, b"caff"), (4, &[0, 1])]),
+    Signature::new(FormatKind::Au, cfg!(feature = "au"), &[(0, b".snd")]),
+    Signature::new(FormatKind::Tta, cfg!(feature = "tta"), &[(0, b"TTA1")]),
     Signature::new(FormatKind::Ogg, cfg!(feature = "ogg"), &[(0, b"OggS\0")]),
     Signature::new(FormatKind::Flac, cfg!(feature = "flac"), &[(0, b"fLaC")]),
     Signature::new(FormatKind::Ivf, cfg!(feature = "ivf"), &[(0, b"DKIF"), (4, &[0, 0])]),
@@ -131,14 +133,13 @@ pub(crate) static SIGNATURES: [Signature; 19] = [
 
 /// Signatures of inputs this crate does not read as such but which carry
 /// audio frames that would fool the elementary-stream probes: the MPEG-PS
-/// pack header, MIDI, WavPack, Monkey's Audio, TTA, and common non-media
+/// pack header, MIDI, WavPack, Monkey's Audio, and common non-media
 /// files.
-static FOREIGN_AT_0: [[u8; 4]; 8] = [
+static FOREIGN_AT_0: [[u8; 4]; 7] = [
     *b"\x00\x00\x01\xBA",
     *b"MThd",
     *b"wvpk",
     *b"MAC ",
-    *b"TTA1",
     *b"\x89PNG",
     *b"GIF8",
     *b"%PDF",

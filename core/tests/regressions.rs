@@ -233,6 +233,8 @@ fn kind_for(family: &str) -> Option<FormatKind> {
         "avi" => Some(FormatKind::Avi),
         "aiff" => Some(FormatKind::Aiff),
         "caf" => Some(FormatKind::Caf),
+        "au" => Some(FormatKind::Au),
+        "tta" => Some(FormatKind::Tta),
         "ogg" => Some(FormatKind::Ogg),
         "flac" => Some(FormatKind::Flac),
         "mp3" => Some(FormatKind::Mp3),

@@ -45,6 +45,8 @@ pub const KINDS: &[FormatKind] = &[
     FormatKind::Avi,
     FormatKind::Aiff,
     FormatKind::Caf,
+    FormatKind::Au,
+    FormatKind::Tta,
     FormatKind::Ogg,
     FormatKind::Flac,
     FormatKind::Mp3,

@@ -17,6 +17,7 @@ pub const STREAM_EXACT: &[FormatKind] = &[
     FormatKind::MpegTs,
     FormatKind::MpegPs,
     FormatKind::Aiff,
+    FormatKind::Au,
     // Parser-split video elementary streams: a cut inside the last access
     // unit or frame cannot be told from its end.
     FormatKind::H264,

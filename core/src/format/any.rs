@@ -17,6 +17,8 @@
         feature = "avi",
         feature = "aiff",
         feature = "caf",
+        feature = "au",
+        feature = "tta",
         feature = "ogg",
         feature = "flac",
         feature = "mp3",
@@ -83,6 +85,12 @@ pub enum AnyDemuxer {
     /// Apple Core Audio Format.
     #[cfg(feature = "caf")]
     Caf(crate::format::caf::CafDemuxer),
+    /// Sun / NeXT audio.
+    #[cfg(feature = "au")]
+    Au(crate::format::au::AuDemuxer),
+    /// TTA (True Audio).
+    #[cfg(feature = "tta")]
+    Tta(crate::format::tta::TtaDemuxer),
     /// Ogg.
     #[cfg(feature = "ogg")]
     Ogg(crate::format::ogg::OggDemuxer),
@@ -154,6 +162,10 @@ macro_rules! dispatch {
             AnyDemuxer::Aiff($d) => $e,
             #[cfg(feature = "caf")]
             AnyDemuxer::Caf($d) => $e,
+            #[cfg(feature = "au")]
+            AnyDemuxer::Au($d) => $e,
+            #[cfg(feature = "tta")]
+            AnyDemuxer::Tta($d) => $e,
             #[cfg(feature = "ogg")]
             AnyDemuxer::Ogg($d) => $e,
             #[cfg(feature = "flac")]
@@ -213,6 +225,10 @@ impl AnyDemuxer {
             FormatKind::Aiff => Ok(AnyDemuxer::Aiff(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "caf")]
             FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "au")]
+            FormatKind::Au => Ok(AnyDemuxer::Au(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "tta")]
+            FormatKind::Tta => Ok(AnyDemuxer::Tta(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ogg")]
             FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "flac")]

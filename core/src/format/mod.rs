@@ -10,6 +10,8 @@ pub mod traits;
 pub mod aiff;
 #[cfg(feature = "asf")]
 pub mod asf;
+#[cfg(feature = "au")]
+pub mod au;
 #[cfg(feature = "avi")]
 pub mod avi;
 #[cfg(feature = "caf")]
@@ -29,5 +31,7 @@ pub mod mpeg;
 pub mod ogg;
 #[cfg(feature = "riff")]
 pub mod riff;
+#[cfg(feature = "tta")]
+pub mod tta;
 #[cfg(any(feature = "ogg", feature = "flac"))]
 pub mod xiph;

@@ -35,6 +35,8 @@ pub const FAMILIES: &[&str] = &[
     "avi",
     "aiff",
     "caf",
+    "au",
+    "tta",
     "asf",
     "flv",
     "matroska",
@@ -59,7 +61,17 @@ pub const FAMILIES: &[&str] = &[
 /// Elementary streams split by a parser (H.264/H.265 access units, MPEG
 /// video frames) are here too: at a cut, nothing tells a short last access
 /// unit from a whole one, for ffmpeg's parsers as for ours.
-pub const STREAM_EXACT_FAMILIES: &[&str] = &["wav", "mpegts", "mpegps", "aiff", "h264", "h265", "mpegvideo", "m4v"];
+pub const STREAM_EXACT_FAMILIES: &[&str] = &[
+    "wav",
+    "mpegts",
+    "mpegps",
+    "aiff",
+    "au",
+    "h264",
+    "h265",
+    "mpegvideo",
+    "m4v",
+];
 
 /// Where a test file comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,6 +24,8 @@ pub fn format_long_name(kind: FormatKind) -> Option<&'static str> {
         FormatKind::Avi => "AVI (Audio Video Interleaved)",
         FormatKind::Aiff => "Audio IFF",
         FormatKind::Caf => "Apple CAF (Core Audio Format)",
+        FormatKind::Au => "Sun AU",
+        FormatKind::Tta => "TTA (True Audio)",
         FormatKind::Ogg => "Ogg",
         FormatKind::Flac => "raw FLAC",
         FormatKind::Mp3 => "MP2/3 (MPEG audio layer 2/3)",
@@ -98,6 +100,10 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         Codec::Flac if bits == 0 => return None,
         Codec::Flac if bits <= 16 => ("s16", Some(bits)),
         Codec::Flac => ("s32", Some(bits)),
+        Codec::Tta if bits == 0 => return None,
+        Codec::Tta if bits <= 8 => ("u8", Some(bits)),
+        Codec::Tta if bits <= 16 => ("s16", Some(bits)),
+        Codec::Tta => ("s32", Some(bits)),
         Codec::Alac if bits == 0 => return None,
         Codec::Alac if bits <= 16 => ("s16p", Some(bits)),
         Codec::Alac => ("s32p", Some(bits)),
@@ -108,7 +114,12 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         Codec::PcmS32Le | Codec::PcmS32Be => ("s32", None),
         Codec::PcmF32Le | Codec::PcmF32Be => ("flt", None),
         Codec::PcmF64Le | Codec::PcmF64Be => ("dbl", None),
-        Codec::AdpcmMs | Codec::AdpcmYamaha | Codec::AdpcmSwf | Codec::AdpcmG722 | Codec::AdpcmG726 => ("s16", None),
+        Codec::AdpcmMs
+        | Codec::AdpcmYamaha
+        | Codec::AdpcmSwf
+        | Codec::AdpcmG722
+        | Codec::AdpcmG726
+        | Codec::AdpcmG726Le => ("s16", None),
         Codec::AdpcmImaWav | Codec::AdpcmImaQt | Codec::AdpcmImaWs => ("s16p", None),
         Codec::Gsm | Codec::GsmMs | Codec::Qcelp | Codec::Evrc | Codec::Ilbc => ("s16", None),
         _ => return None,
@@ -137,6 +148,10 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
             | Codec::AmrNb
             | Codec::AmrWb
             | Codec::TrueHd
+            // G.722 and G.726 decoders are mono-only and say so.
+            | Codec::AdpcmG722
+            | Codec::AdpcmG726
+            | Codec::AdpcmG726Le
     );
     if !decoder_sets_layout {
         return None;

@@ -43,7 +43,8 @@ pub mod dv;
     feature = "ac3",
     feature = "flac",
     feature = "aiff",
-    feature = "ogg"
+    feature = "ogg",
+    feature = "tta"
 ))]
 pub mod id3;
 #[cfg(any(feature = "ivf", feature = "obu"))]
