@@ -45,16 +45,28 @@ pub struct Sps {
     pub height: u32,
     /// Luma bit depth (`bit_depth_luma_minus8 + 8`).
     pub bit_depth: u32,
+    /// `sps_max_sub_layers_minus1`.
+    pub max_sub_layers_minus1: u8,
 }
 
 impl Sps {
     /// Parses an SPS NAL unit (`nal` starts at the two-byte NAL header),
     /// reading through emulation prevention bytes in place.
     pub fn parse(nal: &[u8]) -> Option<Sps> {
+        Sps::read(&mut Sps::reader(nal)?)
+    }
+
+    /// A reader over an SPS NAL unit's RBSP; `None` when `nal` is no SPS.
+    pub(crate) fn reader(nal: &[u8]) -> Option<BitReader<'_>> {
         if nal_type(*nal.first()?) != nal::SPS {
             return None;
         }
-        let mut r = BitReader::rbsp(nal.get(2..)?);
+        Some(BitReader::rbsp(nal.get(2..)?))
+    }
+
+    /// Reads the SPS RBSP from its start through `bit_depth_luma_minus8`,
+    /// leaving `r` at `bit_depth_chroma_minus8`; `None` when cut short.
+    pub(crate) fn read(r: &mut BitReader<'_>) -> Option<Sps> {
         r.skip(4);
         let max_sub_layers_minus1 = r.bits(3);
         r.skip(1);
@@ -108,6 +120,7 @@ impl Sps {
             width,
             height,
             bit_depth,
+            max_sub_layers_minus1: max_sub_layers_minus1 as u8,
         })
     }
 }
