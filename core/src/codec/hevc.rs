@@ -53,7 +53,10 @@ impl Sps {
     /// Parses an SPS NAL unit (`nal` starts at the two-byte NAL header),
     /// reading through emulation prevention bytes in place.
     pub fn parse(nal: &[u8]) -> Option<Sps> {
-        Sps::read(&mut Sps::reader(nal)?)
+        if nal_type(*nal.first()?) != nal::SPS {
+            return None;
+        }
+        Sps::read(&mut BitReader::rbsp(nal.get(2..)?))
     }
 
     /// A reader over an SPS NAL unit's RBSP; `None` when `nal` is no SPS.
