@@ -6,8 +6,10 @@
 //! Sources, by codec:
 //! - H.264: the first SPS of an `avcC` record, or of an Annex B byte
 //!   stream (configuration or first packet).
-//! - H.265: the fixed fields of an `hvcC` record, or the first SPS of an
-//!   Annex B byte stream.
+//! - H.264 and H.265 also the head of the SPS's VUI (H.264 §E.1.1,
+//!   H.265 §E.2.1): sample aspect ratio and `video_full_range_flag`.
+//! - H.265: the fixed fields of an `hvcC` record and its first SPS, or the
+//!   first SPS of an Annex B byte stream.
 //! - AV1: the `av1C` record (AV1-ISOBMFF §2.3.3).
 //! - VP9: the first frame's uncompressed header (VP9 §6.2, color_config);
 //!   VP8: the frame tag's version (RFC 6386 §9.1).
@@ -15,7 +17,7 @@
 //! No names here: the embedded build carries numbers only; the CLI names
 //! them as ffmpeg does.
 
-use super::{annexb::NalUnits, av1, bits::BitReader, h264, hevc};
+use super::{annexb::NalUnits, av1, bits::BitReader, convert::hvcc::HevcConfig, h264, hevc, hevc_vui};
 use crate::types::Codec;
 
 /// What a video stream's headers say about its pictures.
@@ -39,6 +41,11 @@ pub struct VideoFacts {
     pub progressive: Option<bool>,
     /// Sample aspect ratio the bitstream states.
     pub sar: Option<(u32, u32)>,
+    /// `Some(true)` for full-range samples (ffmpeg's `pc`), `Some(false)`
+    /// for limited range (`tv`), `None` when the headers do not say:
+    /// H.264 and H.265 `video_full_range_flag` (§E.2.1), which an H.265
+    /// SPS without a video signal type leaves at 0.
+    pub full_range: Option<bool>,
     /// For interlaced pictures (`progressive` is `Some(false)`): whether
     /// the top field comes first, when stated (MPEG-2's first picture
     /// coding extension).
@@ -57,9 +64,15 @@ fn from_h264(s: &h264::Sps) -> VideoFacts {
         chroma_format: Some(u8_of(s.chroma_format)),
         bit_depth: Some(u8_of(s.bit_depth)),
         progressive: Some(s.frame_mbs_only),
-        sar: s.sar.filter(|&(n, d)| n > 0 && d > 0),
+        sar: valid_sar(s.sar),
+        full_range: s.full_range,
         top_field_first: None,
     }
+}
+
+/// A sample aspect ratio with no zero term.
+fn valid_sar(sar: Option<(u32, u32)>) -> Option<(u32, u32)> {
+    sar.filter(|&(n, d)| n > 0 && d > 0)
 }
 
 fn from_hevc(s: &hevc::Sps) -> VideoFacts {
@@ -85,22 +98,48 @@ fn annexb_h264(data: &[u8]) -> Option<h264::Sps> {
     NalUnits::new(data).find_map(h264::Sps::parse)
 }
 
-fn annexb_hevc(data: &[u8]) -> Option<hevc::Sps> {
-    NalUnits::new(data).find_map(hevc::Sps::parse)
+/// The facts of the first H.265 SPS of an Annex B byte stream: its fixed
+/// fields, then what the head of its VUI says.
+fn annexb_hevc(data: &[u8]) -> Option<VideoFacts> {
+    NalUnits::new(data).find_map(|nal| {
+        let mut f = from_hevc(&hevc::Sps::parse(nal)?);
+        with_hevc_vui(&mut f, nal);
+        Some(f)
+    })
 }
 
-/// The fixed fields of an `hvcC` record (ISO/IEC 14496-15 §8.3.3.1).
+/// The sample aspect ratio and signal range of the H.265 SPS `nal`, when
+/// it can be read through the head of its VUI: ffmpeg's `hevc` decoder
+/// takes a stream without `video_signal_type_present_flag` as limited
+/// range.
+fn with_hevc_vui(f: &mut VideoFacts, nal: &[u8]) {
+    if let Some((_, vui)) = hevc_vui::parse(nal) {
+        f.sar = valid_sar(vui.sar);
+        f.full_range = Some(vui.full_range.unwrap_or(false));
+    }
+}
+
+/// The fixed fields of an `hvcC` record (ISO/IEC 14496-15 §8.3.3.1), then
+/// the VUI head of the first SPS in its arrays.
 fn hvcc(c: &[u8]) -> Option<VideoFacts> {
     if c.first() != Some(&1) || c.len() < 23 {
         return None;
     }
-    Some(VideoFacts {
+    let mut f = VideoFacts {
         profile: Some(c.get(1)? & 0x1F),
         level: Some(*c.get(12)?),
         chroma_format: Some(c.get(16)? & 3),
         bit_depth: Some((c.get(17)? & 7) + 8),
         ..VideoFacts::default()
-    })
+    };
+    let sps = HevcConfig::parse(c).ok().and_then(|cfg| {
+        cfg.nal_units()
+            .find(|n| n.first().map(|&b| hevc::nal_type(b)) == Some(hevc::nal::SPS))
+    });
+    if let Some(nal) = sps {
+        with_hevc_vui(&mut f, nal);
+    }
+    Some(f)
 }
 
 /// An `av1C` record: marker 1 and version 1, then `seq_profile`,
@@ -478,11 +517,9 @@ pub fn video(codec: Codec, config: &[u8], first: &[u8]) -> Option<VideoFacts> {
             .or_else(|| annexb_h264(config))
             .or_else(|| annexb_h264(first))
             .map(|s| from_h264(&s)),
-        Codec::Hevc => hvcc(config).or_else(|| {
-            annexb_hevc(config)
-                .or_else(|| annexb_hevc(first))
-                .map(|s| from_hevc(&s))
-        }),
+        Codec::Hevc => hvcc(config)
+            .or_else(|| annexb_hevc(config))
+            .or_else(|| annexb_hevc(first)),
         Codec::Av1 => av1c(config).or_else(|| av1_obus(config)).or_else(|| av1_obus(first)),
         Codec::Mpeg1Video | Codec::Mpeg2Video => mpegvideo(first).or_else(|| mpegvideo(config)),
         Codec::Mpeg4 => mpeg4_part2(config).or_else(|| mpeg4_part2(first)),
@@ -532,6 +569,75 @@ mod tests {
         annexb[4..].copy_from_slice(&SPS_CB);
         assert_eq!(video(Codec::H264, &[], &annexb), Some(f));
         assert_eq!(video(Codec::H264, &[], &[0, 0, 1, 0x65, 0x88]), None);
+    }
+
+    /// libx264 (through ffmpeg 5.1), High, 320x240, from full-range input
+    /// with `setsar=16/11`: VUI `aspect_ratio_idc` 4 and
+    /// `video_full_range_flag` 1 (ffprobe: `16:11`, `yuvj420p`, `pc`).
+    const SPS_FULL_RANGE: [u8; 24] = [
+        0x67, 0x64, 0x00, 0x0D, 0xAC, 0xD9, 0x41, 0x41, 0xFB, 0x04, 0x6C, 0x80, 0x00, 0x00, 0x03, 0x00, 0x80, 0x00,
+        0x00, 0x19, 0x07, 0x8A, 0x14, 0xCB,
+    ];
+
+    /// libx265, 320x240 Main from full-range input with `setsar=4/3`.
+    const HEVC_SPS_FULL_RANGE: [u8; 42] = [
+        0x42, 0x01, 0x01, 0x01, 0x60, 0x00, 0x00, 0x03, 0x00, 0x90, 0x00, 0x00, 0x03, 0x00, 0x00, 0x03, 0x00, 0x3C,
+        0xA0, 0x0A, 0x08, 0x0F, 0x16, 0x59, 0x59, 0xA4, 0x93, 0x2B, 0xC3, 0x9B, 0x02, 0x00, 0x00, 0x03, 0x00, 0x02,
+        0x00, 0x00, 0x03, 0x00, 0x32, 0x10,
+    ];
+
+    #[test]
+    fn h264_vui_aspect_and_range() {
+        let mut annexb = [0u8; 4 + SPS_FULL_RANGE.len()];
+        annexb[..4].copy_from_slice(&[0, 0, 0, 1]);
+        annexb[4..].copy_from_slice(&SPS_FULL_RANGE);
+        let f = video(Codec::H264, &[], &annexb).unwrap();
+        assert_eq!((f.profile, f.chroma_format, f.bit_depth), (Some(100), Some(1), Some(8)));
+        assert_eq!((f.sar, f.full_range), (Some((16, 11)), Some(true)));
+        // An SPS without VUI states no range.
+        assert_eq!(
+            video(
+                Codec::H264,
+                &[],
+                &[0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x0D, 0xD9, 0x01, 0x41, 0xFB, 0x01, 0x10]
+            )
+            .unwrap()
+            .full_range,
+            None
+        );
+    }
+
+    #[test]
+    fn hevc_vui_from_hvcc_arrays_and_annexb() {
+        // An hvcC with the fixed fields of Main 4:2:0 8-bit and one array
+        // holding the SPS.
+        let mut c = [0u8; 23 + 3 + 2 + HEVC_SPS_FULL_RANGE.len()];
+        c[0] = 1;
+        c[1] = 0x01;
+        c[12] = 60;
+        c[16] = 0xFD;
+        c[17] = 0xF8;
+        c[22] = 1;
+        c[23..28].copy_from_slice(&[0x80 | 33, 0, 1, 0, HEVC_SPS_FULL_RANGE.len() as u8]);
+        c[28..].copy_from_slice(&HEVC_SPS_FULL_RANGE);
+        let f = video(Codec::Hevc, &c, &[]).unwrap();
+        assert_eq!(
+            (f.profile, f.level, f.chroma_format, f.bit_depth),
+            (Some(1), Some(60), Some(1), Some(8))
+        );
+        assert_eq!((f.sar, f.full_range), (Some((4, 3)), Some(true)));
+        let mut annexb = [0u8; 4 + HEVC_SPS_FULL_RANGE.len()];
+        annexb[..4].copy_from_slice(&[0, 0, 0, 1]);
+        annexb[4..].copy_from_slice(&HEVC_SPS_FULL_RANGE);
+        let g = video(Codec::Hevc, &[], &annexb).unwrap();
+        assert_eq!(
+            (g.sar, g.full_range, g.chroma_format),
+            (Some((4, 3)), Some(true), Some(1))
+        );
+        // The SPS cut inside its VUI: the fixed facts stay, nothing of the
+        // VUI is claimed.
+        let h = video(Codec::Hevc, &[], &annexb[..34]).unwrap();
+        assert_eq!((h.chroma_format, h.sar, h.full_range), (Some(1), None, None));
     }
 
     #[test]

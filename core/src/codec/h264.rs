@@ -3,7 +3,7 @@
 //! picture size and frame rate, and an access-unit splitter over Annex B
 //! byte streams that draws the boundaries ffmpeg's `h264` parser draws.
 
-use super::bits::BitReader;
+use super::{bits::BitReader, vui::VuiHead};
 
 /// NAL unit types of Table 7-1 used here.
 pub mod nal {
@@ -49,6 +49,9 @@ pub struct Sps {
     pub timing: Option<(u32, u32)>,
     /// VUI sample aspect ratio, when present.
     pub sar: Option<(u32, u32)>,
+    /// VUI `video_full_range_flag`, when `video_signal_type_present_flag`
+    /// is set.
+    pub full_range: Option<bool>,
     /// VUI `max_num_reorder_frames` (§E.2.1), when the VUI has
     /// `bitstream_restriction_flag` and is read whole up to it (valid HRD
     /// parameters, the SPS not cut before it). ffmpeg's `has_b_frames`.
@@ -59,61 +62,6 @@ pub struct Sps {
 const MAX_CPB_COUNT: u32 = 32;
 /// Most `num_ref_frames_in_pic_order_cnt_cycle` (§7.4.2.1.1: 0..=255).
 const MAX_POC_CYCLE: u32 = 255;
-
-/// Sample aspect ratios of `aspect_ratio_idc` 1..=16 (Table E-1).
-const SAR: [(u32, u32); 17] = [
-    (0, 1),
-    (1, 1),
-    (12, 11),
-    (10, 11),
-    (16, 11),
-    (40, 33),
-    (24, 11),
-    (20, 11),
-    (32, 11),
-    (80, 33),
-    (18, 11),
-    (15, 11),
-    (64, 33),
-    (160, 99),
-    (4, 3),
-    (3, 2),
-    (2, 1),
-];
-
-/// Two numbers of the VUI: a sample aspect ratio, or a tick and time scale.
-type Pair = (u32, u32);
-
-/// The VUI (H.264 §E.1.1) from `aspect_ratio_info_present_flag` through
-/// the timing info: the sample aspect ratio when present, and
-/// `(num_units_in_tick, time_scale)` when `timing_info_present_flag` is set
-/// (as read, zeros included). Stops before `fixed_frame_rate_flag`.
-pub(crate) fn vui_head(r: &mut BitReader<'_>) -> (Option<Pair>, Option<Pair>) {
-    let mut sar = None;
-    if r.bit() {
-        let idc = r.bits(8);
-        sar = if idc == 255 {
-            Some((r.bits(16), r.bits(16)))
-        } else {
-            SAR.get(idc as usize).copied()
-        };
-    }
-    if r.bit() {
-        r.skip(1); // overscan_appropriate_flag
-    }
-    if r.bit() {
-        r.skip(4); // video_format, video_full_range_flag
-        if r.bit() {
-            r.skip(24); // colour description
-        }
-    }
-    if r.bit() {
-        r.ue(); // chroma_sample_loc_type_top_field
-        r.ue();
-    }
-    let timing = r.bit().then(|| (r.bits(32), r.bits(32)));
-    (sar, timing)
-}
 
 /// Skips a `scaling_list()` of `size` entries (H.264 §7.3.2.1.1.1).
 pub(crate) fn skip_scaling_list(r: &mut BitReader<'_>, size: u32) {
@@ -252,11 +200,14 @@ impl Sps {
         self.height = h.saturating_sub(cy.saturating_mul(top.saturating_add(bottom)));
     }
 
-    /// The VUI (§E.1.1): sample aspect ratio, timing and the reorder depth.
+    /// The VUI (§E.1.1): sample aspect ratio, video signal range, timing
+    /// (`num_units_in_tick`, `time_scale`) and the reorder depth.
     fn vui(&mut self, r: &mut BitReader<'_>) {
-        let (sar, timing) = vui_head(r);
-        self.sar = sar;
-        if let Some((units, scale)) = timing {
+        let head = VuiHead::read(r);
+        self.sar = head.sar;
+        self.full_range = head.full_range;
+        if r.bit() {
+            let (units, scale) = (r.bits(32), r.bits(32));
             if !r.overrun() && units > 0 && scale > 0 {
                 self.timing = Some((units, scale));
             }

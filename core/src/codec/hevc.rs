@@ -45,6 +45,8 @@ pub struct Sps {
     pub height: u32,
     /// Luma bit depth (`bit_depth_luma_minus8 + 8`).
     pub bit_depth: u32,
+    /// `sps_max_sub_layers_minus1`.
+    pub max_sub_layers_minus1: u8,
 }
 
 impl Sps {
@@ -54,7 +56,20 @@ impl Sps {
         if nal_type(*nal.first()?) != nal::SPS {
             return None;
         }
-        let mut r = BitReader::rbsp(nal.get(2..)?);
+        Sps::read(&mut BitReader::rbsp(nal.get(2..)?))
+    }
+
+    /// A reader over an SPS NAL unit's RBSP; `None` when `nal` is no SPS.
+    pub(crate) fn reader(nal: &[u8]) -> Option<BitReader<'_>> {
+        if nal_type(*nal.first()?) != nal::SPS {
+            return None;
+        }
+        Some(BitReader::rbsp(nal.get(2..)?))
+    }
+
+    /// Reads the SPS RBSP from its start through `bit_depth_luma_minus8`,
+    /// leaving `r` at `bit_depth_chroma_minus8`; `None` when cut short.
+    pub(crate) fn read(r: &mut BitReader<'_>) -> Option<Sps> {
         r.skip(4);
         let max_sub_layers_minus1 = r.bits(3);
         r.skip(1);
@@ -108,6 +123,7 @@ impl Sps {
             width,
             height,
             bit_depth,
+            max_sub_layers_minus1: max_sub_layers_minus1 as u8,
         })
     }
 }

@@ -15,6 +15,8 @@
 //! | [`annexb`] | Annex B start codes and NAL units |
 //! | [`h264`] | H.264 SPS, access-unit splitter |
 //! | [`hevc`] | H.265 SPS, access-unit splitter |
+//! | [`hevc_vui`] | the H.265 SPS after the bit depth, walked to its VUI head |
+//! | [`vui`] | the VUI head H.264 and H.265 share: sample aspect ratio, video signal range |
 //! | [`av1`] | AV1 leb128, OBU header, sequence header, frame type |
 //! | [`mpegvideo`] | MPEG-1/2 video sequence header, frame splitter |
 //! | [`mpeg4v`] | MPEG-4 Part 2 VOL/VOP timing, frame splitter |
@@ -31,6 +33,7 @@ pub mod convert;
 pub mod facts;
 pub mod h264;
 pub mod hevc;
+pub mod hevc_vui;
 pub mod image;
 pub mod mpa;
 pub mod mpeg4v;
@@ -40,3 +43,4 @@ pub mod picture;
 pub mod riff_layout;
 #[cfg(any(feature = "riff", feature = "avi", feature = "asf", feature = "mkv"))]
 pub mod riff_tags;
+pub mod vui;

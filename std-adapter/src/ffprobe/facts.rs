@@ -1,11 +1,16 @@
 //! ffmpeg's names for the picture facts of [`mediaslice::codec::facts`]:
-//! `profile`, `level`, `pix_fmt`, `field_order`, `sample_aspect_ratio` and
-//! `display_aspect_ratio`.
+//! `profile`, `level`, `pix_fmt`, `color_range`, `field_order`,
+//! `sample_aspect_ratio` and `display_aspect_ratio`.
 //!
 //! `pix_fmt` is the format ffmpeg's decoder outputs for the chroma format
-//! and bit depth (`yuv420p`, `yuv422p10le`, `gray`, ...). ffmpeg's
-//! full-range variants (`yuvj420p`) depend on VUI/colour flags that the
-//! facts do not carry, so limited range is assumed.
+//! and bit depth (`yuv420p`, `yuv422p10le`, `gray`, ...). For full-range
+//! 8-bit pictures (VUI `video_full_range_flag`) ffmpeg 5.1's decoders give
+//! the JPEG-range formats: `h264` for 4:2:0, 4:2:2 and 4:4:4 (`yuvj420p`,
+//! `yuvj422p`, `yuvj444p`; `get_pixel_format` in `h264_slice.c`), `hevc`
+//! for 4:2:0 only (`yuvj420p`; its 4:2:2 and 4:4:4 stay `yuv422p` and
+//! `yuv444p`, `hevc_ps.c`). Deeper pictures keep their format whatever the
+//! range. `color_range` is `pc` or `tv` where the headers say (see
+//! [`VideoFacts::full_range`]).
 
 use mediaslice::codec::facts::{gcd, VideoFacts};
 use mediaslice::codec::image::{ImageFacts, ImageLayout};
@@ -98,9 +103,18 @@ pub fn level(codec: Codec, f: Option<&VideoFacts>) -> Option<i32> {
     }
 }
 
-/// The decoder's pixel format for a chroma format and bit depth.
-pub fn pix_fmt(f: &VideoFacts) -> Option<String> {
-    let base = match f.chroma_format? {
+/// The pixel format `codec`'s decoder gives for a chroma format, bit depth
+/// and signal range.
+pub fn pix_fmt(codec: Codec, f: &VideoFacts) -> Option<String> {
+    let chroma = f.chroma_format?;
+    let jpeg_range = f.full_range == Some(true)
+        && f.bit_depth == Some(8)
+        && match codec {
+            Codec::H264 => matches!(chroma, 1..=3),
+            Codec::Hevc => chroma == 1,
+            _ => false,
+        };
+    let base = match chroma {
         0 => "gray",
         1 => "yuv420p",
         2 => "yuv422p",
@@ -109,6 +123,7 @@ pub fn pix_fmt(f: &VideoFacts) -> Option<String> {
         _ => return None,
     };
     Some(match f.bit_depth? {
+        8 if jpeg_range => base.replacen("yuv", "yuvj", 1),
         8 => base.to_owned(),
         b @ (9 | 10 | 12 | 14 | 16) => format!("{base}{b}le"),
         _ => return None,
@@ -244,7 +259,7 @@ pub fn insert(m: &mut Map<String, Value>, t: &Track, f: Option<&VideoFacts>) {
     if let Some(p) = f.and_then(|f| profile_name(t.codec, f)) {
         m.insert("profile".into(), p.into());
     }
-    if let Some(p) = f.and_then(pix_fmt) {
+    if let Some(p) = f.and_then(|f| pix_fmt(t.codec, f)) {
         m.insert("pix_fmt".into(), p.into());
         // The H.264 decoder reports its luma bit depth.
         if let (Codec::H264, Some(b)) = (t.codec, f.and_then(|f| f.bit_depth)) {
@@ -253,6 +268,9 @@ pub fn insert(m: &mut Map<String, Value>, t: &Track, f: Option<&VideoFacts>) {
     }
     if let Some(l) = level(t.codec, f) {
         m.insert("level".into(), l.into());
+    }
+    if let Some(full) = f.and_then(|f| f.full_range) {
+        m.insert("color_range".into(), if full { "pc" } else { "tv" }.into());
     }
     match f.map(|f| (f.progressive, f.top_field_first)) {
         Some((Some(true), _)) => {
@@ -299,15 +317,62 @@ mod tests {
             bit_depth: Some(10),
             ..VideoFacts::default()
         };
-        assert_eq!(pix_fmt(&f).as_deref(), Some("yuv444p10le"));
+        assert_eq!(pix_fmt(Codec::H264, &f).as_deref(), Some("yuv444p10le"));
         let f = VideoFacts {
             chroma_format: Some(1),
             bit_depth: Some(8),
             ..VideoFacts::default()
         };
-        assert_eq!(pix_fmt(&f).as_deref(), Some("yuv420p"));
+        assert_eq!(pix_fmt(Codec::H264, &f).as_deref(), Some("yuv420p"));
         assert_eq!(level(Codec::Vp8, None), Some(-99));
         assert_eq!(level(Codec::H264, None), None);
+    }
+
+    /// ffmpeg 5.1 on libx264/libx265 streams made from full-range input:
+    /// `h264` gives `yuvj*` for every 8-bit chroma format, `hevc` for
+    /// 4:2:0 only; 10-bit streams keep their format; all say `pc`.
+    #[test]
+    fn full_range_formats_follow_each_decoder() {
+        let full = |chroma, depth| VideoFacts {
+            chroma_format: Some(chroma),
+            bit_depth: Some(depth),
+            full_range: Some(true),
+            ..VideoFacts::default()
+        };
+        let cases = [
+            (Codec::H264, 1, 8, "yuvj420p"),
+            (Codec::H264, 2, 8, "yuvj422p"),
+            (Codec::H264, 3, 8, "yuvj444p"),
+            (Codec::H264, 1, 10, "yuv420p10le"),
+            (Codec::Hevc, 1, 8, "yuvj420p"),
+            (Codec::Hevc, 2, 8, "yuv422p"),
+            (Codec::Hevc, 1, 10, "yuv420p10le"),
+        ];
+        for (codec, chroma, depth, want) in cases {
+            assert_eq!(pix_fmt(codec, &full(chroma, depth)).as_deref(), Some(want), "{codec:?}");
+            let t = Track {
+                codec,
+                ..Track::default()
+            };
+            let mut m = Map::new();
+            insert(&mut m, &t, Some(&full(chroma, depth)));
+            assert_eq!(m["color_range"], "pc");
+        }
+        let limited = VideoFacts {
+            full_range: Some(false),
+            ..full(1, 8)
+        };
+        assert_eq!(pix_fmt(Codec::H264, &limited).as_deref(), Some("yuv420p"));
+        let t = Track {
+            codec: Codec::H264,
+            ..Track::default()
+        };
+        let mut m = Map::new();
+        insert(&mut m, &t, Some(&limited));
+        assert_eq!(m["color_range"], "tv");
+        let mut m = Map::new();
+        insert(&mut m, &t, Some(&VideoFacts::default()));
+        assert!(m.get("color_range").is_none());
     }
 
     #[test]

@@ -552,8 +552,10 @@ fn read_and_write(
             }
         }
     }
-    // A fragmented MP4 whose moof is damaged: the reader may pass over
-    // the fragment without a finding. Sample bytes inside mdat boxes that
+    // A fragmented MP4 whose moof is damaged: the reader passes over
+    // the fragment, reporting `mp4.moof-damaged` (not a skip code: the
+    // bytes lost are the fragment's samples, counted here) or, for a
+    // damaged `moof` type, nothing. Sample bytes inside mdat boxes that
     // no packet read are counted; when there are some, a second pass finds
     // the first mdat they are in.
     if let Some(data) = fragments {

@@ -19,6 +19,15 @@ const MAX_FRAGMENT_STEPS: u64 = 1 << 24;
 /// `sbgp`/`sgpd`/`saiz`/`saio`/`senc` and bounds a `traf` of tiny boxes.
 const MAX_TRAF_CHILDREN: u32 = 256;
 
+/// A `moof` whose boxes do not fit, reported at the `moof` when its walk
+/// ends: a child of the `moof` or of a `traf` claimed more bytes than its
+/// parent holds, or no `trun` was read in it (a damaged `traf` or `trun`
+/// type, or a child of size 0 that swallows the `traf`s after it, reads so;
+/// so does a legal `moof` whose `traf`s are all empty, which is rare). What
+/// can be read of it is read and the next fragments follow. One report site
+/// for both findings: the firmware's flash budget is tight.
+const MOOF_DAMAGED: &str = "mp4.moof-damaged";
+
 /// Fragment reading state (§8.8).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Frag {
@@ -44,16 +53,20 @@ pub(super) struct Frag {
     pub(super) first_flags: Option<u32>,
     pub(super) pos: u64,
     pub(super) fragments: u32,
+    /// Whether a child of the current `moof` or of its `traf`s did not fit.
+    pub(super) damaged: bool,
 }
 
-/// The next child box at `*at` of a parent ending at `end`, advancing `*at`
-/// past it (to `end` when a box does not advance); `None` when no header
-/// fits before `end`.
-fn next_child<S: Source>(src: &mut S, at: &mut u64, end: u64) -> Result<Option<BoxHeader>> {
+/// The next child box at `*at` of a `moof` or `traf` ending at `end`,
+/// advancing `*at` past it (to `end` when a box does not advance); `None`
+/// when no header fits before `end`. Sets `*damaged` when the child claims
+/// more than its parent holds.
+fn next_child<S: Source>(src: &mut S, at: &mut u64, end: u64, damaged: &mut bool) -> Result<Option<BoxHeader>> {
     if at.saturating_add(8) > end {
         return Ok(None);
     }
     let h = read_box_header(src, *at, end)?;
+    *damaged |= h.clamped;
     *at = if h.end > *at { h.end } else { end };
     Ok(Some(h))
 }
@@ -90,6 +103,9 @@ impl Mp4Demuxer {
                 self.frag.moof_child = h.body;
                 self.frag.implicit = h.start;
                 self.frag.in_moof = true;
+                // 0 until a `trun` of this `moof` is read.
+                self.frag.trun_entry = 0;
+                self.frag.damaged = false;
                 self.frag.top = next;
                 return Ok(true);
             }
@@ -305,7 +321,7 @@ impl Mp4Demuxer {
             }
             if self.frag.in_traf {
                 let (mut at, end) = (self.frag.traf_child, self.frag.traf_end);
-                let child = next_child(src, &mut at, end)?;
+                let child = next_child(src, &mut at, end, &mut self.frag.damaged)?;
                 self.frag.traf_child = at;
                 match child {
                     None => self.frag.in_traf = false,
@@ -316,10 +332,15 @@ impl Mp4Demuxer {
             }
             if self.frag.in_moof {
                 let (mut at, end) = (self.frag.moof_child, self.frag.moof_end);
-                let child = next_child(src, &mut at, end)?;
+                let child = next_child(src, &mut at, end, &mut self.frag.damaged)?;
                 self.frag.moof_child = at;
                 match child {
-                    None => self.frag.in_moof = false,
+                    None => {
+                        if self.frag.trun_entry == 0 || self.frag.damaged {
+                            ctx.diags.report(MOOF_DAMAGED, self.frag.moof_start);
+                        }
+                        self.frag.in_moof = false;
+                    }
                     Some(h) if &h.kind == b"traf" => {
                         self.enter_traf(src, ctx, &h)?;
                     }
