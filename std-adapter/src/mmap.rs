@@ -81,6 +81,8 @@ pub struct MmapSource {
     /// when each was last used.
     runs: [u64; RUNS],
     run_used: [u64; RUNS],
+    /// The run the last read went to.
+    last_run: usize,
     clock: u64,
     /// Lowest and highest (exclusive) byte served since then.
     lo: u64,
@@ -174,6 +176,7 @@ impl MmapSource {
             served: 0,
             runs: [EMPTY_RUN; RUNS],
             run_used: [0; RUNS],
+            last_run: 0,
             clock: 0,
             lo: u64::MAX,
             hi: 0,
@@ -273,8 +276,23 @@ impl MmapSource {
     /// What reading `len` bytes at `offset` may add to the resident pages:
     /// the length, plus the gap from the nearest recent run of reads (capped
     /// at `JUMP_COST`: a far jump maps a folio, not the gap).
+    ///
+    /// The run the last read went to is tried first: a demuxer's next read
+    /// nearly always continues it (a TS header, then its payload, then the
+    /// next header), and the search over every run was 30% of `packets
+    /// --summary` on a TS file. When that run is near, it is taken even if
+    /// another run is nearer still: the gap is then under `NEAR` either way.
     fn touch_cost(&mut self, offset: u64, len: u64) -> u64 {
         self.clock += 1;
+        let last = self.last_run;
+        if let (Some(r), Some(u)) = (self.runs.get_mut(last), self.run_used.get_mut(last)) {
+            let gap = offset.abs_diff(*r);
+            if *r != EMPTY_RUN && gap < NEAR {
+                *r = offset.saturating_add(len);
+                *u = self.clock;
+                return len.saturating_add(gap.min(JUMP_COST));
+            }
+        }
         let mut best = None;
         let mut gap = u64::MAX;
         for (i, &e) in self.runs.iter().enumerate() {
@@ -300,6 +318,7 @@ impl MmapSource {
             *r = offset.saturating_add(len);
             *u = self.clock;
         }
+        self.last_run = slot;
         len.saturating_add(gap.min(JUMP_COST))
     }
 
