@@ -2,7 +2,7 @@
 //! pattern `0b1111_1111_1111_100` followed by the blocking-strategy bit,
 //! that is the byte 0xFF followed by 0xF8 (fixed block size) or 0xF9
 //! (variable). Every frame end is found by this search, so it looks for the
-//! 0xFF byte eight bytes at a time ([`find_ff`]) rather than byte by byte.
+//! 0xFF byte 32 bytes at a time ([`find_ff`]) rather than byte by byte.
 
 /// The first sync code of `w` that begins at or after `from` and before
 /// `limit`: a 0xFF byte followed by 0xF8 or 0xF9. A 0xFF that is the last
@@ -29,27 +29,34 @@ const ONES: u64 = 0x0101_0101_0101_0101;
 #[cfg(not(feature = "compact-crc"))]
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// The index of the first 0xFF byte of `s`, a word (8 bytes) per step: in
-/// the complement of a little-endian word, a 0xFF byte is a zero byte, and
-/// `(x - ONES) & !x & HIGHS` sets the high bit of every zero byte of `x`
-/// (a byte above a zero byte may be flagged too, through the borrow, but no
-/// byte below the first zero is), so the lowest flag is the first 0xFF.
+/// Bytes tested per step of [`find_ff`]: four words.
+#[cfg(not(feature = "compact-crc"))]
+const STEP: usize = 32;
+
+/// The index of the first 0xFF byte of `s`, four words (32 bytes) per
+/// step. In the complement `x` of a word, a 0xFF byte is a zero byte, and
+/// `(x - ONES) & !x & HIGHS` is non-zero exactly when `x` has a zero byte
+/// (the usual SWAR test). The four words' flags are combined without an
+/// early exit, which compilers turn into vector instructions where the
+/// target has them (two 16-byte compares on x86-64); the step that has a
+/// 0xFF is then searched a byte at a time.
 #[cfg(not(feature = "compact-crc"))]
 #[inline]
 fn find_ff(s: &[u8]) -> Option<usize> {
-    let mut chunks = s.chunks_exact(8);
     let mut base = 0;
-    for ch in &mut chunks {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(ch);
-        let x = !u64::from_le_bytes(b);
-        let flags = x.wrapping_sub(ONES) & !x & HIGHS;
+    for step in s.chunks_exact(STEP) {
+        let flags = step.chunks_exact(8).fold(0u64, |acc, word| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(word);
+            let x = !u64::from_le_bytes(b);
+            acc | (x.wrapping_sub(ONES) & !x & HIGHS)
+        });
         if flags != 0 {
-            return Some(base + (flags.trailing_zeros() / 8) as usize);
+            break;
         }
-        base += 8;
+        base += STEP;
     }
-    chunks.remainder().iter().position(|&b| b == 0xFF).map(|k| base + k)
+    s.get(base..)?.iter().position(|&b| b == 0xFF).map(|k| base + k)
 }
 
 /// The index of the first 0xFF byte of `s`, a byte at a time: the smaller
@@ -93,7 +100,7 @@ mod tests {
     #[test]
     fn agrees_with_the_naive_search_on_every_range() {
         for seed in 0..40 {
-            let w = bytes(seed, 48);
+            let w = bytes(seed, 100);
             for from in 0..=w.len() {
                 for limit in from..=w.len() + 2 {
                     assert_eq!(
@@ -108,7 +115,7 @@ mod tests {
 
     #[test]
     fn a_sync_at_every_position_and_a_last_0xff() {
-        for len in 1..40 {
+        for len in 1..72 {
             for at in 0..len {
                 for second in [0xF8, 0xF9, 0xFA, 0xFE, 0xFF, 0x00] {
                     let mut w = std::vec![0x55u8; len];
