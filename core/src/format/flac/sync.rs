@@ -2,12 +2,14 @@
 //! pattern `0b1111_1111_1111_100` followed by the blocking-strategy bit,
 //! that is the byte 0xFF followed by 0xF8 (fixed block size) or 0xF9
 //! (variable). Every frame end is found by this search, so it looks for the
-//! 0xFF byte 32 bytes at a time ([`find_ff`]) rather than byte by byte.
+//! 0xFF byte 32 bytes at a time rather than byte by byte (with the
+//! `compact-crc` feature, for firmware, byte by byte: smaller code).
 
 /// The first sync code of `w` that begins at or after `from` and before
 /// `limit`: a 0xFF byte followed by 0xF8 or 0xF9. A 0xFF that is the last
 /// byte of `w` counts (the input may cut a header after its first byte);
 /// the byte after a 0xFF is read from `w` even past `limit`.
+#[cfg(not(feature = "compact-crc"))]
 #[inline]
 pub(super) fn find_sync(w: &[u8], from: usize, limit: usize) -> Option<usize> {
     let limit = limit.min(w.len());
@@ -38,7 +40,7 @@ const STEP: usize = 32;
 /// `(x - ONES) & !x & HIGHS` is non-zero exactly when `x` has a zero byte
 /// (the usual SWAR test). The four words' flags are combined without an
 /// early exit, which compilers turn into vector instructions where the
-/// target has them (two 16-byte compares on x86-64); the step that has a
+/// target has them (SSE2 on x86-64: two 16-byte loads a step); the step that has a
 /// 0xFF is then searched a byte at a time.
 #[cfg(not(feature = "compact-crc"))]
 #[inline]
@@ -59,13 +61,12 @@ fn find_ff(s: &[u8]) -> Option<usize> {
     s.get(base..)?.iter().position(|&b| b == 0xFF).map(|k| base + k)
 }
 
-/// The index of the first 0xFF byte of `s`, a byte at a time: the smaller
-/// code, for firmware (`compact-crc` keeps the frame scan small as well as
-/// the CRC tables).
+/// [`find_sync`] a byte at a time: the smaller code, for firmware
+/// (`compact-crc` keeps the frame scan small as well as the CRC tables).
 #[cfg(feature = "compact-crc")]
 #[inline]
-fn find_ff(s: &[u8]) -> Option<usize> {
-    s.iter().position(|&b| b == 0xFF)
+pub(super) fn find_sync(w: &[u8], from: usize, limit: usize) -> Option<usize> {
+    (from..limit).find(|&p| w.get(p) == Some(&0xFF) && w.get(p + 1).is_none_or(|&b| b & 0xFE == 0xF8))
 }
 
 #[cfg(test)]
