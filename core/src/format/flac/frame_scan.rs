@@ -3,6 +3,7 @@
 //! ([`find_frame_end`]), for the first frame ([`find_first_frame`]) and for a
 //! seek landing point ([`find_first_frame_near`]).
 
+use super::sync::find_sync;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::traits::Context;
 use crate::format::xiph::crc::crc16;
@@ -180,8 +181,9 @@ impl EndSearch<'_> {
     /// Scans the window `w` from `scanned` to `limit`, carrying the CRC-16
     /// over the bytes passed: the frame's end when a header proves it (or
     /// the fallback's deadline passes), else `None` with `scanned` at
-    /// `limit`. The per-byte hot path: between sync codes (0xFF) the CRC-16
-    /// runs over whole runs of bytes.
+    /// `limit`. The per-byte hot path: the sync codes are found a word at a
+    /// time ([`find_sync`]), and the CRC-16 runs over the whole run of bytes
+    /// between them.
     #[inline(always)]
     fn scan(&mut self, w: &[u8], limit: usize, at_eof: bool) -> Option<FrameEnd> {
         // The position, the CRC and the shortest frame in locals (registers)
@@ -206,19 +208,17 @@ impl EndSearch<'_> {
                 }
             }
             let stop = deadline.map_or(limit, |d| d.min(limit));
-            let rest = w.get(i..stop).unwrap_or(&[]);
-            let Some(k) = rest.iter().position(|&b| b == 0xFF) else {
-                crc = crc16(crc, rest);
+            // No header begins before the shortest frame's end.
+            let Some(p) = find_sync(w, i.max(min_next), stop) else {
+                crc = crc16(crc, w.get(i..stop).unwrap_or(&[]));
                 i = stop;
                 continue;
             };
-            crc = crc16(crc, rest.get(..k).unwrap_or(&[]));
-            i += k;
-            if i >= min_next && w.get(i + 1).is_none_or(|&b| b & 0xFE == 0xF8) {
-                self.crc = crc;
-                if let Some(e) = self.candidate(w, i, at_eof) {
-                    return Some(e);
-                }
+            crc = crc16(crc, w.get(i..p).unwrap_or(&[]));
+            i = p;
+            self.crc = crc;
+            if let Some(e) = self.candidate(w, i, at_eof) {
+                return Some(e);
             }
             crc = crc16(crc, &[0xFF]);
             i += 1;

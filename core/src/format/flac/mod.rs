@@ -23,12 +23,14 @@
 
 //! Entry points: [`FlacDemuxer`] (`demuxer.rs`: open, packets, seeking);
 //! `frame_scan.rs` (where a frame ends, the first frame, a seek landing
-//! point); `metadata.rs` (ID3v2 tags in front, metadata blocks); `tags.rs`
+//! point); `sync.rs` (the word-at-a-time sync code search of the frame
+//! scan); `metadata.rs` (ID3v2 tags in front, metadata blocks); `tags.rs`
 //! (the tag walk).
 
 mod demuxer;
 mod frame_scan;
 mod metadata;
+mod sync;
 mod tags;
 
 pub use demuxer::FlacDemuxer;
