@@ -58,3 +58,23 @@ fn dv_cut_inside_a_frame_gives_the_frame_flagged() {
         assert!(err.unwrap().is_truncation(), "cut at {cut}: the cut is reported");
     }
 }
+
+/// An IVF file that ends inside a frame, its only one or a later one:
+/// ffprobe gives the frame's bytes up to the cut (a short packet); so do
+/// we, flagged truncated, then report the cut. Before: an error and no
+/// packet for it.
+#[test]
+fn ivf_cut_inside_a_frame_gives_the_frame_flagged() {
+    let whole = std::fs::read(common::corpus_dir().join("files/ivf/vp9.ivf")).unwrap();
+    let (all, err) = packets(&whole);
+    assert!(err.is_none() && all.len() > 3);
+    for k in [0usize, 3] {
+        let (_, pos, len, pts, _) = all[k];
+        let pos = pos.unwrap() as usize;
+        let cut = pos + len / 2;
+        let (got, err) = packets(&whole[..cut]);
+        assert_eq!(got[..k], all[..k], "cut at {cut}: whole frames as in the whole file");
+        assert_eq!(got[k..], [(0, Some(pos as u64), len / 2, pts, true)], "cut at {cut}");
+        assert!(err.unwrap().is_truncation(), "cut at {cut}: the cut is reported");
+    }
+}

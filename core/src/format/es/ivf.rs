@@ -174,7 +174,16 @@ impl FormatDemuxer for IvfDemuxer {
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         let at = self.pos;
-        if at.saturating_add(12) > src.len() {
+        let len = src.len();
+        if at.saturating_add(12) > len {
+            if at > len {
+                // After a cut frame's packet: report the cut.
+                self.pos = len;
+                return Err(Error::truncated(
+                    len,
+                    &"ivf frame: input ends inside it (IVF, libvpx ivfdec)",
+                ));
+            }
             return Ok(None);
         }
         let fh: IvfFrameHeader = zerocopy::transmute!(src.array::<12>(at)?);
@@ -187,15 +196,15 @@ impl FormatDemuxer for IvfDemuxer {
                 &"ivf frame header: frame larger than Limits::max_packet (IVF, libvpx ivfdec)",
             ));
         }
+        // A frame the end cuts is given as far as it goes, flagged, as
+        // ffprobe gives it; the next call reports the cut.
         let body = at + 12;
-        if body + size > src.len() {
-            self.pos = src.len();
-            return Err(Error::truncated(
-                src.len(),
-                &"ivf frame: input ends inside it (IVF, libvpx ivfdec)",
-            ));
+        let cut = body + size > len;
+        let size = size.min(len - body);
+        self.pos = if cut { len + 1 } else { body + size };
+        if size == 0 && cut {
+            return self.next_packet(src, ctx);
         }
-        self.pos = body + size;
         let duration = self.last_pts.map(|_| 1u64).or(Some(1));
         self.last_pts = Some(pts);
         let codec = self.codec;
@@ -209,7 +218,10 @@ impl FormatDemuxer for IvfDemuxer {
         Ok(Some(
             Packet::contiguous(0, body, data)
                 .with_times(Some(pts), Some(pts), duration)
-                .with_flags(PacketFlags::keyframe(key)),
+                .with_flags(PacketFlags {
+                    truncated: cut,
+                    ..PacketFlags::keyframe(key)
+                }),
         ))
     }
 
