@@ -58,6 +58,8 @@ pub struct IvfDemuxer {
     codec: Codec,
     seq: Option<SequenceHeader>,
     last_pts: Option<i64>,
+    /// The frame at `pos` was given cut: the next call reports the cut.
+    cut: bool,
 }
 
 fn vp_keyframe(codec: Codec, b: &[u8]) -> bool {
@@ -169,6 +171,7 @@ impl FormatDemuxer for IvfDemuxer {
             codec,
             seq: None,
             last_pts: None,
+            cut: false,
         })
     }
 
@@ -176,14 +179,6 @@ impl FormatDemuxer for IvfDemuxer {
         let at = self.pos;
         let len = src.len();
         if at.saturating_add(12) > len {
-            if at > len {
-                // After a cut frame's packet: report the cut.
-                self.pos = len;
-                return Err(Error::truncated(
-                    len,
-                    &"ivf frame: input ends inside it (IVF, libvpx ivfdec)",
-                ));
-            }
             return Ok(None);
         }
         let fh: IvfFrameHeader = zerocopy::transmute!(src.array::<12>(at)?);
@@ -200,11 +195,16 @@ impl FormatDemuxer for IvfDemuxer {
         // ffprobe gives it; the next call reports the cut.
         let body = at + 12;
         let cut = body + size > len;
-        let size = size.min(len - body);
-        self.pos = if cut { len + 1 } else { body + size };
-        if size == 0 && cut {
-            return self.next_packet(src, ctx);
+        if cut && (self.cut || body == len) {
+            self.pos = len;
+            return Err(Error::truncated(
+                len,
+                &"ivf frame: input ends inside it (IVF, libvpx ivfdec)",
+            ));
         }
+        self.cut = cut;
+        let size = size.min(len - body);
+        self.pos = if cut { at } else { body + size };
         let duration = self.last_pts.map(|_| 1u64).or(Some(1));
         self.last_pts = Some(pts);
         let codec = self.codec;
@@ -250,6 +250,7 @@ impl FormatDemuxer for IvfDemuxer {
             at = at + 12 + size;
         }
         self.pos = best;
+        self.cut = false;
         Ok(())
     }
 }
