@@ -5,6 +5,7 @@
 //! (`update_stream_timings`).
 
 use super::{audio, format_json, mkv, mp4, stream_json, FormatFacts, TagSet, Timing};
+use mediaslice::codec::adts::AdtsHeader;
 use mediaslice::codec::facts::VideoFacts;
 use mediaslice::{Codec, Demuxer, FormatKind, Source};
 use serde_json::{Map, Value};
@@ -454,16 +455,19 @@ fn mp3_start(s: &mut Value, t: &mediaslice::Track, tags: &[(String, String)]) {
 
 /// ffmpeg's raw ADTS: its AAC parser keeps a running mean of the frames'
 /// bit rates (`bit_rate += (frame - bit_rate) / n`, each frame's
-/// `size * 8 * rate / 1024`), and the duration follows from it and the
-/// bytes from the first frame on (`estimate_timings_from_bit_rate`).
+/// `size * 8 * rate / samples`, 1024 samples per raw data block; the
+/// first frame's block count is taken for all), and the duration follows
+/// from it and the bytes from the first frame on
+/// (`estimate_timings_from_bit_rate`).
 fn adts_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timing, size: u64) {
     for (i, (s, t)) in streams.iter_mut().zip(tracks).enumerate() {
         let (Some(pos), sizes) = (timing.first_pos(i), timing.sizes(i)) else {
             continue;
         };
+        let samples = AdtsHeader::parse(timing.first_packet(i)).map_or(1024, |h| i64::from(h.samples()));
         let mut rate = 0i64;
         for (n, &b) in sizes.iter().enumerate() {
-            let frame = i64::from(b) * 8 * i64::from(t.sample_rate) / 1024;
+            let frame = i64::from(b) * 8 * i64::from(t.sample_rate) / samples;
             rate += (frame - rate) / (n as i64 + 1);
         }
         if rate <= 0 {

@@ -446,21 +446,27 @@ impl FormatDemuxer for DvDemuxer {
             ));
         }
         let at = self.pos;
-        if at + self.sys.frame_size > src.len() {
-            if at < src.len() {
-                self.pos = src.len();
+        let len = src.len();
+        if at >= len {
+            if at > len {
+                // After a cut frame's packet: report the cut.
+                self.pos = len;
                 return Err(Error::truncated(
-                    src.len(),
+                    len,
                     &"dv frame: input ends inside its DIF sequences (IEC 61834-2 §11)",
                 ));
             }
             return Ok(None);
         }
-        let b: [u8; 4] = src.array(at)?;
-        if !is_header_block(&b) {
+        // A frame the end cuts is delivered as far as it goes, flagged, as
+        // ffprobe gives it; its audio is not (ffmpeg's comes in part from
+        // the bytes of its buffer past the cut).
+        let size = self.sys.frame_size.min(len - at);
+        let cut = size < self.sys.frame_size;
+        if !cut && !is_header_block(&src.array::<4>(at)?) {
             ctx.diags.report("dv.bad-frame-header", at);
         }
-        let n = if self.pairs > 0 {
+        let n = if self.pairs > 0 && !cut {
             audio_source(src, at, &self.sys)?
                 .map(|a| a.pairs.min(self.pairs))
                 .unwrap_or(0)
@@ -469,14 +475,17 @@ impl FormatDemuxer for DvDemuxer {
         };
         self.pending = (0, n);
         self.pending_at = at;
-        self.pos = at + self.sys.frame_size;
+        self.pos = if cut { len + 1 } else { at + size };
         let pts = self.frame as i64;
         self.frame += 1;
-        let data = src.bytes(at, self.sys.frame_size as usize)?;
+        let data = src.bytes(at, size as usize)?;
         Ok(Some(
             Packet::contiguous(0, at, data)
                 .with_times(Some(pts), Some(pts), Some(1))
-                .with_flags(PacketFlags::keyframe(true)),
+                .with_flags(PacketFlags {
+                    truncated: cut,
+                    ..PacketFlags::keyframe(true)
+                }),
         ))
     }
 

@@ -58,6 +58,8 @@ pub struct IvfDemuxer {
     codec: Codec,
     seq: Option<SequenceHeader>,
     last_pts: Option<i64>,
+    /// The frame at `pos` was given cut: the next call reports the cut.
+    cut: bool,
 }
 
 fn vp_keyframe(codec: Codec, b: &[u8]) -> bool {
@@ -169,12 +171,14 @@ impl FormatDemuxer for IvfDemuxer {
             codec,
             seq: None,
             last_pts: None,
+            cut: false,
         })
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
         let at = self.pos;
-        if at.saturating_add(12) > src.len() {
+        let len = src.len();
+        if at.saturating_add(12) > len {
             return Ok(None);
         }
         let fh: IvfFrameHeader = zerocopy::transmute!(src.array::<12>(at)?);
@@ -187,15 +191,20 @@ impl FormatDemuxer for IvfDemuxer {
                 &"ivf frame header: frame larger than Limits::max_packet (IVF, libvpx ivfdec)",
             ));
         }
+        // A frame the end cuts is given as far as it goes, flagged, as
+        // ffprobe gives it; the next call reports the cut.
         let body = at + 12;
-        if body + size > src.len() {
-            self.pos = src.len();
+        let cut = body + size > len;
+        if cut && (self.cut || body == len) {
+            self.pos = len;
             return Err(Error::truncated(
-                src.len(),
+                len,
                 &"ivf frame: input ends inside it (IVF, libvpx ivfdec)",
             ));
         }
-        self.pos = body + size;
+        self.cut = cut;
+        let size = size.min(len - body);
+        self.pos = if cut { at } else { body + size };
         let duration = self.last_pts.map(|_| 1u64).or(Some(1));
         self.last_pts = Some(pts);
         let codec = self.codec;
@@ -209,7 +218,10 @@ impl FormatDemuxer for IvfDemuxer {
         Ok(Some(
             Packet::contiguous(0, body, data)
                 .with_times(Some(pts), Some(pts), duration)
-                .with_flags(PacketFlags::keyframe(key)),
+                .with_flags(PacketFlags {
+                    truncated: cut,
+                    ..PacketFlags::keyframe(key)
+                }),
         ))
     }
 
@@ -238,6 +250,7 @@ impl FormatDemuxer for IvfDemuxer {
             at = at + 12 + size;
         }
         self.pos = best;
+        self.cut = false;
         Ok(())
     }
 }

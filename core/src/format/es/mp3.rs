@@ -70,18 +70,16 @@ fn header_at<S: Source>(src: &mut S, at: u64) -> Result<Option<MpaHeader>> {
     Ok(MpaHeader::parse_sized(u32::from_be_bytes(b)))
 }
 
-/// Counts consecutive frames of one stream from `at`, up to `max`, and says
-/// whether the run ends exactly at `end`.
-fn run_at<S: Source>(src: &mut S, at: u64, max: u32, end: u64) -> Result<(u32, bool)> {
+/// Counts consecutive frames of one stream from `at`, up to `max`; with
+/// the offset just past the last one counted (which may lie past `end` when
+/// the end cuts that frame).
+fn run_at<S: Source>(src: &mut S, at: u64, max: u32, end: u64) -> Result<(u32, u64)> {
     let Some(first) = header_at(src, at)? else {
-        return Ok((0, false));
+        return Ok((0, at));
     };
     let mut n = 1;
     let mut next = at + first.frame_len as u64;
-    while n < max {
-        if next == end {
-            return Ok((n, true));
-        }
+    while n < max && next != end {
         match header_at(src, next)? {
             Some(h) if h.raw & SAME_HEADER_MASK == first.raw & SAME_HEADER_MASK => {
                 n += 1;
@@ -90,7 +88,7 @@ fn run_at<S: Source>(src: &mut S, at: u64, max: u32, end: u64) -> Result<(u32, b
             _ => break,
         }
     }
-    Ok((n, next == end))
+    Ok((n, next))
 }
 
 /// Whether `b` starts with an MPEG audio frame header of known length (not
@@ -102,14 +100,17 @@ fn sized_frame(b: &[u8]) -> bool {
 /// Whether the input holds an MPEG audio stream: after any ID3v2 tags, a
 /// frame right there followed by one more (or ending the audio), or, within
 /// `limits.resync_bytes`, a run of four consecutive frames of one stream (or
-/// of at least two that ends the audio exactly).
+/// of at least two that ends the audio exactly, or whose bytes, a frame the
+/// end cuts counted whole, are over a tenth of what follows the tags: a
+/// short file of two or three frames with junk after them, which ffmpeg's
+/// probe still calls MPEG audio when nothing else claims it).
 pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
     let (at, tag) = id3::skip_id3v2(src, 0, MAX_ID3V2_CHAIN)?;
     let trailer = id3::find_trailer(src, at)?;
     let end = trailer.audio_end;
     if tag.is_some() {
-        let (n, ends) = run_at(src, at, 2, end)?;
-        if n >= 2 || (n == 1 && ends) {
+        let (n, next) = run_at(src, at, 2, end)?;
+        if n >= 2 || (n == 1 && next == end) {
             return Ok(true);
         }
     }
@@ -120,8 +121,9 @@ pub fn probe<S: Source>(src: &mut S, limits: &Limits) -> Result<bool> {
         let Some(p) = hit else {
             return Ok(false);
         };
-        let (n, ends) = run_at(src, p, 4, end)?;
-        if n >= 4 || (n >= 2 && ends) {
+        let (n, next) = run_at(src, p, 4, end)?;
+        let short = src.len().saturating_sub(at) / 10 < next - p;
+        if n >= 4 || (n >= 2 && (next == end || short)) {
             return Ok(true);
         }
         from = p + 1;
@@ -489,6 +491,30 @@ mod tests {
         }
         assert_eq!(k, 8);
         assert!(sizes[..8].iter().all(|&s| s == 96));
+    }
+
+    /// Two frames and then junk (ffprobe 5.1 on these bytes: three packets,
+    /// 96, 96 and the 1700 junk bytes; with 32 more junk bytes, "Invalid
+    /// data found when processing input"): MPEG audio while the frames are
+    /// over a tenth of the input.
+    #[test]
+    fn two_frames_then_junk() {
+        let mut buf = [0u8; 2000];
+        let n = stream(2, 0, &mut buf);
+        for (i, b) in buf[n..].iter_mut().enumerate() {
+            *b = b"junk"[i % 4];
+        }
+        let mut d = Demuxer::open(SliceSource::new(&buf[..n + 1700]), None).unwrap();
+        assert_eq!(d.format(), crate::FormatKind::Mp3);
+        let mut sizes = [0usize; 4];
+        let mut k = 0;
+        while let Some(p) = d.next_packet().unwrap() {
+            sizes[k] = p.data.len();
+            k += 1;
+        }
+        assert_eq!(sizes[..k], [96, 96, 1700]);
+        let mut s = SliceSource::new(&buf[..n + 1732]);
+        assert!(!probe(&mut s, &Limits::default()).unwrap());
     }
 
     #[test]

@@ -202,8 +202,9 @@ pub(super) fn walk<S: Source>(src: &mut S, ctx: &mut Context, flavor: Flavor, fi
 }
 
 impl Found {
-    /// Keeps the first `data` chunk (its size from `ds64` in RF64, clamped
-    /// to the input) and returns where the walk goes on, or `None` when the
+    /// Keeps the first `data` chunk (its size from `ds64` in RF64, to the
+    /// end of the input when a RIFF one says 0, clamped to the input) and
+    /// returns where the walk goes on, or `None` when the
     /// data runs to the end of the input.
     #[inline]
     fn data_chunk(
@@ -218,7 +219,13 @@ impl Found {
         if flavor == Flavor::Rf64 && c.size == RF64_SIZE_IN_DS64 {
             size = ds64_data.unwrap_or(u64::MAX);
         }
-        let end = c.body.saturating_add(size);
+        // A RIFF size of 0 is a streaming writer's placeholder: ffmpeg
+        // reads such data to the end of the input.
+        let end = if flavor == Flavor::Riff && size == 0 {
+            file_len
+        } else {
+            c.body.saturating_add(size)
+        };
         if end > file_len {
             ctx.diags.report("wav.data-beyond-eof", c.body);
         }
