@@ -222,9 +222,14 @@ pub(crate) fn write_entry(
                 if t.channels > 0 {
                     put_uint(k, ids::CHANNELS, u64::from(t.channels))?;
                 }
-                // BitDepth only where it names the codec (PCM), as ffmpeg.
+                // BitDepth where it names the codec (PCM), and for TTA,
+                // whose decoder header a reader builds from it (ffmpeg's
+                // matroskadec; ffmpeg's muxer writes it), as ffmpeg.
                 match pcm_bit_depth(t.codec) {
                     Some(d) => put_uint(k, ids::BIT_DEPTH, d),
+                    None if t.codec == Codec::Tta && t.bits_per_sample > 0 => {
+                        put_uint(k, ids::BIT_DEPTH, u64::from(t.bits_per_sample))
+                    }
                     None => Ok(()),
                 }
             }),
