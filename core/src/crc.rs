@@ -29,6 +29,28 @@ pub const SLICES: usize = 8;
 #[cfg(feature = "compact-crc")]
 pub const SLICES: usize = 1;
 
+/// The register `c` after `n` bits with no input, one bit at a time: the
+/// definition both table builders ([`tables`], and `compact`'s 16-entry
+/// one) evaluate at compile time.
+const fn bits(poly: u32, reflected: bool, mut c: u32, n: u32) -> u32 {
+    let mut k = 0;
+    while k < n {
+        c = if reflected {
+            if c & 1 != 0 {
+                poly ^ (c >> 1)
+            } else {
+                c >> 1
+            }
+        } else if c & 0x8000_0000 != 0 {
+            (c << 1) ^ poly
+        } else {
+            c << 1
+        };
+        k += 1;
+    }
+    c
+}
+
 /// The one table builder. `N` tables for a CRC kept in a `u32` register:
 /// table 0 is the CRC of each byte value, table `k` that of the byte followed
 /// by `k` zero bytes (for slicing). Most-significant bit first when
@@ -46,22 +68,7 @@ const fn tables<const N: usize>(poly: u32, reflected: bool) -> [[u32; 256]; N] {
     }
     let mut i = 0;
     while i < 256 {
-        let mut c = if reflected { i as u32 } else { (i as u32) << 24 };
-        let mut k = 0;
-        while k < 8 {
-            c = if reflected {
-                if c & 1 != 0 {
-                    poly ^ (c >> 1)
-                } else {
-                    c >> 1
-                }
-            } else if c & 0x8000_0000 != 0 {
-                (c << 1) ^ poly
-            } else {
-                c << 1
-            };
-            k += 1;
-        }
+        let c = bits(poly, reflected, if reflected { i as u32 } else { (i as u32) << 24 }, 8);
         t[0][i] = c;
         i += 1;
     }
@@ -308,22 +315,7 @@ mod compact {
         let mut t = [0u32; 16];
         let mut i = 0;
         while i < 16 {
-            let mut c = if reflected { i as u32 } else { (i as u32) << 28 };
-            let mut k = 0;
-            while k < 4 {
-                c = if reflected {
-                    if c & 1 != 0 {
-                        poly ^ (c >> 1)
-                    } else {
-                        c >> 1
-                    }
-                } else if c & 0x8000_0000 != 0 {
-                    (c << 1) ^ poly
-                } else {
-                    c << 1
-                };
-                k += 1;
-            }
+            let c = super::bits(poly, reflected, if reflected { i as u32 } else { (i as u32) << 28 }, 4);
             t[i] = c;
             i += 1;
         }

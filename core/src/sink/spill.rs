@@ -87,6 +87,7 @@ pub struct Spill<'a> {
 
 impl Spill<'_> {
     /// No store: the index stays in the scratch.
+    #[allow(dead_code, reason = "unused when no format feature is enabled")]
     pub fn none() -> Self {
         Spill {
             store: None,
