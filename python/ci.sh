@@ -2,7 +2,8 @@
 # The Python bindings' CI step (called by .ci/run after the Rust tests):
 # cargo fmt and clippy on python/ (its own workspace), the CLI the tests
 # compare against, then a fresh venv with maturin, pytest, dask[distributed]
-# and pandas, the abi3 wheel built by maturin and installed, and pytest.
+# and pandas, the abi3 wheel built by maturin and installed, and pytest;
+# then pytest again on CPython 3.9 and 3.10 where the machine has them.
 #
 #   python/ci.sh    # VENV=... reuses a venv; MEDIASLICE_CLI=... a built CLI
 #                   # (.ci/run gives the one its release tests built);
@@ -44,4 +45,25 @@ trap 'rm -rf "$out"' EXIT
 say "pytest"
 # From another folder, so `import mediaslice` is the installed wheel.
 (cd "$out" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests")
+# The wheel is abi3 for CPython 3.9+: run the same tests on the oldest
+# interpreters this machine has (pyenv's or on PATH), with pytest only (the
+# distributed test, which needs dask and pandas, says it is skipped there).
+for minor in 3.9 3.10; do
+  # pyenv's shims answer `command -v` even for a version that is not
+  # selected, so each candidate must also run.
+  py=
+  for cand in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$minor".*/bin/python3 2>/dev/null | sort -V -r) \
+    $(command -v "python$minor" 2>/dev/null || true); do
+    if "$cand" -c 'import venv' 2>/dev/null; then py=$cand; break; fi
+  done
+  if [ -z "$py" ]; then
+    say "skip: no CPython $minor here; the abi3 wheel is not tested on it"
+    continue
+  fi
+  say "pytest on CPython $minor ($py)"
+  old="$out/venv$minor"
+  "$py" -m venv "$old"
+  "$old/bin/pip" install -q --disable-pip-version-check pytest "$out"/mediaslice-*.whl
+  (cd "$out" && "$old/bin/python" -m pytest -q -rs -p no:cacheprovider "$here/tests")
+done
 say "done"
