@@ -192,22 +192,72 @@ struct Mp4Layout {
     clean_end: bool,
 }
 
+/// What the top-level box walk reads: a byte slice, or the input file by
+/// positioned reads ([`FileHeaders`]).
+trait Headers {
+    /// Bytes in all.
+    fn size(&self) -> u64;
+    /// Fills `buf` from `pos`; false when the bytes are not all there.
+    fn read(&self, pos: u64, buf: &mut [u8]) -> bool;
+}
+
+impl Headers for [u8] {
+    fn size(&self) -> u64 {
+        self.len() as u64
+    }
+    fn read(&self, pos: u64, buf: &mut [u8]) -> bool {
+        let at = usize::try_from(pos).unwrap_or(usize::MAX);
+        match self.get(at..).and_then(|d| d.get(..buf.len())) {
+            Some(b) => {
+                buf.copy_from_slice(b);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The input file, read by `pread` for the box walks. Not through the map:
+/// each header read through it faults in the pages around it (the kernel
+/// maps up to 64 KiB of cached pages per fault), and those stay resident:
+/// 197 MiB over the 2,900 top-level boxes of a 2.9 GB fragmented
+/// recording, where positioned reads cost one small buffer
+/// (`benches/scripts/write_big.sh`).
+struct FileHeaders<'a> {
+    file: &'a std::fs::File,
+    len: u64,
+}
+
+impl Headers for FileHeaders<'_> {
+    fn size(&self) -> u64 {
+        self.len
+    }
+    fn read(&self, pos: u64, buf: &mut [u8]) -> bool {
+        use std::os::unix::fs::FileExt;
+        pos.saturating_add(buf.len() as u64) <= self.len && self.file.read_exact_at(buf, pos).is_ok()
+    }
+}
+
 /// The top-level boxes of `data` (ISO/IEC 14496-12 §4.2) as (type,
 /// payload start, end; the end may lie past the data), then where the walk
 /// stopped: at the end, at a box header that does not fit, or at a size
 /// below its header. Each step moves at least 8 bytes, so it ends.
-fn top_level_boxes(data: &[u8], mut each: impl FnMut([u8; 4], u64, u64)) -> u64 {
-    let len = data.len() as u64;
+fn top_level_boxes(data: &(impl Headers + ?Sized), mut each: impl FnMut([u8; 4], u64, u64)) -> u64 {
+    let len = data.size();
     let mut pos = 0u64;
-    while let Some(h) = data.get(pos as usize..).and_then(|d| d.get(..8)) {
+    let mut h = [0u8; 8];
+    while data.read(pos, &mut h) {
         let size32 = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
         let kind = [h[4], h[5], h[6], h[7]];
         let (header, size) = match size32 {
             0 => (8, len - pos),
-            1 => match data.get(pos as usize + 8..pos as usize + 16) {
-                Some(b) => (16, u64::from_be_bytes(b.try_into().unwrap_or([0; 8]))),
-                None => break,
-            },
+            1 => {
+                let mut b = [0u8; 8];
+                if !data.read(pos + 8, &mut b) {
+                    break;
+                }
+                (16, u64::from_be_bytes(b))
+            }
             s => (8, u64::from(s)),
         };
         if size < header {
@@ -221,9 +271,9 @@ fn top_level_boxes(data: &[u8], mut each: impl FnMut([u8; 4], u64, u64)) -> u64 
 }
 
 /// The top-level boxes of `data` that decide the route.
-fn mp4_layout(data: &[u8]) -> Mp4Layout {
+fn mp4_layout(data: &(impl Headers + ?Sized)) -> Mp4Layout {
     let mut out = Mp4Layout::default();
-    let len = data.len() as u64;
+    let len = data.size();
     let stop = top_level_boxes(data, |kind, start, end| match &kind {
         b"moov" if end <= len => out.moov = true,
         b"moof" => out.moof = true,
@@ -235,7 +285,7 @@ fn mp4_layout(data: &[u8]) -> Mp4Layout {
 }
 
 /// The payload bytes of the `mdat` boxes of `data` before `limit`.
-fn mdat_bytes_before(data: &[u8], limit: u64) -> u64 {
+fn mdat_bytes_before(data: &(impl Headers + ?Sized), limit: u64) -> u64 {
     let mut sum = 0u64;
     top_level_boxes(data, |kind, start, end| {
         if &kind == b"mdat" && start < limit {
@@ -251,7 +301,11 @@ const MAX_MDATS_CHECKED: usize = 4096;
 /// The payload start of the first `mdat` before `limit` whose bytes are not
 /// all in packets the reader gives (a second pass over the packets); 0
 /// when none is found among the first [`MAX_MDATS_CHECKED`].
-fn first_unread_mdat(open: &dyn Fn() -> mediaslice::Result<Demuxer<MmapSource>>, data: &[u8], limit: u64) -> u64 {
+fn first_unread_mdat(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<MmapSource>>,
+    data: &dyn Headers,
+    limit: u64,
+) -> u64 {
     let mut mdats: Vec<(u64, u64, u64)> = Vec::new();
     top_level_boxes(data, |kind, start, end| {
         if &kind == b"mdat" && start < limit && mdats.len() < MAX_MDATS_CHECKED {
@@ -293,6 +347,11 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
     }
     let map = MmapSource::open(input).map_err(RepairError::Io)?;
     let data = map.data();
+    let file = std::fs::File::open(input).map_err(RepairError::Io)?;
+    let headers = FileHeaders {
+        file: &file,
+        len: data.len() as u64,
+    };
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
         let src = MmapSource::open(input)
@@ -320,7 +379,7 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             ) {
                 return Err(RepairError::OtherFamily("MP4/MOV", ".mp4 or .mov"));
             }
-            let layout = mp4_layout(data);
+            let layout = mp4_layout(&headers);
             if !layout.moov || opened.is_err() {
                 let reference = opts.reference.as_deref().ok_or(RepairError::NeedsReference)?;
                 let (start, end) = layout.mdat.ok_or(RepairError::Unsupported(
@@ -335,7 +394,7 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             } else {
                 (RemuxFormat::Mp4, if layout.moof { "fragmented MP4" } else { "MP4" })
             };
-            let fragments = layout.moof.then_some(data);
+            let fragments = layout.moof.then_some(&headers as &dyn Headers);
             read_and_write(
                 &open,
                 data.len() as u64,
@@ -454,7 +513,7 @@ fn read_and_write(
     method: &'static str,
     output: &Path,
     clean_end: Option<bool>,
-    fragments: Option<&[u8]>,
+    fragments: Option<&dyn Headers>,
 ) -> Result<RepairReport, RepairError> {
     let tracks = prepare_tracks(open).map_err(RepairError::Input)?;
     let sink = FileSink::create(output).map_err(RepairError::Io)?;
@@ -611,7 +670,7 @@ mod tests {
         f.extend(mp4_box(b"moof", &[0; 8]));
         let mdat_at = f.len() as u64 + 8;
         f.extend(mp4_box(b"mdat", &[7; 100]));
-        let l = mp4_layout(&f);
+        let l = mp4_layout(&f[..]);
         assert!(l.moov && l.moof && l.clean_end);
         assert_eq!(l.mdat, Some((mdat_at, mdat_at + 100)));
         // Cut inside the mdat: its end is the file's, the end is not clean.
@@ -624,8 +683,39 @@ mod tests {
         let mut g = mp4_box(b"ftyp", b"isom");
         g.extend(mp4_box(b"mdat", &[1; 10]));
         g.extend(&mp4_box(b"moov", &[0; 64])[..20]);
-        assert!(!mp4_layout(&g).moov);
-        assert!(!mp4_layout(&[0, 0, 0, 3, b'f', b'r', b'e', b'e', 0, 0]).clean_end);
+        assert!(!mp4_layout(&g[..]).moov);
+        assert!(!mp4_layout(&[0, 0, 0, 3, b'f', b'r', b'e', b'e', 0, 0][..]).clean_end);
+    }
+
+    /// The file walk (positioned reads) sees what the slice walk sees,
+    /// 64-bit box sizes and a cut last box included.
+    #[test]
+    fn file_walk_matches_slice_walk() {
+        let mut f = mp4_box(b"ftyp", b"isom\0\0\0\0");
+        f.extend(mp4_box(b"moof", &[0; 8]));
+        // A 64-bit `mdat` (size 1, then the size in 8 bytes).
+        f.extend(1u32.to_be_bytes());
+        f.extend(b"mdat");
+        f.extend(40u64.to_be_bytes());
+        f.extend([9u8; 24]);
+        f.extend(&mp4_box(b"moov", &[0; 64])[..30]);
+        let path = std::env::temp_dir().join(format!("mediaslice-std-{}-walk.mp4", std::process::id()));
+        std::fs::write(&path, &f).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let on_file = FileHeaders {
+            file: &file,
+            len: f.len() as u64,
+        };
+        let (a, b) = (mp4_layout(&f[..]), mp4_layout(&on_file));
+        assert_eq!(
+            (a.moov, a.moof, a.mdat, a.clean_end),
+            (b.moov, b.moof, b.mdat, b.clean_end)
+        );
+        assert_eq!(a.mdat, Some((48, 72)));
+        assert!(a.moof && !a.moov && !a.clean_end);
+        assert_eq!(mdat_bytes_before(&f[..], 50), mdat_bytes_before(&on_file, 50));
+        assert_eq!(mdat_bytes_before(&on_file, 50), 2);
     }
 
     #[test]
