@@ -26,6 +26,9 @@ pub fn format_long_name(kind: FormatKind) -> Option<&'static str> {
         FormatKind::Caf => "Apple CAF (Core Audio Format)",
         FormatKind::Au => "Sun AU",
         FormatKind::Tta => "TTA (True Audio)",
+        FormatKind::Dsf => "DSD Stream File (DSF)",
+        FormatKind::Dff => "IFF (Interchange File Format)",
+        FormatKind::WavPack => "WavPack",
         FormatKind::Ogg => "Ogg",
         FormatKind::Flac => "raw FLAC",
         FormatKind::Mp3 => "MP2/3 (MPEG audio layer 2/3)",
@@ -56,6 +59,7 @@ pub fn nb_programs(kind: FormatKind, nb_streams: usize) -> usize {
 pub fn bits_per_sample(codec: Codec) -> u16 {
     match codec {
         Codec::PcmU8 | Codec::PcmS8 | Codec::PcmAlaw | Codec::PcmMulaw => 8,
+        Codec::DsdLsbfPlanar | Codec::DsdMsbfPlanar | Codec::DsdMsbf => 8,
         Codec::PcmS16Le | Codec::PcmS16Be => 16,
         Codec::PcmS24Le | Codec::PcmS24Be => 24,
         Codec::PcmS32Le | Codec::PcmS32Be | Codec::PcmF32Le | Codec::PcmF32Be => 32,
@@ -96,7 +100,8 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         | Codec::Atrac3
         | Codec::Qdm2
         | Codec::Cook => ("fltp", None),
-        Codec::Speex => ("flt", None),
+        Codec::Speex | Codec::Dst => ("flt", None),
+        Codec::DsdLsbfPlanar | Codec::DsdMsbfPlanar | Codec::DsdMsbf => ("fltp", None),
         Codec::Flac if bits == 0 => return None,
         Codec::Flac if bits <= 16 => ("s16", Some(bits)),
         Codec::Flac => ("s32", Some(bits)),
