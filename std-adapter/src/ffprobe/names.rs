@@ -109,6 +109,12 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         Codec::Tta if bits <= 8 => ("u8", Some(bits)),
         Codec::Tta if bits <= 16 => ("s16", Some(bits)),
         Codec::Tta => ("s32", Some(bits)),
+        // 32 bits: s32p or, for float data (a flag the track does not
+        // carry), fltp; not stated.
+        Codec::Wavpack if bits == 0 || bits > 24 => return None,
+        Codec::Wavpack if bits <= 8 => ("u8p", Some(bits)),
+        Codec::Wavpack if bits <= 16 => ("s16p", Some(bits)),
+        Codec::Wavpack => ("s32p", Some(bits)),
         Codec::Alac if bits == 0 => return None,
         Codec::Alac if bits <= 16 => ("s16p", Some(bits)),
         Codec::Alac => ("s32p", Some(bits)),
@@ -153,6 +159,11 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
             | Codec::AmrNb
             | Codec::AmrWb
             | Codec::TrueHd
+            | Codec::Wavpack
+            | Codec::DsdLsbfPlanar
+            | Codec::DsdMsbfPlanar
+            | Codec::DsdMsbf
+            | Codec::Dst
             // G.722 and G.726 decoders are mono-only and say so.
             | Codec::AdpcmG722
             | Codec::AdpcmG726
@@ -161,8 +172,18 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
     if !decoder_sets_layout {
         return None;
     }
-    // Dolby and DTS decoders put the surround pair at the side.
-    let side = matches!(t.codec, Codec::Ac3 | Codec::Eac3 | Codec::Dts);
+    // Dolby and DTS decoders put the surround pair at the side; so do the
+    // DSF channel types and DSDIFF speaker ids (`LS  `, `RS  `) of 5.1.
+    let side = matches!(
+        t.codec,
+        Codec::Ac3
+            | Codec::Eac3
+            | Codec::Dts
+            | Codec::DsdLsbfPlanar
+            | Codec::DsdMsbfPlanar
+            | Codec::DsdMsbf
+            | Codec::Dst
+    );
     Some(match (t.channels, side) {
         (1, _) => "mono",
         (2, _) => "stereo",
