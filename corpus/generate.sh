@@ -273,6 +273,20 @@ gen tta s16_stereo.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(stereo 44100 2.5)" -c
 gen tta s24_mono.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(mono 48000 1.5)" -c:a tta -sample_fmt s32
 gen tta u8_mono.tta enc:tta mux:tta -- "${LAVFI[@]}" "$(noise 8000 1)" -c:a tta -sample_fmt u8
 
+# ---------------------------------------------------------------- WavPack
+# ffmpeg's encoder makes blocks of at least 40000 samples × channels unless
+# -frame_size is given: small blocks, several packets per short file.
+gen wv s16_stereo.wv enc:wavpack mux:wv -- "${LAVFI[@]}" "$(stereo 8000 1)" -c:a wavpack -sample_fmt s16p -frame_size 2000
+gen wv 5.1.wv enc:wavpack mux:wv -- "${LAVFI[@]}" "$(six 8000 0.5)" -c:a wavpack -sample_fmt s16p -frame_size 1000
+gen wv s32_mono_tags.wv enc:wavpack mux:wv -- "${LAVFI[@]}" "$(mono 22050 0.5)" -c:a wavpack -sample_fmt s32p \
+	-frame_size 4410 -metadata title="Mediaslice WavPack" -metadata artist="Mediaslice Artist"
+# 37800 Hz is not in the flags' rate table: an ID_SAMPLE_RATE sub-block.
+gen wv flt_mono_37800.wv enc:wavpack mux:wv -- "${LAVFI[@]}" "$(mono 37800 0.3)" -c:a wavpack -sample_fmt fltp -frame_size 3000
+
+# ---------------------------------------------------------------- DSF / DSDIFF
+# ffmpeg writes neither: dsd.py builds them (deterministic, no ffmpeg).
+python3 "$CORPUS/dsd.py" files
+
 # ---------------------------------------------------------------- ASF
 gen asf wmv2_wmav2.wmv enc:wmv2 enc:wmav2 -- \
 	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 44100 1)" \

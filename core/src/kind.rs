@@ -36,6 +36,12 @@ pub enum FormatKind {
     Au,
     /// TTA (True Audio) lossless, `TTA1`.
     Tta,
+    /// Sony DSD Stream File (`DSD `, little-endian chunks).
+    Dsf,
+    /// Philips DSDIFF (`FRM8`/`DSD `): DSD or DST audio.
+    Dff,
+    /// WavPack (`wvpk` blocks).
+    WavPack,
     /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
     Ogg,
     /// Native FLAC (RFC 9639).
@@ -85,6 +91,9 @@ impl FormatKind {
             FormatKind::Caf => "caf",
             FormatKind::Au => "au",
             FormatKind::Tta => "tta",
+            FormatKind::Dsf => "dsf",
+            FormatKind::Dff => "iff",
+            FormatKind::WavPack => "wv",
             FormatKind::Ogg => "ogg",
             FormatKind::Flac => "flac",
             FormatKind::Mp3 => "mp3",
@@ -120,6 +129,9 @@ impl FormatKind {
             FormatKind::Caf => "CAF",
             FormatKind::Au => "Sun AU",
             FormatKind::Tta => "TTA",
+            FormatKind::Dsf => "DSF",
+            FormatKind::Dff => "DSDIFF",
+            FormatKind::WavPack => "WavPack",
             FormatKind::Ogg => "Ogg",
             FormatKind::Flac => "FLAC",
             FormatKind::Mp3 => "MPEG audio",

@@ -90,10 +90,25 @@ fn mp4_first_box(head: &[u8]) -> bool {
     MP4_TOP_LEVEL_BOXES.iter().any(|t| t == typ) && (size == 0 || size == 1 || size >= 8)
 }
 
+/// A WavPack block header as ffmpeg's probe wants it (WavPack 5 file
+/// format, block header): a block size of 24 to 1 MiB and a stream version
+/// of 0x402 to 0x410.
+fn wavpack_block(head: &[u8]) -> bool {
+    let size = head
+        .get(4..8)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map_or(0, u32::from_le_bytes);
+    let version = head
+        .get(8..10)
+        .and_then(|b| <[u8; 2]>::try_from(b).ok())
+        .map_or(0, u16::from_le_bytes);
+    (24..=1 << 20).contains(&size) && (0x402..=0x410).contains(&version)
+}
+
 /// The formats found by magic bytes, in the order detection tries them.
 /// Formats found by a pattern (MPEG-TS sync bytes, MPEG-PS pack headers, a
 /// FLAC frame header) come after these, in [`crate::detect::detect`].
-pub(crate) static SIGNATURES: [Signature; 21] = [
+pub(crate) static SIGNATURES: [Signature; 24] = [
     Signature::new(FormatKind::Wav, cfg!(feature = "riff"), &[(0, b"RIFF"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"RF64"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"BW64"), (8, b"WAVE")]),
@@ -120,6 +135,16 @@ pub(crate) static SIGNATURES: [Signature; 21] = [
     Signature::new(FormatKind::Caf, cfg!(feature = "caf"), &[(0, b"caff"), (4, &[0, 1])]),
     Signature::new(FormatKind::Au, cfg!(feature = "au"), &[(0, b".snd")]),
     Signature::new(FormatKind::Tta, cfg!(feature = "tta"), &[(0, b"TTA1")]),
+    Signature::new(
+        FormatKind::Dsf,
+        cfg!(feature = "dsf"),
+        &[(0, b"DSD "), (4, &[28, 0, 0, 0, 0, 0, 0, 0])],
+    ),
+    Signature::new(FormatKind::Dff, cfg!(feature = "dff"), &[(0, b"FRM8"), (12, b"DSD ")]),
+    Signature {
+        check: Some(wavpack_block),
+        ..Signature::new(FormatKind::WavPack, cfg!(feature = "wavpack"), &[(0, b"wvpk")])
+    },
     Signature::new(FormatKind::Ogg, cfg!(feature = "ogg"), &[(0, b"OggS\0")]),
     Signature::new(FormatKind::Flac, cfg!(feature = "flac"), &[(0, b"fLaC")]),
     Signature::new(FormatKind::Ivf, cfg!(feature = "ivf"), &[(0, b"DKIF"), (4, &[0, 0])]),
@@ -133,12 +158,10 @@ pub(crate) static SIGNATURES: [Signature; 21] = [
 
 /// Signatures of inputs this crate does not read as such but which carry
 /// audio frames that would fool the elementary-stream probes: the MPEG-PS
-/// pack header, MIDI, WavPack, Monkey's Audio, and common non-media
-/// files.
-static FOREIGN_AT_0: [[u8; 4]; 7] = [
+/// pack header, MIDI, Monkey's Audio, and common non-media files.
+static FOREIGN_AT_0: [[u8; 4]; 6] = [
     *b"\x00\x00\x01\xBA",
     *b"MThd",
-    *b"wvpk",
     *b"MAC ",
     *b"\x89PNG",
     *b"GIF8",

@@ -19,6 +19,9 @@
         feature = "caf",
         feature = "au",
         feature = "tta",
+        feature = "dsf",
+        feature = "dff",
+        feature = "wavpack",
         feature = "ogg",
         feature = "flac",
         feature = "mp3",
@@ -91,6 +94,15 @@ pub enum AnyDemuxer {
     /// TTA (True Audio).
     #[cfg(feature = "tta")]
     Tta(crate::format::tta::TtaDemuxer),
+    /// DSF (Sony DSD Stream File).
+    #[cfg(feature = "dsf")]
+    Dsf(crate::format::dsf::DsfDemuxer),
+    /// DSDIFF.
+    #[cfg(feature = "dff")]
+    Dff(crate::format::dff::DffDemuxer),
+    /// WavPack.
+    #[cfg(feature = "wavpack")]
+    WavPack(crate::format::wavpack::WavPackDemuxer),
     /// Ogg.
     #[cfg(feature = "ogg")]
     Ogg(crate::format::ogg::OggDemuxer),
@@ -166,6 +178,12 @@ macro_rules! dispatch {
             AnyDemuxer::Au($d) => $e,
             #[cfg(feature = "tta")]
             AnyDemuxer::Tta($d) => $e,
+            #[cfg(feature = "dsf")]
+            AnyDemuxer::Dsf($d) => $e,
+            #[cfg(feature = "dff")]
+            AnyDemuxer::Dff($d) => $e,
+            #[cfg(feature = "wavpack")]
+            AnyDemuxer::WavPack($d) => $e,
             #[cfg(feature = "ogg")]
             AnyDemuxer::Ogg($d) => $e,
             #[cfg(feature = "flac")]
@@ -229,6 +247,12 @@ impl AnyDemuxer {
             FormatKind::Au => Ok(AnyDemuxer::Au(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "tta")]
             FormatKind::Tta => Ok(AnyDemuxer::Tta(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "dsf")]
+            FormatKind::Dsf => Ok(AnyDemuxer::Dsf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "dff")]
+            FormatKind::Dff => Ok(AnyDemuxer::Dff(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "wavpack")]
+            FormatKind::WavPack => Ok(AnyDemuxer::WavPack(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ogg")]
             FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "flac")]

@@ -16,6 +16,10 @@ pub mod au;
 pub mod avi;
 #[cfg(feature = "caf")]
 pub mod caf;
+#[cfg(feature = "dff")]
+pub mod dff;
+#[cfg(feature = "dsf")]
+pub mod dsf;
 pub mod es;
 #[cfg(feature = "flac")]
 pub mod flac;
@@ -31,7 +35,11 @@ pub mod mpeg;
 pub mod ogg;
 #[cfg(feature = "riff")]
 pub mod riff;
+#[cfg(all(test, any(feature = "dsf", feature = "dff", feature = "wavpack")))]
+mod test_drain;
 #[cfg(feature = "tta")]
 pub mod tta;
+#[cfg(feature = "wavpack")]
+pub mod wavpack;
 #[cfg(any(feature = "ogg", feature = "flac"))]
 pub mod xiph;

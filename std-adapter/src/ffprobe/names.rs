@@ -26,6 +26,9 @@ pub fn format_long_name(kind: FormatKind) -> Option<&'static str> {
         FormatKind::Caf => "Apple CAF (Core Audio Format)",
         FormatKind::Au => "Sun AU",
         FormatKind::Tta => "TTA (True Audio)",
+        FormatKind::Dsf => "DSD Stream File (DSF)",
+        FormatKind::Dff => "IFF (Interchange File Format)",
+        FormatKind::WavPack => "WavPack",
         FormatKind::Ogg => "Ogg",
         FormatKind::Flac => "raw FLAC",
         FormatKind::Mp3 => "MP2/3 (MPEG audio layer 2/3)",
@@ -56,6 +59,7 @@ pub fn nb_programs(kind: FormatKind, nb_streams: usize) -> usize {
 pub fn bits_per_sample(codec: Codec) -> u16 {
     match codec {
         Codec::PcmU8 | Codec::PcmS8 | Codec::PcmAlaw | Codec::PcmMulaw => 8,
+        Codec::DsdLsbfPlanar | Codec::DsdMsbfPlanar | Codec::DsdMsbf => 8,
         Codec::PcmS16Le | Codec::PcmS16Be => 16,
         Codec::PcmS24Le | Codec::PcmS24Be => 24,
         Codec::PcmS32Le | Codec::PcmS32Be | Codec::PcmF32Le | Codec::PcmF32Be => 32,
@@ -96,7 +100,8 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         | Codec::Atrac3
         | Codec::Qdm2
         | Codec::Cook => ("fltp", None),
-        Codec::Speex => ("flt", None),
+        Codec::Speex | Codec::Dst => ("flt", None),
+        Codec::DsdLsbfPlanar | Codec::DsdMsbfPlanar | Codec::DsdMsbf => ("fltp", None),
         Codec::Flac if bits == 0 => return None,
         Codec::Flac if bits <= 16 => ("s16", Some(bits)),
         Codec::Flac => ("s32", Some(bits)),
@@ -104,6 +109,12 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         Codec::Tta if bits <= 8 => ("u8", Some(bits)),
         Codec::Tta if bits <= 16 => ("s16", Some(bits)),
         Codec::Tta => ("s32", Some(bits)),
+        // 32 bits: s32p or, for float data (a flag the track does not
+        // carry), fltp; not stated.
+        Codec::Wavpack if bits == 0 || bits > 24 => return None,
+        Codec::Wavpack if bits <= 8 => ("u8p", Some(bits)),
+        Codec::Wavpack if bits <= 16 => ("s16p", Some(bits)),
+        Codec::Wavpack => ("s32p", Some(bits)),
         Codec::Alac if bits == 0 => return None,
         Codec::Alac if bits <= 16 => ("s16p", Some(bits)),
         Codec::Alac => ("s32p", Some(bits)),
@@ -148,6 +159,11 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
             | Codec::AmrNb
             | Codec::AmrWb
             | Codec::TrueHd
+            | Codec::Wavpack
+            | Codec::DsdLsbfPlanar
+            | Codec::DsdMsbfPlanar
+            | Codec::DsdMsbf
+            | Codec::Dst
             // G.722 and G.726 decoders are mono-only and say so.
             | Codec::AdpcmG722
             | Codec::AdpcmG726
@@ -156,8 +172,18 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
     if !decoder_sets_layout {
         return None;
     }
-    // Dolby and DTS decoders put the surround pair at the side.
-    let side = matches!(t.codec, Codec::Ac3 | Codec::Eac3 | Codec::Dts);
+    // Dolby and DTS decoders put the surround pair at the side; so do the
+    // DSF channel types and DSDIFF speaker ids (`LS  `, `RS  `) of 5.1.
+    let side = matches!(
+        t.codec,
+        Codec::Ac3
+            | Codec::Eac3
+            | Codec::Dts
+            | Codec::DsdLsbfPlanar
+            | Codec::DsdMsbfPlanar
+            | Codec::DsdMsbf
+            | Codec::Dst
+    );
     Some(match (t.channels, side) {
         (1, _) => "mono",
         (2, _) => "stereo",

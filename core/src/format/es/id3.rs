@@ -22,7 +22,7 @@ use crate::bytes::{array, be16, be24, be32};
 use crate::error::Result;
 use crate::format::traits::Context;
 use crate::source::Source;
-#[cfg(any(feature = "mp3", feature = "aac"))]
+#[cfg(any(feature = "mp3", feature = "aac", feature = "dsf"))]
 use crate::tags::TagCursor;
 use crate::tags::{text_or_bytes, Tag, TagKey, TagScope, TagValue};
 use crate::types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};
@@ -157,6 +157,9 @@ pub struct Trailer {
     pub id3v1: Option<u64>,
     /// Offset of an APEv2 tag (its header when present, else its items).
     pub ape: Option<u64>,
+    /// The APEv2 tag's items: their offset, the footer's offset, and the
+    /// item count the footer gives.
+    pub ape_items: Option<(u64, u64, u32)>,
     /// Offset of a Lyrics3v2 block.
     pub lyrics3: Option<u64>,
     /// Where the audio ends: the first byte of the trailing tags.
@@ -207,8 +210,10 @@ pub fn find_trailer<S: Source>(src: &mut S, start: u64) -> Result<Trailer> {
             let header = if flags & 0x8000_0000 != 0 { APE_FOOTER } else { 0 };
             let total = size + header;
             if size >= APE_FOOTER && end >= start.saturating_add(total) {
+                let footer = end - APE_FOOTER;
                 end -= total;
                 t.ape = Some(end);
+                t.ape_items = Some((end + header, footer, f.items.get()));
             }
         }
     }
@@ -467,7 +472,7 @@ impl RawFrame {
 
 /// The tags around an MPEG audio or ADTS stream: its first ID3v2 tag and
 /// its ID3v1 tag, and the state of their walk.
-#[cfg(any(feature = "mp3", feature = "aac"))]
+#[cfg(any(feature = "mp3", feature = "aac", feature = "dsf"))]
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StreamTags {
     /// The first ID3v2 tag at the start.
@@ -478,7 +483,7 @@ pub(crate) struct StreamTags {
     walk: Option<FrameWalk>,
 }
 
-#[cfg(any(feature = "mp3", feature = "aac"))]
+#[cfg(any(feature = "mp3", feature = "aac", feature = "dsf"))]
 impl StreamTags {
     /// The tags of a stream with these ID3v2 and ID3v1 tags.
     pub fn new(first_id3v2: Option<Id3v2>, id3v1: Option<u64>) -> Self {
@@ -551,7 +556,7 @@ impl StreamTags {
 }
 
 /// The stage of a [`TagCursor`] where [`StreamTags::next`] is done.
-#[cfg(any(feature = "mp3", feature = "aac"))]
+#[cfg(any(feature = "mp3", feature = "aac", feature = "dsf"))]
 pub(crate) const STREAM_TAGS_DONE: u32 = 4;
 
 pub use crate::codec::picture::{codec_for_mime, PICTURE_TYPES};

@@ -19,9 +19,12 @@
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
 //!
 //! The ID3v2/ID3v1/APEv2 module `id3` lives here and is also the ID3
-//! reader of FLAC and AIFF (compiled with any of `mp3`, `aac`, `ac3`,
-//! `flac`, `aiff`; with `ogg` too, for the picture types FLAC's PICTURE
+//! reader of FLAC, AIFF, TTA, DSF and WavPack (compiled with any of `mp3`, `aac`, `ac3`,
+//! `flac`, `aiff`, `tta`, `dsf`, `wavpack`; with `ogg` too, for the picture types FLAC's PICTURE
 //! shares).
+//!
+//! The APEv2 item reader `ape` gives the items of the tag that `id3`'s
+//! `find_trailer` finds (WavPack's format tags; feature `wavpack`).
 //!
 //! Shared here: a bounded forward scanner over a [`Source`] and the probe
 //! itself ([`probe`]); detection keeps the probe off files that start with
@@ -35,6 +38,8 @@ pub mod adts;
 pub mod amr;
 #[cfg(any(feature = "h264", feature = "hevc"))]
 pub mod annexb;
+#[cfg(feature = "wavpack")]
+pub mod ape;
 #[cfg(feature = "dv")]
 pub mod dv;
 #[cfg(any(
@@ -44,7 +49,9 @@ pub mod dv;
     feature = "flac",
     feature = "aiff",
     feature = "ogg",
-    feature = "tta"
+    feature = "tta",
+    feature = "dsf",
+    feature = "wavpack"
 ))]
 pub mod id3;
 #[cfg(any(feature = "ivf", feature = "obu"))]

@@ -73,6 +73,15 @@ pub(crate) fn check(t: &Track, webm: bool) -> Result<()> {
             &"mkv muxer: no Matroska CodecID for this codec (RFC 9559 5.1.4.1.21)",
         ));
     }
+    // WavPack from a `.wv` file: its packets are whole blocks with their
+    // `wvpk` headers and no CodecPrivate, which Matroska's A_WAVPACK4
+    // strips and needs; that conversion is not written.
+    if t.codec == Codec::Wavpack && t.config.is_none() {
+        return Err(Error::unsupported(
+            0,
+            &"mkv muxer: WavPack blocks with wvpk headers (from .wv) are not converted to A_WAVPACK4's form",
+        ));
+    }
     if t.time_base.num == 0 || t.time_base.den == 0 {
         return Err(Error::new(
             ErrorKind::InvalidArgument,

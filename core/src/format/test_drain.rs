@@ -1,0 +1,39 @@
+//! For the unit tests of the audio formats: open a demuxer on bytes and
+//! drain its packets into owned facts, with the error that ended them.
+#![allow(clippy::unwrap_used)]
+
+extern crate std;
+
+use std::vec;
+use std::vec::Vec;
+
+use crate::error::ErrorKind;
+use crate::format::traits::{Context, FormatDemuxer};
+use crate::source::SliceSource;
+
+/// One packet's facts: pos, bytes, pts, duration, truncated.
+pub(crate) type Drained = (u64, Vec<u8>, i64, u64, bool);
+
+/// Every packet of `D` over `b` (with 64 KiB of scratch), then the kind
+/// of the error that ended them, `None` at a clean end. Opening must
+/// succeed.
+pub(crate) fn drain<D: FormatDemuxer>(b: &[u8]) -> (Vec<Drained>, Option<ErrorKind>) {
+    let mut scratch = vec![0u8; 1 << 16];
+    let mut src = SliceSource::with_scratch(b, &mut scratch);
+    let mut ctx = Context::default();
+    let mut d = D::open(&mut src, &mut ctx).unwrap();
+    let mut out = Vec::new();
+    loop {
+        match d.next_packet(&mut src, &mut ctx) {
+            Ok(Some(p)) => out.push((
+                p.pos.unwrap(),
+                p.data.to_vec(),
+                p.pts.unwrap(),
+                p.duration.unwrap(),
+                p.flags.truncated,
+            )),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.kind())),
+        }
+    }
+}
