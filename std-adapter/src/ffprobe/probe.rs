@@ -168,16 +168,20 @@ pub fn document<S: Source>(
     }
     if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) && tail_read {
         for (i, s) in streams.iter_mut().enumerate() {
-            // ffmpeg reads those packets raw: a video packet's duration
-            // comes from the frame rate, an audio packet has none.
+            // ffmpeg reads those packets raw (estimate_timings_from_pts):
+            // the end is the latest PES packet's time plus one frame, a
+            // video frame's duration from the frame rate, an audio frame's
+            // from the codec's frame size (none when the codec has no
+            // fixed one).
             let Some(t) = tracks.get(i) else { continue };
-            let (Some(mut end), Some(start)) = (timing.end(i, false), s.get("start_pts").and_then(Value::as_i64))
-            else {
+            let (Some(mut end), Some(start)) = (timing.raw_end(i), s.get("start_pts").and_then(Value::as_i64)) else {
                 continue;
             };
-            if t.kind == mediaslice::TrackKind::Video {
-                end += frame_ticks(s, t);
-            }
+            end += match t.kind {
+                mediaslice::TrackKind::Video => frame_ticks(s, t),
+                mediaslice::TrackKind::Audio => audio::frame_ticks(t),
+                _ => 0,
+            };
             if s.get("duration_ts").is_none() && end > start {
                 set(s, "duration_ts", (end - start).into());
                 set(s, "duration", super::time_string(end - start, t.time_base).into());

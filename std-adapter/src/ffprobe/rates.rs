@@ -62,6 +62,17 @@ pub struct Timing {
     ends: Vec<[Option<i64>; 2]>,
     first_pos: Vec<Option<u64>>,
     sizes: Vec<Vec<u32>>,
+    /// Per stream: where its last packet began, where it ended when it
+    /// was contiguous, and the latest `pts` of a packet that began a
+    /// container packet (see [`Timing::raw_end`]).
+    raw: Vec<RawEnd>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct RawEnd {
+    pos: Option<u64>,
+    end: Option<u64>,
+    pts: Option<i64>,
 }
 
 /// Most packet sizes kept per stream (for ffmpeg's running bit rate).
@@ -79,6 +90,7 @@ impl Timing {
             ends: vec![[None; 2]; n],
             first_pos: vec![None; n],
             sizes: vec![Vec::new(); n],
+            raw: vec![RawEnd::default(); n],
         }
     }
 
@@ -117,6 +129,26 @@ impl Timing {
                 *slot = Some(slot.map_or(end, |x| x.max(end)));
             }
         }
+        if let Some(r) = self.raw.get_mut(p.track) {
+            let begins = p.pos.is_none() || (p.pos != r.pos && !(p.contiguous && p.pos == r.end));
+            if let (true, Some(pts)) = (begins, p.pts) {
+                r.pts = Some(r.pts.map_or(pts, |x| x.max(pts)));
+            }
+            r.pos = p.pos;
+            r.end = p.pos.filter(|_| p.contiguous).map(|at| at + p.data.len() as u64);
+        }
+    }
+
+    /// The latest `pts` of stream `i`'s container packets (a PES packet of
+    /// a transport or program stream), as ffmpeg's demuxer gives them before
+    /// its parser splits them into frames. A frame continues the container
+    /// packet of the frame before when it has the same position (a TS
+    /// frame states its PES packet's) or, both being contiguous, begins
+    /// where that one ends (a PS frame states its own); else it begins one
+    /// and carries its time (the frames after it in the same PES have
+    /// timestamps only the parser derives).
+    pub fn raw_end(&self, i: usize) -> Option<i64> {
+        self.raw.get(i).and_then(|r| r.pts)
     }
 
     /// The latest `pts` (`pts + duration` when `with_duration`) of stream
@@ -448,5 +480,26 @@ mod tests {
         };
         assert_eq!(t.facts(1, &a, FormatKind::Matroska).r_frame_rate, (0, 0));
         assert_eq!(t.facts(0, &video((1, 1)), FormatKind::H264).r_frame_rate, (25, 1));
+    }
+
+    #[test]
+    fn raw_end_takes_the_pes_packets_times() {
+        let data = [0u8; 100];
+        let mut t = Timing::new(2);
+        // Transport stream: two PES packets (at 0 and 376) of two frames
+        // each, every frame stating its PES packet's position.
+        for (pos, pts) in [(0, 0), (0, 2880), (376, 5760), (376, 8640)] {
+            let p = Packet::joined(0, Some(pos), &data[..50]).with_times(Some(pts), Some(pts), None);
+            t.observe(&p);
+        }
+        assert_eq!(t.raw_end(0), Some(5760));
+        assert_eq!(t.end(0, false), Some(8640));
+        // Program stream: frames state their own contiguous positions; a
+        // PES header (a gap) begins the next packet.
+        for (pos, pts) in [(20, 0), (70, 3134), (140, 6268), (190, 9402)] {
+            let p = Packet::contiguous(1, pos, &data[..50]).with_times(Some(pts), Some(pts), None);
+            t.observe(&p);
+        }
+        assert_eq!(t.raw_end(1), Some(6268));
     }
 }
