@@ -66,6 +66,9 @@ pub struct Timing {
     /// was contiguous, and the latest `pts` of a packet that began a
     /// container packet (see [`Timing::raw_end`]).
     raw: Vec<RawEnd>,
+    /// Per stream: whether its last packet seen was cut by the end of the
+    /// input.
+    cut: Vec<bool>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -91,6 +94,7 @@ impl Timing {
             first_pos: vec![None; n],
             sizes: vec![Vec::new(); n],
             raw: vec![RawEnd::default(); n],
+            cut: vec![false; n],
         }
     }
 
@@ -129,6 +133,9 @@ impl Timing {
                 *slot = Some(slot.map_or(end, |x| x.max(end)));
             }
         }
+        if let Some(c) = self.cut.get_mut(p.track) {
+            *c = p.flags.truncated;
+        }
         if let Some(r) = self.raw.get_mut(p.track) {
             let begins = p.pos.is_none() || (p.pos != r.pos && !(p.contiguous && p.pos == r.end));
             if let (true, Some(pts)) = (begins, p.pts) {
@@ -160,6 +167,16 @@ impl Timing {
     /// The sizes of stream `i`'s packets seen, in order (at most 65536).
     pub fn sizes(&self, i: usize) -> &[u32] {
         self.sizes.get(i).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// [`Timing::sizes`] without a last packet cut by the end of the input
+    /// (a parser does not finish that frame).
+    pub fn whole_sizes(&self, i: usize) -> &[u32] {
+        let sizes = self.sizes(i);
+        match (self.cut.get(i), sizes.split_last()) {
+            (Some(true), Some((_, rest))) => rest,
+            _ => sizes,
+        }
     }
 
     /// Where stream `i`'s first packet lies in the input.
