@@ -21,6 +21,8 @@
 use super::probe::set;
 use super::Timing;
 use mediaslice::codec::adts::AdtsHeader;
+use mediaslice::codec::mpa::{parse_vbr, MpaHeader};
+use mediaslice::format::es::id3;
 use mediaslice::{Codec, Source};
 use serde_json::Value;
 
@@ -147,6 +149,91 @@ pub fn amr_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &
     }
 }
 
+/// Whether ffmpeg estimates an MP3 file's duration from its bit rate:
+/// when the first frame after the ID3v2 tags has no Xing/Info or VBRI
+/// header with a frame count, or a Xing/Info header whose byte count falls
+/// short of the bytes from that frame on by more than 1/16
+/// (`mp3_parse_info_tag`: "invalid concatenated file", the count is
+/// dropped).
+pub fn mp3_by_bit_rate<S: Source>(src: &mut S) -> bool {
+    let size = src.len();
+    let Ok((off, _)) = id3::skip_id3v2(src, 0, id3::MAX_ID3V2_CHAIN) else {
+        return false;
+    };
+    let mut frame = [0u8; 192];
+    let n = src.read_at(off, &mut frame).unwrap_or(0);
+    let frame = frame.get(..n).unwrap_or(&[]);
+    let Some(v) = MpaHeader::parse_bytes(frame).and_then(|h| parse_vbr(frame, &h)) else {
+        return true;
+    };
+    let mut frames = v.frames.unwrap_or(0);
+    if let (b"Xing" | b"Info", Some(bytes)) = (&v.kind, v.bytes.filter(|&b| b > 0)) {
+        let (bytes, fsize) = (u64::from(bytes), size.saturating_sub(off));
+        if fsize > bytes && fsize - bytes > bytes >> 4 {
+            frames = 0;
+        }
+    }
+    frames == 0
+}
+
+/// MPEG audio whose duration ffmpeg estimates ([`mp3_by_bit_rate`]): the
+/// parser's running mean of the frame headers' bit rates, the duration
+/// the bytes from the first audio frame to the end of the input (an ID3v1
+/// or APE tag there included) over the mean when `find_stream_info`
+/// stopped ([`mp3_probed_frames`]). (The parser restarts its count when a
+/// frame's header changes layer, rate or mode; such streams are not
+/// modelled.)
+pub fn mp3_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timing, size: u64) {
+    for (i, (s, t)) in streams.iter_mut().zip(tracks).enumerate() {
+        if !matches!(t.codec, Codec::Mp1 | Codec::Mp2 | Codec::Mp3) {
+            continue;
+        }
+        let Some(pos) = timing.first_pos(i) else {
+            continue;
+        };
+        let probed = mp3_probed_frames(timing.whole_sizes(i));
+        let rates = timing
+            .whole_heads(i)
+            .iter()
+            .filter_map(|h| MpaHeader::parse_bytes(h))
+            .map(|h| i64::from(h.bit_rate));
+        let all = running_mean(rates.clone());
+        if all > 0 {
+            set(s, "bit_rate", all.to_string().into());
+        }
+        let d = u64::try_from(running_mean(rates.take(probed)))
+            .ok()
+            .and_then(|r| ticks(size.saturating_sub(pos), r, t.time_base));
+        if let Some(d) = d {
+            set_duration(s, d, t.time_base);
+        }
+    }
+}
+
+/// ffmpeg's MP3 demuxer reads the input in 1024-byte chunks
+/// (`MP3_PACKET_SIZE`) and its parser takes each chunk whole: when
+/// `find_stream_info` has the [`MAX_TS_PROBE`]th frame, the parser has
+/// also read the headers of the frames that begin in the rest of that
+/// chunk. The frames counted, for frames of these sizes laid end to end
+/// from the first.
+pub fn mp3_probed_frames(sizes: &[u32]) -> usize {
+    const CHUNK: u64 = 1024;
+    let Some(first) = sizes.get(..MAX_TS_PROBE) else {
+        return sizes.len();
+    };
+    let end: u64 = first.iter().map(|&b| u64::from(b)).sum();
+    let limit = (end.saturating_sub(1) / CHUNK + 1) * CHUNK;
+    let mut at = 0u64;
+    sizes
+        .iter()
+        .take_while(|&&b| {
+            let header_in = at + 4 <= limit;
+            at += u64::from(b);
+            header_in
+        })
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,5 +306,57 @@ mod tests {
         assert_eq!(streams[0]["bit_rate"], "66130");
         // 19210 bytes over 66130 b/s (the mean truncates at each step).
         assert_eq!(streams[0]["duration"], "2.323907");
+    }
+
+    #[test]
+    fn mp3_frame_counts_ffmpeg_believes() {
+        // MPEG-2 Layer III, 64 kb/s, 24 kHz, joint stereo: Xing at 4 + 17.
+        let mut b = vec![0u8; 488];
+        b[..4].copy_from_slice(&[0xFF, 0xF3, 0x84, 0x64]);
+        b[21..25].copy_from_slice(b"Xing");
+        b[25..29].copy_from_slice(&3u32.to_be_bytes());
+        b[29..33].copy_from_slice(&7u32.to_be_bytes());
+        // 360 bytes stated, 488 there: 128 more than 360 / 16, dropped.
+        b[33..37].copy_from_slice(&360u32.to_be_bytes());
+        assert!(mp3_by_bit_rate(&mut mediaslice::SliceSource::new(&b)));
+        // 470 stated: within 1/16, the count holds.
+        b[33..37].copy_from_slice(&470u32.to_be_bytes());
+        assert!(!mp3_by_bit_rate(&mut mediaslice::SliceSource::new(&b)));
+        // No VBR header at all.
+        b[21..25].copy_from_slice(b"Junk");
+        assert!(mp3_by_bit_rate(&mut mediaslice::SliceSource::new(&b)));
+    }
+
+    #[test]
+    fn mp3_duration_counts_the_bytes_to_the_end() {
+        let mpa = mediaslice::Track {
+            kind: mediaslice::TrackKind::Audio,
+            codec: Codec::Mp3,
+            sample_rate: 32_000,
+            time_base: Rational::new(1, 14_112_000),
+            ..mediaslice::Track::default()
+        };
+        // Two 64 kb/s frames of 288 bytes, then a 128-byte ID3v1 tag.
+        let mut frame = [0u8; 288];
+        frame[..4].copy_from_slice(&[0xFF, 0xFB, 0x58, 0x00]);
+        let mut timing = Timing::new(1);
+        timing.observe(&mediaslice::Packet::contiguous(0, 0, &frame));
+        timing.observe(&mediaslice::Packet::contiguous(0, 288, &frame));
+        let mut streams = vec![serde_json::json!({})];
+        mp3_timing(&mut streams, &[mpa], &timing, 704);
+        assert_eq!(streams[0]["bit_rate"], "64000");
+        // 704 bytes at 64 kb/s: 0.088 s, the tag included as ffmpeg does.
+        assert_eq!(streams[0]["duration"], "0.088000");
+    }
+
+    #[test]
+    fn mp3_parser_reads_to_the_end_of_the_chunk() {
+        // 50 frames of 300 bytes end at 15000, inside the chunk that ends
+        // at 15360: the frames beginning at 15000 and 15300 have their
+        // headers there too (15300 + 4 <= 15360); the next begins at 15600.
+        assert_eq!(mp3_probed_frames(&[300; 60]), 52);
+        // A header cut by the chunk's end is not read.
+        assert_eq!(mp3_probed_frames(&[1024; 60]), 50);
+        assert_eq!(mp3_probed_frames(&[300; 20]), 20);
     }
 }

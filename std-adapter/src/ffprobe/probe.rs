@@ -28,7 +28,8 @@ pub fn document<S: Source>(
     let format = d.format();
     let mut timing_tail = None;
     let mut tail_read = true;
-    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs | FormatKind::Aac) {
+    let mp3_estimate = format == FormatKind::Mp3 && estimate::mp3_by_bit_rate(d.source_mut());
+    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs | FormatKind::Aac) || mp3_estimate {
         // ffmpeg reads the end of a transport or program stream for its
         // streams' durations (estimate_timings_from_pts): read on to the
         // end (what `packets` already did, nothing is left).
@@ -155,6 +156,10 @@ pub fn document<S: Source>(
     }
     if format == FormatKind::Amr {
         estimate::amr_timing(&mut streams, &tracks, timing, facts.size);
+        facts.duration_us = None;
+    }
+    if mp3_estimate {
+        estimate::mp3_timing(&mut streams, &tracks, timing, facts.size);
         facts.duration_us = None;
     }
     if format == FormatKind::Aac {

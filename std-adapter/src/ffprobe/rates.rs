@@ -62,6 +62,9 @@ pub struct Timing {
     ends: Vec<[Option<i64>; 2]>,
     first_pos: Vec<Option<u64>>,
     sizes: Vec<Vec<u32>>,
+    /// The first four bytes of each packet, beside `sizes` (a frame
+    /// header's bit rate).
+    heads: Vec<Vec<[u8; 4]>>,
     /// Per stream: where its last packet began, where it ended when it
     /// was contiguous, and the latest `pts` of a packet that began a
     /// container packet (see [`Timing::raw_end`]).
@@ -93,6 +96,7 @@ impl Timing {
             ends: vec![[None; 2]; n],
             first_pos: vec![None; n],
             sizes: vec![Vec::new(); n],
+            heads: vec![Vec::new(); n],
             raw: vec![RawEnd::default(); n],
             cut: vec![false; n],
         }
@@ -126,6 +130,13 @@ impl Timing {
     pub fn observe_end(&mut self, p: &Packet<'_>) {
         if let Some(s) = self.sizes.get_mut(p.track).filter(|s| s.len() < MAX_SIZES) {
             s.push(u32::try_from(p.data.len()).unwrap_or(u32::MAX));
+            if let Some(h) = self.heads.get_mut(p.track) {
+                let mut head = [0u8; 4];
+                for (d, b) in head.iter_mut().zip(p.data) {
+                    *d = *b;
+                }
+                h.push(head);
+            }
         }
         if let (Some(e), Some(pts)) = (self.ends.get_mut(p.track), p.pts) {
             let d = p.duration.and_then(|d| i64::try_from(d).ok()).unwrap_or(0);
@@ -177,6 +188,12 @@ impl Timing {
             (Some(true), Some((_, rest))) => rest,
             _ => sizes,
         }
+    }
+
+    /// The first four bytes of the packets of [`Timing::whole_sizes`].
+    pub fn whole_heads(&self, i: usize) -> &[[u8; 4]] {
+        let heads = self.heads.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        heads.get(..self.whole_sizes(i).len()).unwrap_or(heads)
     }
 
     /// Where stream `i`'s first packet lies in the input.
