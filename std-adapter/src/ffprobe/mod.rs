@@ -16,6 +16,7 @@ pub mod mp4;
 pub mod names;
 pub mod probe;
 pub mod rates;
+pub mod timings;
 
 use mediaslice::{FormatKind, Packet, Rational, Tag, TagKey, TagValue, Track, TrackKind};
 pub use rates::{StreamTiming, Timing};

@@ -198,6 +198,12 @@ pub fn document<S: Source>(
     if format == FormatKind::Mp4 {
         if let Some(m) = mp4::read(d.source_mut()) {
             apply_mp4(&m, &tracks, timing, &mut streams);
+            if m.fragmented {
+                // ffmpeg's `mov_read_mvhd` sets no format duration once it
+                // has seen `trex`, and takes the streams' (from the
+                // fragments) in a fragmented file.
+                facts.duration_us = None;
+            }
             if let Some(c) = mp4::creation_time(m.creation_time) {
                 format_tags.insert("creation_time".into(), c.into());
             }
@@ -231,23 +237,12 @@ pub fn document<S: Source>(
             }
         }
     }
+    let (start_us, duration_us) = super::timings::update_stream_timings(&streams);
     if facts.start_us.is_none() {
-        facts.start_us = streams
-            .iter()
-            .filter_map(|s| secs(s, "start_time"))
-            .reduce(f64::min)
-            .map(|s| (s * 1e6).round() as i64);
+        facts.start_us = start_us;
     }
     if facts.duration_us.is_none() {
-        // update_stream_timings: the latest stream end less the start.
-        let end = streams
-            .iter()
-            .filter_map(|s| Some(secs(s, "start_time").unwrap_or(0.0) + secs(s, "duration")?))
-            .reduce(f64::max);
-        let start = facts.start_us.map_or(0.0, |s| s as f64 / 1e6);
-        if let Some(e) = end.filter(|&e| e > start) {
-            facts.duration_us = Some(((e - start) * 1e6).round() as u64);
-        }
+        facts.duration_us = duration_us;
     }
     fill_stream_timings(&mut streams, &tracks, &facts);
     let mut f = format_json(&facts, tags);
@@ -465,10 +460,6 @@ fn insert_tag(s: &mut Value, k: &str, v: &str) {
             }
         }
     }
-}
-
-fn secs(stream: &Value, key: &str) -> Option<f64> {
-    stream.get(key)?.as_str()?.parse().ok()
 }
 
 pub(super) fn set(s: &mut Value, key: &str, v: Value) {
