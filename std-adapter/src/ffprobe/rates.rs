@@ -220,6 +220,11 @@ impl Timing {
         let kept = stamps.iter().filter(|s| !s.discard).filter_map(|s| s.pts).min();
         let start_pts = match kept {
             Some(k) if format == FormatKind::Mp4 && stamps.iter().any(|s| s.discard) => Some(k.max(0)),
+            // An MP4 audio packet that straddles an edit's start keeps its
+            // earlier time, and ffmpeg skips the samples before the edit
+            // (`skip_samples`, added to the start time): the stream starts
+            // where the edit does, at 0.
+            Some(k) if format == FormatKind::Mp4 && t.kind == TrackKind::Audio && k < 0 => Some(0),
             _ => stamps.iter().filter_map(|s| s.pts).min(),
         };
         let (r, avg) = match t.kind {
@@ -535,5 +540,21 @@ mod tests {
             t.observe(&p);
         }
         assert_eq!(t.raw_end(1), Some(6268));
+    }
+
+    #[test]
+    fn mp4_audio_straddling_an_edit_starts_at_the_edit() {
+        // AMR in 3GP with an edit from media time 50: the first 160-tick
+        // frame runs from -50 to 110.
+        let mut t = Timing::new(1);
+        feed(&mut t, &[(-50, -50), (110, 110), (270, 270)]);
+        let a = Track {
+            kind: TrackKind::Audio,
+            time_base: Rational::new(1, 8000),
+            ..Track::default()
+        };
+        assert_eq!(t.facts(0, &a, FormatKind::Mp4).start_pts, Some(0));
+        // Other containers state the packet's time.
+        assert_eq!(t.facts(0, &a, FormatKind::Matroska).start_pts, Some(-50));
     }
 }
