@@ -150,8 +150,9 @@ pub fn document<S: Source>(
         start_us: info.start_us,
         bit_rate: info.bit_rate,
     };
-    if format == FormatKind::Ogg {
-        // The format starts where its earliest stream does.
+    if matches!(format, FormatKind::Ogg | FormatKind::MpegTs | FormatKind::MpegPs) {
+        // The format starts where its earliest stream does
+        // (`update_stream_timings`).
         facts.start_us = None;
     }
     if format == FormatKind::Amr {
