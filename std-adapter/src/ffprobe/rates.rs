@@ -360,7 +360,7 @@ fn video_rates(stamps: &[Stamp], t: &Track, format: FormatKind) -> ((u64, u64), 
         if unreliable && steps.len() > 15 && g > (tb_den / (500 * tb_num)).max(1) {
             reduce(tb_den, tb_num.saturating_mul(g), i32::MAX as u64)
         } else if unreliable && steps.len() > 1 {
-            best_std(&times, tb_num, tb_den, avg).unwrap_or(fallback)
+            best_std(&times, tb_num, tb_den).unwrap_or(fallback)
         } else {
             fallback
         }
@@ -386,8 +386,10 @@ fn snap(rate: (u64, u64), tolerance: f64) -> Option<(u64, u64)> {
 
 /// ffmpeg's `ff_rfps_calculate`: the standard rate on whose ticks the
 /// timestamps fall with the least variance of their offsets (at either of
-/// two half-tick phases), not above 1% over `avg`.
-fn best_std(times: &[i64], tb_num: u64, tb_den: u64, avg: (u64, u64)) -> Option<(u64, u64)> {
+/// two half-tick phases), not above 1% over the time base's reciprocal
+/// (its reference rate when none is set; not the mean rate, which a
+/// gap in the first timestamps lowers).
+fn best_std(times: &[i64], tb_num: u64, tb_den: u64) -> Option<(u64, u64)> {
     let first = *times.first()?;
     let last = *times.last()?;
     // ffmpeg adds each timestamp after the first, in seconds from 0.
@@ -408,17 +410,30 @@ fn best_std(times: &[i64], tb_num: u64, tb_den: u64, avg: (u64, u64)) -> Option<
         if span < 1.0 / fps || mean_step < 0.8 / fps {
             continue;
         }
-        for k in 0..2 {
-            let (mut sum, mut sq) = (0.0, 0.0);
-            for &x in &secs {
-                let ticks = x * fps;
-                let half = f64::from(k) * 0.5;
+        // Sums of the offsets and their squares at both phases; every 10
+        // timestamps ffmpeg drops a rate whose variance exceeds 0.04 at both.
+        let (mut sum, mut sq) = ([0.0f64; 2], [0.0f64; 2]);
+        let mut dropped = false;
+        for (i, &x) in secs.iter().enumerate() {
+            let ticks = x * fps;
+            for k in 0..2 {
+                let half = k as f64 * 0.5;
                 let e = ticks - (ticks + half).round() + half;
-                sum += e;
-                sq += e * e;
+                sum[k] += e;
+                sq[k] += e * e;
             }
-            let a = sum / n;
-            let err = sq / n - a * a;
+            let c = (i + 1) as f64;
+            if (i + 1) % 10 == 0 && (0..2).all(|k| sq[k] / c - (sum[k] / c).powi(2) > 0.04) {
+                dropped = true;
+                break;
+            }
+        }
+        if dropped {
+            continue;
+        }
+        for k in 0..2 {
+            let a = sum[k] / n;
+            let err = sq[k] / n - a * a;
             if err < best_err && best_err > 1e-9 {
                 best_err = err;
                 best = Some(s);
@@ -426,7 +441,9 @@ fn best_std(times: &[i64], tb_num: u64, tb_den: u64, avg: (u64, u64)) -> Option<
         }
     }
     let s = best?;
-    if avg.1 != 0 && avg.0 != 0 && s as f64 / STD_DEN as f64 >= 1.01 * (avg.0 as f64 / avg.1 as f64) {
+    // ffmpeg's "not more than 1% above" compares with its reference rate,
+    // which here (no rate set yet) is the time base's reciprocal.
+    if s as f64 / STD_DEN as f64 >= 1.01 * (tb_den as f64 / tb_num as f64) {
         return None;
     }
     Some(reduce(s, STD_DEN, i32::MAX as u64))
@@ -556,5 +573,20 @@ mod tests {
         assert_eq!(t.facts(0, &a, FormatKind::Mp4).start_pts, Some(0));
         // Other containers state the packet's time.
         assert_eq!(t.facts(0, &a, FormatKind::Matroska).start_pts, Some(-50));
+    }
+
+    #[test]
+    fn a_gap_in_the_first_frames_does_not_hide_the_standard_rate() {
+        // H.264 in MPEG-TS at 24 fps with 90 kHz jitter, two frames
+        // missing after the first: the mean rate is 21.8 fps, and ffmpeg
+        // still finds 24 (its 1% bound is over the time base's rate).
+        let mut t = Timing::new(1);
+        let mut ts: Vec<i64> = vec![0];
+        ts.extend((3..23).map(|i| (i * 3750) - i64::from(i % 3 == 1)));
+        let s: Vec<(i64, i64)> = ts.iter().map(|&x| (x, x)).collect();
+        feed(&mut t, &s);
+        let mut v = video((1, 90_000));
+        v.codec = Codec::H264;
+        assert_eq!(t.facts(0, &v, FormatKind::MpegTs).r_frame_rate, (24, 1));
     }
 }
