@@ -129,6 +129,35 @@ pub fn header_bit_rate(t: &Track, first: &[u8]) -> Option<u32> {
     .filter(|&b| b > 0)
 }
 
+/// The samples of one frame as ffmpeg's `av_get_audio_frame_duration`
+/// states them for a packet it has not parsed: fixed by the codec (MPEG
+/// audio Layer I 384, Layer II 1152, AC-3 1536, AMR 160 and 320), or the
+/// decoder's frame size (AAC 1024; Layer III 1152, 576 at the MPEG-2 and
+/// 2.5 rates below 32 kHz); 0 where neither is known (E-AC-3, DTS, LATM).
+pub fn frame_samples(t: &Track) -> u64 {
+    match t.codec {
+        Codec::Aac => 1024,
+        Codec::Mp1 => 384,
+        Codec::Mp2 => 1152,
+        Codec::Mp3 if t.sample_rate >= 32_000 => 1152,
+        Codec::Mp3 => 576,
+        Codec::Ac3 => 1536,
+        Codec::AmrNb => 160,
+        Codec::AmrWb => 320,
+        _ => 0,
+    }
+}
+
+/// One frame of [`frame_samples`] in `t`'s time base, rounded down (as
+/// ffmpeg's `compute_frame_duration` gives a raw packet its duration).
+pub fn frame_ticks(t: &Track) -> i64 {
+    let den = u128::from(t.sample_rate) * u128::from(t.time_base.num);
+    if den == 0 {
+        return 0;
+    }
+    i64::try_from(u128::from(frame_samples(t)) * u128::from(t.time_base.den) / den).unwrap_or(0)
+}
+
 /// The bit rate of a DTS core frame header (its `RATE` index).
 fn dts_bit_rate(b: &[u8]) -> Option<u32> {
     if b.get(..4)? != [0x7F, 0xFE, 0x80, 0x01] {
@@ -268,6 +297,24 @@ mod tests {
         let mut t = audio(Codec::AmrNb, 2);
         refine(&mut t, &[], &[]);
         assert_eq!(t.channels, 1);
+    }
+
+    #[test]
+    fn raw_frame_durations() {
+        let mut t = audio(Codec::Aac, 2);
+        t.sample_rate = 48_000;
+        t.time_base = mediaslice::Rational::new(1, 90_000);
+        // 1024 samples at 48 kHz: 1920 ticks of 90 kHz.
+        assert_eq!(frame_ticks(&t), 1920);
+        t.codec = Codec::Mp3;
+        t.sample_rate = 22_050;
+        // 576 samples at 22.05 kHz: 2351.02 ticks, rounded down.
+        assert_eq!(frame_ticks(&t), 2351);
+        t.codec = Codec::Eac3;
+        assert_eq!(frame_ticks(&t), 0);
+        t.sample_rate = 0;
+        t.codec = Codec::Ac3;
+        assert_eq!(frame_ticks(&t), 0);
     }
 
     #[test]

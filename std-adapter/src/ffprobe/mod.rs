@@ -8,6 +8,7 @@
 //! [`serde_json::Value`]s.
 
 pub mod audio;
+pub mod estimate;
 pub mod facts;
 pub mod gather;
 pub mod mkv;
@@ -15,6 +16,7 @@ pub mod mp4;
 pub mod names;
 pub mod probe;
 pub mod rates;
+pub mod timings;
 
 use mediaslice::{FormatKind, Packet, Rational, Tag, TagKey, TagValue, Track, TrackKind};
 pub use rates::{StreamTiming, Timing};

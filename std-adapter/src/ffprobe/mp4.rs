@@ -82,6 +82,10 @@ pub struct Trak {
     pub frag_size: u64,
     /// Where the track fragments' decode times end.
     pub frag_end: Option<u64>,
+    /// Where the last `sidx` referring to the track ends: its earliest
+    /// presentation time plus the durations of the references present,
+    /// in the `sidx` time scale (see [`parse_sidx`]).
+    pub sidx_end: Option<u64>,
 }
 
 /// The `moov` facts.
@@ -148,10 +152,12 @@ impl Trak {
         d
     }
 
-    /// ffmpeg's duration of a fragmented track: `mdhd`'s (after the
-    /// edits), raised to where the fragments end.
+    /// ffmpeg's duration of a fragmented track: a `sidx`'s end when one
+    /// refers to it, else `mdhd`'s (after the edits); raised to where the
+    /// fragments end.
     pub fn fragmented_duration(&self, movie_timescale: u32) -> u64 {
-        self.ffmpeg_duration(movie_timescale).max(self.frag_end.unwrap_or(0))
+        let base = self.sidx_end.unwrap_or_else(|| self.ffmpeg_duration(movie_timescale));
+        base.max(self.frag_end.unwrap_or(0))
     }
 
     /// ffmpeg's bit rate of a fragmented track: all sample bytes over its
@@ -272,6 +278,13 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
                 return Some(m);
             }
             moov = Some(m);
+        } else if let (b"sidx", Some(m)) = (&kind, moov.as_mut()) {
+            let body_len = (size - hl).min(len.saturating_sub(off + hl)).min(MAX_MOOF);
+            let mut body = vec![0u8; usize::try_from(body_len).ok()?];
+            if src.read_exact_at(off + hl, &mut body).is_err() {
+                break;
+            }
+            parse_sidx(&body, m);
         } else if let (b"moof", Some(m)) = (&kind, moov.as_mut()) {
             let body_len = size - hl;
             if body_len > MAX_MOOF || moof_bytes + body_len > MAX_MOOV {
@@ -290,6 +303,40 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
         };
     }
     moov
+}
+
+/// A `sidx` after the `moov` (ffmpeg's `mov_read_sidx`): the track it
+/// refers to lasts until its earliest presentation time plus the
+/// durations of its references, a raw sum in the `sidx`'s own time scale
+/// (ffmpeg does not rescale it to the track's; they are the same in the
+/// files seen). References cut by the end of the input count as far as
+/// they are there (ffmpeg reads zeros past the end). A reference to
+/// another `sidx` (reference_type 1) or no reference leaves it unset.
+fn parse_sidx(b: &[u8], m: &mut Moov) {
+    let v1 = b.first() == Some(&1);
+    let Some(id) = be32(b, 4) else { return };
+    let (ept, at) = if v1 {
+        (be64(b, 12), 28)
+    } else {
+        (be32(b, 12).map(u64::from), 20)
+    };
+    let (Some(ept), Some(count)) = (ept, be16(b, at + 2)) else {
+        return;
+    };
+    let mut end = ept;
+    for i in 0..usize::from(count) {
+        let e = at + 4 + 12 * i;
+        let (Some(size), Some(dur)) = (be32(b, e), be32(b, e + 4)) else {
+            break;
+        };
+        if size & 0x8000_0000 != 0 {
+            return;
+        }
+        end = end.saturating_add(u64::from(dur));
+    }
+    if let (true, Some(t)) = (count > 0, m.traks.iter_mut().find(|t| t.id == id)) {
+        t.sidx_end = Some(end);
+    }
 }
 
 /// The samples of a `moof`'s track fragments: their bytes and where their
@@ -783,5 +830,44 @@ mod tests {
         let mut b = vec![0u8; 24];
         b.extend_from_slice(b"SoundHandler\0");
         assert_eq!(handler_name(&b, true).as_deref(), Some("SoundHandler"));
+    }
+
+    #[test]
+    fn sidx_sets_the_fragmented_duration() {
+        let mut m = Moov {
+            traks: vec![Trak {
+                id: 1,
+                timescale: 44_100,
+                duration: 5_435_398_144,
+                ..Trak::default()
+            }],
+            ..Moov::default()
+        };
+        // Version 0, reference_ID 1, time scale 44100, earliest time 0,
+        // first offset 0, 3 references stated, 2 present (a cut file).
+        let mut b = vec![0u8; 4];
+        for w in [1u32, 44_100, 0, 0, 3] {
+            b.extend_from_slice(&w.to_be_bytes());
+        }
+        for (size, dur) in [(100u32, 441_000u32), (120, 441_000)] {
+            for w in [size, dur, 0x9000_0000] {
+                b.extend_from_slice(&w.to_be_bytes());
+            }
+        }
+        parse_sidx(&b, &mut m);
+        let t = &m.traks[0];
+        assert_eq!(t.sidx_end, Some(882_000));
+        // The sidx replaces mdhd's; fragments reaching further raise it.
+        assert_eq!(t.fragmented_duration(1000), 882_000);
+        let t = Trak {
+            frag_end: Some(900_000),
+            ..t.clone()
+        };
+        assert_eq!(t.fragmented_duration(1000), 900_000);
+        // A reference to another sidx: ffmpeg gives up on the box.
+        b[36] |= 0x80;
+        m.traks[0].sidx_end = None;
+        parse_sidx(&b, &mut m);
+        assert_eq!(m.traks[0].sidx_end, None);
     }
 }

@@ -4,8 +4,7 @@
 //! the format's start time and duration from its streams'
 //! (`update_stream_timings`).
 
-use super::{audio, format_json, mkv, mp4, stream_json, FormatFacts, TagSet, Timing};
-use mediaslice::codec::adts::AdtsHeader;
+use super::{audio, estimate, format_json, mkv, mp4, stream_json, FormatFacts, TagSet, Timing};
 use mediaslice::codec::facts::VideoFacts;
 use mediaslice::{Codec, Demuxer, FormatKind, Source};
 use serde_json::{Map, Value};
@@ -29,7 +28,8 @@ pub fn document<S: Source>(
     let format = d.format();
     let mut timing_tail = None;
     let mut tail_read = true;
-    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs | FormatKind::Aac) {
+    let mp3_estimate = format == FormatKind::Mp3 && estimate::mp3_by_bit_rate(d.source_mut());
+    if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs | FormatKind::Aac) || mp3_estimate {
         // ffmpeg reads the end of a transport or program stream for its
         // streams' durations (estimate_timings_from_pts): read on to the
         // end (what `packets` already did, nothing is left).
@@ -150,34 +150,43 @@ pub fn document<S: Source>(
         start_us: info.start_us,
         bit_rate: info.bit_rate,
     };
-    if format == FormatKind::Ogg {
-        // The format starts where its earliest stream does.
+    if matches!(format, FormatKind::Ogg | FormatKind::MpegTs | FormatKind::MpegPs) {
+        // The format starts where its earliest stream does
+        // (`update_stream_timings`).
         facts.start_us = None;
     }
     if format == FormatKind::Amr {
-        amr_timing(&mut streams, &tracks, timing, facts.size);
+        estimate::amr_timing(&mut streams, &tracks, timing, facts.size);
+        facts.duration_us = None;
+    }
+    if mp3_estimate {
+        estimate::mp3_timing(&mut streams, &tracks, timing, facts.size);
         facts.duration_us = None;
     }
     if format == FormatKind::Aac {
-        adts_timing(&mut streams, &tracks, timing, facts.size);
+        estimate::adts_timing(&mut streams, &tracks, timing, facts.size);
         facts.duration_us = None;
     }
     if format == FormatKind::Asf && facts.duration_us.is_none() {
-        let data_offset = asf_data_offset(d.source_mut());
-        asf_bit_rate_timing(&mut streams, &tracks, timing, facts.size.saturating_sub(data_offset));
+        let data_offset = estimate::asf_data_offset(d.source_mut());
+        estimate::asf_bit_rate_timing(&mut streams, &tracks, timing, facts.size.saturating_sub(data_offset));
     }
     if matches!(format, FormatKind::MpegTs | FormatKind::MpegPs) && tail_read {
         for (i, s) in streams.iter_mut().enumerate() {
-            // ffmpeg reads those packets raw: a video packet's duration
-            // comes from the frame rate, an audio packet has none.
+            // ffmpeg reads those packets raw (estimate_timings_from_pts):
+            // the end is the latest PES packet's time plus one frame, a
+            // video frame's duration from the frame rate, an audio frame's
+            // from the codec's frame size (none when the codec has no
+            // fixed one).
             let Some(t) = tracks.get(i) else { continue };
-            let (Some(mut end), Some(start)) = (timing.end(i, false), s.get("start_pts").and_then(Value::as_i64))
-            else {
+            let (Some(mut end), Some(start)) = (timing.raw_end(i), s.get("start_pts").and_then(Value::as_i64)) else {
                 continue;
             };
-            if t.kind == mediaslice::TrackKind::Video {
-                end += frame_ticks(s, t);
-            }
+            end += match t.kind {
+                mediaslice::TrackKind::Video => frame_ticks(s, t),
+                mediaslice::TrackKind::Audio => audio::frame_ticks(t),
+                _ => 0,
+            };
             if s.get("duration_ts").is_none() && end > start {
                 set(s, "duration_ts", (end - start).into());
                 set(s, "duration", super::time_string(end - start, t.time_base).into());
@@ -190,6 +199,12 @@ pub fn document<S: Source>(
     if format == FormatKind::Mp4 {
         if let Some(m) = mp4::read(d.source_mut()) {
             apply_mp4(&m, &tracks, timing, &mut streams);
+            if m.fragmented {
+                // ffmpeg's `mov_read_mvhd` sets no format duration once it
+                // has seen `trex`, and takes the streams' (from the
+                // fragments) in a fragmented file.
+                facts.duration_us = None;
+            }
             if let Some(c) = mp4::creation_time(m.creation_time) {
                 format_tags.insert("creation_time".into(), c.into());
             }
@@ -223,23 +238,12 @@ pub fn document<S: Source>(
             }
         }
     }
+    let (start_us, duration_us) = super::timings::update_stream_timings(&streams);
     if facts.start_us.is_none() {
-        facts.start_us = streams
-            .iter()
-            .filter_map(|s| secs(s, "start_time"))
-            .reduce(f64::min)
-            .map(|s| (s * 1e6).round() as i64);
+        facts.start_us = start_us;
     }
     if facts.duration_us.is_none() {
-        // update_stream_timings: the latest stream end less the start.
-        let end = streams
-            .iter()
-            .filter_map(|s| Some(secs(s, "start_time").unwrap_or(0.0) + secs(s, "duration")?))
-            .reduce(f64::max);
-        let start = facts.start_us.map_or(0.0, |s| s as f64 / 1e6);
-        if let Some(e) = end.filter(|&e| e > start) {
-            facts.duration_us = Some(((e - start) * 1e6).round() as u64);
-        }
+        facts.duration_us = duration_us;
     }
     fill_stream_timings(&mut streams, &tracks, &facts);
     let mut f = format_json(&facts, tags);
@@ -359,53 +363,6 @@ fn pgs_size(packet: &[u8]) -> Option<(u32, u32)> {
     (w > 0 && h > 0).then_some((w, h))
 }
 
-/// Where an ASF file's data packets begin: after the Header Object (its
-/// size at byte 16) and the Data Object's 50-byte header.
-fn asf_data_offset<S: Source>(src: &mut S) -> u64 {
-    let mut h = [0u8; 24];
-    match src.read_at(0, &mut h) {
-        Ok(24) => h
-            .get(16..24)
-            .and_then(|b| <[u8; 8]>::try_from(b).ok())
-            .map_or(0, |b| u64::from_le_bytes(b).saturating_add(50)),
-        _ => 0,
-    }
-}
-
-/// ffmpeg's `estimate_timings_from_bit_rate` for an ASF file whose header
-/// states no duration it believes (a broadcast file, or one whose size
-/// disagrees with the File Properties): each stream lasts the data bytes
-/// over the sum of the streams' bit rates; no sum when a video stream
-/// with packets states no bit rate.
-fn asf_bit_rate_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timing, data_bytes: u64) {
-    let mut sum = 0u64;
-    for (i, t) in tracks.iter().enumerate() {
-        if t.bit_rate > 0 {
-            sum = sum.saturating_add(t.bit_rate.into());
-        } else if t.kind == mediaslice::TrackKind::Video && timing.sizes(i).len() > 1 {
-            return;
-        }
-    }
-    if sum == 0 || data_bytes == 0 {
-        return;
-    }
-    for (s, t) in streams.iter_mut().zip(tracks) {
-        if s.get("duration_ts").is_some() {
-            continue;
-        }
-        let (num, den) = (u128::from(t.time_base.num), u128::from(t.time_base.den));
-        let div = u128::from(sum) * num;
-        if div == 0 {
-            continue;
-        }
-        let ticks = (u128::from(data_bytes) * 8 * den + div / 2) / div;
-        if let Ok(d) = i64::try_from(ticks) {
-            set(s, "duration_ts", d.into());
-            set(s, "duration", super::time_string(d, t.time_base).into());
-        }
-    }
-}
-
 /// ffmpeg's AAC profile name: from the AudioSpecificConfig's object type,
 /// else from an ADTS header (its profile is the object type minus one).
 /// An SBR or PS extension that only the decoder finds (implicit
@@ -450,70 +407,6 @@ fn mp3_start(s: &mut Value, t: &mediaslice::Track, tags: &[(String, String)]) {
     if let Ok(start) = i64::try_from(ticks) {
         set(s, "start_pts", start.into());
         set(s, "start_time", super::time_string(start, t.time_base).into());
-    }
-}
-
-/// ffmpeg's raw ADTS: its AAC parser keeps a running mean of the frames'
-/// bit rates (`bit_rate += (frame - bit_rate) / n`, each frame's
-/// `size * 8 * rate / samples`, 1024 samples per raw data block; the
-/// first frame's block count is taken for all), and the duration follows
-/// from it and the bytes from the first frame on
-/// (`estimate_timings_from_bit_rate`).
-fn adts_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timing, size: u64) {
-    for (i, (s, t)) in streams.iter_mut().zip(tracks).enumerate() {
-        let (Some(pos), sizes) = (timing.first_pos(i), timing.sizes(i)) else {
-            continue;
-        };
-        let samples = AdtsHeader::parse(timing.first_packet(i)).map_or(1024, |h| i64::from(h.samples()));
-        let mut rate = 0i64;
-        for (n, &b) in sizes.iter().enumerate() {
-            let frame = i64::from(b) * 8 * i64::from(t.sample_rate) / samples;
-            rate += (frame - rate) / (n as i64 + 1);
-        }
-        if rate <= 0 {
-            continue;
-        }
-        set(s, "bit_rate", rate.to_string().into());
-        let (num, den) = (u128::from(t.time_base.num), u128::from(t.time_base.den));
-        let bits = u128::from(size.saturating_sub(pos)) * 8;
-        let div = rate as u128 * num;
-        if div == 0 {
-            continue;
-        }
-        if let Ok(d) = i64::try_from((bits * den + div / 2) / div) {
-            set(s, "duration_ts", d.into());
-            set(s, "duration", super::time_string(d, t.time_base).into());
-        }
-    }
-}
-
-/// ffmpeg's raw AMR: the codec tag `samr` (`sawb`); the stream's bit rate is that of the frames read
-/// (payload bytes after the ToC byte, 50 frames a second; the first frame
-/// here), and the duration follows from it and the bytes after the magic
-/// (`estimate_timings_from_bit_rate`).
-fn amr_timing(streams: &mut [Value], tracks: &[mediaslice::Track], timing: &Timing, size: u64) {
-    for (i, (s, t)) in streams.iter_mut().zip(tracks).enumerate() {
-        // ffmpeg's AMR demuxer tags its stream as 3GPP does.
-        let tag = if t.codec == Codec::AmrWb { *b"sawb" } else { *b"samr" };
-        let tag = u32::from_le_bytes(tag);
-        set(s, "codec_tag_string", super::fourcc_string(tag).into());
-        set(s, "codec_tag", format!("0x{tag:04x}").into());
-        let first = timing.first_packet(i);
-        let (Some(pos), false) = (timing.first_pos(i), first.len() < 2) else {
-            continue;
-        };
-        let rate = (first.len() as u64 - 1) * 8 * 50;
-        set(s, "bit_rate", rate.to_string().into());
-        let (num, den) = (u128::from(t.time_base.num), u128::from(t.time_base.den));
-        let bits = u128::from(size.saturating_sub(pos)) * 8;
-        let div = u128::from(rate) * num;
-        if div == 0 {
-            continue;
-        }
-        if let Ok(d) = i64::try_from((bits * den + div / 2) / div) {
-            set(s, "duration_ts", d.into());
-            set(s, "duration", super::time_string(d, t.time_base).into());
-        }
     }
 }
 
@@ -570,11 +463,7 @@ fn insert_tag(s: &mut Value, k: &str, v: &str) {
     }
 }
 
-fn secs(stream: &Value, key: &str) -> Option<f64> {
-    stream.get(key)?.as_str()?.parse().ok()
-}
-
-fn set(s: &mut Value, key: &str, v: Value) {
+pub(super) fn set(s: &mut Value, key: &str, v: Value) {
     if let Some(o) = s.as_object_mut() {
         o.insert(key.into(), v);
     }

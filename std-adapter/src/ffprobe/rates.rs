@@ -62,6 +62,23 @@ pub struct Timing {
     ends: Vec<[Option<i64>; 2]>,
     first_pos: Vec<Option<u64>>,
     sizes: Vec<Vec<u32>>,
+    /// The first four bytes of each packet, beside `sizes` (a frame
+    /// header's bit rate).
+    heads: Vec<Vec<[u8; 4]>>,
+    /// Per stream: where its last packet began, where it ended when it
+    /// was contiguous, and the latest `pts` of a packet that began a
+    /// container packet (see [`Timing::raw_end`]).
+    raw: Vec<RawEnd>,
+    /// Per stream: whether its last packet seen was cut by the end of the
+    /// input.
+    cut: Vec<bool>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct RawEnd {
+    pos: Option<u64>,
+    end: Option<u64>,
+    pts: Option<i64>,
 }
 
 /// Most packet sizes kept per stream (for ffmpeg's running bit rate).
@@ -79,6 +96,9 @@ impl Timing {
             ends: vec![[None; 2]; n],
             first_pos: vec![None; n],
             sizes: vec![Vec::new(); n],
+            heads: vec![Vec::new(); n],
+            raw: vec![RawEnd::default(); n],
+            cut: vec![false; n],
         }
     }
 
@@ -110,6 +130,13 @@ impl Timing {
     pub fn observe_end(&mut self, p: &Packet<'_>) {
         if let Some(s) = self.sizes.get_mut(p.track).filter(|s| s.len() < MAX_SIZES) {
             s.push(u32::try_from(p.data.len()).unwrap_or(u32::MAX));
+            if let Some(h) = self.heads.get_mut(p.track) {
+                let mut head = [0u8; 4];
+                for (d, b) in head.iter_mut().zip(p.data) {
+                    *d = *b;
+                }
+                h.push(head);
+            }
         }
         if let (Some(e), Some(pts)) = (self.ends.get_mut(p.track), p.pts) {
             let d = p.duration.and_then(|d| i64::try_from(d).ok()).unwrap_or(0);
@@ -117,6 +144,29 @@ impl Timing {
                 *slot = Some(slot.map_or(end, |x| x.max(end)));
             }
         }
+        if let Some(c) = self.cut.get_mut(p.track) {
+            *c = p.flags.truncated;
+        }
+        if let Some(r) = self.raw.get_mut(p.track) {
+            let begins = p.pos.is_none() || (p.pos != r.pos && !(p.contiguous && p.pos == r.end));
+            if let (true, Some(pts)) = (begins, p.pts) {
+                r.pts = Some(r.pts.map_or(pts, |x| x.max(pts)));
+            }
+            r.pos = p.pos;
+            r.end = p.pos.filter(|_| p.contiguous).map(|at| at + p.data.len() as u64);
+        }
+    }
+
+    /// The latest `pts` of stream `i`'s container packets (a PES packet of
+    /// a transport or program stream), as ffmpeg's demuxer gives them before
+    /// its parser splits them into frames. A frame continues the container
+    /// packet of the frame before when it has the same position (a TS
+    /// frame states its PES packet's) or, both being contiguous, begins
+    /// where that one ends (a PS frame states its own); else it begins one
+    /// and carries its time (the frames after it in the same PES have
+    /// timestamps only the parser derives).
+    pub fn raw_end(&self, i: usize) -> Option<i64> {
+        self.raw.get(i).and_then(|r| r.pts)
     }
 
     /// The latest `pts` (`pts + duration` when `with_duration`) of stream
@@ -128,6 +178,22 @@ impl Timing {
     /// The sizes of stream `i`'s packets seen, in order (at most 65536).
     pub fn sizes(&self, i: usize) -> &[u32] {
         self.sizes.get(i).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// [`Timing::sizes`] without a last packet cut by the end of the input
+    /// (a parser does not finish that frame).
+    pub fn whole_sizes(&self, i: usize) -> &[u32] {
+        let sizes = self.sizes(i);
+        match (self.cut.get(i), sizes.split_last()) {
+            (Some(true), Some((_, rest))) => rest,
+            _ => sizes,
+        }
+    }
+
+    /// The first four bytes of the packets of [`Timing::whole_sizes`].
+    pub fn whole_heads(&self, i: usize) -> &[[u8; 4]] {
+        let heads = self.heads.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        heads.get(..self.whole_sizes(i).len()).unwrap_or(heads)
     }
 
     /// Where stream `i`'s first packet lies in the input.
@@ -154,6 +220,11 @@ impl Timing {
         let kept = stamps.iter().filter(|s| !s.discard).filter_map(|s| s.pts).min();
         let start_pts = match kept {
             Some(k) if format == FormatKind::Mp4 && stamps.iter().any(|s| s.discard) => Some(k.max(0)),
+            // An MP4 audio packet that straddles an edit's start keeps its
+            // earlier time, and ffmpeg skips the samples before the edit
+            // (`skip_samples`, added to the start time): the stream starts
+            // where the edit does, at 0.
+            Some(k) if format == FormatKind::Mp4 && t.kind == TrackKind::Audio && k < 0 => Some(0),
             _ => stamps.iter().filter_map(|s| s.pts).min(),
         };
         let (r, avg) = match t.kind {
@@ -289,7 +360,7 @@ fn video_rates(stamps: &[Stamp], t: &Track, format: FormatKind) -> ((u64, u64), 
         if unreliable && steps.len() > 15 && g > (tb_den / (500 * tb_num)).max(1) {
             reduce(tb_den, tb_num.saturating_mul(g), i32::MAX as u64)
         } else if unreliable && steps.len() > 1 {
-            best_std(&times, tb_num, tb_den, avg).unwrap_or(fallback)
+            best_std(&times, tb_num, tb_den).unwrap_or(fallback)
         } else {
             fallback
         }
@@ -315,8 +386,10 @@ fn snap(rate: (u64, u64), tolerance: f64) -> Option<(u64, u64)> {
 
 /// ffmpeg's `ff_rfps_calculate`: the standard rate on whose ticks the
 /// timestamps fall with the least variance of their offsets (at either of
-/// two half-tick phases), not above 1% over `avg`.
-fn best_std(times: &[i64], tb_num: u64, tb_den: u64, avg: (u64, u64)) -> Option<(u64, u64)> {
+/// two half-tick phases), not above 1% over the time base's reciprocal
+/// (its reference rate when none is set; not the mean rate, which a
+/// gap in the first timestamps lowers).
+fn best_std(times: &[i64], tb_num: u64, tb_den: u64) -> Option<(u64, u64)> {
     let first = *times.first()?;
     let last = *times.last()?;
     // ffmpeg adds each timestamp after the first, in seconds from 0.
@@ -337,17 +410,30 @@ fn best_std(times: &[i64], tb_num: u64, tb_den: u64, avg: (u64, u64)) -> Option<
         if span < 1.0 / fps || mean_step < 0.8 / fps {
             continue;
         }
-        for k in 0..2 {
-            let (mut sum, mut sq) = (0.0, 0.0);
-            for &x in &secs {
-                let ticks = x * fps;
-                let half = f64::from(k) * 0.5;
+        // Sums of the offsets and their squares at both phases; every 10
+        // timestamps ffmpeg drops a rate whose variance exceeds 0.04 at both.
+        let (mut sum, mut sq) = ([0.0f64; 2], [0.0f64; 2]);
+        let mut dropped = false;
+        for (i, &x) in secs.iter().enumerate() {
+            let ticks = x * fps;
+            for k in 0..2 {
+                let half = k as f64 * 0.5;
                 let e = ticks - (ticks + half).round() + half;
-                sum += e;
-                sq += e * e;
+                sum[k] += e;
+                sq[k] += e * e;
             }
-            let a = sum / n;
-            let err = sq / n - a * a;
+            let c = (i + 1) as f64;
+            if (i + 1) % 10 == 0 && (0..2).all(|k| sq[k] / c - (sum[k] / c).powi(2) > 0.04) {
+                dropped = true;
+                break;
+            }
+        }
+        if dropped {
+            continue;
+        }
+        for k in 0..2 {
+            let a = sum[k] / n;
+            let err = sq[k] / n - a * a;
             if err < best_err && best_err > 1e-9 {
                 best_err = err;
                 best = Some(s);
@@ -355,7 +441,9 @@ fn best_std(times: &[i64], tb_num: u64, tb_den: u64, avg: (u64, u64)) -> Option<
         }
     }
     let s = best?;
-    if avg.1 != 0 && avg.0 != 0 && s as f64 / STD_DEN as f64 >= 1.01 * (avg.0 as f64 / avg.1 as f64) {
+    // ffmpeg's "not more than 1% above" compares with its reference rate,
+    // which here (no rate set yet) is the time base's reciprocal.
+    if s as f64 / STD_DEN as f64 >= 1.01 * (tb_den as f64 / tb_num as f64) {
         return None;
     }
     Some(reduce(s, STD_DEN, i32::MAX as u64))
@@ -448,5 +536,57 @@ mod tests {
         };
         assert_eq!(t.facts(1, &a, FormatKind::Matroska).r_frame_rate, (0, 0));
         assert_eq!(t.facts(0, &video((1, 1)), FormatKind::H264).r_frame_rate, (25, 1));
+    }
+
+    #[test]
+    fn raw_end_takes_the_pes_packets_times() {
+        let data = [0u8; 100];
+        let mut t = Timing::new(2);
+        // Transport stream: two PES packets (at 0 and 376) of two frames
+        // each, every frame stating its PES packet's position.
+        for (pos, pts) in [(0, 0), (0, 2880), (376, 5760), (376, 8640)] {
+            let p = Packet::joined(0, Some(pos), &data[..50]).with_times(Some(pts), Some(pts), None);
+            t.observe(&p);
+        }
+        assert_eq!(t.raw_end(0), Some(5760));
+        assert_eq!(t.end(0, false), Some(8640));
+        // Program stream: frames state their own contiguous positions; a
+        // PES header (a gap) begins the next packet.
+        for (pos, pts) in [(20, 0), (70, 3134), (140, 6268), (190, 9402)] {
+            let p = Packet::contiguous(1, pos, &data[..50]).with_times(Some(pts), Some(pts), None);
+            t.observe(&p);
+        }
+        assert_eq!(t.raw_end(1), Some(6268));
+    }
+
+    #[test]
+    fn mp4_audio_straddling_an_edit_starts_at_the_edit() {
+        // AMR in 3GP with an edit from media time 50: the first 160-tick
+        // frame runs from -50 to 110.
+        let mut t = Timing::new(1);
+        feed(&mut t, &[(-50, -50), (110, 110), (270, 270)]);
+        let a = Track {
+            kind: TrackKind::Audio,
+            time_base: Rational::new(1, 8000),
+            ..Track::default()
+        };
+        assert_eq!(t.facts(0, &a, FormatKind::Mp4).start_pts, Some(0));
+        // Other containers state the packet's time.
+        assert_eq!(t.facts(0, &a, FormatKind::Matroska).start_pts, Some(-50));
+    }
+
+    #[test]
+    fn a_gap_in_the_first_frames_does_not_hide_the_standard_rate() {
+        // H.264 in MPEG-TS at 24 fps with 90 kHz jitter, two frames
+        // missing after the first: the mean rate is 21.8 fps, and ffmpeg
+        // still finds 24 (its 1% bound is over the time base's rate).
+        let mut t = Timing::new(1);
+        let mut ts: Vec<i64> = vec![0];
+        ts.extend((3..23).map(|i| (i * 3750) - i64::from(i % 3 == 1)));
+        let s: Vec<(i64, i64)> = ts.iter().map(|&x| (x, x)).collect();
+        feed(&mut t, &s);
+        let mut v = video((1, 90_000));
+        v.codec = Codec::H264;
+        assert_eq!(t.facts(0, &v, FormatKind::MpegTs).r_frame_rate, (24, 1));
     }
 }
