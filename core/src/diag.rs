@@ -30,7 +30,8 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
-    /// Records `code` at `offset`.
+    /// Records `code` at `offset` (the format parsers' side).
+    #[doc(hidden)]
     pub fn report(&mut self, code: Code, offset: u64) {
         // The same `&'static str` usually comes back (one literal per call
         // site): compare pointers before bytes, since some readers report a

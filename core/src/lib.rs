@@ -24,12 +24,15 @@
 extern crate alloc;
 
 pub(crate) mod bytes;
+#[doc(hidden)]
 pub mod codec;
+#[doc(hidden)]
 pub mod crc;
 pub mod demux;
 pub mod detect;
 pub mod diag;
 pub mod error;
+#[doc(hidden)]
 pub mod format;
 pub(crate) mod ieee754;
 pub mod kind;
@@ -46,9 +49,14 @@ pub use demux::Demuxer;
 pub use detect::detect;
 pub use diag::{Diagnostic, Diagnostics};
 pub use error::{Error, ErrorKind, Result};
+#[doc(hidden)]
 pub use format::any::{AnyDemuxer, AnyMuxer};
-pub use format::mux_traits::{FragmentStats, MuxContext, TrackSpec};
-pub use format::traits::{Context, FormatInfo};
+#[doc(hidden)]
+pub use format::mux_traits::MuxContext;
+pub use format::mux_traits::{FragmentStats, TrackSpec};
+#[doc(hidden)]
+pub use format::traits::Context;
+pub use format::traits::FormatInfo;
 pub use kind::{FormatKind, Fragmenting, MuxFormat};
 pub use limits::{Limits, MAX_TRACKS};
 pub use mux::Muxer;
