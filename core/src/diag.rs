@@ -23,7 +23,6 @@ pub const DIAG_CAPACITY: usize = 16;
 /// A fixed-capacity sink of diagnostics. A code already present is counted,
 /// not stored again.
 #[derive(Debug, Clone, Default)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Diagnostics {
     items: heapless::Vec<(Diagnostic, u32), DIAG_CAPACITY>,
     dropped: u32,
@@ -60,5 +59,19 @@ impl Diagnostics {
     /// Findings not stored because the sink was full.
     pub fn dropped(&self) -> u32 {
         self.dropped
+    }
+}
+
+/// The findings with their counts and the dropped count (written by hand
+/// so that the storage type stays out of the public API).
+#[cfg(feature = "defmt")]
+impl defmt::Format for Diagnostics {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Diagnostics {{ items: {}, dropped: {=u32} }}",
+            self.items.as_slice(),
+            self.dropped
+        )
     }
 }

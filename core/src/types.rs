@@ -291,8 +291,7 @@ pub struct ByteRange {
     pub len: u32,
 }
 
-/// A language code as the container stores it (ISO 639-2 or BCP 47).
-pub type Language = heapless::String<16>;
+pub use crate::language::Language;
 
 /// One track (stream) of the input.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -421,7 +421,7 @@ mod tests {
         });
         assert_eq!(s.format, vec![("title".to_owned(), "x".to_owned())]);
         let mut t = Track::default();
-        t.language.push_str("eng").unwrap();
+        t.language = mediaslice::Language::new("eng").unwrap();
         let j = s.stream_json(1, &t);
         assert_eq!(j["language"], "eng");
         assert_eq!(j["handler"], "7");
