@@ -70,6 +70,7 @@ impl Language {
     }
 
     /// Forgets the code (for `und`).
+    #[allow(dead_code, reason = "unused when no format feature is enabled")]
     pub(crate) fn clear(&mut self) {
         *self = Language::EMPTY;
     }
@@ -91,6 +92,7 @@ impl Language {
 
     /// Appends the ASCII letter `c`; `false` when it is not ASCII or the
     /// code is full.
+    #[allow(dead_code, reason = "unused when no format feature is enabled")]
     pub(crate) fn push_ascii(&mut self, c: u8) -> bool {
         let mut b = [0u8; 4];
         c.is_ascii() && self.push_str(char::from(c).encode_utf8(&mut b))

@@ -173,3 +173,9 @@ pub use sink::{NoSpill, NullSink, SeekWriterSink, Sink, SinkStats, SliceSink, Sp
 pub use source::{IoStats, ReaderSource, SliceSource, Source};
 pub use tags::{Tag, TagKey, TagScope, TagValue};
 pub use types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+
+/// `docs/api.md`'s examples, compiled as doctests so that the page stays
+/// true (only under `cargo test --doc`: the page is outside the package).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/api.md")]
+pub struct ApiPage;
