@@ -25,10 +25,10 @@
 /// ```
 #[derive(Clone, Copy, Default)]
 pub struct Language {
+    /// How many bytes of `bytes` are the code (at most `CAPACITY`).
+    len: u32,
     /// The code's bytes, valid UTF-8 up to `len`, zero after.
     bytes: [u8; Language::CAPACITY],
-    /// How many bytes of `bytes` are the code (at most `CAPACITY`).
-    len: u8,
 }
 
 impl Language {
@@ -37,8 +37,8 @@ impl Language {
 
     /// No language (the container states none, or `und`).
     pub const EMPTY: Language = Language {
-        bytes: [0; Language::CAPACITY],
         len: 0,
+        bytes: [0; Language::CAPACITY],
     };
 
     /// The code `code`, or `None` when it is longer than
@@ -56,7 +56,7 @@ impl Language {
 
     /// The code's bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        self.bytes.get(..usize::from(self.len)).unwrap_or_default()
+        self.bytes.get(..self.len as usize).unwrap_or_default()
     }
 
     /// Whether no language is stated.
@@ -66,7 +66,7 @@ impl Language {
 
     /// The code's length in bytes.
     pub fn len(&self) -> usize {
-        usize::from(self.len)
+        self.len as usize
     }
 
     /// Forgets the code (for `und`).
@@ -78,9 +78,9 @@ impl Language {
     /// Appends `s`, or leaves the code as it was and returns `false` when
     /// the result would be longer than [`Language::CAPACITY`].
     pub(crate) fn push_str(&mut self, s: &str) -> bool {
-        let at = usize::from(self.len);
+        let at = self.len as usize;
         let end = at.saturating_add(s.len());
-        match (self.bytes.get_mut(at..end), u8::try_from(end)) {
+        match (self.bytes.get_mut(at..end), u32::try_from(end)) {
             (Some(dst), Ok(len)) => {
                 dst.copy_from_slice(s.as_bytes());
                 self.len = len;
@@ -94,8 +94,16 @@ impl Language {
     /// code is full.
     #[allow(dead_code, reason = "unused when no format feature is enabled")]
     pub(crate) fn push_ascii(&mut self, c: u8) -> bool {
-        let mut b = [0u8; 4];
-        c.is_ascii() && self.push_str(char::from(c).encode_utf8(&mut b))
+        // One byte stored in place (an ASCII byte is its own UTF-8): less
+        // code than a `push_str` of the encoded char, in three demuxers.
+        match self.bytes.get_mut(self.len as usize) {
+            Some(b) if c.is_ascii() => {
+                *b = c;
+                self.len = self.len.saturating_add(1);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
