@@ -1,6 +1,6 @@
 //! Format detection from the first bytes of the input.
 //!
-//! [`detect`] matches the signature table ([`crate::signature`]) in order,
+//! [`detect`] matches the signature table (`signature.rs`) in order,
 //! then the formats found by a pattern rather than a magic number (MPEG-TS,
 //! MPEG-PS, a bare FLAC frame), each asked through its own format module.
 //! The extension hint breaks ties for formats without a reliable signature.

@@ -23,14 +23,14 @@ pub const DIAG_CAPACITY: usize = 16;
 /// A fixed-capacity sink of diagnostics. A code already present is counted,
 /// not stored again.
 #[derive(Debug, Clone, Default)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Diagnostics {
     items: heapless::Vec<(Diagnostic, u32), DIAG_CAPACITY>,
     dropped: u32,
 }
 
 impl Diagnostics {
-    /// Records `code` at `offset`.
+    /// Records `code` at `offset` (the format parsers' side).
+    #[doc(hidden)]
     pub fn report(&mut self, code: Code, offset: u64) {
         // The same `&'static str` usually comes back (one literal per call
         // site): compare pointers before bytes, since some readers report a
@@ -59,5 +59,19 @@ impl Diagnostics {
     /// Findings not stored because the sink was full.
     pub fn dropped(&self) -> u32 {
         self.dropped
+    }
+}
+
+/// The findings with their counts and the dropped count (written by hand
+/// so that the storage type stays out of the public API).
+#[cfg(feature = "defmt")]
+impl defmt::Format for Diagnostics {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Diagnostics {{ items: {}, dropped: {=u32} }}",
+            self.items.as_slice(),
+            self.dropped
+        )
     }
 }

@@ -52,6 +52,7 @@ impl Default for Limits {
 /// `track-capacity`.
 #[cfg(not(feature = "few-tracks"))]
 pub const MAX_TRACKS: usize = 16;
-/// Most tracks a demuxer keeps (`few-tracks` feature).
+/// Most tracks a demuxer keeps with the `few-tracks` feature: 4 (16
+/// without it; docs.rs builds with every feature, so it shows this one).
 #[cfg(feature = "few-tracks")]
 pub const MAX_TRACKS: usize = 4;

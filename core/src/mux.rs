@@ -4,8 +4,7 @@
 //! format muxer implements is in `format/mux_traits.rs`.
 //!
 //! ```
-//! use mediaslice::format::mux_traits::TrackSpec;
-//! use mediaslice::{Demuxer, MuxFormat, Muxer, SliceSink, SliceSource};
+//! use mediaslice::{Demuxer, MuxFormat, Muxer, SliceSink, SliceSource, TrackSpec};
 //! # fn run(input: &[u8], out: &mut [u8]) -> mediaslice::Result<usize> {
 //! let mut demuxer = Demuxer::open(SliceSource::new(input), None)?;
 //! let mut muxer = Muxer::new(SliceSink::new(out), MuxFormat::Dump)?;
@@ -22,7 +21,9 @@
 
 pub mod copy;
 #[cfg(feature = "dump")]
+#[doc(hidden)]
 pub mod dump;
+#[doc(hidden)]
 pub mod tags;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -290,6 +291,20 @@ impl<K: Sink, B: AsMut<[u8]>, S: SpillStore> Muxer<K, B, S> {
     fn settle(&mut self, r: Result<()>, next: Stage) -> Result<()> {
         self.stage = if r.is_ok() { next } else { Stage::Failed };
         r
+    }
+}
+
+/// The format, the stage, the tracks, the packets written and the sink's
+/// counts; not the format's state, the scratch or the sink itself.
+impl<K: Sink, B: AsMut<[u8]>, S: SpillStore> core::fmt::Debug for Muxer<K, B, S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Muxer")
+            .field("format", &self.format)
+            .field("stage", &self.stage)
+            .field("tracks", &self.ctx.tracks.len())
+            .field("packets", &self.ctx.packets)
+            .field("sink", &self.sink.stats())
+            .finish_non_exhaustive()
     }
 }
 

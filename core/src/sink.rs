@@ -382,6 +382,37 @@ impl<W: Write + Seek> Sink for SeekWriterSink<W> {
     }
 }
 
+/// The capacity, the bytes held and the counts; not the bytes.
+impl core::fmt::Debug for SliceSink<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SliceSink")
+            .field("capacity", &self.buf.len())
+            .field("len", &self.len)
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+/// The position and the counts; the writer is not shown.
+impl<W> core::fmt::Debug for WriterSink<W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("WriterSink")
+            .field("pos", &self.pos)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// As [`WriterSink`]'s.
+impl<W> core::fmt::Debug for SeekWriterSink<W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SeekWriterSink")
+            .field("pos", &self.stream.pos)
+            .field("stats", &self.stream.stats)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<K: Sink + ?Sized> Sink for &mut K {
     fn position(&self) -> u64 {
         (**self).position()

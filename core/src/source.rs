@@ -23,6 +23,7 @@ use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 /// The largest fixed layout [`Source::read`] reads (bytes): every header
 /// struct in this crate is smaller.
+#[doc(hidden)]
 pub const MAX_LAYOUT_READ: usize = 256;
 
 /// Bytes and calls a source has served, counted by the source itself.
@@ -103,7 +104,8 @@ pub trait Source {
         }
     }
 
-    /// Reads a fixed-size array at `offset`.
+    /// Reads a fixed-size array at `offset` (a parser helper).
+    #[doc(hidden)]
     fn array<const N: usize>(&mut self, offset: u64) -> Result<[u8; N]> {
         let mut b = [0u8; N];
         self.read_exact_at(offset, &mut b)?;
@@ -116,6 +118,7 @@ pub trait Source {
     ///
     /// Errors: `Truncated` when the input ends inside it;
     /// `InvalidArgument` when `T` is larger than [`MAX_LAYOUT_READ`].
+    #[doc(hidden)]
     fn read<T: FromBytes + KnownLayout + Immutable + Unaligned>(&mut self, offset: u64) -> Result<T>
     where
         Self: Sized,
@@ -132,12 +135,14 @@ pub trait Source {
         }
     }
 
-    /// Reads a big-endian `u32` at `offset`.
+    /// Reads a big-endian `u32` at `offset` (a parser helper).
+    #[doc(hidden)]
     fn u32_be(&mut self, offset: u64) -> Result<u32> {
         Ok(u32::from_be_bytes(self.array(offset)?))
     }
 
-    /// Reads a big-endian `u64` at `offset`.
+    /// Reads a big-endian `u64` at `offset` (a parser helper).
+    #[doc(hidden)]
     fn u64_be(&mut self, offset: u64) -> Result<u64> {
         Ok(u64::from_be_bytes(self.array(offset)?))
     }

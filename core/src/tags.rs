@@ -54,6 +54,7 @@ pub struct Tag<'a> {
 
 /// Turns bytes into text if they are valid UTF-8 (trailing NULs removed),
 /// else returns them as bytes.
+#[doc(hidden)]
 pub fn text_or_bytes(b: &[u8]) -> TagValue<'_> {
     let mut end = b.len();
     while end > 0 && b.get(end - 1) == Some(&0) {
@@ -67,6 +68,7 @@ pub fn text_or_bytes(b: &[u8]) -> TagValue<'_> {
 }
 
 /// Position of a format's tag walk; opaque to callers.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TagCursor {
     pub(crate) stage: u32,

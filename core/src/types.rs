@@ -295,8 +295,7 @@ pub struct ByteRange {
     pub len: u32,
 }
 
-/// A language code as the container stores it (ISO 639-2 or BCP 47).
-pub type Language = heapless::String<16>;
+pub use crate::language::Language;
 
 /// One track (stream) of the input.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -365,7 +364,9 @@ pub struct PacketFlags {
 
 /// One packet: a borrow of the input (slice mode) or of scratch (reader mode),
 /// valid until the next call on the demuxer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// `Debug` shows the payload's length and first bytes, not the payload.
+#[derive(Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Packet<'a> {
     /// Index into the demuxer's track list.
@@ -478,6 +479,24 @@ impl core::fmt::Display for TrackKind {
 impl core::fmt::Display for Codec {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.ffmpeg_name())
+    }
+}
+
+/// The packet's fields with the payload's length and its first 8 bytes
+/// in place of the payload (a video frame would fill a log).
+impl core::fmt::Debug for Packet<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Packet")
+            .field("track", &self.track)
+            .field("pts", &self.pts)
+            .field("dts", &self.dts)
+            .field("duration", &self.duration)
+            .field("flags", &self.flags)
+            .field("pos", &self.pos)
+            .field("contiguous", &self.contiguous)
+            .field("len", &self.data.len())
+            .field("head", &self.data.get(..8).unwrap_or(self.data))
+            .finish()
     }
 }
 

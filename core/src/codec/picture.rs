@@ -47,7 +47,7 @@ const MIME_CODECS: [(&[u8], Codec); 9] = [
     (b"PNG", Codec::Png),
 ];
 
-/// The codec of a picture media type ([`MIME_CODECS`]), compared as is
+/// The codec of a picture media type (`MIME_CODECS`), compared as is
 /// (ffmpeg's FLAC reader) or ignoring ASCII case (its ID3v2 reader);
 /// `Unknown` when not listed.
 pub fn codec_for_mime(mime: &[u8], ignore_case: bool) -> Codec {

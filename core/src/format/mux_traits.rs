@@ -83,7 +83,7 @@ pub struct MuxContext {
     configs: heapless::Vec<u8, MAX_CONFIG_BYTES>,
     /// Where each track's configuration bytes end in `configs`.
     config_ends: heapless::Vec<u16, MAX_TRACKS>,
-    /// Packets written so far (by [`FormatMuxer::write_packet`] calls that
+    /// Packets written so far (by `FormatMuxer::write_packet` calls that
     /// succeeded).
     pub packets: u64,
     /// File-level tags to write ([`crate::Muxer::add_tag`]).

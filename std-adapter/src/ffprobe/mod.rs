@@ -422,8 +422,10 @@ mod tests {
             value: TagValue::Bytes(&[0, 1]),
         });
         assert_eq!(s.format, vec![("title".to_owned(), "x".to_owned())]);
-        let mut t = Track::default();
-        t.language.push_str("eng").unwrap();
+        let t = Track {
+            language: mediaslice::Language::new("eng").unwrap(),
+            ..Track::default()
+        };
         let j = s.stream_json(1, &t);
         assert_eq!(j["language"], "eng");
         assert_eq!(j["handler"], "7");

@@ -274,8 +274,8 @@ fn read_entry<S: Source>(src: &mut S, ctx: &mut Context, e: &Element, limit: u64
         default_duration: 0,
         codec_delay: 0,
         name: None,
-        language: Language::new(),
-        bcp47: Language::new(),
+        language: Language::EMPTY,
+        bcp47: Language::EMPTY,
         codec_id: [0; CODEC_ID_BYTES],
         codec_id_len: 0,
         private: None,
@@ -337,7 +337,7 @@ fn read_entry<S: Source>(src: &mut S, ctx: &mut Context, e: &Element, limit: u64
 fn read_language<S: Source>(src: &mut S, e: &Element) -> Result<Language> {
     let mut b = [0u8; 16];
     let s = read_str(src, e, &mut b)?;
-    let mut l = Language::new();
+    let mut l = Language::EMPTY;
     if e.size.unwrap_or(0) <= 16 {
         if let Ok(s) = core::str::from_utf8(s) {
             let _ = l.push_str(s);

@@ -52,16 +52,16 @@ fn table(ctx: &mut Context, h: &BoxHeader, header: u64, entry: u64, count: u32, 
 
 /// Decodes the packed ISO 639-2/T language of `mdhd` (§8.4.2.3).
 fn language(packed: u16) -> crate::types::Language {
-    let mut s = crate::types::Language::new();
+    let mut s = crate::types::Language::EMPTY;
     if packed == 0 || packed == 0x7FFF || packed < 0x400 {
         return s;
     }
     for shift in [10u16, 5, 0] {
         let c = ((packed >> shift) & 0x1F) as u8 + 0x60;
         if !c.is_ascii_lowercase() {
-            return crate::types::Language::new();
+            return crate::types::Language::EMPTY;
         }
-        let _ = s.push(c as char);
+        let _ = s.push_ascii(c);
     }
     s
 }

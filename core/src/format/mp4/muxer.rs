@@ -3,7 +3,7 @@
 //! size is patched at the end (64-bit when it passes 4 GiB), then `moov`
 //! (ISO/IEC 14496-12 §8.1.1, §8.2.1, §4.3).
 //!
-//! Files: this one (the [`FormatMuxer`] and the per-track state),
+//! Files: this one (the `FormatMuxer` and the per-track state),
 //! `muxer_index.rs` (the compact sample index in the caller's scratch),
 //! `muxer_records.rs` (reading it back, spilled blocks included),
 //! `muxer_box.rs` (box writer), `muxer_moov.rs` (`moov` and the sample

@@ -9,7 +9,7 @@
 //! `0x88`–`0x8F`, LPCM `0xA0`–`0xAF`: 1 + 3 bytes; TrueHD `0xB0`–`0xBF`: 1 + 4;
 //! subpictures `0x20`–`0x3F`: 1), as ffmpeg's `mpeg` demuxer delivers them.
 //! Audio payloads are then cut into the frames ffmpeg's parsers cut
-//! ([`super::split`]); a frame across two PES is joined in scratch.
+//! (`super::split`); a frame across two PES is joined in scratch.
 //!
 //! The probe lists the streams met within `FRONT_SPAN` (1 s) of the first
 //! time stamp, and reads the last time stamp from the tail window.

@@ -14,7 +14,7 @@
 //! are the crate's RIFF registry ([`crate::codec::riff_tags`],
 //! [`crate::codec::riff_layout`]), shared with AVI, ASF and Matroska.
 //!
-//! Entry points: [`WavDemuxer`] (`open` in `demuxer.rs`: [`chunks`] walks the
+//! Entry points: [`WavDemuxer`] (`open` in `demuxer.rs`: `chunks` walks the
 //! chunks, `demuxer.rs` turns `fmt ` into the track; `next_packet`, `seek`),
 //! `next_tag` in `tags.rs` (`LIST`/`INFO`, then `bext`).
 

@@ -10,7 +10,7 @@
 //!   the end of the input), its payloads are joined into scratch with
 //!   `Source::gather`. A PES inside one TS packet is a slice of the input.
 //! * Packets are PES payloads with the PES time stamps, except audio, which
-//!   is cut into the frames ffmpeg's parsers cut ([`super::split`]), and
+//!   is cut into the frames ffmpeg's parsers cut (`super::split`), and
 //!   H.265, whose access units end before the next 3-byte start code.
 //!
 //! Entry points: [`TsDemuxer`] (opened by `probe.rs`, read by

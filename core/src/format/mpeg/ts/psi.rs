@@ -211,13 +211,13 @@ pub(super) fn parse_pmt(sec: &[u8], d: &mut TsDemuxer, out: &mut PidTracks, ctx:
 fn stream_track(stream_type: u8, pid: u16, descs: &[u8], hdmv: bool) -> Track {
     let reg = find_registration(descs);
     let mut key_desc = None;
-    let mut lang = crate::types::Language::new();
+    let mut lang = crate::types::Language::EMPTY;
     walk_descriptors(descs, |tag, body| match tag {
         0x6A | 0x7A | 0x7B | 0x59 | 0x56 if key_desc.is_none() => key_desc = Some(tag),
         0x0A if lang.is_empty() => {
             for &c in body.iter().take(3) {
                 if c.is_ascii_alphabetic() {
-                    let _ = lang.push(c as char);
+                    let _ = lang.push_ascii(c);
                 }
             }
         }
