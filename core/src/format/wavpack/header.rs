@@ -27,7 +27,7 @@ pub struct BlockHeader {
     pub block_index: U32,
     /// Samples per channel in the block; 0 for a metadata-only block.
     pub block_samples: U32,
-    /// Flags ([`MONO`], [`INITIAL`], [`FINAL`], the rate index, ...).
+    /// Flags (`MONO`, `INITIAL`, `FINAL`, the rate index, ...: the constants of this module).
     pub flags: U32,
     /// CRC of the decoded samples.
     pub crc: U32,
