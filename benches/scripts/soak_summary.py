@@ -69,15 +69,24 @@ def main():
     except ImportError:
         print("\n(no plot: matplotlib is not importable)")
         return
-    fig, ax = plt.subplots(figsize=(8, 4))
+    # RSS and RssAnon in KiB on top (the figure of merit); the heap below,
+    # most of it the muxer's zeroed scratch, allocated once and touched only
+    # where fragments are built.
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
     for p, rows in data.items():
+        name = os.path.basename(p).removesuffix(".tsv")
         t = [r["seconds"] / 60 for r in rows]
-        ax.plot(t, [r["rss_kib"] / 1024 for r in rows], label=os.path.basename(p) + " RSS")
-        ax.plot(t, [r["heap_bytes"] / 2**20 for r in rows], "--", label=os.path.basename(p) + " heap")
-    ax.set_xlabel("minutes")
-    ax.set_ylabel("MiB")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize="small")
+        top.plot(t, [r["rss_kib"] for r in rows], label=f"{name}: VmRSS")
+        top.plot(t, [r["anon_kib"] for r in rows], "--", label=f"{name}: RssAnon")
+        bottom.plot(t, [r["heap_bytes"] / 2**20 for r in rows], label=f"{name}: heap in use")
+    top.set_ylabel("KiB")
+    top.set_ylim(bottom=0)
+    top.legend(fontsize="small", loc="center right")
+    top.set_title("recorder soak: resident memory")
+    bottom.set_ylabel("MiB")
+    bottom.set_ylim(bottom=0)
+    bottom.set_xlabel("minutes")
+    bottom.legend(fontsize="small", loc="lower right")
     out = os.path.join(os.path.dirname(paths[0]), "soak.png")
     fig.savefig(out, dpi=100, bbox_inches="tight")
     print(f"\nplot: {out}")
