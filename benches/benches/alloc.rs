@@ -25,62 +25,10 @@ mod common;
 
 use mediaslice::crc::Crc32;
 use mediaslice::{Demuxer, SliceSource, Source};
+use mediaslice_benches::counting::{Counting, ALLOCS, BYTES, LIVE, ON, PEAK};
 use mediaslice_benches::{corpus_files, throughput_files, SCRATCH};
 use mediaslice_std::MmapSource;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-
-struct Counting;
-
-static ON: AtomicBool = AtomicBool::new(false);
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-static LIVE: AtomicU64 = AtomicU64::new(0);
-static PEAK: AtomicU64 = AtomicU64::new(0);
-
-fn grow(n: u64) {
-    let live = LIVE.fetch_add(n, Relaxed) + n;
-    PEAK.fetch_max(live, Relaxed);
-    if ON.load(Relaxed) {
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(n, Relaxed);
-    }
-}
-
-fn shrink(n: u64) {
-    LIVE.fetch_sub(n, Relaxed);
-}
-
-// SAFETY: every call is passed to `System` unchanged; the counters are
-// atomics (no allocation, no reentrancy).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            grow(l.size() as u64);
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            grow(l.size() as u64);
-        }
-        p
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, l, new) };
-        if !p.is_null() {
-            shrink(l.size() as u64);
-            grow(new as u64);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, l: Layout) {
-        unsafe { System.dealloc(ptr, l) };
-        shrink(l.size() as u64);
-    }
-}
+use std::sync::atomic::Ordering::Relaxed;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;

@@ -9,6 +9,8 @@
 //!
 //! See `benches/README.md` and `docs/bench/README.md`.
 
+pub mod counting;
+
 use mediaslice::crc::Crc32;
 use mediaslice::{Demuxer, SliceSource};
 use std::path::{Path, PathBuf};

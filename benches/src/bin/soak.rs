@@ -31,53 +31,18 @@
 //! allocated once and lent to each file's muxer; the packet loop allocates
 //! nothing, which the allocation count shows (it moves only per file).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mediaslice::{Demuxer, Fragmenting, MuxFormat, Muxer, Packet, Rational, Sink, Source};
+use mediaslice_benches::counting::{Counting, ALLOCS, LIVE, ON};
 use mediaslice_std::fragmented::FRAGMENT_SCRATCH;
 use mediaslice_std::remux::{declare_tracks, prepare_tracks, RemuxReport};
 use mediaslice_std::{FileSink, FileSource, MmapSource};
-
-/// Counts the heap in use and the allocations made, for the TSV.
-struct Counting;
-
-static HEAP: AtomicUsize = AtomicUsize::new(0);
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call forwards to `System` with the caller's own arguments;
-// the counters are atomics and do not touch the memory handed out.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        HEAP.fetch_add(layout.size(), Relaxed);
-        ALLOCS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded unchanged (see the impl's argument).
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        HEAP.fetch_add(layout.size(), Relaxed);
-        ALLOCS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        HEAP.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        HEAP.fetch_sub(layout.size(), Relaxed);
-        HEAP.fetch_add(new_size, Relaxed);
-        ALLOCS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -177,7 +142,7 @@ fn sampler(p: Arc<Progress>, every: Duration, mut out: Box<dyn Write + Send>) {
             p.files.load(Relaxed),
             p.fragments.load(Relaxed),
             p.packets.load(Relaxed),
-            HEAP.load(Relaxed),
+            LIVE.load(Relaxed),
             ALLOCS.load(Relaxed),
         );
         let _ = out.flush();
@@ -235,6 +200,8 @@ fn lap_us<S: Source>(opener: &dyn Fn() -> mediaslice::Result<Demuxer<S>>) -> med
 }
 
 fn main() {
+    // Every allocation from here on is counted.
+    ON.store(true, Relaxed);
     let a = parse_args();
     std::fs::create_dir_all(&a.out).unwrap_or_else(|e| fail("cannot make OUTDIR", &e));
     if a.mmap {
