@@ -508,3 +508,59 @@ fn ffprobe_reads_the_outputs_with_the_inputs_packets() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// On a sink that can patch, a track whose configuration comes from its
+/// packets (Annex B parameter sets, ADTS headers: MPEG-TS H.264 and AAC)
+/// holds only the packets before every configuration is known, not the
+/// fragment: a scratch far smaller than the first fragment's payload
+/// (32 KiB against 64 KB) writes the whole file, with the same
+/// packets as a large scratch. Before `release_held` the whole first
+/// fragment was held and this was `CapacityExceeded`.
+#[test]
+fn a_patchable_sink_holds_only_the_packets_before_the_configurations() {
+    const SMALL: usize = 32 * 1024;
+    let (bytes, ext) = corpus_file("mpegts", "h264_aac.ts");
+    let run = |scratch: usize| {
+        let mut join = vec![0u8; 1 << 20];
+        let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut join), ext.as_deref()).unwrap();
+        let mut out = vec![0u8; bytes.len() * 2];
+        let mut m = Muxer::with_scratch(SliceSink::new(&mut out), FMP4, vec![0u8; scratch]).unwrap();
+        let map = mediaslice::mux::copy::add_tracks(&mut d, &mut m).unwrap();
+        let n = mediaslice::mux::copy::copy_packets(&mut d, &mut m, &map)?;
+        let st = m.fragment_stats().unwrap();
+        let len = m.finish()?.written().len();
+        out.truncate(len);
+        Ok::<_, mediaslice::Error>((n, st, out))
+    };
+    let (n_big, st_big, big) = run(8 << 20).unwrap();
+    let (n, st, small) = run(SMALL).unwrap();
+    // Fragments closed before `finish`: none; the file (3 s, one keyframe)
+    // is one fragment, closed at the end.
+    assert_eq!((n, st.fragments, st.closed_early), (n_big, st_big.fragments, 0));
+    let read = |b: &[u8]| {
+        let mut join = vec![0u8; 1 << 20];
+        let mut d = Demuxer::open(SliceSource::with_scratch(b, &mut join), None).unwrap();
+        let mut v = Vec::new();
+        while let Some(p) = d.next_packet().unwrap() {
+            v.push((p.track, p.dts, p.pts, p.flags.keyframe, mediaslice::crc::crc32(p.data)));
+        }
+        v
+    };
+    let (a, b) = (read(&big), read(&small));
+    assert_eq!(a.len() as u64, n);
+    assert_eq!(a, b);
+    // What a held fragment would have needed.
+    let payload: u64 = read_sizes(&small).iter().sum();
+    println!("{n} packets, {payload} payload bytes in {SMALL} bytes of scratch");
+    assert!(payload > SMALL as u64 * 3 / 2);
+}
+
+/// The payload sizes of an MP4's packets.
+fn read_sizes(b: &[u8]) -> Vec<u64> {
+    let mut d = Demuxer::open(SliceSource::new(b), None).unwrap();
+    let mut v = Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        v.push(p.data.len() as u64);
+    }
+    v
+}

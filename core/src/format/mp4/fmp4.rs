@@ -36,10 +36,13 @@
 //! On a sink that cannot patch (stdout, a recorder's stream) the fragment's
 //! payload is held in the scratch until it closes: `moof`, `mdat` header
 //! and payload are then appended. A payload that does not fit is
-//! `CapacityExceeded`. The same holds for the first fragment on a
-//! patchable sink when a codec configuration is still to come from the
-//! packets (Annex B parameter sets, ADTS headers): the init segment is
-//! written only when it is known.
+//! `CapacityExceeded`. On a patchable sink, when a codec configuration is
+//! still to come from the packets (Annex B parameter sets, ADTS headers),
+//! the first packets are held the same way, and the init segment written,
+//! only until every configuration is known (as a rule after the first
+//! packet of each track); then the held payload goes out behind the
+//! fragment's reserved `moof` room and the rest follows unheld
+//! (`release_held`).
 //!
 //! **Times.** Each track's times are its media time scale (the time base
 //! denominator). Decode times are written from the first packet's shifted
@@ -331,6 +334,37 @@ impl Fmp4Muxer {
             sink.write_all(&[0, 0, 0, 0, b'm', b'd', b'a', b't'])?;
         }
         Ok(o)
+    }
+
+    /// On a sink that can patch, a fragment is held only while a codec
+    /// configuration is still to come from the packets: once every track's
+    /// is known (after the first packet of each such track, as a rule),
+    /// the init segment is written, the fragment's `moof` room reserved,
+    /// and the payload held so far written after it; the rest of the
+    /// fragment goes to the sink as it comes. So the scratch holds the
+    /// payload of a few packets, not of a fragment. A fragment that has
+    /// outgrown the first `moof` room stays held until it closes.
+    fn release_held<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &MuxContext) -> Result<()> {
+        let Some(held) = self.open else { return Ok(()) };
+        let fits = u32::try_from(held.samples).is_ok_and(|n| n < self.hint);
+        if !held.buffered || !self.patchable || self.init_written || !fits || !self.configs_known(ctx) {
+            return Ok(());
+        }
+        self.write_init_now(sink, scratch, ctx)?;
+        let room = self.open_fragment(sink, scratch)?;
+        let payload = scratch
+            .get(self.pay_at..)
+            .and_then(|p| p.get(..usize::try_from(held.payload).ok()?))
+            .unwrap_or(&[]);
+        sink.write_all(payload)?;
+        self.open = Some(Open {
+            start: room.start,
+            buffered: false,
+            reserved: room.reserved,
+            mdat_at: room.mdat_at,
+            ..held
+        });
+        Ok(())
     }
 
     /// Closes the open fragment; `next` is the packet that closes it
@@ -657,7 +691,8 @@ impl FormatMuxer for Fmp4Muxer {
             o.cut_start = Some(dts);
         }
         self.open = Some(o);
-        self.base.commit(i, &p, pos)
+        self.base.commit(i, &p, pos)?;
+        self.release_held(sink, scratch, ctx)
     }
 
     fn finish<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
