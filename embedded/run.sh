@@ -13,7 +13,9 @@
 #
 # Images: m4 (thumbv7em, mps2-an386), a53 (aarch64, virt), m4-defmt (m4 with
 # defmt logging over semihosting; its frames are decoded when defmt-print is
-# on PATH or in embedded/target/tools/bin).
+# on PATH or in embedded/target/tools/bin); rec-m4 and rec-a53 (feature
+# `recorder`: fragmented MP4 written to RAM and to run/rec-*/recorder.mp4,
+# compared byte for byte with the host twin examples/record_host.rs).
 #
 # Environment: MEDIASLICE=/path/to/mediaslice (host CLI; default: build it),
 # HOST_TARGET_DIR (where to build it; default the workspace's target/),
@@ -35,6 +37,9 @@ STACK_BUDGET=${STACK_BUDGET:-65536}
 # size_of::<AnyDemuxer>() on thumbv7em: the largest format's own state
 # (few-tracks). The issue's target, enforced: 4 KiB.
 STATE_BUDGET=${STATE_BUDGET:-4096}
+# The recorder images: size_of the fragmented MP4 writer (Muxer with its
+# context) for 2 tracks, few-tracks. The issue's target, enforced: 8 KiB.
+RECORDER_STATE_BUDGET=${RECORDER_STATE_BUDGET:-8192}
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -173,6 +178,8 @@ if [ "$DEFMT" = 1 ]; then
 fi
 
 FAIL=0
+# kv NAME KEY: the number after KEY= in run/NAME.txt
+kv() { sed -n "s/.*[# ]$2=\([0-9]*\).*/\1/p" "$OUT/$1.txt" | head -1; }
 declare -A HOST
 host_summary() {
   local f=$1
@@ -240,9 +247,67 @@ for img in $IMGS; do
   fi
 done
 
+# ---- the recorder (feature recorder, src/recorder.rs) -------------------------
+# Each image records the H.264 and AAC clips as fragmented MP4 into RAM, reads
+# it back, and writes it to recorder.mp4 in QEMU's working directory. The host
+# twin (examples/record_host.rs) runs the same src/record.rs: the files must be
+# equal byte for byte, the host CLI must read what the image read back, and
+# ffprobe (when installed) must count the packets the image wrote.
+step "build the recorder images ($M4, $A53) and their host twin"
+build rec-m4 "$M4" --no-default-features --features recorder
+build rec-a53 "$A53" --no-default-features --features recorder
+HOST_TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
+(cd "$HERE" && CARGO_TARGET_DIR="$FW_TARGET_DIR" cargo build -q --release ${JOBS:+-j$JOBS} \
+  --target "$HOST_TRIPLE" --no-default-features --features recorder --example record_host)
+mkdir -p "$OUT/rec-host"
+if ! "$FW_TARGET_DIR/$HOST_TRIPLE/release/examples/record_host" "$OUT/rec-host/recorder.mp4" >"$OUT/rec-host.txt"; then
+  echo "  the host twin failed:"; sed 's/^/  | /' "$OUT/rec-host.txt"; FAIL=1
+fi
+for img in rec-m4:$M4 rec-a53:$A53; do
+  name=${img%%:*} target=${img#*:}
+  step "run $name ($target) under QEMU"
+  rm -rf "${OUT:?}/$name" && mkdir -p "$OUT/$name"
+  if ! (cd "$OUT/$name" && qemu "$name" "$target"); then
+    echo "$name: QEMU exited non-zero; its output:"; sed 's/^/  | /' "$OUT/$name.txt"; FAIL=1; continue
+  fi
+  sed 's/^/  /' "$OUT/$name.txt"
+  mp4="$OUT/$name/recorder.mp4"
+  [ -s "$mp4" ] || { echo "  $name: no recorder.mp4 written"; FAIL=1; continue; }
+  if cmp -s "$mp4" "$OUT/rec-host/recorder.mp4"; then
+    echo "  ok        $name output equals the host twin's byte for byte ($(stat -c %s "$mp4") bytes)"
+  else
+    echo "  MISMATCH  $name output differs from the host twin's"; FAIL=1
+  fi
+  back=$(sed -n 's/^readback packets=\([0-9]*\) bytes=\([0-9]*\) crc32=\([0-9a-f]*\).*/\1 \2 \3/p' "$OUT/$name.txt")
+  line=$("$MEDIASLICE" packets --summary "$mp4" || echo host-error)
+  host="?"
+  if [[ $line =~ \"packets\":\ *([0-9]+),\ *\"bytes\":\ *([0-9]+),\ *\"crc32\":\ *\"([0-9a-f]{8})\" ]]; then
+    host="${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[3]}"
+  fi
+  if [ -n "$back" ] && [ "$back" = "$host" ]; then
+    echo "  ok        $name read back by the image = the host CLI: packets bytes crc32 = $back"
+  else
+    echo "  MISMATCH  $name read back by the image: '$back', by the host CLI: '$host'"; FAIL=1
+  fi
+  wrote=$(sed -n 's/^recorder video=\([0-9]*\) audio=\([0-9]*\).*/\1,\2/p' "$OUT/$name.txt")
+  if command -v ffprobe >/dev/null; then
+    ff=$(ffprobe -v error -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$mp4" | paste -sd, -)
+    if [ "$ff" = "$wrote" ]; then
+      echo "  ok        $name ffprobe counts the packets written per track: $ff"
+    else
+      echo "  MISMATCH  $name packets written per track $wrote, ffprobe counts $ff"; FAIL=1
+    fi
+  else
+    echo "  (ffprobe not installed: the recording is not checked with it)"
+  fi
+  rstate=$(kv "$name" Muxer)
+  if [ -z "$rstate" ] || [ "$rstate" -gt "$RECORDER_STATE_BUDGET" ]; then
+    echo "  OVER BUDGET: $name writer state ${rstate:-?} bytes (budget $RECORDER_STATE_BUDGET)"; FAIL=1
+  fi
+done
+
 # ---- budgets ----------------------------------------------------------------
 step "budgets ($M4)"
-kv() { sed -n "s/.*[# ]$2=\([0-9]*\).*/\1/p" "$OUT/$1.txt" | head -1; }
 corpus_bytes=0
 for f in $(awk '$4 == "via=slice" { print $1 }' "$OUT/m4.txt"); do
   corpus_bytes=$((corpus_bytes + $(stat -c %s "$ROOT/corpus/files/$f")))
@@ -267,6 +332,9 @@ printf '  size_of AnyDemuxer %s bytes (budget %d); Demuxer<SliceSource> %s, Demu
 a53=$IMAGES/a53.elf
 printf '  (%s: .text %d  .rodata %d incl. corpus)\n' "$A53" "$(section "$a53" .text aarch64-linux-gnu-size)" \
   "$(section "$a53" .rodata aarch64-linux-gnu-size)"
+rec_clips=$(($(stat -c %s "$ROOT/corpus/files/h264/baseline.h264") + $(stat -c %s "$ROOT/corpus/files/adts/aac_lc.aac")))
+printf '  recorder image (fMP4 writer, MP4/H.264/ADTS demuxers, harness): flash %d bytes, of which %d the two clips; writer state %s bytes (budget %d), stack %s, muxer scratch %s\n' \
+  "$(flash "$IMAGES/rec-m4.elf")" "$rec_clips" "$(kv rec-m4 Muxer)" "$RECORDER_STATE_BUDGET" "$(kv rec-m4 stack)" "$(kv rec-m4 scratch)"
 if [ "$code_flash" -gt "$FLASH_BUDGET" ]; then echo "  OVER BUDGET: flash"; FAIL=1; fi
 if [ -z "$stack_reader" ] || [ "$stack_reader" -gt "$STACK_BUDGET" ] || [ "$stack_slice" -gt "$STACK_BUDGET" ]; then
   echo "  OVER BUDGET: stack"; FAIL=1
@@ -305,4 +373,4 @@ if [ "$FAIL" != 0 ]; then
   echo "embedded: FAILED"
   exit 1
 fi
-echo "embedded: both images match the host"
+echo "embedded: both images match the host; both recorder images match their host twin"

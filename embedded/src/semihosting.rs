@@ -6,10 +6,12 @@
 
 use core::arch::asm;
 
-#[cfg(feature = "defmt")]
+#[cfg(any(feature = "defmt", feature = "recorder"))]
 const SYS_OPEN: usize = 0x01;
+#[cfg(feature = "recorder")]
+const SYS_CLOSE: usize = 0x02;
 const SYS_WRITE0: usize = 0x04;
-#[cfg(feature = "defmt")]
+#[cfg(any(feature = "defmt", feature = "recorder"))]
 const SYS_WRITE: usize = 0x05;
 const SYS_EXIT: usize = 0x18;
 /// `ADP_Stopped_ApplicationExit`: a normal exit.
@@ -67,17 +69,35 @@ pub fn open_stdout() -> Option<usize> {
     (h != usize::MAX).then_some(h)
 }
 
-/// Writes raw bytes to an open host handle (SYS_WRITE).
-#[cfg(feature = "defmt")]
-pub fn write_bytes(handle: usize, bytes: &[u8]) {
+/// Creates (or truncates) the host file `name` (NUL-terminated; relative
+/// to QEMU's working directory) for binary writing, mode "wb": a handle for
+/// [`write_bytes`] and [`close`], or `None` when the host refuses.
+#[cfg(feature = "recorder")]
+pub fn create(name: &core::ffi::CStr) -> Option<usize> {
+    let block: [usize; 3] = [name.as_ptr() as usize, 5, name.count_bytes()];
+    // SAFETY: the block and the name live across the call.
+    let h = unsafe { call(SYS_OPEN, block.as_ptr() as usize) };
+    (h != usize::MAX).then_some(h)
+}
+
+/// Closes a host handle (SYS_CLOSE); `true` when the host did.
+#[cfg(feature = "recorder")]
+pub fn close(handle: usize) -> bool {
+    let block: [usize; 1] = [handle];
+    // SAFETY: the block lives across the call.
+    unsafe { call(SYS_CLOSE, block.as_ptr() as usize) == 0 }
+}
+
+/// Writes raw bytes to an open host handle (SYS_WRITE); `true` when the
+/// host took all of them (the call returns the count it did not write).
+#[cfg(any(feature = "defmt", feature = "recorder"))]
+pub fn write_bytes(handle: usize, bytes: &[u8]) -> bool {
     if bytes.is_empty() {
-        return;
+        return true;
     }
     let block: [usize; 3] = [handle, bytes.as_ptr() as usize, bytes.len()];
     // SAFETY: the block and the bytes live across the call.
-    unsafe {
-        call(SYS_WRITE, block.as_ptr() as usize);
-    }
+    unsafe { call(SYS_WRITE, block.as_ptr() as usize) == 0 }
 }
 
 /// Ends the program: QEMU exits with status 0 when `ok`, else non-zero.

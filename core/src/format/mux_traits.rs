@@ -37,11 +37,17 @@ use crate::sink::{Sink, Spill, SpillStore};
 use crate::types::{Packet, Track};
 
 /// Most codec configuration bytes a muxer keeps for all its tracks together
-/// (avcC, hvcC, AudioSpecificConfig, Matroska CodecPrivate): 8 KiB. A
-/// Vorbis CodecPrivate, with its setup header, is the largest usual one
-/// (a few KiB). Beyond it [`MuxContext::push_track`] fails with
-/// `CapacityExceeded`.
+/// (avcC, hvcC, AudioSpecificConfig, Matroska CodecPrivate): 8 KiB, or
+/// 4 KiB with the `few-tracks` feature (a recorder's writer state within
+/// 8 KiB, docs/embedded.md). A Vorbis CodecPrivate, with its setup
+/// header, is the largest usual one (a few KiB). Beyond it
+/// [`MuxContext::push_track`] fails with `CapacityExceeded`.
+#[cfg(not(feature = "few-tracks"))]
 pub const MAX_CONFIG_BYTES: usize = 8 * 1024;
+/// Most codec configuration bytes a muxer keeps for all its tracks together
+/// with the `few-tracks` feature: 4 KiB (8 KiB without it).
+#[cfg(feature = "few-tracks")]
+pub const MAX_CONFIG_BYTES: usize = 4 * 1024;
 
 /// A track to write: its facts, taken from a demuxer's [`Track`] or built by
 /// hand, and its codec configuration bytes.

@@ -8,9 +8,15 @@
 use crate::error::{Error, Result};
 
 /// Most bytes of tag names and values kept (with 3 bytes of lengths per
-/// tag): 2 KiB, for the usual text tags of a music file; a tag beyond it is
-/// refused with `CapacityExceeded` and the others are kept.
+/// tag): 2 KiB, for the usual text tags of a music file, or 512 bytes
+/// with the `few-tracks` feature (a recorder's few tags); a tag beyond it
+/// is refused with `CapacityExceeded` and the others are kept.
+#[cfg(not(feature = "few-tracks"))]
 pub const MAX_TAG_BYTES: usize = 2 * 1024;
+/// Most bytes of tag names and values kept with the `few-tracks` feature:
+/// 512 (2 KiB without it).
+#[cfg(feature = "few-tracks")]
+pub const MAX_TAG_BYTES: usize = 512;
 
 /// The tags to write, in the order they were added.
 #[derive(Debug, Clone, Default)]
