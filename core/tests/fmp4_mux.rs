@@ -102,8 +102,10 @@ fn a_slice_a_seeking_writer_and_a_stream_read_back_the_same() {
             assert_eq!(pair, &[*b"moof", *b"mdat"], "{name}: stream layout");
         }
         // The patchable form: each moof right before its mdat, `free` only
-        // before a moof.
+        // before a moof, and the file ends with `mfra`.
         let boxes = top_boxes(&slice);
+        let (last, boxes) = boxes.split_last().unwrap();
+        assert_eq!(&last.1, b"mfra", "{name}");
         for (k, b) in boxes.iter().enumerate().skip(2) {
             match &b.1 {
                 b"moof" => assert_eq!(&boxes[k + 1].1, b"mdat", "{name}"),
@@ -112,6 +114,7 @@ fn a_slice_a_seeking_writer_and_a_stream_read_back_the_same() {
                 other => panic!("{name}: top-level {:?}", std::str::from_utf8(other)),
             }
         }
+        check_mfra(name, &slice);
         println!(
             "{name}: {} bytes (slice), {} (stream), {} fragments",
             slice.len(),
@@ -563,4 +566,66 @@ fn read_sizes(b: &[u8]) -> Vec<u64> {
         v.push(p.data.len() as u64);
     }
     v
+}
+
+/// The `mfra` at the end of a file written to a patchable sink (ISO/IEC
+/// 14496-12 §8.8.9-8.8.11): `mfro` gives its size; one `tfra` (version 1,
+/// one-byte numbers) for the cutting track, whose entries name, in file
+/// order, `moof` boxes whose `traf` for that track has the entry's time
+/// (`tfdt` plus the first sample's composition offset) and starts with a
+/// sync sample; one entry per fragment here (below the table's size).
+fn check_mfra(name: &str, file: &[u8]) {
+    let be32 = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap());
+    let be64 = |b: &[u8], at: usize| u64::from_be_bytes(b[at..at + 8].try_into().unwrap());
+    let mfro = be32(file, file.len() - 4) as usize;
+    let mfra = &file[file.len() - mfro..];
+    assert_eq!(&mfra[4..8], b"mfra", "{name}");
+    assert_eq!(&mfra[12..16], b"tfra", "{name}");
+    assert_eq!(mfra[16], 1, "{name}: tfra version");
+    let track = be32(mfra, 20);
+    assert_eq!(be32(mfra, 24), 0, "{name}: one-byte numbers");
+    let n = be32(mfra, 28) as usize;
+    let moofs: Vec<usize> = top_boxes(file)
+        .iter()
+        .filter(|b| &b.1 == b"moof")
+        .map(|b| b.0)
+        .collect();
+    assert_eq!(n, moofs.len(), "{name}: one entry per fragment");
+    for (i, &at) in moofs.iter().enumerate() {
+        let e = &mfra[32 + 19 * i..32 + 19 * (i + 1)];
+        assert_eq!(be64(e, 8) as usize, at, "{name}: entry {i} offset");
+        assert_eq!(&e[17..19], &[1, 1], "{name}: entry {i} trun/sample");
+        // The moof's traf number e[16] (after mfhd): its tfhd names the
+        // track; then tfdt and the first trun.
+        let mut traf = at + 8 + 16;
+        for _ in 1..e[16] {
+            traf += be32(file, traf) as usize;
+        }
+        assert_eq!(&file[traf + 4..traf + 8], b"traf");
+        let tfhd = traf + 8;
+        assert_eq!(be32(file, tfhd + 12), track, "{name}: entry {i} track");
+        let tfhd_size = be32(file, tfhd) as usize;
+        let tfdt = tfhd + tfhd_size;
+        assert_eq!(&file[tfdt + 4..tfdt + 8], b"tfdt");
+        let dts = be64(file, tfdt + 12);
+        let trun = tfdt + 20;
+        assert_eq!(&file[trun + 4..trun + 8], b"trun");
+        let flags = be32(file, trun + 8) & 0xff_ffff;
+        // data offset (0x1), first_sample_flags (0x4), then the first
+        // sample's duration (0x100), size (0x200), flags (0x400),
+        // composition offset (0x800).
+        let mut at = trun + 16 + 4 * usize::from(flags & 1 != 0);
+        let first_flags = (flags & 4 != 0).then(|| be32(file, at));
+        at += 4 * usize::from(flags & 4 != 0);
+        at += 4 * usize::from(flags & 0x100 != 0) + 4 * usize::from(flags & 0x200 != 0);
+        let sample_flags = (flags & 0x400 != 0).then(|| be32(file, at));
+        at += 4 * usize::from(flags & 0x400 != 0);
+        let cts = if flags & 0x800 != 0 { be32(file, at) as i32 } else { 0 };
+        assert_eq!(be64(e, 0) as i64, dts as i64 + i64::from(cts), "{name}: entry {i} time");
+        // Sync: sample_is_non_sync_sample (bit 16) clear in the flags that
+        // apply to the first sample (the tfhd default otherwise).
+        let default = be32(file, tfhd + 16);
+        let f = first_flags.or(sample_flags).unwrap_or(default);
+        assert_eq!(f & 0x1_0000, 0, "{name}: entry {i} is a sync sample");
+    }
 }

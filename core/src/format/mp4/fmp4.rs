@@ -50,6 +50,9 @@
 //! an edit list (`elst`, §8.6.6) with duration 0 (the whole media), so a
 //! reader gives the input's times back.
 //!
+//! **Random access.** On a patchable sink `finish` appends an `mfra`
+//! (§8.8.9) whose bounded table is in `fmp4_mfra.rs`.
+//!
 //! **Power cuts.** Every fragment is complete on its own; a file cut
 //! anywhere reads as its complete fragments. On a patchable sink the open
 //! fragment is a `free` box and an `mdat` of size 0 ("to the end of the
@@ -57,6 +60,7 @@
 
 use super::fmp4_boxes::{write_init, write_moof, Count, Fragment, Rec, RECORD};
 use super::fmp4_hybrid::{Hybrid, GAP_TRACK};
+use super::fmp4_mfra::{Entry, RandomAccess};
 use super::muxer::{write_payload, Input, Mp4Muxer};
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::needs_config;
@@ -179,6 +183,9 @@ pub struct Fmp4Muxer {
     stats: FragmentStats,
     /// Hybrid MP4 (`fmp4_hybrid.rs`): the progressive index kept beside.
     hybrid: Option<Hybrid>,
+    /// The `mfra` entries (fmp4_mfra.rs), written at `finish` on a sink
+    /// that can patch.
+    ra: RandomAccess,
 }
 
 impl Fmp4Muxer {
@@ -208,6 +215,7 @@ impl Fmp4Muxer {
             outgrown: false,
             stats: FragmentStats::default(),
             hybrid: None,
+            ra: RandomAccess::default(),
         }
     }
 
@@ -454,12 +462,33 @@ impl Fmp4Muxer {
             self.stats.padding = self.stats.padding.saturating_add(gap);
             o.start.saturating_add(gap)
         };
+        self.offer_random_access(&f, o.tracks, start);
         let samples = u32::try_from(o.samples).unwrap_or(u32::MAX);
         self.stats.fragments = self.stats.fragments.saturating_add(1);
         self.stats.most_samples = self.stats.most_samples.max(samples);
         self.stats.most_payload = self.stats.most_payload.max(o.payload);
         self.stats.last_fragment = (start, sink.position());
         Ok(())
+    }
+
+    /// Offers the fragment `f` whose `moof` is at `moof` to the `mfra`
+    /// table when its first sample of the cutting track is a sync sample.
+    /// `tracks`: the tracks with samples in it, one bit each (a `traf`
+    /// each, in track order).
+    fn offer_random_access(&mut self, f: &Fragment<'_>, tracks: u32, moof: u64) {
+        let cut = self.cut_track;
+        let Some(r) = f.recs().find(|r| usize::from(r.track) == cut) else {
+            return;
+        };
+        if !r.key {
+            return;
+        }
+        let below = tracks & ((1u32 << (cut & 31)) - 1);
+        self.ra.offer(Entry {
+            time: u64::try_from(r.dts.saturating_add(i64::from(r.cts))).unwrap_or(0),
+            moof,
+            traf: u8::try_from(below.count_ones() + 1).unwrap_or(u8::MAX),
+        });
     }
 
     /// Whether a packet of track `i` at decode time `dts` (as written)
@@ -710,6 +739,10 @@ impl FormatMuxer for Fmp4Muxer {
         self.close_fragment(sink, scratch, index, spill, ctx, None)?;
         if !self.init_written {
             self.write_init_now(sink, scratch, ctx)?;
+        }
+        if self.patchable && self.hybrid.is_none() {
+            let id = u32::try_from(self.cut_track).unwrap_or(u32::MAX).saturating_add(1);
+            self.ra.write(sink, id)?;
         }
         match self.hybrid {
             Some(h) if !h.full => {

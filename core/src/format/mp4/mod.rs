@@ -27,6 +27,7 @@ mod demuxer;
 pub mod fmp4;
 mod fmp4_boxes;
 mod fmp4_hybrid;
+mod fmp4_mfra;
 mod fragment;
 mod moov;
 pub mod muxer;
