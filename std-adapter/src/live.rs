@@ -5,7 +5,7 @@
 //! A live input has no length yet, so [`LiveInput`] answers in three ways:
 //!
 //! * While a demuxer opens, [`Source::len`] is a **snapshot**: the first
-//!   [`LIVE_PROBE`] bytes (or all of a shorter input that has already
+//!   [`LiveOptions::probe`] bytes (or all of a shorter input that has already
 //!   ended), the same for every open. A demuxer that looks at the end of
 //!   the file for a duration (MPEG-TS, MPEG-PS) scans the end of the
 //!   snapshot: it neither waits for the real end nor reads past the data.
@@ -43,9 +43,11 @@ use std::time::{Duration, Instant};
 /// beyond any real input, with room for a demuxer's sums.
 pub const LIVE_LEN: u64 = 1 << 62;
 
-/// The snapshot length a demuxer sees while it opens (see the module):
-/// 1 MiB, which holds the MPEG-TS tables many times over.
-pub const LIVE_PROBE: u64 = 1 << 20;
+/// The default snapshot length a demuxer sees while it opens (see the
+/// module): 512 KiB, which holds the MPEG-TS tables (repeated every 100 to
+/// 500 ms) at any rate up to about 8 Mbit/s even with the worst spacing. It
+/// is also the start-up delay: no segment before this much has arrived.
+pub const LIVE_PROBE: u64 = 512 << 10;
 
 /// The default ring of received bytes: 8 MiB.
 pub const DEFAULT_WINDOW: usize = 8 << 20;
@@ -56,9 +58,11 @@ const CHUNK: usize = 64 << 10;
 /// How a live input is read.
 #[derive(Debug, Clone, Copy)]
 pub struct LiveOptions {
-    /// Bytes of the ring of received bytes (at least [`LIVE_PROBE`] and a
-    /// few chunks).
+    /// Bytes of the ring of received bytes (at least `probe` and a few
+    /// reads of 64 KiB).
     pub window: usize,
+    /// The snapshot length while a demuxer opens ([`LIVE_PROBE`]).
+    pub probe: u64,
     /// A growing file ends when it has not grown for this long.
     pub idle: Duration,
     /// How often a growing file is looked at while the reader waits.
@@ -69,6 +73,7 @@ impl Default for LiveOptions {
     fn default() -> Self {
         LiveOptions {
             window: DEFAULT_WINDOW,
+            probe: LIVE_PROBE,
             idle: Duration::from_secs(10),
             poll: Duration::from_millis(50),
         }
@@ -222,7 +227,11 @@ impl std::fmt::Debug for LiveInput {
 
 impl LiveInput {
     fn new(reader: Box<dyn Read>, file: Option<File>, follow: bool, opts: LiveOptions) -> Self {
-        let window = opts.window.max(LIVE_PROBE as usize + 4 * CHUNK);
+        let window = opts.window.max(
+            usize::try_from(opts.probe)
+                .unwrap_or(usize::MAX)
+                .saturating_add(4 * CHUNK),
+        );
         LiveInput {
             shared: Rc::new(RefCell::new(Shared {
                 reader,
@@ -259,14 +268,15 @@ impl LiveInput {
     /// the snapshot until [`LiveSource::go_live`].
     ///
     /// Errors: reading the input (the first call waits for
-    /// [`LIVE_PROBE`] bytes or the end).
+    /// [`LiveOptions::probe`] bytes or the end).
     pub fn source(&self) -> Result<LiveSource> {
         let mut s = self.shared.borrow_mut();
         let snapshot = match s.snapshot {
             Some(n) => n,
             None => {
-                s.ensure(LIVE_PROBE)?;
-                let n = s.end.min(LIVE_PROBE);
+                let probe = s.opts.probe;
+                s.ensure(probe)?;
+                let n = s.end.min(probe);
                 s.snapshot = Some(n);
                 n
             }
@@ -415,5 +425,75 @@ impl Source for LiveSource {
 
     fn stats(&self) -> IoStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn opts(window: usize) -> LiveOptions {
+        LiveOptions {
+            window,
+            probe: 1000,
+            ..LiveOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_pipe_keeps_a_window_and_says_when_a_read_is_behind_it() {
+        let data: Vec<u8> = (0..2_000_000u32).map(|i| i as u8).collect();
+        let input = LiveInput::stream(Box::new(std::io::Cursor::new(data)), opts(300_000));
+        let mut s = input.source().unwrap();
+        assert_eq!(s.len(), 1000, "the snapshot while opening");
+        s.go_live();
+        assert_eq!(s.len(), LIVE_LEN);
+        // Pinned: the first bytes stay, a read that would push them out fails.
+        let mut b = [0u8; 4];
+        assert!(s.read_at(600_000, &mut b).is_err());
+        input.unpin();
+        assert_eq!(s.read_at(1_500_000, &mut b).unwrap(), 4);
+        assert_eq!(b[0], 1_500_000u32 as u8);
+        let e = s.read_at(0, &mut b).unwrap_err();
+        assert!(e.to_string().contains("behind the window"), "{e}");
+        // The end: short reads, then the exact length.
+        assert_eq!(s.read_at(1_999_998, &mut b).unwrap(), 2);
+        assert_eq!(s.len(), 2_000_000);
+        assert!(input.progress().0);
+        // The ring never grew past its size.
+        assert_eq!(input.shared.borrow().ring.len(), 300_000);
+    }
+
+    #[test]
+    fn a_growing_file_is_waited_for_and_ends_when_idle() {
+        let p = std::env::temp_dir().join(format!("mediaslice-live-unit-{}", std::process::id()));
+        std::fs::write(&p, [7u8; 100]).unwrap();
+        let o = LiveOptions {
+            idle: Duration::from_millis(300),
+            poll: Duration::from_millis(5),
+            probe: 100,
+            ..opts(0)
+        };
+        let input = LiveInput::follow(&p, o).unwrap();
+        let q = p.clone();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            let mut f = std::fs::OpenOptions::new().append(true).open(&q).unwrap();
+            std::io::Write::write_all(&mut f, &[8u8; 100]).unwrap();
+        });
+        let mut s = input.source().unwrap();
+        s.go_live();
+        let mut b = [0u8; 50];
+        let t = Instant::now();
+        // Past the 100 bytes there: waits for the writer.
+        assert_eq!(s.read_at(120, &mut b).unwrap(), 50);
+        assert_eq!(b, [8u8; 50]);
+        writer.join().unwrap();
+        // Past the 200 bytes: the file stops growing, the input ends.
+        assert_eq!(s.read_at(190, &mut b).unwrap(), 10);
+        assert_eq!(s.len(), 200);
+        assert!(t.elapsed() >= Duration::from_millis(300));
+        let _ = std::fs::remove_file(&p);
     }
 }
