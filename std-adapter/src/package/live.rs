@@ -152,8 +152,16 @@ pub fn package_live(
         return Err(refuse(kind));
     }
     std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
+    // The delivery bound (Limits::max_delivery_ratio) is set at open from
+    // the length, here the snapshot's: MPEG-TS reads forward and never
+    // hands out the same bytes twice, so a live input lifts it (to about
+    // 2 PiB after a 512 KiB snapshot).
+    let limits = Limits {
+        max_delivery_ratio: u32::MAX,
+        ..Limits::default()
+    };
     let open = || -> mediaslice::Result<Demuxer<LiveSource>> {
-        let mut d = Demuxer::open_as(input.source()?, FormatKind::MpegTs, Limits::default())?;
+        let mut d = Demuxer::open_as(input.source()?, FormatKind::MpegTs, limits)?;
         d.source_mut().go_live();
         Ok(d)
     };
