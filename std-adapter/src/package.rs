@@ -1,6 +1,6 @@
 //! `mediaslice package IN OUTDIR --hls [--segment 6s]`: HLS with CMAF
 //! segments. The input is remuxed to fragmented MP4 (the core muxer, in its
-//! stream form, through [`crate::remux::remux_into`]) into a [`SplitSink`]
+//! stream form, through [`crate::remux::remux_into`]) into a `SplitSink`
 //! that cuts the byte stream at its top-level boxes: `ftyp` + `moov` go to
 //! `init.mp4`, each `moof` + `mdat` to `seg_NNNNN.m4s`. Each segment's
 //! duration is read from its `moof` as it passes (the `trun` sample
@@ -10,7 +10,10 @@
 //! and `master.m3u8` (`#EXT-X-STREAM-INF` with `BANDWIDTH`, `CODECS` from
 //! the init segment's `avcC` and `esds`, `RESOLUTION`); with `--dash`,
 //! `manifest.mpd` over the same segments ([`crate::dash`]). The HLS
-//! playlists are always written (they cost a few hundred bytes).
+//! playlists are always written (they cost a few hundred bytes). Each
+//! segment file is written under a temporary name (`.part`) and renamed
+//! once complete. [`package_live`] does the same while the input is still
+//! arriving (`--live`, IN `-`), updating the playlist per segment.
 
 use crate::remux::{remux_passes, RemuxError, RemuxFormat, RemuxOptions};
 use crate::MmapSource;
