@@ -26,8 +26,8 @@
 //! from a file (`pread`), and is an error on a pipe. Until
 //! [`LiveInput::unpin`], the ring keeps the input's first bytes (the
 //! passes that find the tracks and their first packets open the input
-//! again at 0), and a read that would push them out fails: those passes
-//! are bounded by the window.
+//! again at 0), and a read past [`LiveOptions::search`] bytes fails: those
+//! passes are bounded.
 
 use crate::scratch::Scratch;
 use mediaslice::{Error, ErrorKind, IoStats, Limits, Result, Source};
@@ -49,6 +49,12 @@ pub const LIVE_LEN: u64 = 1 << 62;
 /// is also the start-up delay: no segment before this much has arrived.
 pub const LIVE_PROBE: u64 = 512 << 10;
 
+/// The default bound of the passes that find the tracks and their first
+/// packets, before the writing pass (see [`LiveInput::unpin`]): 2 MiB. A
+/// stream the PMT lists that carries nothing (an idle SCTE-35 or subtitle
+/// PID) holds the start back until this much has arrived.
+pub const LIVE_SEARCH: u64 = 2 << 20;
+
 /// The default ring of received bytes: 8 MiB.
 pub const DEFAULT_WINDOW: usize = 8 << 20;
 
@@ -63,6 +69,9 @@ pub struct LiveOptions {
     pub window: usize,
     /// The snapshot length while a demuxer opens ([`LIVE_PROBE`]).
     pub probe: u64,
+    /// The most bytes the passes before [`LiveInput::unpin`] may read
+    /// ([`LIVE_SEARCH`]; at most `window`).
+    pub search: u64,
     /// A growing file ends when it has not grown for this long.
     pub idle: Duration,
     /// How often a growing file is looked at while the reader waits.
@@ -74,6 +83,7 @@ impl Default for LiveOptions {
         LiveOptions {
             window: DEFAULT_WINDOW,
             probe: LIVE_PROBE,
+            search: LIVE_SEARCH,
             idle: Duration::from_secs(10),
             poll: Duration::from_millis(50),
         }
@@ -115,14 +125,18 @@ impl Shared {
         }
         let cap = self.cap();
         let free = if self.pinned {
-            cap - (self.end - self.start)
+            self.opts
+                .search
+                .max(self.opts.probe)
+                .min(cap)
+                .saturating_sub(self.end - self.start)
         } else {
             cap
         };
         if free == 0 {
             return Err(Error::capacity(
                 self.end,
-                &"live input: finding the tracks read past the window (--window): the first packets come too late",
+                &"live input: finding the tracks and their first packets read past LiveOptions::search",
             ));
         }
         let at = (self.end % cap) as usize;
@@ -463,6 +477,26 @@ mod tests {
         assert!(input.progress().0);
         // The ring never grew past its size.
         assert_eq!(input.shared.borrow().ring.len(), 300_000);
+    }
+
+    #[test]
+    fn the_passes_before_the_writing_pass_are_bounded() {
+        let data = vec![0x47u8; 3 << 20];
+        let o = LiveOptions {
+            probe: 1000,
+            ..LiveOptions::default()
+        };
+        let input = LiveInput::stream(Box::new(std::io::Cursor::new(data)), o);
+        let mut s = input.source().unwrap();
+        s.go_live();
+        let mut b = [0u8; 4];
+        assert_eq!(s.read_at((2 << 20) - 4, &mut b).unwrap(), 4);
+        let e = s.read_at(5 << 19, &mut b).unwrap_err();
+        assert!(e.to_string().contains("LiveOptions::search"), "{e}");
+        input.unpin();
+        assert_eq!(s.read_at(5 << 19, &mut b).unwrap(), 4);
+        // The first bytes are still in the ring for the writing pass.
+        assert_eq!(s.read_at(0, &mut b).unwrap(), 4);
     }
 
     #[test]

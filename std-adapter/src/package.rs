@@ -88,8 +88,14 @@ struct SplitSink {
     live: Option<live::LiveHls>,
 }
 
+/// The error for a track whose codec has no `CODECS` string here.
+const NO_CODECS: &str = "package: no CODECS string for this codec (H.264, HEVC, AAC, MP3, Opus, FLAC, AC-3, E-AC-3)";
+
 fn io_err(e: std::io::Error) -> mediaslice::Error {
-    let _ = e;
+    if e.kind() == std::io::ErrorKind::Unsupported {
+        // Live mode checks the codecs when the init segment is out.
+        return mediaslice::Error::unsupported(0, &NO_CODECS);
+    }
     mediaslice::Error::new(
         mediaslice::ErrorKind::Io(embedded_io::ErrorKind::Other),
         0,
@@ -552,10 +558,7 @@ fn codecs_of(init: &[u8]) -> Result<Vec<String>, RemuxError> {
     tracks(init)
         .iter()
         .map(|(_, kind, entry)| {
-            codec_string(kind, entry).ok_or(RemuxError::Output(mediaslice::Error::unsupported(
-                0,
-                &"package: no CODECS string for this codec (H.264, HEVC, AAC, MP3, Opus, FLAC, AC-3, E-AC-3)",
-            )))
+            codec_string(kind, entry).ok_or(RemuxError::Output(mediaslice::Error::unsupported(0, &NO_CODECS)))
         })
         .collect()
 }

@@ -81,20 +81,29 @@ fn assert_same_media(live: &Path, whole: &Path) {
 fn fast(probe: u64) -> LiveOptions {
     LiveOptions {
         probe,
-        idle: Duration::from_millis(400),
+        // Long enough for a loaded machine's writer thread to keep up.
+        idle: Duration::from_millis(1000),
         poll: Duration::from_millis(5),
         ..LiveOptions::default()
     }
 }
 
-/// Writes `data` to `path` in `chunk`-byte appends, `pause` apart; notes in
-/// `early` whether `seen` (a file) existed before the last chunk.
+/// Writes `data` to `path` in `chunk`-byte appends, `pause` apart; before
+/// the last one, waits (up to 5 s) for `seen` to exist and notes in `early`
+/// whether it did.
 fn grow(path: PathBuf, data: Vec<u8>, chunk: usize, pause: Duration, seen: PathBuf, early: Arc<AtomicBool>) {
     let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    for part in data.chunks(chunk) {
+    let parts: Vec<&[u8]> = data.chunks(chunk).collect();
+    for (i, part) in parts.iter().enumerate() {
         std::thread::sleep(pause);
-        if seen.exists() {
-            early.store(true, Ordering::SeqCst);
+        if i + 1 == parts.len() {
+            for _ in 0..1000 {
+                if seen.exists() {
+                    early.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
         }
         f.write_all(part).unwrap();
         f.flush().unwrap();
