@@ -139,7 +139,8 @@ enum Cmd {
     /// `--reference`). See `docs/repair.md`.
     Repair(RepairArgs),
     /// Package IN for HLS into OUTDIR: CMAF init + media segments, media
-    /// and multivariant playlists (`--hls [--segment 6s]`).
+    /// and multivariant playlists (`--hls [--segment 6s]`); live from a
+    /// growing MPEG-TS (`--live`) or standard input (IN `-`).
     Package(PackageArgs),
     /// Peak resident memory and heap per phase (open, tracks and tags, every
     /// packet, seek), as JSON; for benches/scripts/memory.sh.
