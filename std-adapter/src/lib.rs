@@ -60,6 +60,7 @@ mod file;
 pub mod fragmented;
 #[cfg(feature = "http")]
 mod http;
+pub mod live;
 mod mmap;
 pub mod package;
 pub mod remux;

@@ -1,6 +1,6 @@
 //! `mediaslice package IN OUTDIR --hls [--segment 6s]`: HLS with CMAF
 //! segments. The input is remuxed to fragmented MP4 (the core muxer, in its
-//! stream form, through [`crate::remux::remux_into`]) into a [`SplitSink`]
+//! stream form, through [`crate::remux::remux_into`]) into a `SplitSink`
 //! that cuts the byte stream at its top-level boxes: `ftyp` + `moov` go to
 //! `init.mp4`, each `moof` + `mdat` to `seg_NNNNN.m4s`. Each segment's
 //! duration is read from its `moof` as it passes (the `trun` sample
@@ -10,15 +10,21 @@
 //! and `master.m3u8` (`#EXT-X-STREAM-INF` with `BANDWIDTH`, `CODECS` from
 //! the init segment's `avcC` and `esds`, `RESOLUTION`); with `--dash`,
 //! `manifest.mpd` over the same segments ([`crate::dash`]). The HLS
-//! playlists are always written (they cost a few hundred bytes).
+//! playlists are always written (they cost a few hundred bytes). Each
+//! segment file is written under a temporary name (`.part`) and renamed
+//! once complete. [`package_live`] does the same while the input is still
+//! arriving (`--live`, IN `-`), updating the playlist per segment.
 
-use crate::remux::{remux_into, RemuxError, RemuxFormat, RemuxOptions};
+use crate::remux::{remux_passes, RemuxError, RemuxFormat, RemuxOptions};
 use crate::MmapSource;
 use mediaslice::{Demuxer, Sink, SinkStats};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+
+mod live;
+pub use live::package_live;
 
 /// One media segment written.
 #[derive(Debug, Clone)]
@@ -46,6 +52,12 @@ pub struct PackageReport {
     pub timescale: u32,
     /// That track's decode time at the first segment (its `tfdt`).
     pub start: u64,
+    /// Live mode: the media sequence number of the first segment listed
+    /// (segments before it left the window); 0 otherwise.
+    pub media_sequence: u64,
+    /// Live mode: the input error that ended the input early (the
+    /// segments before it are written), if any.
+    pub stopped: Option<mediaslice::Error>,
 }
 
 /// A stream sink that writes an fMP4 byte stream as HLS files: the init
@@ -59,6 +71,8 @@ struct SplitSink {
     left: u64,
     kind: [u8; 4],
     file: Option<File>,
+    /// Segments started, for the next one's name.
+    started: u64,
     init: Vec<u8>,
     moof: Vec<u8>,
     /// Time scale of each track (by track ID - 1) and the track that
@@ -69,10 +83,19 @@ struct SplitSink {
     segments: Vec<Segment>,
     error: Option<std::io::Error>,
     stats: SinkStats,
+    /// Live mode: each segment goes to the playlist as soon as it is
+    /// complete (see [`live`]).
+    live: Option<live::LiveHls>,
 }
 
+/// The error for a track whose codec has no `CODECS` string here.
+const NO_CODECS: &str = "package: no CODECS string for this codec (H.264, HEVC, AAC, MP3, Opus, FLAC, AC-3, E-AC-3)";
+
 fn io_err(e: std::io::Error) -> mediaslice::Error {
-    let _ = e;
+    if e.kind() == std::io::ErrorKind::Unsupported {
+        // Live mode checks the codecs when the init segment is out.
+        return mediaslice::Error::unsupported(0, &NO_CODECS);
+    }
     mediaslice::Error::new(
         mediaslice::ErrorKind::Io(embedded_io::ErrorKind::Other),
         0,
@@ -113,7 +136,7 @@ impl SplitSink {
                     _ => self.write_file(&head)?,
                 }
                 if self.left == 0 {
-                    self.box_done();
+                    self.box_done()?;
                 }
                 continue;
             }
@@ -130,7 +153,7 @@ impl SplitSink {
             self.left -= n as u64;
             data = rest;
             if self.left == 0 {
-                self.box_done();
+                self.box_done()?;
             }
         }
         Ok(())
@@ -147,13 +170,19 @@ impl SplitSink {
     }
 
     fn start_segment(&mut self) -> std::io::Result<()> {
-        if self.segments.is_empty() {
+        self.end_segment()?;
+        if self.started == 0 {
             std::fs::write(self.dir.join("init.mp4"), &self.init)?;
             self.scales = track_scales(&self.init);
             self.timing_track = timing_track(&self.init);
+            if let Some(l) = self.live.as_mut() {
+                l.start(&self.init)?;
+            }
         }
-        let name = format!("seg_{:05}.m4s", self.segments.len() + 1);
-        self.file = Some(File::create(self.dir.join(&name))?);
+        self.started += 1;
+        let name = format!("seg_{:05}.m4s", self.started);
+        // Written under a temporary name, renamed once complete.
+        self.file = Some(File::create(self.dir.join(part_name(&name)))?);
         self.segments.push(Segment {
             name,
             bytes: 0,
@@ -172,7 +201,25 @@ impl SplitSink {
             .max(1)
     }
 
-    fn box_done(&mut self) {
+    /// Closes the open segment file and renames it to its name; in live
+    /// mode, hands the segment to the playlist.
+    fn end_segment(&mut self) -> std::io::Result<()> {
+        let Some(f) = self.file.take() else { return Ok(()) };
+        drop(f);
+        let Some(seg) = self.segments.last() else { return Ok(()) };
+        std::fs::rename(self.dir.join(part_name(&seg.name)), self.dir.join(&seg.name))?;
+        if let Some(l) = self.live.as_mut() {
+            if let Some(seg) = self.segments.pop() {
+                l.push(seg)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn box_done(&mut self) -> std::io::Result<()> {
+        if &self.kind == b"mdat" {
+            return self.end_segment();
+        }
         if &self.kind == b"moof" {
             let ticks = trun_ticks(&self.moof, self.timing_track);
             let scale = self.timescale();
@@ -184,7 +231,13 @@ impl SplitSink {
                 self.first_decode = Some(tfdt(&self.moof, self.timing_track));
             }
         }
+        Ok(())
     }
+}
+
+/// The temporary name of a segment file while it is written.
+fn part_name(name: &str) -> String {
+    format!("{name}.part")
 }
 
 impl Sink for SplitSink {
@@ -423,12 +476,13 @@ struct Split {
     timescale: u32,
     start: u64,
     packets: u64,
+    /// The input error that ended the writing pass early, if any.
+    stopped: Option<mediaslice::Error>,
 }
 
 /// Remuxes `input` (all its streams, or only `streams`) to fragmented MP4
 /// cut into `dir`: `init.mp4`, then `seg_NNNNN.m4s` per fragment.
 fn split(input: &Path, dir: &Path, segment_ms: u32, streams: Option<Vec<usize>>) -> Result<Split, RemuxError> {
-    std::fs::create_dir_all(dir).map_err(RemuxError::Io)?;
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
         let src = MmapSource::open(input)
@@ -436,6 +490,21 @@ fn split(input: &Path, dir: &Path, segment_ms: u32, streams: Option<Vec<usize>>)
         Demuxer::open(src, ext.as_deref())
     };
     MmapSource::open(input).map_err(RemuxError::Io)?;
+    split_passes(&open, &open, dir, segment_ms, streams, None).map(|(sp, _)| sp)
+}
+
+/// [`split`] over any source, the writing pass opened by `main` (see
+/// [`crate::remux::remux_passes`]); in live mode the playlist is given
+/// back, its input ended.
+fn split_passes<S: mediaslice::Source>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+    main: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+    dir: &Path,
+    segment_ms: u32,
+    streams: Option<Vec<usize>>,
+    live: Option<live::LiveHls>,
+) -> Result<(Split, Option<live::LiveHls>), RemuxError> {
+    std::fs::create_dir_all(dir).map_err(RemuxError::Io)?;
     let opts = RemuxOptions {
         format: Some(RemuxFormat::Fmp4),
         fragment_ms: Some(segment_ms),
@@ -450,6 +519,7 @@ fn split(input: &Path, dir: &Path, segment_ms: u32, streams: Option<Vec<usize>>)
         left: 0,
         kind: [0; 4],
         file: None,
+        started: 0,
         init: Vec::new(),
         moof: Vec::new(),
         scales: Vec::new(),
@@ -458,23 +528,29 @@ fn split(input: &Path, dir: &Path, segment_ms: u32, streams: Option<Vec<usize>>)
         segments: Vec::new(),
         error: None,
         stats: SinkStats::default(),
+        live,
     };
-    let (mut sink, report) = remux_into(&open, &opts, sink)?;
+    let (mut sink, report) = remux_passes(open, main, &opts, sink)?;
     if let Some(e) = sink.error.take() {
         return Err(RemuxError::Io(e));
     }
     sink.flush().map_err(RemuxError::Output)?;
-    if sink.segments.is_empty() {
+    sink.end_segment().map_err(RemuxError::Io)?;
+    if sink.started == 0 {
         std::fs::write(dir.join("init.mp4"), &sink.init).map_err(RemuxError::Io)?;
     }
     let timescale = sink.timescale();
-    Ok(Split {
-        timescale,
-        start: sink.first_decode.unwrap_or(0),
-        init: sink.init,
-        segments: sink.segments,
-        packets: report.packets,
-    })
+    Ok((
+        Split {
+            timescale,
+            start: sink.first_decode.unwrap_or(0),
+            init: sink.init,
+            segments: sink.segments,
+            packets: report.packets,
+            stopped: report.stopped,
+        },
+        sink.live,
+    ))
 }
 
 /// The `CODECS` strings of an init segment's tracks.
@@ -482,10 +558,7 @@ fn codecs_of(init: &[u8]) -> Result<Vec<String>, RemuxError> {
     tracks(init)
         .iter()
         .map(|(_, kind, entry)| {
-            codec_string(kind, entry).ok_or(RemuxError::Output(mediaslice::Error::unsupported(
-                0,
-                &"package: no CODECS string for this codec (H.264, HEVC, AAC, MP3, Opus, FLAC, AC-3, E-AC-3)",
-            )))
+            codec_string(kind, entry).ok_or(RemuxError::Output(mediaslice::Error::unsupported(0, &NO_CODECS)))
         })
         .collect()
 }
@@ -524,6 +597,7 @@ pub fn package(
             timescale: sp.timescale,
             start: sp.start,
             segments: sp.segments,
+            ..PackageReport::default()
         };
     }
     if dash {
@@ -578,38 +652,74 @@ fn media_streams(input: &Path) -> Result<Vec<usize>, RemuxError> {
 /// `media.m3u8` and `master.m3u8` over the segments of `sp`.
 fn write_hls(outdir: &Path, sp: &Split, codecs: &[String]) -> Result<(), RemuxError> {
     let segments = &sp.segments;
-    let mut media = String::from("#EXTM3U\n#EXT-X-VERSION:7\n");
     let target = segments
         .iter()
         .map(|s| s.seconds.ceil() as u64)
         .max()
         .unwrap_or(1)
         .max(1);
+    let media = media_playlist(segments.iter(), target, 0, Some("VOD"), true);
+    std::fs::write(outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
+    let (peak, average) = bit_rates(segments);
+    let master = master_playlist(peak, average, &codecs.join(","), resolution(&sp.init));
+    std::fs::write(outdir.join("master.m3u8"), master).map_err(RemuxError::Io)
+}
+
+/// A media playlist (RFC 8216 §4.3): version 7 (`#EXT-X-MAP` with CMAF
+/// segments), `#EXT-X-MEDIA-SEQUENCE` of the first segment listed, the
+/// playlist type when given (`VOD`, `EVENT`; none for a sliding window),
+/// `#EXT-X-ENDLIST` when `end`.
+fn media_playlist<'a>(
+    segments: impl Iterator<Item = &'a Segment>,
+    target: u64,
+    sequence: u64,
+    kind: Option<&str>,
+    end: bool,
+) -> String {
+    let mut media = String::from("#EXTM3U\n#EXT-X-VERSION:7\n");
     let _ = writeln!(media, "#EXT-X-TARGETDURATION:{target}");
-    media.push_str("#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-INDEPENDENT-SEGMENTS\n");
-    media.push_str("#EXT-X-MAP:URI=\"init.mp4\"\n");
+    let _ = writeln!(media, "#EXT-X-MEDIA-SEQUENCE:{sequence}");
+    if let Some(k) = kind {
+        let _ = writeln!(media, "#EXT-X-PLAYLIST-TYPE:{k}");
+    }
+    media.push_str("#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"init.mp4\"\n");
     for s in segments {
         let _ = writeln!(media, "#EXTINF:{:.6},\n{}", s.seconds, s.name);
     }
-    media.push_str("#EXT-X-ENDLIST\n");
-    std::fs::write(outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
-    let (peak, average) = bit_rates(segments);
+    if end {
+        media.push_str("#EXT-X-ENDLIST\n");
+    }
+    media
+}
+
+/// The multivariant playlist (RFC 8216 §4.3.4.2) of the one variant.
+fn master_playlist(peak: u64, average: u64, codecs: &str, resolution: Option<(u16, u16)>) -> String {
     let mut master = String::from("#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-INDEPENDENT-SEGMENTS\n");
     let _ = write!(
         master,
-        "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={average},CODECS=\"{}\"",
-        codecs.join(",")
+        "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={average},CODECS=\"{codecs}\""
     );
-    if let Some((w, h)) = resolution(&sp.init) {
+    if let Some((w, h)) = resolution {
         let _ = write!(master, ",RESOLUTION={w}x{h}");
     }
     master.push_str("\nmedia.m3u8\n");
-    std::fs::write(outdir.join("master.m3u8"), master).map_err(RemuxError::Io)
+    master
+}
+
+/// The live options of the `package` command.
+#[derive(Debug, Default)]
+pub struct LiveArgs<'a> {
+    /// `--live` / `--follow` (IN `-` implies it).
+    pub live: bool,
+    /// `--idle`: a growing file's end.
+    pub idle: &'a str,
+    /// `--window N`.
+    pub window: Option<usize>,
 }
 
 /// The `package` command: prints its report on stderr; the exit code
 /// (0, 1 for a failure, 64 for a usage error).
-pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, dash: bool, segment: &str) -> u8 {
+pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, dash: bool, segment: &str, live: &LiveArgs<'_>) -> u8 {
     if !hls && !dash {
         eprintln!("mediaslice: package: give --hls, --dash or both");
         return 64;
@@ -618,19 +728,59 @@ pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, dash: bool, segment: 
         eprintln!("mediaslice: --segment {segment}: not a duration (6s, 2.5s, 500ms)");
         return 64;
     };
+    let stdin = input.as_os_str() == "-";
+    let is_live = live.live || stdin;
+    if !is_live && live.window.is_some() {
+        eprintln!("mediaslice: --window is for --live (a finished file gets a VOD playlist of all its segments)");
+        return 64;
+    }
+    if is_live && dash {
+        eprintln!("mediaslice: --dash with --live is not supported (no dynamic MPD yet): give --hls");
+        return 64;
+    }
     let started = std::time::Instant::now();
-    match package(input, outdir, ms, hls, dash) {
+    let result = if is_live {
+        let Some(idle) = parse_duration_ms(if live.idle.is_empty() { "10s" } else { live.idle }) else {
+            eprintln!("mediaslice: --idle {}: not a duration (10s, 500ms)", live.idle);
+            return 64;
+        };
+        let opts = crate::live::LiveOptions {
+            idle: std::time::Duration::from_millis(u64::from(idle)),
+            ..crate::live::LiveOptions::default()
+        };
+        let source = if stdin {
+            Ok(crate::live::LiveInput::stream(Box::new(std::io::stdin()), opts))
+        } else {
+            crate::live::LiveInput::follow(input, opts)
+        };
+        source
+            .map_err(RemuxError::Io)
+            .and_then(|src| package_live(&src, outdir, ms, live.window))
+    } else {
+        package(input, outdir, ms, hls, dash)
+    };
+    match result {
         Ok(r) => {
             eprintln!(
                 "mediaslice: {} -> {}: {} packets, {} segments, CODECS \"{}\", {:.3} s",
                 input.display(),
                 outdir.join(if hls { "master.m3u8" } else { "manifest.mpd" }).display(),
                 r.packets,
-                r.segments.len(),
+                r.media_sequence + r.segments.len() as u64,
                 r.codecs,
                 started.elapsed().as_secs_f64()
             );
-            0
+            match r.stopped {
+                Some(e) if e.kind() == mediaslice::ErrorKind::Truncated => {
+                    eprintln!("mediaslice: note: {e}");
+                    0
+                }
+                Some(e) => {
+                    eprintln!("mediaslice: {}: the input stopped early: {e}", input.display());
+                    1
+                }
+                None => 0,
+            }
         }
         Err(e) => {
             eprintln!("mediaslice: {}: {e}", input.display());

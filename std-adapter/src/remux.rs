@@ -551,6 +551,20 @@ pub fn remux_into<S: Source, K: Sink>(
     opts: &RemuxOptions,
     sink: K,
 ) -> Result<(K, RemuxReport), RemuxError> {
+    remux_passes(open, open, opts, sink)
+}
+
+/// [`remux_into`] with the writing pass opened by `main` and the passes
+/// before it (the tracks, their first packets, the tags) by `open`: a
+/// live input ([`crate::live`]) lets go of its first bytes in between.
+///
+/// Errors: see [`RemuxError`].
+pub fn remux_passes<S: Source, K: Sink>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+    main: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+    opts: &RemuxOptions,
+    sink: K,
+) -> Result<(K, RemuxReport), RemuxError> {
     let format = opts.format.unwrap_or(RemuxFormat::Matroska);
     let mut tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
     select_streams(&mut tracks, opts.streams.as_deref())?;
@@ -588,7 +602,7 @@ pub fn remux_into<S: Source, K: Sink>(
             report.tags_dropped += 1;
         }
     }
-    let mut demuxer = open().map_err(RemuxError::Input)?;
+    let mut demuxer = main().map_err(RemuxError::Input)?;
     let start = start_us(&tracks);
     let progress = opts.progress.as_deref();
     report.stopped =

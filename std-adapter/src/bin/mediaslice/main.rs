@@ -139,7 +139,8 @@ enum Cmd {
     /// `--reference`). See `docs/repair.md`.
     Repair(RepairArgs),
     /// Package IN for HLS into OUTDIR: CMAF init + media segments, media
-    /// and multivariant playlists (`--hls [--segment 6s]`).
+    /// and multivariant playlists (`--hls [--segment 6s]`); live from a
+    /// growing MPEG-TS (`--live`) or standard input (IN `-`).
     Package(PackageArgs),
     /// Peak resident memory and heap per phase (open, tracks and tags, every
     /// packet, seek), as JSON; for benches/scripts/memory.sh.
@@ -268,7 +269,7 @@ struct RepairArgs {
 
 #[derive(Args, Debug)]
 struct PackageArgs {
-    /// The input file.
+    /// The input file; `-`: standard input, packaged live.
     input: PathBuf,
     /// The output folder (created).
     outdir: PathBuf,
@@ -283,6 +284,18 @@ struct PackageArgs {
     /// video keyframes.
     #[arg(long, value_name = "DURATION", default_value = "6s")]
     segment: String,
+    /// Live: package IN while it is still being written (MPEG-TS): each
+    /// segment and the playlist as soon as the segment is complete,
+    /// `#EXT-X-ENDLIST` when the input ends. Implied by IN `-`.
+    #[arg(long, visible_alias = "follow")]
+    live: bool,
+    /// Live: a growing file has ended when it has not grown for this long.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    idle: String,
+    /// Live: list only the last N segments (a sliding window) and delete
+    /// the files of older ones; without it, an EVENT playlist of all.
+    #[arg(long, value_name = "N")]
+    window: Option<usize>,
 }
 
 /// Why a run stopped.
@@ -456,7 +469,14 @@ fn run(cli: &Cli) -> u8 {
     let (args, default_kind) = match &cli.cmd {
         Cmd::Remux(a) => return cmd_remux(a),
         Cmd::Repair(a) => return repair::cmd_repair(a),
-        Cmd::Package(a) => return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, &a.segment),
+        Cmd::Package(a) => {
+            let live = mediaslice_std::package::LiveArgs {
+                live: a.live,
+                idle: &a.idle,
+                window: a.window,
+            };
+            return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, &a.segment, &live);
+        }
         Cmd::Io(a) => (a, SourceKind::Pread),
         Cmd::Tags(t) if !t.set.is_empty() || !t.remove.is_empty() => return cmd_tag_edit(t),
         Cmd::Probe(p) if p.json_lines => return batch::cmd_batch(p, &http_config(cli)),

@@ -1,0 +1,185 @@
+//! `package --live`: HLS from an input that is still arriving (a pipe, a
+//! growing file; see [`crate::live`]). Each segment is renamed into place
+//! as soon as its `mdat` is complete, then `media.m3u8` is rewritten
+//! (temporary name and rename, so a player never reads half a playlist)
+//! with its `#EXTINF`; `#EXT-X-ENDLIST` only once the input has ended.
+//! Without a window the playlist is an `EVENT` playlist (RFC 8216
+//! §4.3.3.5) that keeps every segment; with `--window N` it lists the last
+//! N, `#EXT-X-MEDIA-SEQUENCE` counts those that left, and a segment's file
+//! is deleted N segments after it left the playlist (§6.2.2: a removed
+//! segment stays available for about a playlist's duration).
+//!
+//! Memory: the playlist's records (name, bytes, duration: about 60 bytes a
+//! segment) are all that grows, and only without a window; with one they
+//! are at most N.
+
+use super::{codecs_of, master_playlist, media_playlist, resolution, split_passes, PackageReport, Segment};
+use crate::live::{LiveInput, LiveSource};
+use crate::remux::RemuxError;
+use mediaslice::{Demuxer, FormatKind, Limits};
+use std::collections::VecDeque;
+use std::io::{Error, ErrorKind};
+use std::path::{Path, PathBuf};
+
+/// The live playlist: the segments listed and the running figures.
+pub(crate) struct LiveHls {
+    dir: PathBuf,
+    window: Option<usize>,
+    segments: VecDeque<Segment>,
+    /// Media sequence number of the first segment listed.
+    sequence: u64,
+    target: u64,
+    codecs: String,
+    resolution: Option<(u16, u16)>,
+    peak: u64,
+    bytes: u64,
+    seconds: f64,
+    /// The peak the master playlist states, once written.
+    master_peak: Option<u64>,
+}
+
+/// Writes `data` to `path` by a temporary name and a rename.
+fn write_atomic(path: &Path, data: &str) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The name of the segment with media sequence number `seq` (the first is
+/// `seg_00001.m4s`, number 0).
+fn segment_name(seq: u64) -> String {
+    format!("seg_{:05}.m4s", seq + 1)
+}
+
+impl LiveHls {
+    pub(crate) fn new(dir: &Path, window: Option<usize>, segment_ms: u32) -> Self {
+        LiveHls {
+            dir: dir.to_path_buf(),
+            window: window.map(|w| w.max(1)),
+            segments: VecDeque::new(),
+            sequence: 0,
+            target: u64::from(segment_ms).div_ceil(1000).max(1),
+            codecs: String::new(),
+            resolution: None,
+            peak: 0,
+            bytes: 0,
+            seconds: 0.0,
+            master_peak: None,
+        }
+    }
+
+    /// The init segment is known: the variant's `CODECS` and size.
+    ///
+    /// Errors: `Unsupported` for a codec with no `CODECS` string here.
+    pub(super) fn start(&mut self, init: &[u8]) -> std::io::Result<()> {
+        let codecs = codecs_of(init).map_err(|e| Error::new(ErrorKind::Unsupported, e.to_string()))?;
+        self.codecs = codecs.join(",");
+        self.resolution = resolution(init);
+        Ok(())
+    }
+
+    /// A complete segment: listed, the window moved, the playlists
+    /// rewritten.
+    pub(super) fn push(&mut self, seg: Segment) -> std::io::Result<()> {
+        let rate = (seg.bytes as f64 * 8.0 / seg.seconds.max(0.001)).ceil() as u64;
+        self.peak = self.peak.max(rate);
+        self.bytes += seg.bytes;
+        self.seconds += seg.seconds;
+        self.target = self.target.max(seg.seconds.ceil() as u64);
+        self.segments.push_back(seg);
+        if let Some(w) = self.window {
+            while self.segments.len() > w {
+                self.segments.pop_front();
+                if let Some(gone) = self.sequence.checked_sub(w as u64) {
+                    let _ = std::fs::remove_file(self.dir.join(segment_name(gone)));
+                }
+                self.sequence += 1;
+            }
+        }
+        self.write(false)
+    }
+
+    /// The input has ended: `#EXT-X-ENDLIST`, and the final rates.
+    pub(super) fn finish(&mut self) -> std::io::Result<()> {
+        self.master_peak = None;
+        self.write(true)
+    }
+
+    fn write(&mut self, end: bool) -> std::io::Result<()> {
+        let kind = if self.window.is_some() { None } else { Some("EVENT") };
+        let media = media_playlist(self.segments.iter(), self.target, self.sequence, kind, end);
+        write_atomic(&self.dir.join("media.m3u8"), &media)?;
+        if self.master_peak != Some(self.peak) {
+            let average = (self.bytes as f64 * 8.0 / self.seconds.max(0.001)).ceil() as u64;
+            let master = master_playlist(self.peak, average, &self.codecs, self.resolution);
+            write_atomic(&self.dir.join("master.m3u8"), &master)?;
+            self.master_peak = Some(self.peak);
+        }
+        Ok(())
+    }
+}
+
+/// Why a live input is refused: the formats that need the end of the
+/// file, or more than the first bytes, when they open.
+fn refuse(kind: Option<FormatKind>) -> RemuxError {
+    let what = kind.map_or("not a container this tool reads", |k| k.name());
+    RemuxError::Io(Error::new(
+        ErrorKind::Unsupported,
+        format!(
+            "package --live reads MPEG-TS (what an encoder or a tuner writes as it goes); this input is {what}: \
+             MP4/MOV needs its moov (often at the end of the file) when it opens, and live Matroska and \
+             fragmented MP4 are not done; package the finished file without --live"
+        ),
+    ))
+}
+
+/// `mediaslice package - OUTDIR --hls --live [--window N]`: packages the
+/// live `input` (MPEG-TS) into `outdir` as it arrives (see the module).
+/// The report lists the segments still in the playlist.
+///
+/// Errors: as [`super::package`]; an input that is not MPEG-TS is
+/// refused (`Io` with `Unsupported`) before anything is written.
+pub fn package_live(
+    input: &LiveInput,
+    outdir: &Path,
+    segment_ms: u32,
+    window: Option<usize>,
+) -> Result<PackageReport, RemuxError> {
+    let head = input.head(4096).map_err(RemuxError::Input)?;
+    let kind = mediaslice::detect(&head, None);
+    if kind != Some(FormatKind::MpegTs) {
+        return Err(refuse(kind));
+    }
+    std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
+    // The delivery bound (Limits::max_delivery_ratio) is set at open from
+    // the length, here the snapshot's: MPEG-TS reads forward and never
+    // hands out the same bytes twice, so a live input lifts it (to about
+    // 2 PiB after a 512 KiB snapshot).
+    let limits = Limits {
+        max_delivery_ratio: u32::MAX,
+        ..Limits::default()
+    };
+    let open = || -> mediaslice::Result<Demuxer<LiveSource>> {
+        let mut d = Demuxer::open_as(input.source()?, FormatKind::MpegTs, limits)?;
+        d.source_mut().go_live();
+        Ok(d)
+    };
+    let main = || {
+        input.unpin();
+        open()
+    };
+    let live = LiveHls::new(outdir, window, segment_ms);
+    let (sp, live) = split_passes(&open, &main, outdir, segment_ms, None, Some(live))?;
+    let mut live = live.ok_or(RemuxError::NoTracks)?;
+    live.finish().map_err(RemuxError::Io)?;
+    Ok(PackageReport {
+        segments: live.segments.into_iter().collect(),
+        codecs: live.codecs,
+        packets: sp.packets,
+        timescale: sp.timescale,
+        start: sp.start,
+        media_sequence: live.sequence,
+        stopped: sp.stopped,
+    })
+}

@@ -1,0 +1,281 @@
+//! `mediaslice package --live`: HLS from an MPEG-TS input that is still
+//! arriving. A growing file written in chunks by another thread, and a
+//! pipe into the binary's standard input, give the same segments as the
+//! finished file packaged at once (byte for byte, and the same packets per
+//! track through our demuxer); the playlist appears before the input is
+//! complete and gets `#EXT-X-ENDLIST` only at the end; `--window` moves
+//! `#EXT-X-MEDIA-SEQUENCE` and deletes old segments; a progressive MP4 is
+//! refused with a message that says why.
+#![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use mediaslice::crc::crc32;
+use mediaslice::{Demuxer, SliceSource};
+use mediaslice_std::live::{LiveInput, LiveOptions};
+use mediaslice_std::package::{package, package_live};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn corpus(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files").join(rel)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("mediaslice-live-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+/// The segment names a media playlist lists.
+fn listed(playlist: &str) -> Vec<String> {
+    playlist
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Per track: (size, CRC, dts) of every packet of `init.mp4` and the
+/// listed segments, joined, through our demuxer.
+fn packets(dir: &Path) -> Vec<Vec<(usize, u32, i64)>> {
+    let mut bytes = std::fs::read(dir.join("init.mp4")).unwrap();
+    for name in listed(&std::fs::read_to_string(dir.join("media.m3u8")).unwrap()) {
+        bytes.extend(std::fs::read(dir.join(name)).unwrap());
+    }
+    let mut join = vec![0u8; bytes.len() + 4096];
+    let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut join), Some("mp4")).unwrap();
+    let mut out = vec![Vec::new(); d.tracks().len()];
+    while let Some(p) = d.next_packet().unwrap() {
+        out[p.track].push((p.data.len(), crc32(p.data), p.dts.unwrap_or(0)));
+    }
+    out
+}
+
+/// The finished file packaged at once (the reference).
+fn reference(input: &Path, name: &str) -> PathBuf {
+    let dir = scratch(name);
+    package(input, &dir, 200, true, false).unwrap();
+    dir
+}
+
+/// Same segments, byte for byte, and the same packets.
+fn assert_same_media(live: &Path, whole: &Path) {
+    let a = std::fs::read_to_string(live.join("media.m3u8")).unwrap();
+    let b = std::fs::read_to_string(whole.join("media.m3u8")).unwrap();
+    assert_eq!(listed(&a), listed(&b));
+    for name in listed(&b).iter().chain(std::iter::once(&"init.mp4".to_owned())) {
+        assert!(
+            std::fs::read(live.join(name)).unwrap() == std::fs::read(whole.join(name)).unwrap(),
+            "{name} differs"
+        );
+    }
+    let p = packets(live);
+    assert!(p.iter().all(|t| !t.is_empty()));
+    assert_eq!(p, packets(whole));
+}
+
+fn fast(probe: u64) -> LiveOptions {
+    LiveOptions {
+        probe,
+        // Long enough for a loaded machine's writer thread to keep up.
+        idle: Duration::from_millis(1000),
+        poll: Duration::from_millis(5),
+        ..LiveOptions::default()
+    }
+}
+
+/// Writes `data` to `path` in `chunk`-byte appends, `pause` apart; before
+/// the last one, waits (up to 5 s) for `seen` to exist and notes in `early`
+/// whether it did.
+fn grow(path: PathBuf, data: Vec<u8>, chunk: usize, pause: Duration, seen: PathBuf, early: Arc<AtomicBool>) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    let parts: Vec<&[u8]> = data.chunks(chunk).collect();
+    for (i, part) in parts.iter().enumerate() {
+        std::thread::sleep(pause);
+        if i + 1 == parts.len() {
+            for _ in 0..1000 {
+                if seen.exists() {
+                    early.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        f.write_all(part).unwrap();
+        f.flush().unwrap();
+    }
+}
+
+#[test]
+fn a_growing_file_is_packaged_as_it_grows() {
+    let src = corpus("mpegts/h264_aac.ts");
+    let data = std::fs::read(&src).unwrap();
+    let input = scratch("growing.ts");
+    let out = scratch("growing-out");
+    // The first 16 KiB are there when the packager starts; the rest comes
+    // in 4 KiB appends, 15 ms apart (about 0.3 s).
+    std::fs::write(&input, &data[..16 << 10]).unwrap();
+    let early = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (input, rest, seen, early) = (
+            input.clone(),
+            data[16 << 10..].to_vec(),
+            out.join("media.m3u8"),
+            early.clone(),
+        );
+        std::thread::spawn(move || grow(input, rest, 4096, Duration::from_millis(15), seen, early))
+    };
+    let live = LiveInput::follow(&input, fast(16 << 10)).unwrap();
+    let report = package_live(&live, &out, 200, None).unwrap();
+    writer.join().unwrap();
+    assert!(
+        early.load(Ordering::SeqCst),
+        "no playlist before the input was complete"
+    );
+    assert!(report.stopped.is_none());
+    let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
+    assert!(media.contains("#EXT-X-PLAYLIST-TYPE:EVENT\n"), "{media}");
+    assert!(media.ends_with("#EXT-X-ENDLIST\n"), "{media}");
+    assert!(std::fs::read_dir(&out)
+        .unwrap()
+        .all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".part")));
+    let whole = reference(&src, "growing-ref");
+    assert_same_media(&out, &whole);
+    // The master playlist states the same variant.
+    let m = std::fs::read_to_string(out.join("master.m3u8")).unwrap();
+    assert!(m.contains("CODECS=\"avc1.64000b,mp4a.40.2\""), "{m}");
+    for d in [&out, &whole] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let _ = std::fs::remove_file(&input);
+}
+
+#[test]
+fn the_playlist_has_no_endlist_while_the_input_grows() {
+    // A file that stops growing for less than --idle: the playlist is
+    // there, listing segments, with no ENDLIST, until the idle time ends it.
+    let data = std::fs::read(corpus("mpegts/h264_aac.ts")).unwrap();
+    let input = scratch("paused.ts");
+    let out = scratch("paused-out");
+    std::fs::write(&input, &data[..data.len() * 3 / 4]).unwrap();
+    let checked = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (input, rest, media, checked) = (
+            input.clone(),
+            data[data.len() * 3 / 4..].to_vec(),
+            out.join("media.m3u8"),
+            checked.clone(),
+        );
+        std::thread::spawn(move || {
+            for _ in 0..200 {
+                if let Ok(m) = std::fs::read_to_string(&media) {
+                    if !listed(&m).is_empty() {
+                        assert!(!m.contains("#EXT-X-ENDLIST"), "{m}");
+                        checked.store(true, Ordering::SeqCst);
+                        break;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let mut f = std::fs::OpenOptions::new().append(true).open(&input).unwrap();
+            f.write_all(&rest).unwrap();
+        })
+    };
+    let live = LiveInput::follow(&input, fast(16 << 10)).unwrap();
+    package_live(&live, &out, 200, None).unwrap();
+    watcher.join().unwrap();
+    assert!(checked.load(Ordering::SeqCst));
+    assert!(std::fs::read_to_string(out.join("media.m3u8"))
+        .unwrap()
+        .ends_with("#EXT-X-ENDLIST\n"));
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_file(&input);
+}
+
+#[test]
+fn standard_input_through_a_pipe() {
+    let src = corpus("mpegts/h264_aac.ts");
+    let data = std::fs::read(&src).unwrap();
+    let out = scratch("stdin-out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .args(["package", "-", out.to_str().unwrap(), "--hls", "--segment", "200ms"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for part in data.chunks(8192) {
+        stdin.write_all(part).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(stdin);
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{err}");
+    assert!(err.contains("5 segments"), "{err}");
+    let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
+    assert!(media.ends_with("#EXT-X-ENDLIST\n"));
+    let whole = reference(&src, "stdin-ref");
+    assert_same_media(&out, &whole);
+    for d in [&out, &whole] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn a_window_moves_the_media_sequence_and_deletes_old_segments() {
+    let src = corpus("mpegts/h264_aac.ts");
+    let out = scratch("window-out");
+    let live = LiveInput::stream(Box::new(std::fs::File::open(&src).unwrap()), fast(16 << 10));
+    let report = package_live(&live, &out, 200, Some(2)).unwrap();
+    // Five segments: the last two listed, numbers 3 and 4.
+    assert_eq!((report.media_sequence, report.segments.len()), (3, 2));
+    let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
+    assert!(media.contains("#EXT-X-MEDIA-SEQUENCE:3\n"), "{media}");
+    assert!(!media.contains("PLAYLIST-TYPE"), "{media}");
+    assert_eq!(listed(&media), ["seg_00004.m4s", "seg_00005.m4s"]);
+    // Segment 2 left the playlist less than a window ago: still there;
+    // segment 1 left it a window before: deleted.
+    assert!(!out.join("seg_00001.m4s").exists());
+    assert!(out.join("seg_00002.m4s").exists());
+    let whole = reference(&src, "window-ref");
+    for name in listed(&media) {
+        assert!(std::fs::read(out.join(&name)).unwrap() == std::fs::read(whole.join(&name)).unwrap());
+    }
+    for d in [&out, &whole] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn a_progressive_mp4_is_refused_live() {
+    let out = scratch("mp4-out");
+    let done = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .args([
+            "package",
+            corpus("mp4/h264_aac.mp4").to_str().unwrap(),
+            out.to_str().unwrap(),
+        ])
+        .args(["--hls", "--live", "--idle", "100ms"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{err}");
+    assert!(err.contains("--live reads MPEG-TS") && err.contains("moov"), "{err}");
+    assert!(!out.exists(), "nothing written");
+}
+
+#[test]
+fn dash_is_refused_live() {
+    let done = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .args(["package", "-", "/nonexistent", "--hls", "--dash"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&done.stderr).contains("--dash with --live"));
+}
