@@ -335,7 +335,7 @@ fn needs_first_packet(t: &mediaslice::Track, config: &[u8]) -> bool {
 /// The tracks of the input `open` opens, with their configurations
 /// completed (see the module notes). Opens the input a second time and
 /// reads packets until each track that needs one has its first (at most
-/// [`FIRST_PACKET_SEARCH`]).
+/// `FIRST_PACKET_SEARCH`).
 ///
 /// Errors: the demuxer's.
 pub fn prepare_tracks<S: Source>(

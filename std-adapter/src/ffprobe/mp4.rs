@@ -84,7 +84,7 @@ pub struct Trak {
     pub frag_end: Option<u64>,
     /// Where the last `sidx` referring to the track ends: its earliest
     /// presentation time plus the durations of the references present,
-    /// in the `sidx` time scale (see [`parse_sidx`]).
+    /// in the `sidx` time scale (see `parse_sidx`).
     pub sidx_end: Option<u64>,
 }
 

@@ -1,6 +1,6 @@
 //! The `streams` and `format` objects of `probe --json` and
 //! `packets --json`, with the facts ffmpeg derives from several places:
-//! per-container facts read again from the input ([`mp4`](super::mp4)) and
+//! per-container facts read again from the input ([`super::mp4`]) and
 //! the format's start time and duration from its streams'
 //! (`update_stream_timings`).
 
