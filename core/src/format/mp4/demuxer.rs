@@ -360,11 +360,10 @@ impl Mp4Demuxer {
                 let t = self
                     .tracks
                     .get_mut(i)
-                    .ok_or(Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
-                let s = t.pending.take().ok_or(Error::malformed(
-                    0,
-                    &"mp4 demuxer: the picked track has no pending sample (internal)",
-                ))?;
+                    .ok_or_else(|| Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
+                let s = t.pending.take().ok_or_else(|| {
+                    Error::malformed(0, &"mp4 demuxer: the picked track has no pending sample (internal)")
+                })?;
                 t.next_dts = s.dts.saturating_add(s.duration as i64);
                 // Read the following sample before borrowing the source for
                 // this one's payload.
@@ -372,7 +371,7 @@ impl Mp4Demuxer {
                 let t = self
                     .tracks
                     .get(i)
-                    .ok_or(Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
+                    .ok_or_else(|| Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
                 return Self::packet(src, t, s, max).map(Some);
             }
             if !self.fragmented {
@@ -397,7 +396,7 @@ impl Mp4Demuxer {
                     let t = self
                         .tracks
                         .get(i)
-                        .ok_or(Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
+                        .ok_or_else(|| Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
                     let end = s.dts.saturating_add(s.duration as i64).saturating_sub(t.shift);
                     let end_us = rescale(end, Rational::new(1, t.timescale), Rational::new(1, 1_000_000));
                     if end_us <= landing_us {
@@ -408,7 +407,7 @@ impl Mp4Demuxer {
             let t = self
                 .tracks
                 .get(i)
-                .ok_or(Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
+                .ok_or_else(|| Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
             return Self::packet(src, t, s, max).map(Some);
         }
     }
