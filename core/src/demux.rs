@@ -34,6 +34,8 @@ pub struct Demuxer<S: Source> {
     inner: AnyDemuxer,
     ctx: Context,
     tags: TagCursor,
+    #[cfg(feature = "chapters")]
+    chapters: crate::chapters::ChapterCursor,
     finished: bool,
     delivery: Delivery,
 }
@@ -112,6 +114,8 @@ impl<S: Source> Demuxer<S> {
             inner,
             ctx,
             tags: TagCursor::default(),
+            #[cfg(feature = "chapters")]
+            chapters: crate::chapters::ChapterCursor::default(),
             finished: false,
             delivery: Delivery::default(),
         }
@@ -251,6 +255,24 @@ impl<S: Source> Demuxer<S> {
     /// Restarts the tag walk.
     pub fn rewind_tags(&mut self) {
         self.tags = TagCursor::default();
+    }
+
+    /// The next chapter, in file order, or `None` after the last (see
+    /// [`crate::chapters`] for the sources per format). A lending iterator:
+    /// the chapter's title borrows the input or scratch until the next call.
+    /// [`Demuxer::rewind_chapters`] starts again. A damaged chapter entry is
+    /// skipped; errors are read errors.
+    #[cfg(feature = "chapters")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
+    pub fn next_chapter(&mut self) -> Result<Option<crate::chapters::Chapter<'_>>> {
+        self.inner.next_chapter(&mut self.src, &self.ctx, &mut self.chapters)
+    }
+
+    /// Restarts the chapter walk.
+    #[cfg(feature = "chapters")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
+    pub fn rewind_chapters(&mut self) {
+        self.chapters = crate::chapters::ChapterCursor::default();
     }
 
     /// The codec configuration bytes of `track` (avcC, esds

@@ -130,6 +130,9 @@
 extern crate alloc;
 
 pub(crate) mod bytes;
+#[cfg(feature = "chapters")]
+#[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
+pub mod chapters;
 #[doc(hidden)]
 pub mod codec;
 #[doc(hidden)]
@@ -152,6 +155,8 @@ pub mod source;
 pub mod tags;
 pub mod types;
 
+#[cfg(feature = "chapters")]
+pub use chapters::Chapter;
 pub use demux::Demuxer;
 pub use detect::detect;
 pub use diag::{Diagnostic, Diagnostics};

@@ -328,6 +328,17 @@ impl AnyDemuxer {
         dispatch!(self, d => d.next_tag(src, ctx, cur))
     }
 
+    /// See [`FormatDemuxer::next_chapter`].
+    #[cfg(feature = "chapters")]
+    pub(crate) fn next_chapter<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut crate::chapters::ChapterCursor,
+    ) -> Result<Option<crate::chapters::Chapter<'s>>> {
+        dispatch!(self, d => d.next_chapter(src, ctx, cur))
+    }
+
     /// See [`FormatDemuxer::header_packet`].
     pub(crate) fn header_packet<'s, S: Source>(
         &mut self,

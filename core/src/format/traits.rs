@@ -85,6 +85,16 @@ pub(crate) trait FormatDemuxer: Sized {
     ) -> Result<Option<Tag<'s>>> {
         Ok(None)
     }
+    /// The next chapter, or `None` when all were given. None by default.
+    #[cfg(feature = "chapters")]
+    fn next_chapter<'s, S: Source>(
+        &mut self,
+        _src: &'s mut S,
+        _ctx: &Context,
+        _cur: &mut crate::chapters::ChapterCursor,
+    ) -> Result<Option<crate::chapters::Chapter<'s>>> {
+        Ok(None)
+    }
     /// The largest packet, when the container can tell without reading them.
     fn max_packet_size(&self) -> Option<usize> {
         None
