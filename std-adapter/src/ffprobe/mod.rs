@@ -8,6 +8,7 @@
 //! [`serde_json::Value`]s.
 
 pub mod audio;
+pub mod chapters;
 pub mod estimate;
 pub mod facts;
 pub mod gather;

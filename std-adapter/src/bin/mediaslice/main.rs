@@ -189,6 +189,10 @@ struct ProbeArgs {
     /// `message` and `offset`. Inputs are probed in parallel.
     #[arg(long, conflicts_with = "json")]
     json_lines: bool,
+    /// With `--json`: print `chapters` as ffprobe's `-show_chapters` does
+    /// (after `streams`).
+    #[arg(long, requires = "json")]
+    chapters: bool,
     /// Walk directories and their subdirectories (`--json-lines`).
     #[arg(short = 'r', long, requires = "json_lines")]
     recursive: bool,
@@ -520,7 +524,7 @@ fn run(cli: &Cli) -> u8 {
     let stdout = io::stdout();
     let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
     let outcome = with_demuxer!(opened, d => match &cli.cmd {
-        Cmd::Probe(p) => cmd_probe(d, &mut w, p.file.json, &name),
+        Cmd::Probe(p) => cmd_probe(d, &mut w, p.file.json, sections(p), &name),
         Cmd::Packets { file, summary: true } => {
             let _ = file;
             cmd_summary(d, &mut w)
@@ -562,6 +566,11 @@ fn run(cli: &Cli) -> u8 {
             EXIT_FAILED
         }
     }
+}
+
+/// The extra sections `probe --json` was asked for.
+fn sections(p: &ProbeArgs) -> ffprobe::gather::Sections {
+    ffprobe::gather::Sections { chapters: p.chapters }
 }
 
 fn main() -> ExitCode {
