@@ -149,6 +149,9 @@ mod language;
 pub mod limits;
 pub mod mux;
 pub mod pieces;
+#[cfg(feature = "programs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "programs")))]
+pub mod programs;
 pub(crate) mod signature;
 pub mod sink;
 pub mod source;
@@ -174,6 +177,8 @@ pub use language::Language;
 pub use limits::{Limits, MAX_TRACKS};
 pub use mux::Muxer;
 pub use pieces::PacketPieces;
+#[cfg(feature = "programs")]
+pub use programs::Program;
 pub use sink::{NoSpill, NullSink, SeekWriterSink, Sink, SinkStats, SliceSink, SpillStore, WriterSink};
 pub use source::{IoStats, ReaderSource, SliceSource, Source};
 pub use tags::{Tag, TagKey, TagScope, TagValue};

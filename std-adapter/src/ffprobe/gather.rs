@@ -91,10 +91,12 @@ pub fn probe_json<S: Source>(d: &mut Demuxer<S>, filename: &str) -> (Map<String,
 pub struct Sections {
     /// `chapters`, after `streams` (see [`super::chapters`]).
     pub chapters: bool,
+    /// `programs`, before `streams` (see [`super::programs`]).
+    pub programs: bool,
 }
 
-/// [`probe_json`] with the extra `sections`, in ffprobe's order: `streams`,
-/// `chapters`, `format`.
+/// [`probe_json`] with the extra `sections`, in ffprobe's order:
+/// `programs`, `streams`, `chapters`, `format`.
 pub fn probe_json_with<S: Source>(
     d: &mut Demuxer<S>,
     filename: &str,
@@ -105,6 +107,9 @@ pub fn probe_json_with<S: Source>(
     let video = video_facts(d, &timing);
     let (streams, format) = probe::document(d, &tags, &timing, &video, filename);
     let mut doc = Map::new();
+    if sections.programs {
+        doc.insert("programs".into(), Value::Array(super::programs::to_json(d, &streams)));
+    }
     doc.insert("streams".into(), Value::Array(streams));
     if sections.chapters {
         let mut ch = super::chapters::collect(d);

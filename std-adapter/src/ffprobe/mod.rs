@@ -16,6 +16,7 @@ pub mod mkv;
 pub mod mp4;
 pub mod names;
 pub mod probe;
+pub mod programs;
 pub mod rates;
 pub mod timings;
 

@@ -193,6 +193,10 @@ struct ProbeArgs {
     /// (after `streams`).
     #[arg(long, requires = "json")]
     chapters: bool,
+    /// With `--json`: print `programs` as ffprobe's `-show_programs` does
+    /// (before `streams`; MPEG-TS only, `[]` for other formats).
+    #[arg(long, requires = "json")]
+    programs: bool,
     /// Walk directories and their subdirectories (`--json-lines`).
     #[arg(short = 'r', long, requires = "json_lines")]
     recursive: bool,
@@ -570,7 +574,10 @@ fn run(cli: &Cli) -> u8 {
 
 /// The extra sections `probe --json` was asked for.
 fn sections(p: &ProbeArgs) -> ffprobe::gather::Sections {
-    ffprobe::gather::Sections { chapters: p.chapters }
+    ffprobe::gather::Sections {
+        chapters: p.chapters,
+        programs: p.programs,
+    }
 }
 
 fn main() -> ExitCode {
