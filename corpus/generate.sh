@@ -388,6 +388,12 @@ gen chapters vorbis.ogg enc:libvorbis -- \
 	"${LAVFI[@]}" "$(stereo 44100 1)" -c:a libvorbis -q:a 2 \
 	-metadata CHAPTER001=00:00:00.000 -metadata CHAPTER001NAME=Intro \
 	-metadata CHAPTER002=00:00:00.400 -metadata CHAPTER002NAME="Second part"
+# Two programs in one transport stream (video + audio, then a second
+# audio); its oracle adds -show_programs.
+gen programs two_programs.ts enc:libx264 enc:aac -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 48000 1)" "${LAVFI[@]}" "$(mono 48000 1)" \
+	-map 0 -map 1 -map 2 "${H264[@]}" "${AAC[@]}" \
+	-program title=First:st=0:st=1 -program title=Second:st=2
 
 # ---------------------------------------------------------------- oracle
 # ffprobe runs from files/ so "filename" is <family>/<file>, as in
@@ -401,6 +407,7 @@ printf 'family\tpath\tbytes\tsha256\tformat_name\tstreams\tpackets\n' > MANIFEST
 		mkdir -p "../expected/$fam"
 		extra=()
 		[[ $fam == chapters ]] && extra=(-show_chapters)
+		[[ $fam == programs ]] && extra=(-show_programs)
 		"$FFPROBE" -v error -show_format -show_streams -show_packets -show_data_hash CRC32 "${extra[@]}" -of json "$rel" \
 			| gzip -n -9 > "../expected/$rel.json.gz"
 		python3 - "$rel" "../expected/$rel.json.gz" >> ../MANIFEST.tsv <<'EOF'
