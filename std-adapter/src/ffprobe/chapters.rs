@@ -190,4 +190,96 @@ mod tests {
         assert_eq!(c[0].end, Some(5000));
         assert_eq!(c[1].end, Some(5_000_000_000));
     }
+
+    #[test]
+    fn ogm_tags_dropped_as_ffmpeg_does() {
+        let mut t = crate::ffprobe::TagSet::default();
+        let kv = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        t.streams.push(vec![
+            kv("encoder", "x"),
+            kv("CHAPTER003NAME", "before its time: kept"),
+            kv("CHAPTER001", "00:00:01.500"),
+            kv("CHAPTER001NAME", "Intro"),
+            kv("CHAPTER002", "not a time"),
+            kv("CHAPTER002NAME", "kept: no chapter 2"),
+            kv("chapter03", "0:0:2.5"),
+            kv("CHAPTER001URL", "kept"),
+        ]);
+        drop_ogm_chapter_tags(&mut t);
+        let keys: Vec<&str> = t.streams[0].iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "encoder",
+                "CHAPTER003NAME",
+                "CHAPTER002",
+                "CHAPTER002NAME",
+                "CHAPTER001URL"
+            ]
+        );
+    }
+}
+
+/// The number of an Ogg `CHAPTERxxx…` key as ffmpeg's `ogm_chapter` reads
+/// it (`CHAPTER`, any case, then up to three digits), with whether the key
+/// is a time entry (9 or 10 bytes) or a title (`…NAME`).
+fn ogm_key(key: &str) -> Option<(u32, bool)> {
+    let k = key.as_bytes();
+    if k.len() < 9 || !k.get(..7)?.eq_ignore_ascii_case(b"CHAPTER") {
+        return None;
+    }
+    let digits: Vec<u8> = k
+        .get(7..)?
+        .iter()
+        .take(3)
+        .take_while(|c| c.is_ascii_digit())
+        .copied()
+        .collect();
+    let num = std::str::from_utf8(&digits).ok()?.parse().ok()?;
+    if k.len() <= 10 {
+        return Some((num, true));
+    }
+    k.get(k.len() - 4..)?
+        .eq_ignore_ascii_case(b"NAME")
+        .then_some((num, false))
+}
+
+/// Whether `v` reads as ffmpeg's `%02d:%02d:%02d.%03d` (1 to 2, 2, 2 and
+/// 3 digits with their separators).
+fn ogm_time(v: &str) -> bool {
+    let mut rest = v.as_bytes();
+    for (max, sep) in [(2, Some(b':')), (2, Some(b':')), (2, Some(b'.')), (3, None)] {
+        let n = rest.iter().take(max).take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return false;
+        }
+        rest = rest.get(n..).unwrap_or(&[]);
+        if let Some(sep) = sep {
+            let Some((&c, tail)) = rest.split_first() else {
+                return false;
+            };
+            if c != sep {
+                return false;
+            }
+            rest = tail;
+        }
+    }
+    true
+}
+
+/// Drops the Ogg stream tags that ffmpeg turns into chapters and so leaves
+/// out of the stream's tags (`ogm_chapter` returns 1): a `CHAPTERxxx` time
+/// that parses, and a `CHAPTERxxxNAME` of a chapter already made.
+pub fn drop_ogm_chapter_tags(tags: &mut super::TagSet) {
+    let mut made: Vec<u32> = Vec::new();
+    for s in &mut tags.streams {
+        s.retain(|(k, v)| match ogm_key(k) {
+            Some((n, true)) if ogm_time(v) => {
+                made.push(n);
+                false
+            }
+            Some((n, false)) => !made.contains(&n),
+            _ => true,
+        });
+    }
 }

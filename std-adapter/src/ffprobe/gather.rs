@@ -31,6 +31,16 @@ pub fn collect_tags<S: Source>(d: &mut Demuxer<S>) -> (TagSet, Option<mediaslice
     (set, None)
 }
 
+/// [`collect_tags`] as ffprobe shows them: without the Ogg comments that
+/// ffmpeg turns into chapters ([`super::chapters::drop_ogm_chapter_tags`]).
+pub fn ffprobe_tags<S: Source>(d: &mut Demuxer<S>) -> (TagSet, Option<mediaslice::Error>) {
+    let (mut tags, err) = collect_tags(d);
+    if d.format() == mediaslice::FormatKind::Ogg {
+        super::chapters::drop_ogm_chapter_tags(&mut tags);
+    }
+    (tags, err)
+}
+
 /// The first packets' timestamps of each stream, read as ffprobe's
 /// `find_stream_info` does; a packet error ends the reading (the facts
 /// then come from what was read).
@@ -102,7 +112,7 @@ pub fn probe_json_with<S: Source>(
     filename: &str,
     sections: Sections,
 ) -> (Map<String, Value>, Option<mediaslice::Error>) {
-    let (tags, tag_err) = collect_tags(d);
+    let (tags, tag_err) = ffprobe_tags(d);
     let timing = first_packets(d);
     let video = video_facts(d, &timing);
     let (streams, format) = probe::document(d, &tags, &timing, &video, filename);
