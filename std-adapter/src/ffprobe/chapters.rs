@@ -159,67 +159,6 @@ pub fn to_json(chapters: &[ChapterEntry]) -> Vec<Value> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ch(id: i64, den: u32, start: i64, end: Option<i64>) -> ChapterEntry {
-        ChapterEntry {
-            id,
-            time_base: Rational { num: 1, den },
-            start,
-            end,
-            title: None,
-        }
-    }
-
-    #[test]
-    fn ends_as_ffmpeg_computes_them() {
-        let mut c = vec![
-            ch(2, 1000, 1500, None),
-            ch(1, 1000, 0, None),
-            ch(3, 1000, 2000, Some(2500)),
-        ];
-        fill_ends(&mut c, Some(3_000_000));
-        assert_eq!(c[0].end, Some(2000));
-        assert_eq!(c[1].end, Some(1500));
-        assert_eq!(c[2].end, Some(2500));
-        // No duration: the last chapter ends at its start.
-        let mut c = vec![ch(1, 1000, 0, None), ch(2, 1_000_000_000, 5_000_000_000, None)];
-        fill_ends(&mut c, None);
-        assert_eq!(c[0].end, Some(5000));
-        assert_eq!(c[1].end, Some(5_000_000_000));
-    }
-
-    #[test]
-    fn ogm_tags_dropped_as_ffmpeg_does() {
-        let mut t = crate::ffprobe::TagSet::default();
-        let kv = |k: &str, v: &str| (k.to_owned(), v.to_owned());
-        t.streams.push(vec![
-            kv("encoder", "x"),
-            kv("CHAPTER003NAME", "before its time: kept"),
-            kv("CHAPTER001", "00:00:01.500"),
-            kv("CHAPTER001NAME", "Intro"),
-            kv("CHAPTER002", "not a time"),
-            kv("CHAPTER002NAME", "kept: no chapter 2"),
-            kv("chapter03", "0:0:2.5"),
-            kv("CHAPTER001URL", "kept"),
-        ]);
-        drop_ogm_chapter_tags(&mut t);
-        let keys: Vec<&str> = t.streams[0].iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(
-            keys,
-            [
-                "encoder",
-                "CHAPTER003NAME",
-                "CHAPTER002",
-                "CHAPTER002NAME",
-                "CHAPTER001URL"
-            ]
-        );
-    }
-}
-
 /// The number of an Ogg `CHAPTERxxx…` key as ffmpeg's `ogm_chapter` reads
 /// it (`CHAPTER`, any case, then up to three digits), with whether the key
 /// is a time entry (9 or 10 bytes) or a title (`…NAME`).
@@ -281,5 +220,66 @@ pub fn drop_ogm_chapter_tags(tags: &mut super::TagSet) {
             Some((n, false)) => !made.contains(&n),
             _ => true,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ch(id: i64, den: u32, start: i64, end: Option<i64>) -> ChapterEntry {
+        ChapterEntry {
+            id,
+            time_base: Rational { num: 1, den },
+            start,
+            end,
+            title: None,
+        }
+    }
+
+    #[test]
+    fn ends_as_ffmpeg_computes_them() {
+        let mut c = vec![
+            ch(2, 1000, 1500, None),
+            ch(1, 1000, 0, None),
+            ch(3, 1000, 2000, Some(2500)),
+        ];
+        fill_ends(&mut c, Some(3_000_000));
+        assert_eq!(c[0].end, Some(2000));
+        assert_eq!(c[1].end, Some(1500));
+        assert_eq!(c[2].end, Some(2500));
+        // No duration: the last chapter ends at its start.
+        let mut c = vec![ch(1, 1000, 0, None), ch(2, 1_000_000_000, 5_000_000_000, None)];
+        fill_ends(&mut c, None);
+        assert_eq!(c[0].end, Some(5000));
+        assert_eq!(c[1].end, Some(5_000_000_000));
+    }
+
+    #[test]
+    fn ogm_tags_dropped_as_ffmpeg_does() {
+        let mut t = crate::ffprobe::TagSet::default();
+        let kv = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        t.streams.push(vec![
+            kv("encoder", "x"),
+            kv("CHAPTER003NAME", "before its time: kept"),
+            kv("CHAPTER001", "00:00:01.500"),
+            kv("CHAPTER001NAME", "Intro"),
+            kv("CHAPTER002", "not a time"),
+            kv("CHAPTER002NAME", "kept: no chapter 2"),
+            kv("chapter03", "0:0:2.5"),
+            kv("CHAPTER001URL", "kept"),
+        ]);
+        drop_ogm_chapter_tags(&mut t);
+        let keys: Vec<&str> = t.streams[0].iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "encoder",
+                "CHAPTER003NAME",
+                "CHAPTER002",
+                "CHAPTER002NAME",
+                "CHAPTER001URL"
+            ]
+        );
     }
 }
