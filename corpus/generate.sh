@@ -367,6 +367,34 @@ gen m4v mpeg4_bframes.m4v enc:mpeg4 -- "${LAVFI[@]}" "$(vsrc 176x144 1)" \
 gen m4v mpeg4.m4v enc:mpeg4 -- "${LAVFI[@]}" "$(vsrc 176x144 1 30)" \
 	-c:v mpeg4 -b:v 300k -g 12 -bf 0 -f m4v
 
+# ---------------------------------------------------------------- chapters
+# Two chapters from chapters.ffmeta (-map_chapters). -map_metadata -1 in
+# BITEXACT drops their titles too, so mkv and mp3 set them again with
+# -metadata:c:N; the mp4 keeps them empty, which leaves ffmpeg's chapter
+# text track empty and has ffprobe read the Nero chpl box. Ogg: ffmpeg's
+# muxer writes no chapters, so they are Vorbis comments (CHAPTERxxx /
+# CHAPTERxxxNAME). Their oracle adds -show_chapters.
+gen chapters h264_aac.mkv enc:libx264 enc:aac -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 48000 1)" -i chapters.ffmeta \
+	-map 0 -map 1 -map_chapters 2 -metadata:c:0 title=Intro -metadata:c:1 "title=Second part" \
+	"${H264[@]}" "${AAC[@]}"
+gen chapters h264_aac.mp4 enc:libx264 enc:aac -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 48000 1)" -i chapters.ffmeta \
+	-map 0 -map 1 -map_chapters 2 "${H264[@]}" -bf 0 "${AAC[@]}"
+gen chapters mp3.mp3 enc:libmp3lame -- \
+	"${LAVFI[@]}" "$(stereo 44100 1)" -i chapters.ffmeta -map 0 -map_chapters 1 \
+	-metadata:c:0 title=Intro -metadata:c:1 "title=Second part" -c:a libmp3lame -b:a 64k
+gen chapters vorbis.ogg enc:libvorbis -- \
+	"${LAVFI[@]}" "$(stereo 44100 1)" -c:a libvorbis -q:a 2 \
+	-metadata CHAPTER001=00:00:00.000 -metadata CHAPTER001NAME=Intro \
+	-metadata CHAPTER002=00:00:00.400 -metadata CHAPTER002NAME="Second part"
+# Two programs in one transport stream (video + audio, then a second
+# audio); its oracle adds -show_programs.
+gen programs two_programs.ts enc:libx264 enc:aac -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 48000 1)" "${LAVFI[@]}" "$(mono 48000 1)" \
+	-map 0 -map 1 -map 2 "${H264[@]}" "${AAC[@]}" \
+	-program title=First:st=0:st=1 -program title=Second:st=2
+
 # ---------------------------------------------------------------- oracle
 # ffprobe runs from files/ so "filename" is <family>/<file>, as in
 # ../shared/samples/expected.
@@ -377,7 +405,10 @@ printf 'family\tpath\tbytes\tsha256\tformat_name\tstreams\tpackets\n' > MANIFEST
 	find . -type f | sed 's|^\./||' | sort | while read -r rel; do
 		fam=${rel%%/*}
 		mkdir -p "../expected/$fam"
-		"$FFPROBE" -v error -show_format -show_streams -show_packets -show_data_hash CRC32 -of json "$rel" \
+		extra=()
+		[[ $fam == chapters ]] && extra=(-show_chapters)
+		[[ $fam == programs ]] && extra=(-show_programs)
+		"$FFPROBE" -v error -show_format -show_streams -show_packets -show_data_hash CRC32 "${extra[@]}" -of json "$rel" \
 			| gzip -n -9 > "../expected/$rel.json.gz"
 		python3 - "$rel" "../expected/$rel.json.gz" >> ../MANIFEST.tsv <<'EOF'
 import gzip, hashlib, json, os, sys

@@ -34,6 +34,10 @@ pub struct Demuxer<S: Source> {
     inner: AnyDemuxer,
     ctx: Context,
     tags: TagCursor,
+    #[cfg(feature = "chapters")]
+    chapters: crate::chapters::ChapterCursor,
+    #[cfg(feature = "programs")]
+    programs: crate::programs::ProgramCursor,
     finished: bool,
     delivery: Delivery,
 }
@@ -112,6 +116,10 @@ impl<S: Source> Demuxer<S> {
             inner,
             ctx,
             tags: TagCursor::default(),
+            #[cfg(feature = "chapters")]
+            chapters: crate::chapters::ChapterCursor::default(),
+            #[cfg(feature = "programs")]
+            programs: crate::programs::ProgramCursor::default(),
             finished: false,
             delivery: Delivery::default(),
         }
@@ -251,6 +259,51 @@ impl<S: Source> Demuxer<S> {
     /// Restarts the tag walk.
     pub fn rewind_tags(&mut self) {
         self.tags = TagCursor::default();
+    }
+
+    /// The next chapter, in file order, or `None` after the last (see
+    /// [`crate::chapters`] for the sources per format). A lending iterator:
+    /// the chapter's title borrows the input or scratch until the next call.
+    /// [`Demuxer::rewind_chapters`] starts again. A damaged chapter entry is
+    /// skipped; errors are read errors.
+    #[cfg(feature = "chapters")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
+    pub fn next_chapter(&mut self) -> Result<Option<crate::chapters::Chapter<'_>>> {
+        self.inner.next_chapter(&mut self.src, &self.ctx, &mut self.chapters)
+    }
+
+    /// Restarts the chapter walk.
+    #[cfg(feature = "chapters")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
+    pub fn rewind_chapters(&mut self) {
+        self.chapters = crate::chapters::ChapterCursor::default();
+    }
+
+    /// The next program of an MPEG transport stream, in PAT order, or
+    /// `None` after the last (and for other formats); see
+    /// [`crate::programs`]. The program borrows the demuxer until the next
+    /// call. [`Demuxer::rewind_programs`] starts again. Errors are read
+    /// errors; damaged tables are skipped.
+    #[cfg(feature = "programs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "programs")))]
+    pub fn next_program(&mut self) -> Result<Option<crate::programs::Program<'_>>> {
+        self.inner.next_program(&mut self.src, &self.ctx, &mut self.programs)
+    }
+
+    /// How many programs [`Demuxer::next_program`] gives, read from the
+    /// program table alone (the PAT): cheaper than the walk, which also
+    /// looks for each program's PMT and service names.
+    #[cfg(feature = "programs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "programs")))]
+    pub fn program_count(&mut self) -> Result<usize> {
+        self.inner.program_count(&mut self.src, &self.ctx)
+    }
+
+    /// Restarts the program walk.
+    #[cfg(feature = "programs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "programs")))]
+    pub fn rewind_programs(&mut self) {
+        self.programs.index = 0;
     }
 
     /// The codec configuration bytes of `track` (avcC, esds

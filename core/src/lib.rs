@@ -130,6 +130,9 @@
 extern crate alloc;
 
 pub(crate) mod bytes;
+#[cfg(feature = "chapters")]
+#[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
+pub mod chapters;
 #[doc(hidden)]
 pub mod codec;
 #[doc(hidden)]
@@ -146,12 +149,17 @@ mod language;
 pub mod limits;
 pub mod mux;
 pub mod pieces;
+#[cfg(feature = "programs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "programs")))]
+pub mod programs;
 pub(crate) mod signature;
 pub mod sink;
 pub mod source;
 pub mod tags;
 pub mod types;
 
+#[cfg(feature = "chapters")]
+pub use chapters::Chapter;
 pub use demux::Demuxer;
 pub use detect::detect;
 pub use diag::{Diagnostic, Diagnostics};
@@ -169,6 +177,8 @@ pub use language::Language;
 pub use limits::{Limits, MAX_TRACKS};
 pub use mux::Muxer;
 pub use pieces::PacketPieces;
+#[cfg(feature = "programs")]
+pub use programs::Program;
 pub use sink::{NoSpill, NullSink, SeekWriterSink, Sink, SinkStats, SliceSink, SpillStore, WriterSink};
 pub use source::{IoStats, ReaderSource, SliceSource, Source};
 pub use tags::{Tag, TagKey, TagScope, TagValue};

@@ -328,6 +328,34 @@ impl AnyDemuxer {
         dispatch!(self, d => d.next_tag(src, ctx, cur))
     }
 
+    /// See [`FormatDemuxer::next_chapter`].
+    #[cfg(feature = "chapters")]
+    pub(crate) fn next_chapter<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut crate::chapters::ChapterCursor,
+    ) -> Result<Option<crate::chapters::Chapter<'s>>> {
+        dispatch!(self, d => d.next_chapter(src, ctx, cur))
+    }
+
+    /// See [`FormatDemuxer::next_program`].
+    #[cfg(feature = "programs")]
+    pub(crate) fn next_program<'c, S: Source>(
+        &mut self,
+        src: &mut S,
+        ctx: &Context,
+        cur: &'c mut crate::programs::ProgramCursor,
+    ) -> Result<Option<crate::programs::Program<'c>>> {
+        dispatch!(self, d => d.next_program(src, ctx, cur))
+    }
+
+    /// See [`FormatDemuxer::program_count`].
+    #[cfg(feature = "programs")]
+    pub(crate) fn program_count<S: Source>(&mut self, src: &mut S, ctx: &Context) -> Result<usize> {
+        dispatch!(self, d => d.program_count(src, ctx))
+    }
+
     /// See [`FormatDemuxer::header_packet`].
     pub(crate) fn header_packet<'s, S: Source>(
         &mut self,

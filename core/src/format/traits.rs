@@ -85,6 +85,32 @@ pub(crate) trait FormatDemuxer: Sized {
     ) -> Result<Option<Tag<'s>>> {
         Ok(None)
     }
+    /// The next chapter, or `None` when all were given. None by default.
+    #[cfg(feature = "chapters")]
+    fn next_chapter<'s, S: Source>(
+        &mut self,
+        _src: &'s mut S,
+        _ctx: &Context,
+        _cur: &mut crate::chapters::ChapterCursor,
+    ) -> Result<Option<crate::chapters::Chapter<'s>>> {
+        Ok(None)
+    }
+    /// The next program, or `None` when all were given. None by default.
+    #[cfg(feature = "programs")]
+    fn next_program<'c, S: Source>(
+        &mut self,
+        _src: &mut S,
+        _ctx: &Context,
+        _cur: &'c mut crate::programs::ProgramCursor,
+    ) -> Result<Option<crate::programs::Program<'c>>> {
+        Ok(None)
+    }
+    /// How many programs [`FormatDemuxer::next_program`] gives, from the
+    /// program table alone. 0 by default.
+    #[cfg(feature = "programs")]
+    fn program_count<S: Source>(&mut self, _src: &mut S, _ctx: &Context) -> Result<usize> {
+        Ok(0)
+    }
     /// The largest packet, when the container can tell without reading them.
     fn max_packet_size(&self) -> Option<usize> {
         None

@@ -31,6 +31,16 @@ pub fn collect_tags<S: Source>(d: &mut Demuxer<S>) -> (TagSet, Option<mediaslice
     (set, None)
 }
 
+/// [`collect_tags`] as ffprobe shows them: without the Ogg comments that
+/// ffmpeg turns into chapters ([`super::chapters::drop_ogm_chapter_tags`]).
+pub fn ffprobe_tags<S: Source>(d: &mut Demuxer<S>) -> (TagSet, Option<mediaslice::Error>) {
+    let (mut tags, err) = collect_tags(d);
+    if d.format() == mediaslice::FormatKind::Ogg {
+        super::chapters::drop_ogm_chapter_tags(&mut tags);
+    }
+    (tags, err)
+}
+
 /// The first packets' timestamps of each stream, read as ffprobe's
 /// `find_stream_info` does; a packet error ends the reading (the facts
 /// then come from what was read).
@@ -82,16 +92,59 @@ pub fn diagnostics_json<S: Source>(d: &Demuxer<S>) -> Vec<Value> {
 /// `filename` is the format's `filename`. A tag error is returned beside
 /// the object, which holds what was read before it.
 pub fn probe_json<S: Source>(d: &mut Demuxer<S>, filename: &str) -> (Map<String, Value>, Option<mediaslice::Error>) {
-    let (tags, tag_err) = collect_tags(d);
+    probe_json_with(d, filename, Sections::default())
+}
+
+/// The sections beyond `streams` and `format` that `probe --json` prints
+/// when asked (ffprobe's `-show_chapters`, `-show_programs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sections {
+    /// `chapters`, after `streams` (see [`super::chapters`]).
+    pub chapters: bool,
+    /// `programs`, before `streams` (see [`super::programs`]).
+    pub programs: bool,
+}
+
+/// [`probe_json`] with the extra `sections`, in ffprobe's order:
+/// `programs`, `streams`, `chapters`, `format`.
+pub fn probe_json_with<S: Source>(
+    d: &mut Demuxer<S>,
+    filename: &str,
+    sections: Sections,
+) -> (Map<String, Value>, Option<mediaslice::Error>) {
+    let (tags, tag_err) = ffprobe_tags(d);
     let timing = first_packets(d);
     let video = video_facts(d, &timing);
     let (streams, format) = probe::document(d, &tags, &timing, &video, filename);
     let mut doc = Map::new();
+    if sections.programs {
+        doc.insert("programs".into(), Value::Array(super::programs::to_json(d, &streams)));
+    }
     doc.insert("streams".into(), Value::Array(streams));
+    if sections.chapters {
+        let mut ch = super::chapters::collect(d);
+        super::chapters::fill_ends(&mut ch, format_end_us(&format));
+        doc.insert("chapters".into(), Value::Array(super::chapters::to_json(&ch)));
+    }
     doc.insert("format".into(), format);
     let diags = diagnostics_json(d);
     if !diags.is_empty() {
         doc.insert("diagnostics".into(), Value::Array(diags));
     }
     (doc, tag_err)
+}
+
+/// The format's `start_time + duration` in microseconds, from the strings
+/// ffprobe prints (`%f` of microsecond values, so exact), as ffmpeg's
+/// `compute_chapters_end` takes it; `None` without a positive duration.
+fn format_end_us(format: &Value) -> Option<i64> {
+    let us = |k: &str| {
+        format
+            .get(k)
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse::<f64>().ok())
+            .map(|s| (s * 1e6).round() as i64)
+    };
+    let dur = us("duration").filter(|&d| d > 0)?;
+    Some(dur + us("start_time").unwrap_or(0))
 }

@@ -8,6 +8,7 @@
 //! [`serde_json::Value`]s.
 
 pub mod audio;
+pub mod chapters;
 pub mod estimate;
 pub mod facts;
 pub mod gather;
@@ -15,6 +16,7 @@ pub mod mkv;
 pub mod mp4;
 pub mod names;
 pub mod probe;
+pub mod programs;
 pub mod rates;
 pub mod timings;
 

@@ -247,6 +247,12 @@ pub fn document<S: Source>(
     }
     fill_stream_timings(&mut streams, &tracks, &facts);
     let mut f = format_json(&facts, tags);
+    if format == FormatKind::MpegTs {
+        // ffmpeg makes one program per PAT entry.
+        if let (Ok(n @ 1..), Some(o)) = (d.program_count(), f.as_object_mut()) {
+            o.insert("nb_programs".into(), n.into());
+        }
+    }
     if format == FormatKind::Flac {
         flac_channel_mask(&mut f, &mut streams);
     }

@@ -54,6 +54,8 @@ pub mod dv;
     feature = "wavpack"
 ))]
 pub mod id3;
+#[cfg(all(feature = "chapters", feature = "mp3"))]
+pub(crate) mod id3_chap;
 #[cfg(any(feature = "ivf", feature = "obu"))]
 pub mod ivf;
 #[cfg(feature = "m4v")]

@@ -439,6 +439,16 @@ impl FormatDemuxer for Mp3Demuxer {
             value: TagValue::Int(value as i64),
         }))
     }
+
+    #[cfg(feature = "chapters")]
+    fn next_chapter<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut crate::chapters::ChapterCursor,
+    ) -> Result<Option<crate::chapters::Chapter<'s>>> {
+        super::id3_chap::next_chapter(src, self.tags.first_id3v2, ctx.limits.max_tag_bytes, cur)
+    }
 }
 
 #[cfg(test)]

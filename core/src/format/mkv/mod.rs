@@ -29,6 +29,8 @@
 //! [`MkvMuxer`] (`muxer.rs`: the writer, Matroska and WebM).
 
 mod block;
+#[cfg(feature = "chapters")]
+mod chapters;
 mod codec_id;
 mod ebml;
 #[cfg(fuzzing)]
@@ -330,6 +332,16 @@ impl FormatDemuxer for MkvDemuxer {
         cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
         self.tag(src, ctx, cur)
+    }
+
+    #[cfg(feature = "chapters")]
+    fn next_chapter<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut crate::chapters::ChapterCursor,
+    ) -> Result<Option<crate::chapters::Chapter<'s>>> {
+        self.chapter(src, ctx, cur)
     }
 }
 

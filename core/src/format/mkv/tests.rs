@@ -11,7 +11,7 @@ use crate::types::{Codec, TrackKind};
 use crate::{Demuxer, SliceSource};
 
 /// An element with a minimal-length size.
-fn el(id: u64, body: &[u8]) -> Vec<u8> {
+pub(super) fn el(id: u64, body: &[u8]) -> Vec<u8> {
     let mut v = id_bytes(id);
     let n = body.len() as u64;
     let len = (1..=8).find(|&l| n < (1u64 << (7 * l)) - 1).unwrap();
@@ -40,11 +40,11 @@ fn id_bytes(id: u64) -> Vec<u8> {
     b[skip..].to_vec()
 }
 
-fn uint(id: u64, v: u64) -> Vec<u8> {
+pub(super) fn uint(id: u64, v: u64) -> Vec<u8> {
     el(id, &v.to_be_bytes())
 }
 
-fn cat(parts: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn cat(parts: &[Vec<u8>]) -> Vec<u8> {
     parts.concat()
 }
 
@@ -114,7 +114,7 @@ fn tracks() -> Vec<u8> {
 
 /// A file: header, Segment (known size unless `live`) with Info, Tracks and
 /// `rest`.
-fn file(live: bool, rest: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn file(live: bool, rest: &[Vec<u8>]) -> Vec<u8> {
     let mut body = cat(&[info(), tracks()]);
     body.extend_from_slice(&cat(rest));
     let seg = if live {

@@ -331,6 +331,16 @@ impl FormatDemuxer for Mp4Demuxer {
         tags::next_tag(&self.tag_boxes, &mut self.key_buf, src, ctx, cur)
     }
 
+    #[cfg(feature = "chapters")]
+    fn next_chapter<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        _ctx: &Context,
+        cur: &mut crate::chapters::ChapterCursor,
+    ) -> Result<Option<crate::chapters::Chapter<'s>>> {
+        super::chapters::next(&self.tag_boxes, src, cur)
+    }
+
     fn max_packet_size(&self) -> Option<usize> {
         None
     }

@@ -23,6 +23,8 @@
 //!   samples before the edit start are flagged `discard`.
 
 pub mod boxes;
+#[cfg(feature = "chapters")]
+mod chapters;
 mod demuxer;
 pub mod fmp4;
 mod fmp4_boxes;

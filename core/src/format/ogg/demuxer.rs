@@ -32,6 +32,9 @@ pub struct OggDemuxer {
     pub(super) opened: bool,
     /// Where the tag walk stands.
     pub(super) tags: TagWalk,
+    /// Where the chapter walk stands in the comments.
+    #[cfg(feature = "chapters")]
+    pub(super) chapters: TagWalk,
 }
 
 /// A timestamp, or `None` for ffmpeg's [`NOPTS`].
@@ -427,6 +430,8 @@ impl FormatDemuxer for OggDemuxer {
             starts: [[0; 2]; MAX_SEGMENTS],
             opened: false,
             tags: TagWalk::default(),
+            #[cfg(feature = "chapters")]
+            chapters: TagWalk::default(),
         };
         d.read_headers(src, ctx)?;
         if ctx.tracks.is_empty() {
@@ -497,6 +502,20 @@ impl FormatDemuxer for OggDemuxer {
             self.tags = TagWalk::default();
         }
         self.tags.next(&self.run.streams, src, ctx)
+    }
+
+    #[cfg(feature = "chapters")]
+    fn next_chapter<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        ctx: &Context,
+        cur: &mut crate::chapters::ChapterCursor,
+    ) -> Result<Option<crate::chapters::Chapter<'s>>> {
+        if cur.stage == 0 {
+            cur.stage = 1;
+            self.chapters = TagWalk::default();
+        }
+        super::chapters::next(&mut self.chapters, &self.run.streams, src, ctx)
     }
 
     fn header_packet<'s, S: Source>(

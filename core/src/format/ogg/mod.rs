@@ -29,6 +29,8 @@
 //! Timestamps follow ffmpeg's Ogg demuxer, which ffprobe reports: see
 //! [`mapping`] for the per-codec rules and `docs/formats/ogg.md`.
 
+#[cfg(feature = "chapters")]
+mod chapters;
 mod demuxer;
 mod logical;
 pub mod mapping;

@@ -3,9 +3,15 @@
 use super::*;
 
 /// `probe`: format, streams, tags and diagnostics.
-pub(super) fn cmd_probe<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, filename: &str) -> Outcome {
+pub(super) fn cmd_probe<S: Source, W: Write>(
+    d: &mut Demuxer<S>,
+    w: &mut W,
+    json: bool,
+    sections: ffprobe::gather::Sections,
+    filename: &str,
+) -> Outcome {
     if json {
-        let (doc, tag_err) = ffprobe::gather::probe_json(d, filename);
+        let (doc, tag_err) = ffprobe::gather::probe_json_with(d, filename, sections);
         serde_json::to_writer_pretty(&mut *w, &doc)?;
         w.write_all(b"\n")?;
         return Ok(tag_err);

@@ -190,6 +190,14 @@ struct ProbeArgs {
     /// `message` and `offset`. Inputs are probed in parallel.
     #[arg(long, conflicts_with = "json")]
     json_lines: bool,
+    /// With `--json`: print `chapters` as ffprobe's `-show_chapters` does
+    /// (after `streams`).
+    #[arg(long, requires = "json")]
+    chapters: bool,
+    /// With `--json`: print `programs` as ffprobe's `-show_programs` does
+    /// (before `streams`; MPEG-TS only, `[]` for other formats).
+    #[arg(long, requires = "json")]
+    programs: bool,
     /// Walk directories and their subdirectories (`--json-lines`).
     #[arg(short = 'r', long, requires = "json_lines")]
     recursive: bool,
@@ -540,7 +548,7 @@ fn run(cli: &Cli) -> u8 {
     let stdout = io::stdout();
     let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
     let outcome = with_demuxer!(opened, d => match &cli.cmd {
-        Cmd::Probe(p) => cmd_probe(d, &mut w, p.file.json, &name),
+        Cmd::Probe(p) => cmd_probe(d, &mut w, p.file.json, sections(p), &name),
         Cmd::Packets { file, summary: true } => {
             let _ = file;
             cmd_summary(d, &mut w)
@@ -581,6 +589,14 @@ fn run(cli: &Cli) -> u8 {
             fail(&e, &log);
             EXIT_FAILED
         }
+    }
+}
+
+/// The extra sections `probe --json` was asked for.
+fn sections(p: &ProbeArgs) -> ffprobe::gather::Sections {
+    ffprobe::gather::Sections {
+        chapters: p.chapters,
+        programs: p.programs,
     }
 }
 

@@ -102,7 +102,11 @@ pub(super) fn table_flags(p: &mediaslice::Packet<'_>) -> String {
 pub(super) fn cmd_packets<S: Source, W: Write>(d: &mut Demuxer<S>, w: &mut W, json: bool, filename: &str) -> Outcome {
     // Copied once so a packet (which borrows the demuxer) can be described.
     let tracks = d.tracks().to_vec();
-    let tags = if json { collect_tags(d).0 } else { TagSet::default() };
+    let tags = if json {
+        ffprobe::gather::ffprobe_tags(d).0
+    } else {
+        TagSet::default()
+    };
     if json {
         w.write_all(b"{\n  \"packets\": [")?;
     } else {

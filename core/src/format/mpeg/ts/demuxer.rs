@@ -448,6 +448,21 @@ impl FormatDemuxer for TsDemuxer {
         Self::probe(src, ctx)
     }
 
+    #[cfg(feature = "programs")]
+    fn next_program<'c, S: Source>(
+        &mut self,
+        src: &mut S,
+        ctx: &Context,
+        cur: &'c mut crate::programs::ProgramCursor,
+    ) -> Result<Option<crate::programs::Program<'c>>> {
+        self.program(src, ctx, cur)
+    }
+
+    #[cfg(feature = "programs")]
+    fn program_count<S: Source>(&mut self, src: &mut S, ctx: &Context) -> Result<usize> {
+        self.count_programs(src, ctx)
+    }
+
     // The loop of `next_item`, written out: handing the frame or PES back
     // through `Next` costs 850 bytes of firmware flash on thumbv7em (the
     // embedded budget), returning the packet from inside the loop does not.

@@ -28,6 +28,8 @@ mod demuxer;
 mod packet;
 mod pes;
 mod probe;
+#[cfg(feature = "programs")]
+mod programs;
 mod psi;
 mod skim;
 mod walk;
