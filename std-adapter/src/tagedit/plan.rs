@@ -8,6 +8,14 @@ pub enum Plan {
     /// Positioned writes into the input itself, none past its end: the tag
     /// fits where the old one and its padding were.
     InPlace(Vec<(u64, Vec<u8>)>),
+    /// Positioned writes into the input, all before `at`, and `tail`
+    /// written at `at`, which then ends the file (it grows): a tag that
+    /// moves to the end (Matroska Tags).
+    Append {
+        writes: Vec<(u64, Vec<u8>)>,
+        at: u64,
+        tail: Vec<u8>,
+    },
     /// A new file made of these pieces in order.
     Copy(Vec<Piece>),
 }
@@ -29,6 +37,9 @@ impl Plan {
     pub fn bytes(&self) -> u64 {
         match self {
             Plan::InPlace(w) => w.iter().map(|(_, b)| b.len() as u64).sum(),
+            Plan::Append { writes, tail, .. } => {
+                writes.iter().map(|(_, b)| b.len() as u64).sum::<u64>() + tail.len() as u64
+            }
             Plan::Copy(p) => p
                 .iter()
                 .map(|p| match p {
