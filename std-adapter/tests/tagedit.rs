@@ -335,6 +335,66 @@ fn failures_leave_the_input_intact() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Sets the EBML size at `at` to "unknown" (all value bits set), or to
+/// the largest known size of its width (RFC 8794 §6).
+fn huge_size(b: &mut [u8], at: usize, unknown: bool) {
+    let width = b[at].leading_zeros() as usize + 1;
+    b[at] = 0xFF >> (width - 1);
+    b[at + 1..at + width].fill(0xFF);
+    if !unknown {
+        b[at + width - 1] ^= 1;
+    }
+}
+
+/// Where the `n`-th (from 0) copy of `needle` is in `b`.
+fn nth(b: &[u8], needle: &[u8], n: usize) -> usize {
+    b.windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .nth(n)
+        .unwrap_or_else(|| panic!("{needle:02X?} #{n} not found"))
+        .0
+}
+
+#[test]
+fn malformed_matroska_is_refused() {
+    let dir = scratch("mkv-bad");
+    let mkv = std::fs::read(corpus("matroska/h264_aac.mkv")).unwrap();
+    let f = dir.join("a.mkv");
+    // The first copy of each ID is its SeekHead entry; the second, the
+    // element. Tags' size field: 8 bytes in ffmpeg's files.
+    let tags = nth(&mkv, &[0x12, 0x54, 0xC3, 0x67], 1);
+    // A Tags of unknown size (RFC 8794 §6.2): not allowed for Tags.
+    let mut bad = mkv.clone();
+    huge_size(&mut bad, tags + 4, true);
+    std::fs::write(&f, &bad).unwrap();
+    assert_refused(&f, None);
+    // A Tag's size made 126: the children of Tags no longer line up, and
+    // one runs past the Tags.
+    let mut bad = mkv.clone();
+    let tag = tags + 5 + nth(&mkv[tags + 5..], &[0x73, 0x73], 0);
+    huge_size(&mut bad, tag + 2, false);
+    std::fs::write(&f, &bad).unwrap();
+    assert_refused(&f, None);
+    assert_refused(&f, Some(&dir.join("out.mkv")));
+    // Two Info elements: the Tracks ID made an Info ID.
+    let mut bad = mkv.clone();
+    let tracks = nth(&mkv, &[0x16, 0x54, 0xAE, 0x6B], 1);
+    bad[tracks..tracks + 4].copy_from_slice(&[0x15, 0x49, 0xA9, 0x66]);
+    std::fs::write(&f, &bad).unwrap();
+    assert_refused(&f, None);
+    // A top-level element past the Segment's end (a Cues size too large).
+    let mut bad = mkv.clone();
+    let cues = nth(&mkv, &[0x1C, 0x53, 0xBB, 0x6B], 1);
+    huge_size(&mut bad, cues + 4, false);
+    std::fs::write(&f, &bad).unwrap();
+    assert_refused(&f, None);
+    // Truncated: the Segment runs past the end of the file.
+    std::fs::write(&f, &mkv[..mkv.len() - 100]).unwrap();
+    assert_refused(&f, None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Where the FLAC metadata block of `kind` starts (its header).
 fn find_block(flac: &[u8], kind: u8) -> Option<usize> {
     let mut at = 4;
