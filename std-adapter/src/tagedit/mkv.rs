@@ -4,10 +4,12 @@
 //!
 //! Placement of a changed Info or Tags:
 //! 1. **In its region**: the element with the `Void`s right before and
-//!    after it. The new element goes at the region's start and a `Void`
-//!    takes the rest (nothing, or at least 2 bytes: a `Void`'s smallest
-//!    size). An element that moved closer is re-pointed in the SeekHead
-//!    (its SeekPosition keeps its width).
+//!    after it. The new element stays where the old one started when it
+//!    fits there, else moves only as far forward as it must (the `Void`
+//!    left before it stays free for a SeekHead that grows later); `Void`s
+//!    take the rest (nothing, or at least 2 bytes: a `Void`'s smallest
+//!    size). An element that moved is re-pointed in the SeekHead (a
+//!    smaller SeekPosition keeps its width).
 //! 2. **Appended** (Tags only): when the Segment ends the file and its size
 //!    can be patched (unknown, or its size field wide enough), the new Tags
 //!    goes at the end (over the old one when that was last), the old one
@@ -121,25 +123,42 @@ fn region(lay: &Layout, i: usize, floor: u64) -> (u64, u64) {
     (t[lo].start.max(floor), t[hi].end())
 }
 
-/// Whether `n` bytes fit `avail`: exactly, or with room for a `Void`.
-fn fits(n: u64, avail: u64) -> bool {
-    n == avail || n + MIN_VOID <= avail
+/// Where `n` bytes go in the region `start..end` of an element now at
+/// `old`: as late as the region allows but not after `old` (so a
+/// SeekPosition only gets smaller and keeps its width, and the `Void` left
+/// before it stays free for a SeekHead that grows later), else at the
+/// region's start; `None` when no place leaves each gap empty or a whole
+/// `Void` (at least [`MIN_VOID`] bytes).
+fn position_in(start: u64, end: u64, old: u64, n: u64) -> Option<u64> {
+    let last = end.checked_sub(n).filter(|&l| l >= start)?;
+    let ok = |gap: u64| gap == 0 || gap >= MIN_VOID;
+    [old.min(last).max(start), start]
+        .into_iter()
+        .find(|&at| ok(at - start) && ok(end - at - n))
 }
 
-/// Writes that put `new` at `start` of the region `start..end` and a
-/// `Void` over the rest, zeroing what `old` held there (so old values do
-/// not linger).
-fn fill(start: u64, end: u64, new: &[u8], old: &Header) -> Vec<(u64, Vec<u8>)> {
-    let mut w = vec![(start, new.to_vec())];
-    let void_at = start + new.len() as u64;
-    if end > void_at {
-        let h = void_header(end - void_at);
-        let zero_from = (void_at + h.len() as u64).max(old.start);
-        w.push((void_at, h));
-        if old.end() > zero_from {
-            w.push((zero_from, vec![0; (old.end() - zero_from) as usize]));
+/// Writes that put `new` at `at` in the region `start..end` and `Void`s
+/// over the rest, zeroing what the element `old` held under them (so old
+/// values do not linger).
+fn fill(start: u64, end: u64, at: u64, new: &[u8], old: &Header) -> Vec<(u64, Vec<u8>)> {
+    let mut w = Vec::new();
+    let void = |from: u64, to: u64, w: &mut Vec<(u64, Vec<u8>)>| {
+        if to <= from {
+            return;
         }
+        let h = void_header(to - from);
+        let zero_from = (from + h.len() as u64).max(old.start);
+        let zero_to = to.min(old.end());
+        w.push((from, h));
+        if zero_to > zero_from {
+            w.push((zero_from, vec![0; (zero_to - zero_from) as usize]));
+        }
+    };
+    void(start, at, &mut w);
+    if !new.is_empty() {
+        w.push((at, new.to_vec()));
     }
+    void(at + new.len() as u64, end, &mut w);
     w
 }
 
@@ -195,10 +214,10 @@ fn attempt(
                 .max()
                 .unwrap_or(0);
             let (start, end) = region(lay, i, floor);
-            if start <= old.start && fits(n, end - start) {
-                out.writes.extend(fill(start, end, &c.new, &old));
-                if start != old.start {
-                    moves.push((c.id, lay.rel(old.start), lay.rel(start)));
+            if let Some(at) = position_in(start, end, old.start, n).filter(|_| start <= old.start) {
+                out.writes.extend(fill(start, end, at, &c.new, &old));
+                if at != old.start {
+                    moves.push((c.id, lay.rel(old.start), lay.rel(at)));
                 }
                 taken.push((start, end));
                 continue;
@@ -232,7 +251,7 @@ fn attempt(
             }
             (Some(i), None) => {
                 let old = lay.tops[i];
-                out.writes.extend(fill(old.start, old.end(), &[], &old));
+                out.writes.extend(fill(old.start, old.end(), old.start, &[], &old));
                 lay.segment_end
             }
             (None, None) => lay.segment_end,
@@ -278,11 +297,11 @@ fn attempt(
         let floor = taken.iter().filter(|(s, _)| *s > h.start).map(|&(s, _)| s).min();
         let (_, end) = region(lay, *i, h.start);
         let end = floor.map_or(end, |f| end.min(f));
-        if !fits(new.len() as u64, end - h.start) {
+        if position_in(h.start, end, h.start, new.len() as u64) != Some(h.start) {
             fail.get_or_insert(refused("the SeekHead must grow and the Voids after it are too small"));
             continue;
         }
-        out.writes.extend(fill(h.start, end, &new, &h));
+        out.writes.extend(fill(h.start, end, h.start, &new, &h));
     }
     if let Some(e) = fail {
         return Ok((Err(e), new_sizes));
