@@ -27,6 +27,14 @@ fn edits() -> Edits {
     }
 }
 
+/// Files whose old tags neither reader saw, and which the edit brings
+/// into view, with the field they then show: the Matroska sample whose
+/// Tags only a second SeekHead at its end points to (neither ffprobe nor
+/// our reader follows it); the copy that makes room for its title moves
+/// the new Tags, its old SimpleTags kept, before the Clusters, where its
+/// `ENCODER` now shows over the Info's MuxingApp.
+const NEWLY_SEEN: [(&str, &str); 1] = [("matroska-demuxer__multi_seekhead.mkv", "encoder")];
+
 /// What a file looked like before an edit.
 struct Before {
     packets: Vec<PacketKey>,
@@ -101,11 +109,18 @@ fn round_trip(family: &str, exts: &[&str]) -> (usize, usize) {
         let orig = std::fs::read(&f).unwrap();
         let work = dir.join(&name);
         std::fs::write(&work, &orig).unwrap();
-        let before = Before {
+        let mut before = Before {
             packets: pk,
             ours: our_tags(&work),
             ffprobe: ffprobe_tags(&work),
         };
+        if let Some(&(_, key)) = NEWLY_SEEN.iter().find(|(n, _)| *n == name) {
+            eprintln!("{name}: its old Tags are seen once moved: {key} not compared");
+            before.ours.remove(key);
+            if let Some(ff) = before.ffprobe.as_mut() {
+                ff.remove(key);
+            }
+        }
         let r = match edit(&work, &edits(), None) {
             Ok(r) => r,
             Err(e) => {
@@ -220,12 +235,17 @@ fn mp4_round_trip() {
 #[test]
 fn matroska_round_trip() {
     let (edited, in_place) = round_trip("matroska", &[".mkv", ".mka", ".webm"]);
-    // The corpus's five files; of the 40 samples, those refused are
-    // truncated, have no room for a longer Info without moving the
-    // Clusters, or a SeekHead that cannot grow (docs/tags.md).
-    let want = if samples().join("matroska").is_dir() { 35 } else { 5 };
+    // The corpus's five files (in place or with the Tags appended); of the
+    // 40 samples, three are refused (two truncated, one with a cut element
+    // header at its end), and those without room for a longer Info are
+    // copied with their Clusters moved (docs/tags.md).
+    let samples = samples().join("matroska").is_dir();
+    let (want, want_in_place) = if samples { (42, 35) } else { (5, 5) };
     assert!(edited >= want, "only {edited} Matroska files edited");
-    assert_eq!(in_place, edited, "a first Matroska edit was a copy");
+    assert!(
+        in_place >= want_in_place,
+        "only {in_place} Matroska edits in place first"
+    );
 }
 
 /// `mkvmerge --identify` reads the file without an error (exit 0, or 1

@@ -155,6 +155,16 @@ pub(super) fn uint_element(id: u64, v: u64) -> Vec<u8> {
     element(id, v.to_be_bytes().get(8 - n..).unwrap_or(&[]))
 }
 
+/// An unsigned integer element of `v` in `width` bytes when it fits,
+/// else in the fewest (RFC 8794 §7.2 allows leading zero bytes).
+pub(super) fn uint_sized(id: u64, v: u64, width: usize) -> Vec<u8> {
+    if (1..=8).contains(&width) && (width == 8 || v < 1u64 << (8 * width)) {
+        element(id, v.to_be_bytes().get(8 - width..).unwrap_or(&[]))
+    } else {
+        uint_element(id, v)
+    }
+}
+
 /// The header of a `Void` of `len` bytes in all (at least [`MIN_VOID`]):
 /// a one-byte size up to 128 bytes, an eight-byte size past that, so every
 /// length from 2 up has a header (RFC 8794 §6.1 allows either width).

@@ -16,9 +16,8 @@
 //!    becomes a `Void`, the SeekHead entry is re-pointed or added (the
 //!    SeekHead may grow into the `Void`s after it) and the Segment size is
 //!    patched.
-//! 3. Otherwise the edit is refused: moving the Clusters (a copy that
-//!    shifts them and patches every SeekPosition and CueClusterPosition) is
-//!    not done.
+//! 3. Otherwise a copy that moves the Clusters (`mkv_shift`): the
+//!    SeekHeads and Cues are rewritten for the new places.
 //!
 //! With an output file the same layout is written as a copy.
 
@@ -93,7 +92,18 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> io::Result<
             new,
         });
     }
-    let out = place(file, &lay, &changes)?;
+    let out = match place(file, &lay, &changes) {
+        Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+            // Nowhere in place: a copy that moves the Clusters.
+            let info_bytes = changes
+                .iter()
+                .find(|c| c.id == INFO)
+                .map_or(old_info, |c| c.new.clone());
+            let tags = changes.iter().find(|c| c.id == TAGS).map(|c| (c.old, c.new.clone()));
+            return super::mkv_shift::plan(file, &lay, (info, info_bytes), tags);
+        }
+        other => other?,
+    };
     Ok(if in_place_ok {
         match out.tail {
             None => Plan::InPlace(out.writes),
@@ -320,10 +330,7 @@ fn attempt(
 }
 
 fn refused(why: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!("matroska: {why}; moving the Clusters (a copy that shifts them) is not supported yet"),
-    )
+    io::Error::new(io::ErrorKind::Unsupported, format!("matroska: {why}"))
 }
 
 /// The same layout written as a new file: the input's bytes between the

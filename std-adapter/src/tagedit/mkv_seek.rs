@@ -2,6 +2,7 @@
 //! place, added. A SeekPosition keeps its width when the new value fits it
 //! (so a SeekHead whose targets only move closer keeps its size).
 
+use super::ebml::uint_sized;
 use super::ebml::{
     bytes_of, children, data_of, element, id_bytes, master, master_like, parse_header, uint, uint_element,
 };
@@ -67,7 +68,7 @@ pub(super) fn repoint(sh: &[u8], moves: &[(u64, u64, u64)], add: &[(u64, u64)]) 
                 .find(|(mid, old, _)| Some(*mid) == id && Some(*old) == value && c.id == SEEK_POSITION);
             match target {
                 Some(&(_, _, new)) => {
-                    out.push(position(new, data_of(seek, c).len()));
+                    out.push(uint_sized(SEEK_POSITION, new, data_of(seek, c).len()));
                     this_changed = true;
                 }
                 None => out.push(bytes_of(seek, c).to_vec()),
@@ -90,15 +91,6 @@ pub(super) fn repoint(sh: &[u8], moves: &[(u64, u64, u64)], add: &[(u64, u64)]) 
         ));
     }
     Ok(master_like(Some(sh), SEEK_HEAD, &kids))
-}
-
-/// A SeekPosition of `v` in `width` bytes when it fits, else the fewest.
-fn position(v: u64, width: usize) -> Vec<u8> {
-    if width <= 8 && (width == 8 || v < 1u64 << (8 * width)) && width > 0 {
-        element(SEEK_POSITION, v.to_be_bytes().get(8 - width..).unwrap_or(&[]))
-    } else {
-        uint_element(SEEK_POSITION, v)
-    }
 }
 
 #[cfg(test)]

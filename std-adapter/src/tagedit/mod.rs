@@ -12,7 +12,7 @@
 //!
 //! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
 //! with `mp4_ilst`, `mp4_box` and `mp4_offsets`, `wav`, `mkv` with
-//! `ebml`, `mkv_layout`, `mkv_tags` and `mkv_seek`);
+//! `ebml`, `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
@@ -23,6 +23,7 @@ mod id3v2;
 mod mkv;
 mod mkv_layout;
 mod mkv_seek;
+mod mkv_shift;
 mod mkv_tags;
 mod mp3;
 mod mp4;
