@@ -70,6 +70,7 @@ fn verify(path: &Path, before: &Before) {
     check_tags("mediaslice", path, &before.ours, &our_tags(path), &our_want(path));
     if is_matroska(path) {
         mkvmerge_accepts(path);
+        matroska_index_ok(path);
     }
     if let Some(ff) = &before.ffprobe {
         let after = ffprobe_tags(path).unwrap_or_else(|| panic!("{}: ffprobe no longer reads it", path.display()));
@@ -246,6 +247,74 @@ fn matroska_round_trip() {
         in_place >= want_in_place,
         "only {in_place} Matroska edits in place first"
     );
+}
+
+/// An EBML element header at `at` of `b`: ID (marker kept), data start,
+/// data size (`None`: unknown).
+fn ebml_header(b: &[u8], at: usize) -> (u64, usize, Option<u64>) {
+    let vint = |i: usize| {
+        let n = b[i].leading_zeros() as usize + 1;
+        let raw = b[i..i + n].iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+        (raw, n)
+    };
+    let (id, n) = vint(at);
+    let (raw, m) = vint(at + n);
+    let mask = (1u64 << (7 * m)) - 1;
+    let size = raw & mask;
+    (id, at + n + m, (size != mask).then_some(size))
+}
+
+/// The children of the element whose data is `b[from..to]`.
+fn ebml_children(b: &[u8], from: usize, to: usize) -> Vec<(u64, usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = from;
+    while at < to {
+        let (id, data, size) = ebml_header(b, at);
+        let end = data + size.unwrap() as usize;
+        out.push((id, data, end));
+        at = end;
+    }
+    out
+}
+
+/// Every SeekHead entry of the file points at an element of its ID, and
+/// every CueClusterPosition at a Cluster (both relative to the Segment's
+/// data, RFC 9559 §5.1.1.1.2 and §5.1.5.1.2.2).
+fn matroska_index_ok(path: &Path) {
+    let b = std::fs::read(path).unwrap();
+    let (_, data, size) = ebml_header(&b, 0);
+    let (_, seg, seg_size) = ebml_header(&b, data + size.unwrap() as usize);
+    let end = seg_size.map_or(b.len(), |s| seg + s as usize);
+    let id_at = |rel: u64| ebml_header(&b, seg + rel as usize).0;
+    let uint = |from: usize, to: usize| b[from..to].iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+    let mut at = seg;
+    while at < end {
+        let (id, data, size) = ebml_header(&b, at);
+        let Some(size) = size else { break };
+        let data_end = data + size as usize;
+        if id == 0x114D_9B74 {
+            for (_, sd, se) in ebml_children(&b, data, data_end).into_iter().filter(|c| c.0 == 0x4DBB) {
+                let kids = ebml_children(&b, sd, se);
+                let get = |want| kids.iter().find(|k| k.0 == want).map(|k| uint(k.1, k.2)).unwrap();
+                assert_eq!(id_at(get(0x53AC)), get(0x53AB), "{}: a SeekHead entry", path.display());
+            }
+        }
+        if id == 0x1C53_BB6B {
+            for (_, pd, pe) in ebml_children(&b, data, data_end).into_iter().filter(|c| c.0 == 0xBB) {
+                for (_, td, te) in ebml_children(&b, pd, pe).into_iter().filter(|c| c.0 == 0xB7) {
+                    for (_, xd, xe) in ebml_children(&b, td, te).into_iter().filter(|c| c.0 == 0xF1) {
+                        assert_eq!(
+                            id_at(uint(xd, xe)),
+                            0x1F43_B675,
+                            "{}: a CueClusterPosition",
+                            path.display()
+                        );
+                    }
+                }
+            }
+        }
+        at = data_end;
+    }
 }
 
 /// `mkvmerge --identify` reads the file without an error (exit 0, or 1
