@@ -12,7 +12,7 @@
 //!    smaller SeekPosition keeps its width).
 //! 2. **Appended** (Tags only): when the Segment ends the file and its size
 //!    can be patched (unknown, or its size field wide enough), the new Tags
-//!    goes at the end (over the old one when that was last), the old one
+//!    goes at the end (over the old one when only Voids follow it), else the old one
 //!    becomes a `Void`, the SeekHead entry is re-pointed or added (the
 //!    SeekHead may grow into the `Void`s after it) and the Segment size is
 //!    patched.
@@ -241,16 +241,21 @@ fn attempt(
             fail.get_or_insert(refused("the Tags must grow and the Segment does not end the file"));
             continue;
         }
-        let last = c
-            .old
-            .filter(|&i| i + 1 == lay.tops.len() && lay.tops[i].end() == lay.segment_end);
+        // The old Tags is last when only Voids follow it to the end.
+        let last = c.old.filter(|&i| {
+            let after = lay.tops.get(i..).unwrap_or(&[]);
+            after.iter().skip(1).all(|t| t.id == VOID)
+                && after.windows(2).all(|w| w[0].end() == w[1].start)
+                && after.last().is_some_and(|t| t.end() == lay.segment_end)
+        });
         let mut tail = c.new.clone();
         let at = match (c.old, last) {
             (_, Some(i)) => {
-                // Over the old last Tags; a new one a byte shorter leaves
-                // no room for a Void, so the file grows by one.
+                // Over the old last Tags and the Voids after it; a new one
+                // a byte shorter leaves no room for a Void, so the file
+                // grows by one.
                 let old = lay.tops[i];
-                let short = old.len().saturating_sub(n);
+                let short = (lay.segment_end - old.start).saturating_sub(n);
                 if short > 0 {
                     let v = void_header(short.max(MIN_VOID));
                     let pad = short.max(MIN_VOID) - v.len() as u64;
