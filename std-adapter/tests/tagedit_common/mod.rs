@@ -96,6 +96,27 @@ pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
     Some(tags.into_iter().map(|(k, v)| (k.to_lowercase(), v)).collect())
 }
 
+/// ffprobe's tags of every stream (`{}` for a stream without), or `None`
+/// when ffprobe is missing or cannot read the file.
+pub fn ffprobe_stream_tags(path: &Path) -> Option<Vec<Value>> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-show_streams", "-of", "json"])
+        .arg(path)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    let streams = v["streams"].as_array()?;
+    Some(
+        streams
+            .iter()
+            .map(|s| s.get("tags").cloned().unwrap_or_default())
+            .collect(),
+    )
+}
+
 /// exiftool's `Title`, `Artist` and `Album`, or `None` when exiftool is
 /// missing or fails.
 pub fn exiftool_tags(path: &Path) -> Option<Map<String, Value>> {
