@@ -80,9 +80,9 @@ pub fn our_tags(path: &Path) -> Map<String, Value> {
     v["format"]["tags"].as_object().cloned().unwrap_or_default()
 }
 
-/// ffprobe's format tags with lower-case keys, or `None` when ffprobe is
-/// missing or cannot read the file.
-pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
+/// ffprobe's `-show_format -show_streams` JSON, or `None` when ffprobe
+/// is missing or cannot read the file.
+fn ffprobe_json(path: &Path) -> Option<Value> {
     let out = Command::new("ffprobe")
         .args(["-v", "error", "-show_format", "-show_streams", "-of", "json"])
         .arg(path)
@@ -91,7 +91,13 @@ pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
     if !out.status.success() {
         return None;
     }
-    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// ffprobe's format tags with lower-case keys, or `None` when ffprobe is
+/// missing or cannot read the file.
+pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
+    let v = ffprobe_json(path)?;
     let tags = v["format"]["tags"].as_object().cloned().unwrap_or_default();
     Some(tags.into_iter().map(|(k, v)| (k.to_lowercase(), v)).collect())
 }
@@ -99,15 +105,7 @@ pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
 /// ffprobe's tags of every stream (`{}` for a stream without), or `None`
 /// when ffprobe is missing or cannot read the file.
 pub fn ffprobe_stream_tags(path: &Path) -> Option<Vec<Value>> {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_streams", "-of", "json"])
-        .arg(path)
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    let v = ffprobe_json(path)?;
     let streams = v["streams"].as_array()?;
     Some(
         streams
