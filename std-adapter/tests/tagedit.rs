@@ -435,6 +435,54 @@ fn failures_leave_the_input_intact() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn damaged_matroska_never_panics() {
+    // Each corpus Matroska file with one byte changed (a deterministic
+    // spread over its first 4 KiB, where the headers are, and its end) or
+    // cut short: the edit either succeeds (the input untouched with -o)
+    // or fails with the input byte-identical; it never panics.
+    let dir = scratch("mkv-damaged");
+    let (mut ok, mut refused) = (0, 0);
+    for f in files("matroska")
+        .into_iter()
+        .filter(|f| f.starts_with(corpus("matroska")))
+    {
+        let orig = std::fs::read(&f).unwrap();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for round in 0..300 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut bad = orig.clone();
+            if round % 10 == 9 {
+                bad.truncate((state as usize) % orig.len());
+            } else {
+                let span = orig.len().min(4096);
+                let at = if round % 3 == 0 {
+                    orig.len() - 1 - (state as usize) % span
+                } else {
+                    (state as usize) % span
+                };
+                bad[at] ^= (state >> 32) as u8 | 1;
+            }
+            let input = dir.join("in.mkv");
+            std::fs::write(&input, &bad).unwrap();
+            let out = dir.join("out.mkv");
+            let _ = std::fs::remove_file(&out);
+            match edit(&input, &edits(), Some(&out)) {
+                Ok(_) => ok += 1,
+                Err(_) => refused += 1,
+            }
+            assert_eq!(std::fs::read(&input).unwrap(), bad, "-o changed the input");
+            if edit(&input, &edits(), None).is_err() {
+                assert_eq!(std::fs::read(&input).unwrap(), bad, "a failed edit changed the file");
+            }
+        }
+    }
+    eprintln!("damaged Matroska: {ok} edited, {refused} refused, no panic");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Sets the EBML size at `at` to "unknown" (all value bits set), or to
 /// the largest known size of its width (RFC 8794 §6).
 fn huge_size(b: &mut [u8], at: usize, unknown: bool) {
