@@ -12,7 +12,7 @@
 //!
 //! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
 //! with `mp4_ilst`, `mp4_box` and `mp4_offsets`, `wav`, `mkv` with
-//! `ebml`, `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`);
+//! `ebml`, `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`, `ogg`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
@@ -30,6 +30,7 @@ mod mp4;
 mod mp4_box;
 mod mp4_ilst;
 mod mp4_offsets;
+mod ogg;
 
 mod output;
 pub mod plan;
@@ -134,7 +135,8 @@ pub struct EditReport {
 ///
 /// Supported: native FLAC (Vorbis comment), MP3 (ID3v2.3/2.4, written as
 /// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`), WAV
-/// (`LIST`/`INFO`), Matroska/WebM (Info Title, file-level Tags).
+/// (`LIST`/`INFO`), Matroska/WebM (Info Title, file-level Tags), Ogg
+/// Vorbis and Opus (the comment header; always a copy).
 ///
 /// Errors: `Unsupported` for another format; `InvalidData` for a malformed
 /// tag block or one this editor cannot rewrite (the message names the
@@ -151,11 +153,12 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Matroska) => ("matroska", mkv::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Ogg) => ("ogg", ogg::plan(&file, edits)?),
 
         Some(other) => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV and Matroska/WebM are)"),
+                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV, Matroska/WebM and Ogg Vorbis/Opus are)"),
             ))
         }
         None => {

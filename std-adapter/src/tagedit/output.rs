@@ -74,6 +74,14 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
                 match piece {
                     Piece::Bytes(b) => sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))?,
                     Piece::Range { start, len } => sink.copy_from(file, *start, *len)?,
+                    Piece::OggRenumber {
+                        start,
+                        len,
+                        serial,
+                        delta,
+                    } => super::ogg::copy_renumbered(file, *start, *len, *serial, *delta, &mut |b| {
+                        sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))
+                    })?,
                     Piece::Zeros(len) => {
                         let zeros = [0u8; 64 << 10];
                         let mut left = *len;

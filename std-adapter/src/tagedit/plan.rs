@@ -27,6 +27,15 @@ pub enum Piece {
     Bytes(Vec<u8>),
     /// `len` bytes of the input from `start`, copied unchanged.
     Range { start: u64, len: u64 },
+    /// `len` bytes of Ogg pages from `start`, the pages of stream `serial`
+    /// with their sequence numbers moved by `delta` and their CRCs
+    /// recomputed (one page in memory at a time).
+    OggRenumber {
+        start: u64,
+        len: u64,
+        serial: u32,
+        delta: i64,
+    },
     /// `len` zero bytes (the content of a padding box), written from a
     /// fixed buffer: no memory sized by `len`.
     Zeros(u64),
@@ -44,7 +53,7 @@ impl Plan {
                 .iter()
                 .map(|p| match p {
                     Piece::Bytes(b) => b.len() as u64,
-                    Piece::Range { len, .. } | Piece::Zeros(len) => *len,
+                    Piece::Range { len, .. } | Piece::Zeros(len) | Piece::OggRenumber { len, .. } => *len,
                 })
                 .sum(),
         }

@@ -77,7 +77,22 @@ pub fn our_tags(path: &Path) -> Map<String, Value> {
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    v["format"]["tags"].as_object().cloned().unwrap_or_default()
+    file_tags(path, &v).as_object().cloned().unwrap_or_default()
+}
+
+/// Where a reader's JSON keeps a file's own tags: the format's tags, or
+/// for Ogg (whose comment header belongs to its stream, as ffprobe and
+/// our reader both show it) the first stream's.
+fn file_tags<'a>(path: &Path, v: &'a Value) -> &'a Value {
+    let ogg = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "ogg" | "oga" | "opus" | "ogv" | "spx"));
+    if ogg {
+        &v["streams"][0]["tags"]
+    } else {
+        &v["format"]["tags"]
+    }
 }
 
 /// ffprobe's `-show_format -show_streams` JSON, or `None` when ffprobe
@@ -98,7 +113,7 @@ fn ffprobe_json(path: &Path) -> Option<Value> {
 /// missing or cannot read the file.
 pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
     let v = ffprobe_json(path)?;
-    let tags = v["format"]["tags"].as_object().cloned().unwrap_or_default();
+    let tags = file_tags(path, &v).as_object().cloned().unwrap_or_default();
     Some(tags.into_iter().map(|(k, v)| (k.to_lowercase(), v)).collect())
 }
 
