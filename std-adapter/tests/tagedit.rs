@@ -81,6 +81,12 @@ fn verify(path: &Path, before: &Before) {
             path.display()
         );
     }
+    if path
+        .extension()
+        .is_some_and(|e| e == "ogg" || e == "oga" || e == "opus")
+    {
+        ogg_pages_ok(path);
+    }
     if is_matroska(path) {
         mkvmerge_accepts(path);
         matroska_index_ok(path);
@@ -338,6 +344,34 @@ fn ogg_round_trip() {
     let (edited, _) = round_trip("ogg", &[".ogg", ".oga", ".opus"]);
     let want = if samples().join("ogg").is_dir() { 8 } else { 2 };
     assert!(edited >= want, "only {edited} Ogg files edited");
+}
+
+/// Every page of the Ogg file has a right CRC, and each stream's sequence
+/// numbers go up by one (RFC 3533 §6); the pages fill the file.
+fn ogg_pages_ok(path: &Path) {
+    let b = std::fs::read(path).unwrap();
+    let mut last: Vec<(u32, u32)> = Vec::new();
+    let mut at = 0;
+    while at < b.len() {
+        assert_eq!(&b[at..at + 4], b"OggS", "{}: no page at {at}", path.display());
+        let n = b[at + 26] as usize;
+        let len = 27 + n + b[at + 27..at + 27 + n].iter().map(|&l| l as usize).sum::<usize>();
+        let mut page = b[at..at + len].to_vec();
+        let stored = u32::from_le_bytes(page[22..26].try_into().unwrap());
+        page[22..26].fill(0);
+        let crc = mediaslice::crc::crc32_poly04c11db7(0, &page);
+        assert_eq!(crc, stored, "{}: the CRC of the page at {at}", path.display());
+        let serial = u32::from_le_bytes(page[14..18].try_into().unwrap());
+        let seq = u32::from_le_bytes(page[18..22].try_into().unwrap());
+        match last.iter_mut().find(|(s, _)| *s == serial) {
+            Some((_, prev)) => {
+                assert_eq!(seq, *prev + 1, "{}: the sequence at {at}", path.display());
+                *prev = seq;
+            }
+            None => last.push((serial, seq)),
+        }
+        at += len;
+    }
 }
 
 /// `mkvmerge --identify` reads the file without an error (exit 0, or 1
