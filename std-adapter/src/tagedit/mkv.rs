@@ -12,10 +12,10 @@
 //!    smaller SeekPosition keeps its width).
 //! 2. **Appended** (Tags only): when the Segment ends the file and its size
 //!    can be patched (unknown, or its size field wide enough), the new Tags
-//!    goes at the end (over the old one when only Voids follow it), else the old one
-//!    becomes a `Void`, the SeekHead entry is re-pointed or added (the
-//!    SeekHead may grow into the `Void`s after it) and the Segment size is
-//!    patched.
+//!    goes at the end (over the old one when only Voids follow it), else
+//!    the old one becomes a `Void`, the SeekHead entry is re-pointed or
+//!    added (the SeekHead may grow into the `Void`s after it) and the
+//!    Segment size is patched.
 //! 3. Otherwise a copy that moves the Clusters (`mkv_shift`): the
 //!    SeekHeads and Cues are rewritten for the new places.
 //!
