@@ -107,7 +107,7 @@ fn u32_le(b: &[u8], at: usize) -> Option<u32> {
 
 /// Splits a VORBIS_COMMENT body into its vendor string and entries
 /// (RFC 9639 §8.6). Errors: a length that runs past the block.
-fn parse_comment(body: &[u8]) -> std::io::Result<(Vec<u8>, Vec<Vec<u8>>)> {
+pub(super) fn parse_comment(body: &[u8]) -> std::io::Result<(Vec<u8>, Vec<Vec<u8>>)> {
     let bad = |what: &str| {
         malformed(format!(
             "flac VORBIS_COMMENT: {what} runs past the block (RFC 9639 §8.6)"
@@ -137,7 +137,7 @@ fn parse_comment(body: &[u8]) -> std::io::Result<(Vec<u8>, Vec<Vec<u8>>)> {
 }
 
 /// A VORBIS_COMMENT body from its vendor string and entries.
-fn build_comment(vendor: &[u8], entries: &[Vec<u8>]) -> std::io::Result<Vec<u8>> {
+pub(super) fn build_comment(vendor: &[u8], entries: &[Vec<u8>]) -> std::io::Result<Vec<u8>> {
     let too_long = || malformed("flac VORBIS_COMMENT: the new block is over 16 MiB (RFC 9639 §8.1)");
     let mut body = Vec::new();
     body.extend_from_slice(&u32::try_from(vendor.len()).map_err(|_| too_long())?.to_le_bytes());

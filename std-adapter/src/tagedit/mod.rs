@@ -11,18 +11,26 @@
 //! a malformed tag block is an error and the file is left as it was.
 //!
 //! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
-//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`, `wav`);
+//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`, `wav`, `mkv` with
+//! `ebml`, `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`, `ogg`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
+mod ebml;
 mod flac;
 mod id3v1;
 mod id3v2;
+mod mkv;
+mod mkv_layout;
+mod mkv_seek;
+mod mkv_shift;
+mod mkv_tags;
 mod mp3;
 mod mp4;
 mod mp4_box;
 mod mp4_ilst;
 mod mp4_offsets;
+mod ogg;
 
 mod output;
 pub mod plan;
@@ -101,16 +109,20 @@ pub enum EditMode {
     InPlace,
     /// A new file was written beside the target and renamed over it.
     Copy,
+    /// Tag bytes rewritten in place and the new tag written at the end:
+    /// the file grew (Matroska Tags moved to the end of the Segment).
+    Extended,
 }
 
 /// What [`edit`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditReport {
-    /// The format edited (`flac`, `mp3`, `mp4`, `wav`).
+    /// The format edited (`flac`, `mp3`, `mp4`, `wav`, `matroska`).
     pub format: &'static str,
     /// In place or by a copy.
     pub mode: EditMode,
-    /// Bytes written: the tag bytes in place, the whole new file for a copy.
+    /// Bytes written: the tag bytes in place (and the appended tag), the
+    /// whole new file for a copy.
     pub bytes_written: u64,
     /// The file written (the input when there was no output path).
     pub output: PathBuf,
@@ -123,7 +135,8 @@ pub struct EditReport {
 ///
 /// Supported: native FLAC (Vorbis comment), MP3 (ID3v2.3/2.4, written as
 /// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`), WAV
-/// (`LIST`/`INFO`).
+/// (`LIST`/`INFO`), Matroska/WebM (Info Title, file-level Tags), Ogg
+/// Vorbis and Opus (the comment header; always a copy).
 ///
 /// Errors: `Unsupported` for another format; `InvalidData` for a malformed
 /// tag block or one this editor cannot rewrite (the message names the
@@ -139,11 +152,13 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Matroska) => ("matroska", mkv::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Ogg) => ("ogg", ogg::plan(&file, edits)?),
 
         Some(other) => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4 and WAV are)"),
+                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV, Matroska/WebM and Ogg Vorbis/Opus are)"),
             ))
         }
         None => {

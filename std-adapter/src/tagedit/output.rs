@@ -38,6 +38,30 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
             out.sync_data()?;
             Ok((EditMode::InPlace, bytes))
         }
+        Plan::Append { writes, at, tail } => {
+            let len = file.metadata()?.len();
+            let end = at.checked_add(tail.len() as u64);
+            if at > len
+                || end.is_none_or(|e| e < len)
+                || writes
+                    .iter()
+                    .any(|(pos, b)| pos.checked_add(b.len() as u64).is_none_or(|e| e > at))
+            {
+                return Err(io::Error::other(
+                    "tag edit: an appending write would overlap or leave a gap",
+                ));
+            }
+            let out = OpenOptions::new().write(true).open(input)?;
+            // The new tag first, past what the file's pointers reach; then
+            // the pointers to it.
+            out.write_all_at(&tail, at)?;
+            out.sync_data()?;
+            for (pos, data) in &writes {
+                out.write_all_at(data, *pos)?;
+            }
+            out.sync_data()?;
+            Ok((EditMode::Extended, bytes))
+        }
         Plan::Copy(pieces) => {
             let mut sink = FileSink::create(target).map_err(|e| {
                 io::Error::new(
@@ -50,6 +74,14 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
                 match piece {
                     Piece::Bytes(b) => sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))?,
                     Piece::Range { start, len } => sink.copy_from(file, *start, *len)?,
+                    Piece::OggRenumber {
+                        start,
+                        len,
+                        serial,
+                        delta,
+                    } => super::ogg::copy_renumbered(file, *start, *len, *serial, *delta, &mut |b| {
+                        sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))
+                    })?,
                     Piece::Zeros(len) => {
                         let zeros = [0u8; 64 << 10];
                         let mut left = *len;

@@ -77,12 +77,27 @@ pub fn our_tags(path: &Path) -> Map<String, Value> {
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    v["format"]["tags"].as_object().cloned().unwrap_or_default()
+    file_tags(path, &v).as_object().cloned().unwrap_or_default()
 }
 
-/// ffprobe's format tags with lower-case keys, or `None` when ffprobe is
-/// missing or cannot read the file.
-pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
+/// Where a reader's JSON keeps a file's own tags: the format's tags, or
+/// for Ogg (whose comment header belongs to its stream, as ffprobe and
+/// our reader both show it) the first stream's.
+fn file_tags<'a>(path: &Path, v: &'a Value) -> &'a Value {
+    let ogg = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "ogg" | "oga" | "opus" | "ogv" | "spx"));
+    if ogg {
+        &v["streams"][0]["tags"]
+    } else {
+        &v["format"]["tags"]
+    }
+}
+
+/// ffprobe's `-show_format -show_streams` JSON, or `None` when ffprobe
+/// is missing or cannot read the file.
+fn ffprobe_json(path: &Path) -> Option<Value> {
     let out = Command::new("ffprobe")
         .args(["-v", "error", "-show_format", "-show_streams", "-of", "json"])
         .arg(path)
@@ -91,9 +106,28 @@ pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
     if !out.status.success() {
         return None;
     }
-    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
-    let tags = v["format"]["tags"].as_object().cloned().unwrap_or_default();
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// ffprobe's format tags with lower-case keys, or `None` when ffprobe is
+/// missing or cannot read the file.
+pub fn ffprobe_tags(path: &Path) -> Option<Map<String, Value>> {
+    let v = ffprobe_json(path)?;
+    let tags = file_tags(path, &v).as_object().cloned().unwrap_or_default();
     Some(tags.into_iter().map(|(k, v)| (k.to_lowercase(), v)).collect())
+}
+
+/// ffprobe's tags of every stream (`{}` for a stream without), or `None`
+/// when ffprobe is missing or cannot read the file.
+pub fn ffprobe_stream_tags(path: &Path) -> Option<Vec<Value>> {
+    let v = ffprobe_json(path)?;
+    let streams = v["streams"].as_array()?;
+    Some(
+        streams
+            .iter()
+            .map(|s| s.get("tags").cloned().unwrap_or_default())
+            .collect(),
+    )
 }
 
 /// exiftool's `Title`, `Artist` and `Album`, or `None` when exiftool is

@@ -119,6 +119,7 @@ pub(super) fn cmd_tag_edit(a: &TagsArgs) -> u8 {
             let how = match r.mode {
                 EditMode::InPlace => "in place",
                 EditMode::Copy => "by a copy",
+                EditMode::Extended => "in place and at the end",
             };
             eprintln!(
                 "mediaslice: {name}: {} tags written {how} to {}, {} bytes",
