@@ -248,8 +248,9 @@ for img in $IMGS; do
 done
 
 # ---- the recorder (feature recorder, src/recorder.rs) -------------------------
-# Each image records the H.264 and AAC clips as fragmented MP4 into RAM, reads
-# it back, and writes it to recorder.mp4 in QEMU's working directory. The host
+# Each image records the H.264 and AAC clips as fragmented MP4, then as hybrid
+# MP4, into RAM, reads each back, and writes them to recorder.mp4 and
+# recorder-hybrid.mp4 in QEMU's working directory. The host
 # twin (examples/record_host.rs) runs the same src/record.rs: the files must be
 # equal byte for byte, the host CLI must read what the image read back, and
 # ffprobe (when installed) must count the packets the image wrote.
@@ -259,10 +260,20 @@ build rec-a53 "$A53" --no-default-features --features recorder
 HOST_TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
 (cd "$HERE" && CARGO_TARGET_DIR="$FW_TARGET_DIR" cargo build -q --release ${JOBS:+-j$JOBS} \
   --target "$HOST_TRIPLE" --no-default-features --features recorder --example record_host)
-mkdir -p "$OUT/rec-host"
-if ! "$FW_TARGET_DIR/$HOST_TRIPLE/release/examples/record_host" "$OUT/rec-host/recorder.mp4" >"$OUT/rec-host.txt"; then
+rm -rf "${OUT:?}/rec-host" && mkdir -p "$OUT/rec-host"
+if ! "$FW_TARGET_DIR/$HOST_TRIPLE/release/examples/record_host" "$OUT/rec-host" >"$OUT/rec-host.txt"; then
   echo "  the host twin failed:"; sed 's/^/  | /' "$OUT/rec-host.txt"; FAIL=1
 fi
+# top_boxes FILE: the types of its top-level boxes, space-separated
+top_boxes() {
+  python3 -c 'import struct,sys
+b=open(sys.argv[1],"rb").read(); o=0; t=[]
+while o+8<=len(b):
+    n,k=struct.unpack(">I4s",b[o:o+8])
+    n=struct.unpack(">Q",b[o+8:o+16])[0] if n==1 else (len(b)-o if n==0 else n)
+    t.append(k.decode("latin-1")); o+=max(n,8)
+print(" ".join(t))' "$1"
+}
 for img in rec-m4:$M4 rec-a53:$A53; do
   name=${img%%:*} target=${img#*:}
   step "run $name ($target) under QEMU"
@@ -271,35 +282,43 @@ for img in rec-m4:$M4 rec-a53:$A53; do
     echo "$name: QEMU exited non-zero; its output:"; sed 's/^/  | /' "$OUT/$name.txt"; FAIL=1; continue
   fi
   sed 's/^/  /' "$OUT/$name.txt"
-  mp4="$OUT/$name/recorder.mp4"
-  [ -s "$mp4" ] || { echo "  $name: no recorder.mp4 written"; FAIL=1; continue; }
-  if cmp -s "$mp4" "$OUT/rec-host/recorder.mp4"; then
-    echo "  ok        $name output equals the host twin's byte for byte ($(stat -c %s "$mp4") bytes)"
-  else
-    echo "  MISMATCH  $name output differs from the host twin's"; FAIL=1
-  fi
-  back=$(sed -n 's/^readback packets=\([0-9]*\) bytes=\([0-9]*\) crc32=\([0-9a-f]*\).*/\1 \2 \3/p' "$OUT/$name.txt")
-  line=$("$MEDIASLICE" packets --summary "$mp4" || echo host-error)
-  host="?"
-  if [[ $line =~ \"packets\":\ *([0-9]+),\ *\"bytes\":\ *([0-9]+),\ *\"crc32\":\ *\"([0-9a-f]{8})\" ]]; then
-    host="${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[3]}"
-  fi
-  if [ -n "$back" ] && [ "$back" = "$host" ]; then
-    echo "  ok        $name read back by the image = the host CLI: packets bytes crc32 = $back"
-  else
-    echo "  MISMATCH  $name read back by the image: '$back', by the host CLI: '$host'"; FAIL=1
-  fi
-  wrote=$(sed -n 's/^recorder video=\([0-9]*\) audio=\([0-9]*\).*/\1,\2/p' "$OUT/$name.txt")
-  if command -v ffprobe >/dev/null; then
-    ff=$(ffprobe -v error -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$mp4" | paste -sd, -)
-    if [ "$ff" = "$wrote" ]; then
-      echo "  ok        $name ffprobe counts the packets written per track: $ff"
+  for file in recorder.mp4 recorder-hybrid.mp4; do
+    mp4="$OUT/$name/$file"
+    [ -s "$mp4" ] || { echo "  $name: no $file written"; FAIL=1; continue; }
+    if cmp -s "$mp4" "$OUT/rec-host/$file"; then
+      echo "  ok        $name $file equals the host twin's byte for byte ($(stat -c %s "$mp4") bytes)"
     else
-      echo "  MISMATCH  $name packets written per track $wrote, ffprobe counts $ff"; FAIL=1
+      echo "  MISMATCH  $name $file differs from the host twin's"; FAIL=1
     fi
-  else
-    echo "  (ffprobe not installed: the recording is not checked with it)"
-  fi
+    back=$(sed -n "s/^$file readback packets=\([0-9]*\) bytes=\([0-9]*\) crc32=\([0-9a-f]*\).*/\1 \2 \3/p" "$OUT/$name.txt")
+    line=$("$MEDIASLICE" packets --summary "$mp4" || echo host-error)
+    host="?"
+    if [[ $line =~ \"packets\":\ *([0-9]+),\ *\"bytes\":\ *([0-9]+),\ *\"crc32\":\ *\"([0-9a-f]{8})\" ]]; then
+      host="${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[3]}"
+    fi
+    if [ -n "$back" ] && [ "$back" = "$host" ]; then
+      echo "  ok        $name $file read back by the image = the host CLI: packets bytes crc32 = $back"
+    else
+      echo "  MISMATCH  $name $file read back by the image: '$back', by the host CLI: '$host'"; FAIL=1
+    fi
+    wrote=$(sed -n "s/^$file recorder video=\([0-9]*\) audio=\([0-9]*\).*/\1,\2/p" "$OUT/$name.txt")
+    if command -v ffprobe >/dev/null; then
+      ff=$(ffprobe -v error -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$mp4" | paste -sd, -)
+      if [ "$ff" = "$wrote" ]; then
+        echo "  ok        $name $file ffprobe counts the packets written per track: $ff"
+      else
+        echo "  MISMATCH  $name $file packets written per track $wrote, ffprobe counts $ff"; FAIL=1
+      fi
+    else
+      echo "  (ffprobe not installed: $file is not checked with it)"
+    fi
+    boxes=$(top_boxes "$mp4")
+    case "$file:$boxes" in
+      recorder.mp4:"ftyp moov "*"moof mdat mfra") echo "  ok        $name $file layout: ftyp moov (free moof mdat)... mfra" ;;
+      recorder-hybrid.mp4:"ftyp free mdat moov") echo "  ok        $name $file layout: ftyp free mdat moov (finished: a progressive MP4)" ;;
+      *) echo "  MISMATCH  $name $file top-level boxes: $boxes"; FAIL=1 ;;
+    esac
+  done
   rstate=$(kv "$name" Muxer)
   if [ -z "$rstate" ] || [ "$rstate" -gt "$RECORDER_STATE_BUDGET" ]; then
     echo "  OVER BUDGET: $name writer state ${rstate:-?} bytes (budget $RECORDER_STATE_BUDGET)"; FAIL=1
@@ -333,8 +352,8 @@ a53=$IMAGES/a53.elf
 printf '  (%s: .text %d  .rodata %d incl. corpus)\n' "$A53" "$(section "$a53" .text aarch64-linux-gnu-size)" \
   "$(section "$a53" .rodata aarch64-linux-gnu-size)"
 rec_clips=$(($(stat -c %s "$ROOT/corpus/files/h264/baseline.h264") + $(stat -c %s "$ROOT/corpus/files/adts/aac_lc.aac")))
-printf '  recorder image (fMP4 writer, MP4/H.264/ADTS demuxers, harness): flash %d bytes, of which %d the two clips; writer state %s bytes (budget %d), stack %s, muxer scratch %s\n' \
-  "$(flash "$IMAGES/rec-m4.elf")" "$rec_clips" "$(kv rec-m4 Muxer)" "$RECORDER_STATE_BUDGET" "$(kv rec-m4 stack)" "$(kv rec-m4 scratch)"
+printf '  recorder image (fMP4 and hybrid writer, MP4/H.264/ADTS demuxers, harness): flash %d bytes, of which %d the two clips; writer state %s bytes (budget %d), stack %s, muxer scratch %s (hybrid %s)\n' \
+  "$(flash "$IMAGES/rec-m4.elf")" "$rec_clips" "$(kv rec-m4 Muxer)" "$RECORDER_STATE_BUDGET" "$(kv rec-m4 stack)" "$(kv rec-m4 scratch)" "$(kv rec-m4 hybrid_scratch)"
 if [ "$code_flash" -gt "$FLASH_BUDGET" ]; then echo "  OVER BUDGET: flash"; FAIL=1; fi
 if [ -z "$stack_reader" ] || [ "$stack_reader" -gt "$STACK_BUDGET" ] || [ "$stack_slice" -gt "$STACK_BUDGET" ]; then
   echo "  OVER BUDGET: stack"; FAIL=1

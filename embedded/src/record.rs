@@ -32,12 +32,63 @@ pub const FRAGMENT_MS: u32 = 2000;
 /// Most samples of all tracks in one fragment (the record table's size).
 pub const SAMPLES_PER_FRAGMENT: u32 = 256;
 
-/// The muxer's scratch: [`SAMPLES_PER_FRAGMENT`] records of 24 bytes and
-/// 40 bytes of `moof` room each (16 KiB), the init segment being built
-/// (about 2.3 KiB), and room for the packets held
-/// until every track's codec configuration is known from its first packet
-/// (Annex B parameter sets, the ADTS header).
+/// The muxer's scratch for a fragmented recording:
+/// [`SAMPLES_PER_FRAGMENT`] records of 24 bytes and 40 bytes of `moof`
+/// room each (16 KiB), the init segment being built (about 2.3 KiB), and
+/// room for the packets held until every track's codec configuration is
+/// known from its first packet (Annex B parameter sets, the ADTS header).
 pub const MUX_SCRATCH: usize = 20 * 1024;
+
+/// The muxer's scratch for a hybrid recording: as much again for the
+/// progressive index it keeps until `finish` (about 4 bytes a sample: the
+/// 1,400 samples here take under 6 KiB). While a codec configuration is
+/// to come from the packets, the hybrid muxer gives its fragments half
+/// the scratch and the index the other half.
+pub const HYBRID_SCRATCH: usize = 2 * 16 * 1024;
+
+/// The two recordings the firmware makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Fragmented MP4 / CMAF: every fragment complete on its own.
+    Fragmented,
+    /// Hybrid MP4: fragments while recording, a progressive `moov` over
+    /// the same payload at `finish` (issue 25).
+    Hybrid,
+}
+
+impl Mode {
+    /// Both, in the order the firmware records them.
+    pub const ALL: [Mode; 2] = [Mode::Fragmented, Mode::Hybrid];
+
+    /// The host file name of the recording.
+    pub fn file(self) -> &'static str {
+        match self {
+            Mode::Fragmented => "recorder.mp4",
+            Mode::Hybrid => "recorder-hybrid.mp4",
+        }
+    }
+
+    /// The muxer format.
+    pub fn format(self) -> MuxFormat {
+        let f = Fragmenting {
+            duration_ms: FRAGMENT_MS,
+            cmaf: true,
+            max_samples: SAMPLES_PER_FRAGMENT,
+        };
+        match self {
+            Mode::Fragmented => MuxFormat::Fmp4(f),
+            Mode::Hybrid => MuxFormat::HybridMp4(f),
+        }
+    }
+
+    /// The muxer scratch it needs.
+    pub fn scratch(self) -> usize {
+        match self {
+            Mode::Fragmented => MUX_SCRATCH,
+            Mode::Hybrid => HYBRID_SCRATCH,
+        }
+    }
+}
 
 /// The writer's state, whose sizes the firmware and its twin print:
 /// the muxer (with its context: tracks, codec configurations, tags) and
@@ -51,13 +102,6 @@ pub fn state_sizes() -> [(&'static str, usize); 3] {
     ]
 }
 
-/// The muxer format of the recording.
-pub const FORMAT: MuxFormat = MuxFormat::Fmp4(Fragmenting {
-    duration_ms: FRAGMENT_MS,
-    cmaf: true,
-    max_samples: SAMPLES_PER_FRAGMENT,
-});
-
 /// What the recorder wrote.
 #[derive(Default, Clone, Copy, PartialEq, Eq)]
 pub struct Recorded {
@@ -70,6 +114,10 @@ pub struct Recorded {
     pub closed_early: u32,
     /// Most samples in one fragment.
     pub most_samples: u32,
+    /// Hybrid: samples in the progressive index, and whether it filled
+    /// its part of the scratch (the file then stays fragmented).
+    pub index_samples: u64,
+    pub index_full: bool,
 }
 
 /// Per-track summary of a read-back, and of all tracks together (the
@@ -181,10 +229,10 @@ fn stamped<'p>(p: Packet<'p>, track: usize, clock: &mut Clock, loops: u32, span:
 /// Records `video` (H.264 Annex B) and `audio` (ADTS) looped [`LOOPS`]
 /// times into `sink` as fragmented MP4, with `scratch` for the muxer. The
 /// inputs need no scratch: their packets are contiguous in memory.
-pub fn record<K: Sink>(video: &[u8], audio: &[u8], sink: K, scratch: &mut [u8]) -> Result<(K, Recorded)> {
+pub fn record<K: Sink>(video: &[u8], audio: &[u8], mode: Mode, sink: K, scratch: &mut [u8]) -> Result<(K, Recorded)> {
     let mut v = Input::open(video)?;
     let mut a = Input::open(audio)?;
-    let mut m = Muxer::with_scratch(sink, FORMAT, scratch)?;
+    let mut m = Muxer::with_scratch(sink, mode.format(), scratch)?;
     for input in [&mut v, &mut a] {
         let no_track = Error::new(ErrorKind::Malformed, 0, &"recorder: an input without a track");
         let track = input.demuxer.tracks().first().cloned().ok_or(no_track)?;
@@ -243,6 +291,9 @@ pub fn record<K: Sink>(video: &[u8], audio: &[u8], sink: K, scratch: &mut [u8]) 
         rec.fragments = st.fragments;
         rec.closed_early = st.closed_early;
         rec.most_samples = st.most_samples;
+        // Before `finish`: the last fragment's samples are not counted yet.
+        rec.index_samples = st.index_samples;
+        rec.index_full = st.index_full;
     }
     let sink = m.finish()?;
     rec.bytes = sink.position();
