@@ -46,11 +46,13 @@ pub struct Picture {
     pub kind: PictureKind,
     /// The file's bytes, unchanged.
     pub data: Vec<u8>,
-    /// Width and height in pixels, colour depth in bits per pixel, number
-    /// of colours (0 unless indexed); zeros when the header does not say.
+    /// Width in pixels (0 when the header does not say).
     pub width: u32,
+    /// Height in pixels (0 when the header does not say).
     pub height: u32,
+    /// Colour depth in bits per pixel (0 when the header does not say).
     pub depth: u32,
+    /// Number of colours of an indexed PNG, else 0.
     pub colors: u32,
 }
 
