@@ -340,3 +340,29 @@ fn bench_remux_to_mp4() {
         );
     }
 }
+
+/// AAC with no configuration: the packets must be ADTS. A raw frame (the
+/// first of ffmpeg's `-movflags empty_moov` fMP4 made from ADTS, whose
+/// `esds` has no DecoderSpecificInfo) is refused, never read as an ADTS
+/// header (docs/write-side.md, `mediaslice remux`).
+#[test]
+fn aac_without_config_refuses_raw_frames() {
+    let mut out = vec![0u8; 1 << 16];
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut out), MuxFormat::Mp4, vec![0u8; 4096]).unwrap();
+    let aac = Track {
+        kind: TrackKind::Audio,
+        codec: Codec::Aac,
+        time_base: Rational::new(1, 48_000),
+        sample_rate: 48_000,
+        channels: 2,
+        ..Track::default()
+    };
+    m.add_track(&TrackSpec::new(&aac)).unwrap();
+    let raw = [
+        0x21, 0x29, 0xcf, 0x04, 0xfe, 0xf8, 0x00, 0x09, 0xdb, 0x4d, 0x15, 0x95, 0xaf, 0x56, 0x4e, 0xed,
+    ];
+    let e = m
+        .write_packet(&Packet::contiguous(0, 0, &raw).with_times(Some(0), Some(0), None))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Malformed);
+}

@@ -141,6 +141,9 @@ pub enum RemuxError {
     /// The format writes its index after the media and patches sizes, so it
     /// cannot go to standard output or be written live.
     NeedsSeek(RemuxFormat),
+    /// Input stream `.0` cannot be written, for reason `.1`; `--streams`
+    /// can leave it out.
+    Track(usize, &'static str),
 }
 
 impl fmt::Display for RemuxError {
@@ -159,6 +162,7 @@ impl fmt::Display for RemuxError {
                 "{} writes its index after the media: it needs an output file (not standard output, not --live); use mkv for a stream",
                 t.names().first().copied().unwrap_or("this format")
             ),
+            RemuxError::Track(i, why) => write!(f, "stream {i}: {why}; leave it out with --streams"),
         }
     }
 }
@@ -222,6 +226,10 @@ pub fn start_us(tracks: &[PreparedTrack]) -> i64 {
         .unwrap_or(0)
         .max(0)
 }
+
+/// Why an AAC track with neither an AudioSpecificConfig nor ADTS packets
+/// is refused rather than given a made-up config (docs/write-side.md).
+const AAC_WITHOUT_CONFIG: &str = "AAC without an AudioSpecificConfig (an esds with no DecoderSpecificInfo) and with raw, not ADTS, packets: its audioObjectType is in neither, so no config can be written (ISO/IEC 14496-3 1.6.2.1); ffprobe shows profile -1 for it and ffmpeg's Matroska muxer refuses it too";
 
 /// Most packets read looking for the first packet of a track whose
 /// configuration is in the stream.
@@ -403,7 +411,14 @@ pub fn prepare_tracks<S: Source>(
                 }
                 if needs_first_packet(&t.track, &t.config) {
                     t.config = match t.track.codec {
-                        Codec::Aac => p.data.get(..7).map(<[u8]>::to_vec).unwrap_or_default(),
+                        // Only an ADTS header: raw AAC (an MP4 whose esds
+                        // has no DecoderSpecificInfo) stays without one.
+                        Codec::Aac => p
+                            .data
+                            .get(..7)
+                            .filter(|h| mediaslice::codec::adts::AdtsHeader::parse(h).is_some())
+                            .map(<[u8]>::to_vec)
+                            .unwrap_or_default(),
                         Codec::Av1 => av1_sequence_header(p.data),
                         c => annexb_parameter_sets(c, p.data),
                     };
@@ -465,6 +480,9 @@ pub fn declare_tracks<K: Sink, B: AsMut<[u8]>, P: SpillStore>(
             report.skipped.push((i, reason));
             map.push(None);
             continue;
+        }
+        if t.track.codec == Codec::Aac && t.config.is_empty() {
+            return Err(RemuxError::Track(i, AAC_WITHOUT_CONFIG));
         }
         let spec = TrackSpec::new(&t.track).with_config(&t.config);
         map.push(Some(muxer.add_track(&spec).map_err(RemuxError::Output)?));

@@ -24,6 +24,7 @@ fn edits() -> Edits {
     Edits {
         set: WANT.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         remove: Vec::new(),
+        ..Edits::default()
     }
 }
 
@@ -117,11 +118,7 @@ fn verify(path: &Path, before: &Before) {
 fn round_trip(family: &str, exts: &[&str]) -> (usize, usize) {
     let dir = scratch(family);
     let (mut edited, mut in_place) = (0, 0);
-    for f in files(family) {
-        let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        if !exts.iter().any(|e| name.ends_with(e)) {
-            continue;
-        }
+    for (name, f) in named_files(family, exts) {
         let Some((pk, ranges)) = packets(&f) else {
             eprintln!("{name}: our reader does not open it; not edited");
             continue;
@@ -186,6 +183,7 @@ fn round_trip(family: &str, exts: &[&str]) -> (usize, usize) {
         let long = Edits {
             set: vec![("comment".into(), "x".repeat(orig.len().max(70_000)))],
             remove: Vec::new(),
+            ..Edits::default()
         };
         let r = edit(&work, &long, None).unwrap();
         assert_ne!(

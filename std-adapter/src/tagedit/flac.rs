@@ -1,9 +1,10 @@
-//! Native FLAC: the VORBIS_COMMENT metadata block (RFC 9639 §8.6) rewritten
-//! in place when it fits the old block plus the PADDING blocks after it
-//! (§8.3), else a copy with new metadata blocks and the frames unchanged.
+//! Native FLAC: the VORBIS_COMMENT metadata block (RFC 9639 §8.6) and
+//! front-cover PICTURE blocks (§8.8) rewritten in place when they fit the
+//! old blocks plus the PADDING blocks after them (§8.3), else a copy with
+//! new metadata blocks and the frames unchanged.
 
 use super::plan::{Piece, Plan};
-use super::{malformed, read_at, Edits};
+use super::{malformed, read_at, Edits, Picture};
 use mediaslice::format::xiph::comment::common_name;
 use std::fs::File;
 
@@ -11,6 +12,9 @@ use std::fs::File;
 const STREAMINFO: u8 = 0;
 const PADDING: u8 = 1;
 const VORBIS_COMMENT: u8 = 4;
+const PICTURE: u8 = 6;
+/// PICTURE type 3, front cover (RFC 9639 §8.8, table 13).
+const FRONT_COVER: u32 = 3;
 const INVALID: u8 = 127;
 /// Most metadata blocks walked before the file is refused.
 const MAX_BLOCKS: usize = 4096;
@@ -224,7 +228,7 @@ fn walk(file: &File) -> std::io::Result<(u64, Vec<Block>)> {
 }
 
 /// The plan for `edits` on the FLAC file `file`: in place when allowed and
-/// the new VORBIS_COMMENT fits, else a copy.
+/// the new blocks fit, else a copy.
 pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Result<Plan> {
     let (start, blocks) = walk(file)?;
     let mut comments = blocks.iter().enumerate().filter(|(_, b)| b.kind == VORBIS_COMMENT);
@@ -232,46 +236,117 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
     if comments.next().is_some() {
         return Err(malformed("flac: more than one VORBIS_COMMENT block (RFC 9639 §8.6)"));
     }
-    let (vendor, mut entries) = match found {
-        Some((_, b)) => parse_comment(&read_at(file, b.pos + 4, b.len as usize, "flac VORBIS_COMMENT")?)?,
-        None => (VENDOR.as_bytes().to_vec(), Vec::new()),
+    // The new VORBIS_COMMENT body, when text fields change.
+    let comment = if edits.touches_fields() || !edits.touches_pictures() {
+        let (vendor, mut entries) = match found {
+            Some((_, b)) => parse_comment(&read_at(file, b.pos + 4, b.len as usize, "flac VORBIS_COMMENT")?)?,
+            None => (VENDOR.as_bytes().to_vec(), Vec::new()),
+        };
+        apply(&mut entries, edits)?;
+        Some(build_comment(&vendor, &entries)?)
+    } else {
+        None
     };
-    apply(&mut entries, edits)?;
-    let body = build_comment(&vendor, &entries)?;
+    let picture = edits.picture.as_ref().map(picture_body).transpose()?;
+    // What happens to each block.
+    let mut roles = Vec::with_capacity(blocks.len());
+    for b in &blocks {
+        roles.push(match b.kind {
+            PADDING => Role::Free,
+            VORBIS_COMMENT if comment.is_some() => Role::Replaced,
+            PICTURE if edits.remove_picture => Role::Replaced,
+            PICTURE if picture.is_some() && picture_type(file, b)? == FRONT_COVER => Role::Replaced,
+            _ => Role::Kept,
+        });
+    }
+    let edit = Edit {
+        comment,
+        picture,
+        roles,
+    };
     if in_place_ok {
-        if let Some(p) = in_place(&blocks, found.map(|(i, _)| i), &body) {
+        if let Some(p) = in_place(&blocks, &edit) {
             return Ok(p);
         }
     }
-    copy(file, start, &blocks, &body)
+    copy(file, start, &blocks, &edit)
 }
 
-/// Positioned writes for the new comment body when it fits the region of
-/// the old VORBIS_COMMENT block (or, without one, the first PADDING block)
-/// and the PADDING blocks right after it: the comment block, then a
-/// PADDING header for what is left (none when nothing is, never a 1 to 3
-/// byte gap), then zeros over the old comment bytes the padding now
-/// covers. `None` when it does not fit.
-fn in_place(blocks: &[Block], comment: Option<usize>, body: &[u8]) -> Option<Plan> {
-    let first = comment.or_else(|| blocks.iter().position(|b| b.kind == PADDING))?;
-    let region = blocks.get(first..)?;
-    let pads = region.iter().skip(1).take_while(|b| b.kind == PADDING).count();
-    let region = region.get(..=pads)?;
+/// What an edit does to a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Left as it is.
+    Kept,
+    /// Rewritten or removed (the VORBIS_COMMENT, a picture replaced).
+    Replaced,
+    /// PADDING: space for the new blocks.
+    Free,
+}
+
+/// The new blocks' bodies and each old block's role.
+struct Edit {
+    comment: Option<Vec<u8>>,
+    picture: Option<Vec<u8>>,
+    roles: Vec<Role>,
+}
+
+impl Edit {
+    /// The new blocks, in order: the comment, then the picture.
+    fn new_blocks(&self) -> Vec<(u8, &[u8])> {
+        let mut out = Vec::new();
+        if let Some(c) = &self.comment {
+            out.push((VORBIS_COMMENT, c.as_slice()));
+        }
+        if let Some(p) = &self.picture {
+            out.push((PICTURE, p.as_slice()));
+        }
+        out
+    }
+}
+
+/// Positioned writes for the new blocks when they fit the run of blocks
+/// that starts at the first replaced one (or, with none, the first PADDING
+/// block) and holds only replaced and PADDING blocks, every replaced one
+/// among them: the new blocks, then a PADDING header for what is left
+/// (none when nothing is, never a 1 to 3 byte gap), then zeros over the
+/// old bytes the padding now covers. `None` when it does not fit.
+fn in_place(blocks: &[Block], edit: &Edit) -> Option<Plan> {
+    let first = edit
+        .roles
+        .iter()
+        .position(|&r| r == Role::Replaced)
+        .or_else(|| edit.roles.iter().position(|&r| r == Role::Free))?;
+    let run = edit
+        .roles
+        .get(first..)?
+        .iter()
+        .take_while(|&&r| r != Role::Kept)
+        .count();
+    if edit.roles.get(first + run..)?.contains(&Role::Replaced) {
+        return None;
+    }
+    let region = blocks.get(first..first + run)?;
     let (head, tail) = (region.first()?, region.last()?);
     let available = tail.end() - head.pos;
-    let need = 4 + body.len() as u64;
+    let new = edit.new_blocks();
+    let need: u64 = new.iter().map(|(_, b)| 4 + b.len() as u64).sum();
     let left = available.checked_sub(need)?;
     if (1..4).contains(&left) {
         return None;
     }
-    let mut block = header(VORBIS_COMMENT, left == 0 && tail.last, body.len()).to_vec();
-    block.extend_from_slice(body);
-    let mut writes = vec![(head.pos, block)];
+    let mut bytes = Vec::with_capacity(need as usize);
+    for (i, (kind, body)) in new.iter().enumerate() {
+        let last = i + 1 == new.len() && left == 0 && tail.last;
+        bytes.extend_from_slice(&header(*kind, last, body.len()));
+        bytes.extend_from_slice(body);
+    }
+    let mut writes = vec![(head.pos, bytes)];
     if left >= 4 {
         let pad_at = head.pos + need;
         writes.push((pad_at, header(PADDING, tail.last, (left - 4) as usize).to_vec()));
-        // The old padding's bytes are zeros already; what was comment
-        // text (or a header) before the last PADDING block's body is not.
+        // The old padding's bytes are zeros already; what was a comment,
+        // a picture (or a header) before the last PADDING block's body is
+        // not.
         let zero_from = pad_at + 4;
         let zero_to = if tail.kind == PADDING { tail.pos + 4 } else { tail.end() };
         if zero_to > zero_from {
@@ -281,28 +356,38 @@ fn in_place(blocks: &[Block], comment: Option<usize>, body: &[u8]) -> Option<Pla
     Some(Plan::InPlace(writes))
 }
 
-/// A copy: what precedes the metadata, the blocks in their order with the
-/// new VORBIS_COMMENT in the old one's place (after STREAMINFO when there
-/// was none) and no old PADDING, a new PADDING of [`COPY_PADDING`] bytes
-/// last, then the frames unchanged.
-fn copy(file: &File, start: u64, blocks: &[Block], body: &[u8]) -> std::io::Result<Plan> {
+/// A copy: what precedes the metadata, the kept blocks in their order with
+/// the new VORBIS_COMMENT in the old one's place (after STREAMINFO when
+/// there was none) and the new picture after it, no old PADDING, a new
+/// PADDING of [`COPY_PADDING`] bytes last, then the frames unchanged.
+fn copy(file: &File, start: u64, blocks: &[Block], edit: &Edit) -> std::io::Result<Plan> {
     let mut pieces = vec![Piece::Range {
         start: 0,
         len: start + 4,
     }];
     let had_comment = blocks.iter().any(|b| b.kind == VORBIS_COMMENT);
-    for b in blocks {
-        match b.kind {
-            PADDING => {}
-            VORBIS_COMMENT => pieces.push(comment_block(body)),
-            kind => {
+    let mut placed = false;
+    let mut place = |pieces: &mut Vec<Piece>| {
+        if !placed {
+            for (kind, body) in edit.new_blocks() {
+                pieces.push(block(kind, body));
+            }
+            placed = true;
+        }
+    };
+    for (b, role) in blocks.iter().zip(&edit.roles) {
+        match (b.kind, role) {
+            (PADDING, _) => {}
+            (VORBIS_COMMENT, Role::Replaced) => place(&mut pieces),
+            (_, Role::Replaced) => {}
+            (kind, _) => {
                 pieces.push(Piece::Bytes(header(kind, false, b.len as usize).to_vec()));
                 pieces.push(Piece::Range {
                     start: b.pos + 4,
                     len: b.len,
                 });
-                if kind == STREAMINFO && !had_comment {
-                    pieces.push(comment_block(body));
+                if (kind == STREAMINFO && !had_comment) || (kind == VORBIS_COMMENT && edit.comment.is_none()) {
+                    place(&mut pieces);
                 }
             }
         }
@@ -319,8 +404,36 @@ fn copy(file: &File, start: u64, blocks: &[Block], body: &[u8]) -> std::io::Resu
     Ok(Plan::Copy(pieces))
 }
 
-fn comment_block(body: &[u8]) -> Piece {
-    let mut block = header(VORBIS_COMMENT, false, body.len()).to_vec();
-    block.extend_from_slice(body);
-    Piece::Bytes(block)
+/// The picture type of PICTURE block `b` (its first 4 bytes, RFC 9639
+/// §8.8).
+fn picture_type(file: &File, b: &Block) -> std::io::Result<u32> {
+    let t = read_at(file, b.pos + 4, 4, "flac PICTURE")?;
+    Ok(u32::from_be_bytes([t[0], t[1], t[2], t[3]]))
+}
+
+/// A PICTURE block body (RFC 9639 §8.8): type 3 (front cover), the MIME
+/// type, an empty description, width, height, depth, colours, the data.
+fn picture_body(p: &Picture) -> std::io::Result<Vec<u8>> {
+    let mime = p.kind.mime().as_bytes();
+    let mut out = Vec::with_capacity(32 + mime.len() + p.data.len());
+    out.extend_from_slice(&FRONT_COVER.to_be_bytes());
+    out.extend_from_slice(&(mime.len() as u32).to_be_bytes());
+    out.extend_from_slice(mime);
+    out.extend_from_slice(&0u32.to_be_bytes());
+    for v in [p.width, p.height, p.depth, p.colors, p.data.len() as u32] {
+        out.extend_from_slice(&v.to_be_bytes());
+    }
+    out.extend_from_slice(&p.data);
+    if out.len() > MAX_BODY {
+        return Err(malformed(
+            "flac: the picture does not fit a metadata block (16 MiB, RFC 9639 §8.1)",
+        ));
+    }
+    Ok(out)
+}
+
+fn block(kind: u8, body: &[u8]) -> Piece {
+    let mut out = header(kind, false, body.len()).to_vec();
+    out.extend_from_slice(body);
+    Piece::Bytes(out)
 }

@@ -6,7 +6,7 @@
 //! frame that is compressed, encrypted or grouped is refused. A file
 //! without a tag gets a 2.4 tag.
 
-use super::{malformed, read_at, Edits};
+use super::{malformed, read_at, Edits, Picture};
 use mediaslice::format::es::id3::frame_name;
 use std::fs::File;
 
@@ -318,7 +318,38 @@ pub(super) fn apply(frames: &mut Vec<Frame>, edits: &Edits) -> std::io::Result<(
             frames.insert(at, new_frame(name, value)?);
         }
     }
+    if edits.touches_pictures() {
+        let gone = |f: &Frame| &f.id == b"APIC" && (edits.remove_picture || apic_type(f) == Some(FRONT_COVER));
+        let first = frames.iter().position(gone);
+        frames.retain(|f| !gone(f));
+        if let Some(p) = &edits.picture {
+            let at = first.unwrap_or(frames.len()).min(frames.len());
+            frames.insert(at, apic(p)?);
+        }
+    }
     Ok(())
+}
+
+/// APIC picture type 3, front cover (ID3v2.4 frames §4.14).
+const FRONT_COVER: u8 = 3;
+
+/// The picture type of an APIC frame: after the encoding byte and the
+/// MIME type (ISO-8859-1, zero-terminated) (§4.14).
+fn apic_type(f: &Frame) -> Option<u8> {
+    let body = f.body().get(1..)?;
+    let end = body.iter().position(|&b| b == 0)?;
+    body.get(end + 1).copied()
+}
+
+/// An APIC frame (§4.14): encoding 0 (ISO-8859-1), the MIME type, type 3
+/// (front cover), an empty description, the picture's bytes.
+fn apic(p: &Picture) -> std::io::Result<Frame> {
+    let mut body = Vec::with_capacity(p.data.len() + 16);
+    body.push(0);
+    body.extend_from_slice(p.kind.mime().as_bytes());
+    body.extend_from_slice(&[0, FRONT_COVER, 0]);
+    body.extend_from_slice(&p.data);
+    frame(*b"APIC", [0, 0], &body)
 }
 
 /// The header and frames of a 2.4 tag whose size field

@@ -33,6 +33,7 @@ mod mp4_offsets;
 mod ogg;
 
 mod output;
+mod picture;
 pub mod plan;
 mod wav;
 
@@ -41,6 +42,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use picture::{Picture, PictureKind, MAX_PICTURE};
 pub use plan::Plan;
 
 /// The changes asked for: fields to set and fields to remove. A name is a
@@ -54,12 +56,28 @@ pub struct Edits {
     pub set: Vec<(String, String)>,
     /// Names whose every value is removed.
     pub remove: Vec<String>,
+    /// A front cover to embed: it replaces every front-cover picture (FLAC
+    /// PICTURE type 3, ID3v2 APIC type 3, the MP4 `covr` item).
+    pub picture: Option<Picture>,
+    /// Remove every embedded picture (FLAC PICTURE blocks, APIC frames,
+    /// `covr`), before `picture` is added.
+    pub remove_picture: bool,
 }
 
 impl Edits {
     /// True when nothing is to change.
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty() && self.remove.is_empty()
+        self.set.is_empty() && self.remove.is_empty() && self.picture.is_none() && !self.remove_picture
+    }
+
+    /// True when text fields are set or removed (not only pictures).
+    pub fn touches_fields(&self) -> bool {
+        !self.set.is_empty() || !self.remove.is_empty()
+    }
+
+    /// True when pictures change.
+    pub fn touches_pictures(&self) -> bool {
+        self.picture.is_some() || self.remove_picture
     }
 
     /// Adds `NAME=VALUE` (as given on the command line) to the fields to
@@ -151,6 +169,19 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Flac) => ("flac", flac::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
+        Some(kind @ (FormatKind::Wav | FormatKind::Matroska | FormatKind::Ogg)) if edits.touches_pictures() => {
+            // Never a silent no-op: the picture edit is refused, and the
+            // text edits given with it are not made either.
+            let name = match kind {
+                FormatKind::Wav => "WAV",
+                FormatKind::Matroska => "Matroska/WebM (attachments are not written yet)",
+                _ => "Ogg (METADATA_BLOCK_PICTURE is not written yet)",
+            };
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("tag editing: {name} has no picture field here (FLAC, MP3 and MP4 do)"),
+            ));
+        }
         Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Matroska) => ("matroska", mkv::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Ogg) => ("ogg", ogg::plan(&file, edits)?),

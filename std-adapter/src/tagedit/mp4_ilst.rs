@@ -152,6 +152,17 @@ pub(super) fn edit_moov(moov: &[u8], edits: &Edits) -> std::io::Result<Vec<u8>> 
             items.insert(first.unwrap_or(items.len()).min(items.len()), new_item(name, value)?);
         }
     }
+    // Cover art: the whole `covr` item (it has no picture types), one
+    // `data` atom of type 13 (JPEG) or 14 (PNG).
+    if edits.touches_pictures() {
+        let covr = |i: &Vec<u8>| i.get(4..8) == Some(b"covr");
+        let first = items.iter().position(covr);
+        items.retain(|i| !covr(i));
+        if let Some(p) = &edits.picture {
+            let item = make(b"covr", &data(p.kind.mp4_data_type(), &p.data)?)?;
+            items.insert(first.unwrap_or(items.len()).min(items.len()), item);
+        }
+    }
     let list = make(b"ilst", &items.concat())?;
     let meta_bytes = match (&meta, &ilst) {
         (Some(mt), found) => {

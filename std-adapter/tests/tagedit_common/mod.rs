@@ -44,6 +44,16 @@ pub fn files(family: &str) -> Vec<PathBuf> {
     v
 }
 
+/// The files of `family` (see [`files`]) whose name ends with one of
+/// `exts`, with their names.
+pub fn named_files(family: &str, exts: &[&str]) -> Vec<(String, PathBuf)> {
+    files(family)
+        .into_iter()
+        .map(|f| (f.file_name().unwrap().to_string_lossy().into_owned(), f))
+        .filter(|(name, _)| exts.iter().any(|e| name.ends_with(e)))
+        .collect()
+}
+
 /// A fresh folder for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("mediaslice-tagedit-{}-{name}", std::process::id()));

@@ -127,7 +127,8 @@ enum Cmd {
         summary: bool,
     },
     /// The tags: key, common name, value and scope; with `--set` or
-    /// `--remove`, edits them (FLAC, MP3, MP4, WAV; see `docs/tags.md`).
+    /// `--remove`, edits them (FLAC, MP3, MP4, WAV, Matroska/WebM, Ogg;
+    /// `--picture`: FLAC, MP3, MP4; see `docs/tags.md`).
     Tags(TagsArgs),
     /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
     Io(FileArgs),
@@ -158,7 +159,7 @@ struct FileArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("edit").args(["set", "remove"]).multiple(true)))]
+#[command(group(clap::ArgGroup::new("edit").args(["set", "remove", "picture"]).multiple(true)))]
 struct TagsArgs {
     #[command(flatten)]
     file: FileArgs,
@@ -167,9 +168,14 @@ struct TagsArgs {
     /// format's keys, other names are written as given. Repeatable.
     #[arg(long, value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// Remove every value of a field. Repeatable.
+    /// Remove every value of a field. Repeatable. `--remove picture`
+    /// removes every embedded picture.
     #[arg(long, value_name = "NAME")]
     remove: Vec<String>,
+    /// Embed FILE (JPEG or PNG, at most 16 MiB) as the front cover,
+    /// replacing the old one (FLAC, MP3, MP4).
+    #[arg(long, value_name = "FILE")]
+    picture: Option<PathBuf>,
     /// Write the edited file here and leave the input as it is (by default
     /// the input is edited: in place when the tag fits, else through a
     /// copy renamed over it).
@@ -486,7 +492,7 @@ fn run(cli: &Cli) -> u8 {
             return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, &a.segment, &live);
         }
         Cmd::Io(a) => (a, SourceKind::Pread),
-        Cmd::Tags(t) if !t.set.is_empty() || !t.remove.is_empty() => return cmd_tag_edit(t),
+        Cmd::Tags(t) if !t.set.is_empty() || !t.remove.is_empty() || t.picture.is_some() => return cmd_tag_edit(t),
         Cmd::Probe(p) if p.json_lines => return batch::cmd_batch(p, &http_config(cli)),
         Cmd::Probe(p) if !p.more.is_empty() => {
             eprintln!("mediaslice: probe takes one input; give --json-lines to probe many");

@@ -99,15 +99,31 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
     }
 }
 
-/// `mediaslice tags IN --set NAME=VALUE --remove NAME [-o OUT]`: the work
+/// `mediaslice tags IN --set NAME=VALUE --remove NAME --picture FILE [-o
+/// OUT]`: the work
 /// is `mediaslice_std::tagedit::edit`; this prints its report on stderr.
 pub(super) fn cmd_tag_edit(a: &TagsArgs) -> u8 {
-    use mediaslice_std::tagedit::{edit, EditMode, Edits};
+    use mediaslice_std::tagedit::{edit, EditMode, Edits, Picture};
     let name = a.file.file.to_string_lossy();
     let mut edits = Edits {
-        remove: a.remove.clone(),
+        remove: a
+            .remove
+            .iter()
+            .filter(|r| !r.eq_ignore_ascii_case("picture"))
+            .cloned()
+            .collect(),
+        remove_picture: a.remove.iter().any(|r| r.eq_ignore_ascii_case("picture")),
         ..Edits::default()
     };
+    if let Some(p) = &a.picture {
+        match Picture::read(p) {
+            Ok(p) => edits.picture = Some(p),
+            Err(e) => {
+                eprintln!("mediaslice: {e}");
+                return EXIT_USAGE;
+            }
+        }
+    }
     for s in &a.set {
         if let Err(e) = edits.push_set(s) {
             eprintln!("mediaslice: {e}");

@@ -1,0 +1,285 @@
+//! `tags --picture FILE` / `--remove picture` (issue 20): for every corpus
+//! and sample FLAC, MP3 and MP4/M4A file, a JPEG front cover is added, then
+//! replaced by a PNG (into another file), then removed; after each step our
+//! reader and ffprobe see the picture (an attached-picture stream, codec
+//! mjpeg or png, its size) or none, and every audio/video packet is
+//! unchanged (stream, times, size, CRC-32). The pictures are made by
+//! ffmpeg; without ffmpeg/ffprobe the test says so and checks nothing.
+
+mod tagedit_common;
+
+use mediaslice::{Demuxer, Limits};
+use mediaslice_std::tagedit::{edit, EditMode, Edits, Picture, PictureKind};
+use mediaslice_std::MmapSource;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tagedit_common::*;
+
+/// Per file: the packets of the tracks that are not pictures, and the
+/// pictures' packet bytes.
+fn read(path: &Path) -> Option<(Vec<PacketKey>, Vec<Vec<u8>>)> {
+    let src = MmapSource::open(path).ok()?;
+    let ext = path.extension().and_then(|e| e.to_str());
+    let mut d = Demuxer::open_with(src, ext, Limits::default()).ok()?;
+    let pics: Vec<bool> = d.tracks().iter().map(|t| t.attached_picture).collect();
+    let (mut media, mut pictures) = (Vec::new(), Vec::new());
+    while let Ok(Some(p)) = d.next_packet() {
+        if pics.get(p.track).copied().unwrap_or(false) {
+            pictures.push(p.data.to_vec());
+        } else {
+            // Track numbers of media tracks, counted without pictures.
+            let t = pics.iter().take(p.track).filter(|&&x| !x).count();
+            media.push((t, p.pts, p.dts, p.data.len(), mediaslice::crc::crc32(p.data)));
+        }
+    }
+    Some((media, pictures))
+}
+
+/// ffprobe's attached-picture streams: (codec, width, height); `None`
+/// when ffprobe cannot read the file.
+fn try_ffprobe_pictures(path: &Path) -> Option<Vec<(String, u64, u64)>> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-show_streams", "-of", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    Some(ffprobe_streams(&v))
+}
+
+/// ffprobe's attached-picture streams of a file it read before the edit.
+fn ffprobe_pictures(path: &Path) -> Vec<(String, u64, u64)> {
+    try_ffprobe_pictures(path).unwrap_or_else(|| panic!("{}: ffprobe no longer reads it", path.display()))
+}
+
+fn ffprobe_streams(v: &Value) -> Vec<(String, u64, u64)> {
+    v["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["disposition"]["attached_pic"] == 1)
+        .map(|s| {
+            (
+                s["codec_name"].as_str().unwrap_or("").to_string(),
+                s["width"].as_u64().unwrap_or(0),
+                s["height"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A `w`x`h` test picture made by ffmpeg.
+fn make_picture(dir: &Path, name: &str, w: u32, h: u32) -> PathBuf {
+    let p = dir.join(name);
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-f", "lavfi", "-i"])
+        .arg(format!("testsrc2=s={w}x{h}"))
+        .args(["-frames:v", "1", "-y"])
+        .arg(&p)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    p
+}
+
+fn with_picture(p: &Picture) -> Edits {
+    Edits {
+        picture: Some(p.clone()),
+        ..Edits::default()
+    }
+}
+
+#[test]
+fn add_replace_remove_a_picture() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg/ffprobe not installed: nothing checked");
+        return;
+    }
+    let dir = scratch("picture");
+    let jpeg = Picture::read(&make_picture(&dir, "cover.jpg", 64, 48)).unwrap();
+    let png = Picture::read(&make_picture(&dir, "cover.png", 40, 30)).unwrap();
+    assert_eq!(
+        (jpeg.kind, jpeg.width, jpeg.height, jpeg.depth),
+        (PictureKind::Jpeg, 64, 48, 24)
+    );
+    assert_eq!((png.kind, png.width, png.height), (PictureKind::Png, 40, 30));
+    let (mut done, mut in_place) = (0, 0);
+    for (family, exts) in [("flac", &[".flac"][..]), ("mp3", &[".mp3"]), ("mp4", &[".mp4", ".m4a"])] {
+        for (name, f) in named_files(family, exts) {
+            let Some((media, _)) = read(&f) else {
+                eprintln!("{name}: our reader does not open it; not edited");
+                continue;
+            };
+            let orig = std::fs::read(&f).unwrap();
+            // Files ffprobe cannot read (xHE-AAC in 5.1) are left to ours.
+            let ffprobe = try_ffprobe_pictures(&f).is_some();
+            if !ffprobe {
+                eprintln!("{name}: ffprobe does not read it; checked by our reader only");
+            }
+            let work = dir.join(&name);
+            std::fs::write(&work, &orig).unwrap();
+            // Add: in place or by a copy over the input.
+            let r = match edit(&work, &with_picture(&jpeg), None) {
+                Ok(r) => r,
+                Err(e) => {
+                    assert_eq!(
+                        std::fs::read(&work).unwrap(),
+                        orig,
+                        "{name}: a failed edit changed the file"
+                    );
+                    eprintln!("{name}: refused: {e}");
+                    continue;
+                }
+            };
+            // ffmpeg's FLAC files have 8 KiB of padding: the 2 kB JPEG fits.
+            if f.starts_with(Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")) && name.ends_with(".flac") {
+                assert_eq!(r.mode, EditMode::InPlace, "{name}");
+                assert_eq!(std::fs::metadata(&work).unwrap().len(), orig.len() as u64, "{name}");
+            }
+            in_place += usize::from(r.mode == EditMode::InPlace);
+            let (m, pics) = read(&work).unwrap();
+            assert_eq!(m, media, "{name}: packets changed");
+            assert!(pics.contains(&jpeg.data), "{name}: our reader does not see the JPEG");
+            if ffprobe {
+                let ff = ffprobe_pictures(&work);
+                assert!(ff.contains(&("mjpeg".into(), 64, 48)), "{name}: ffprobe: {ff:?}");
+            }
+            // Replace, into another file: the JPEG is gone.
+            let out = dir.join(format!("png-{name}"));
+            edit(&work, &with_picture(&png), Some(&out)).unwrap();
+            let (m, pics) = read(&out).unwrap();
+            assert_eq!(m, media, "{name}: packets changed");
+            assert!(
+                pics.contains(&png.data) && !pics.contains(&jpeg.data),
+                "{name}: not replaced"
+            );
+            if ffprobe {
+                let ff = ffprobe_pictures(&out);
+                assert!(
+                    ff.contains(&("png".into(), 40, 30)) && !ff.contains(&("mjpeg".into(), 64, 48)),
+                    "{name}: ffprobe: {ff:?}"
+                );
+            }
+            // Remove: no picture left.
+            let remove = Edits {
+                remove_picture: true,
+                ..Edits::default()
+            };
+            edit(&out, &remove, None).unwrap();
+            // In place or not, the picture's bytes are gone from the file.
+            let bytes = std::fs::read(&out).unwrap();
+            assert!(
+                !bytes.windows(png.data.len()).any(|w| w == png.data),
+                "{name}: the PNG lingers"
+            );
+            // And in place from the first file (where the JPEG was added).
+            edit(&work, &remove, None).unwrap();
+            assert!(read(&work).unwrap().1.is_empty(), "{name}");
+            let bytes = std::fs::read(&work).unwrap();
+            assert!(
+                !bytes.windows(jpeg.data.len()).any(|w| w == jpeg.data),
+                "{name}: the JPEG lingers"
+            );
+            let (m, pics) = read(&out).unwrap();
+            assert_eq!(m, media, "{name}: packets changed");
+            assert!(pics.is_empty(), "{name}: {} pictures left", pics.len());
+            if ffprobe {
+                assert_eq!(ffprobe_pictures(&out), Vec::new(), "{name}");
+            }
+            done += 1;
+        }
+    }
+    eprintln!("{done} files given a picture ({in_place} in place), replaced, removed");
+    assert!(done >= 8, "{done} files");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn mediaslice(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_picture_and_its_refusals() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg/ffprobe not installed: nothing checked");
+        return;
+    }
+    let dir = scratch("picture-cli");
+    let cover = make_picture(&dir, "cover.jpg", 64, 48);
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/flac/s16_stereo.flac");
+    let out = dir.join("out.flac");
+    let o = mediaslice(&[
+        "tags".as_ref(),
+        input.as_os_str(),
+        "--picture".as_ref(),
+        cover.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(ffprobe_pictures(&out), vec![("mjpeg".to_string(), 64, 48)]);
+    let o = mediaslice(&[
+        "tags".as_ref(),
+        out.as_os_str(),
+        "--remove".as_ref(),
+        "picture".as_ref(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(ffprobe_pictures(&out).is_empty());
+    // Not a picture; too big; WAV, Matroska, Ogg: refused, nothing written.
+    let text = dir.join("cover.txt");
+    std::fs::write(&text, b"not a picture").unwrap();
+    let big = dir.join("big.jpg");
+    let mut b = std::fs::read(&cover).unwrap();
+    b.resize((16 << 20) + 1, 0);
+    std::fs::write(&big, &b).unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files");
+    let wav = corpus.join("wav/pcm_s16le.wav");
+    // Formats whose tags are edited but not their pictures: refused, never
+    // a silent no-op.
+    let mkv = corpus.join("matroska/h264_aac.mkv");
+    let ogg = corpus.join("ogg/vorbis.ogg");
+    for (file, pic, msg) in [
+        (&input, &text, "neither JPEG nor PNG"),
+        (&input, &big, "over 16 MiB"),
+        (&wav, &cover, "WAV has no picture"),
+        (
+            &mkv,
+            &cover,
+            "Matroska/WebM (attachments are not written yet) has no picture",
+        ),
+        (
+            &ogg,
+            &cover,
+            "Ogg (METADATA_BLOCK_PICTURE is not written yet) has no picture",
+        ),
+    ] {
+        let out = dir.join("refused.out");
+        let o = mediaslice(&[
+            "tags".as_ref(),
+            file.as_os_str(),
+            "--picture".as_ref(),
+            pic.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(msg), "{err}");
+        assert!(!out.exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
