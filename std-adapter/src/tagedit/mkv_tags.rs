@@ -280,7 +280,7 @@ mod tests {
     fn set(pairs: &[(&str, &str)]) -> Edits {
         Edits {
             set: pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            remove: Vec::new(),
+            ..Edits::default()
         }
     }
 
