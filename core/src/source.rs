@@ -347,7 +347,7 @@ pub const CACHE_BLOCK: usize = 512;
 /// rest) cost one read per block, not one per entry. Packet payloads are read
 /// straight into the scratch, which must be at least as large as the largest
 /// packet (see `Demuxer::max_packet_size`).
-pub struct ReaderSource<R, B, const BLOCKS: usize = 8> {
+pub struct ReaderSource<R, B, const BLOCKS: usize = DEFAULT_CACHE_BLOCKS> {
     reader: R,
     scratch: B,
     len: u64,
@@ -362,17 +362,41 @@ pub struct ReaderSource<R, B, const BLOCKS: usize = 8> {
 
 const NO_BLOCK: u64 = u64::MAX;
 
-impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> ReaderSource<R, B, BLOCKS> {
-    /// Wraps `reader`, finding its length with one seek to the end.
+/// Blocks of the header cache of a [`ReaderSource`] made by
+/// [`ReaderSource::new`] (4 KiB).
+pub const DEFAULT_CACHE_BLOCKS: usize = 8;
+
+impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>> ReaderSource<R, B, DEFAULT_CACHE_BLOCKS> {
+    /// Wraps `reader`, finding its length with one seek to the end, with a
+    /// header cache of [`DEFAULT_CACHE_BLOCKS`] blocks. (Its type needs no
+    /// annotation; [`ReaderSource::with_blocks`] chooses another cache.)
     ///
     /// Errors: the reader's own error, as `Io`.
-    pub fn new(mut reader: R, scratch: B) -> Result<Self> {
+    pub fn new(reader: R, scratch: B) -> Result<Self> {
+        Self::with_blocks(reader, scratch)
+    }
+
+    /// Wraps `reader` whose length is already known, with no seek, with a
+    /// header cache of [`DEFAULT_CACHE_BLOCKS`] blocks.
+    pub fn with_known_len(reader: R, scratch: B, len: u64) -> Self {
+        Self::with_blocks_and_len(reader, scratch, len)
+    }
+}
+
+impl<R: Read + Seek, B: AsRef<[u8]> + AsMut<[u8]>, const BLOCKS: usize> ReaderSource<R, B, BLOCKS> {
+    /// [`ReaderSource::new`] with a header cache of `BLOCKS` blocks of
+    /// [`CACHE_BLOCK`] bytes (`ReaderSource::<_, _, 2>::with_blocks(r, s)`
+    /// for 1 KiB).
+    ///
+    /// Errors: the reader's own error, as `Io`.
+    pub fn with_blocks(mut reader: R, scratch: B) -> Result<Self> {
         let len = reader.seek(SeekFrom::End(0)).map_err(|e| io_error(e, 0))?;
         Ok(Self::with_len(reader, scratch, len, None))
     }
 
-    /// Wraps `reader` whose length is already known, with no seek.
-    pub fn with_known_len(reader: R, scratch: B, len: u64) -> Self {
+    /// [`ReaderSource::with_known_len`] with a header cache of `BLOCKS`
+    /// blocks.
+    pub fn with_blocks_and_len(reader: R, scratch: B, len: u64) -> Self {
         Self::with_len(reader, scratch, len, None)
     }
 

@@ -79,7 +79,7 @@ fn demux(data: &[u8], ext: Option<&str>) -> Result<(Vec<&'static str>, Vec<Pkt>,
     let mut d = Demuxer::open(SliceSource::new(data), ext).map_err(|e| e.to_string())?;
     let kinds = d.tracks().iter().map(|t| t.kind.ffmpeg_name()).collect();
     let (a, err) = collect(&mut d);
-    let rs = ReaderSource::<_, _, 4>::new(
+    let rs = ReaderSource::<_, _, 4>::with_blocks(
         Mem {
             data: data.to_vec(),
             pos: 0,

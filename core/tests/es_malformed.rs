@@ -75,7 +75,7 @@ fn both(data: &[u8]) -> Got {
     let mut sscratch = vec![0u8; 4 << 20];
     let a = run(SliceSource::with_scratch(data, &mut sscratch));
     let mut scratch = vec![0u8; 4 << 20];
-    let b = run(ReaderSource::<_, _, 8>::new(Cursor { data, pos: 0 }, &mut scratch[..]).unwrap());
+    let b = run(ReaderSource::new(Cursor { data, pos: 0 }, &mut scratch[..]).unwrap());
     assert_eq!(a, b, "slice and reader packets differ");
     a
 }

@@ -129,7 +129,7 @@ fn mutated_samples_do_not_panic() {
             let mut s1 = vec![0u8; 2 << 20];
             let a = pull(SliceSource::with_scratch(&d, &mut s1), k);
             let b = pull(
-                ReaderSource::<_, _, 4>::with_known_len(
+                ReaderSource::<_, _, 4>::with_blocks_and_len(
                     Cursor { data: &d, pos: 0 },
                     vec![0u8; 2 << 20],
                     d.len() as u64,

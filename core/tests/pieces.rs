@@ -115,7 +115,7 @@ fn pieces_give_the_joined_packets_bytes_and_facts() {
             let mut scratch = scratch_for(bytes.len());
             let sliced = pull_pieces(SliceSource::with_scratch(&bytes, &mut scratch), ext.as_deref());
             let file = std::fs::File::open(&f.path).unwrap();
-            let reader = ReaderSource::<_, _>::new(StdReader::new(file, Some(7)), scratch_for(bytes.len())).unwrap();
+            let reader = ReaderSource::new(StdReader::new(file, Some(7)), scratch_for(bytes.len())).unwrap();
             let read = pull_pieces(reader, ext.as_deref());
             let joined_read = pull_reader(&f.path, ext.as_deref(), Some(7), false);
             for (how, ours, theirs) in [("slice", &sliced, &joined), ("reader", &read, &joined_read)] {

@@ -289,7 +289,7 @@ fn open_failing<const BLOCKS: usize>(
         reads: 0,
     };
     run(bytes.len(), move || {
-        let src = ReaderSource::<_, _, BLOCKS>::with_known_len(reader, scratch, bytes.len() as u64);
+        let src = ReaderSource::<_, _, BLOCKS>::with_blocks_and_len(reader, scratch, bytes.len() as u64);
         match kind {
             Some(k) => Demuxer::open_as(src, k, Limits::default()),
             None => Demuxer::open_with(src, None, Limits::default()),

@@ -72,18 +72,18 @@ pub(crate) fn stream_run<const BLOCKS: usize>(media: &[u8], cfg: &StreamConfig, 
     let reader = FuzzReader::new(media, cfg.chunk, cfg.seek).failing_from(cfg.fail_from);
     let src = match cfg.len {
         LenMode::Known => {
-            ReaderSource::<_, _, BLOCKS>::with_known_len(reader, scratch(media.len()), media.len() as u64)
+            ReaderSource::<_, _, BLOCKS>::with_blocks_and_len(reader, scratch(media.len()), media.len() as u64)
         }
-        LenMode::SeekEnd => match ReaderSource::<_, _, BLOCKS>::new(reader, scratch(media.len())) {
+        LenMode::SeekEnd => match ReaderSource::<_, _, BLOCKS>::with_blocks(reader, scratch(media.len())) {
             Ok(s) => s,
             Err(_) => return None,
         },
         LenMode::Shorter(k) => {
             let len = (media.len() as u64).saturating_sub(k);
-            ReaderSource::<_, _, BLOCKS>::with_known_len(reader, scratch(media.len()), len)
+            ReaderSource::<_, _, BLOCKS>::with_blocks_and_len(reader, scratch(media.len()), len)
         }
         LenMode::Longer(k) => {
-            ReaderSource::<_, _, BLOCKS>::with_known_len(reader, scratch(media.len()), media.len() as u64 + k)
+            ReaderSource::<_, _, BLOCKS>::with_blocks_and_len(reader, scratch(media.len()), media.len() as u64 + k)
         }
     };
     Some(exercise(media, no_alloc("open", || open(src, cfg.kind)), plan))

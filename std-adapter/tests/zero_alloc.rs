@@ -128,8 +128,7 @@ fn pull_loop_allocates_nothing() {
             }
 
             let file = std::fs::File::open(&f.path).expect("readable");
-            let src =
-                ReaderSource::<_, _>::new(StdReader::new(file, None), scratch_for(bytes.len())).expect("reader source");
+            let src = ReaderSource::new(StdReader::new(file, None), scratch_for(bytes.len())).expect("reader source");
             if let Ok(mut d) = Demuxer::open(src, ext) {
                 let (allocs, n) = count_pull(&mut d);
                 if allocs > 0 {
@@ -194,8 +193,7 @@ fn pieces_loop_allocates_nothing() {
                 }
             }
             let file = std::fs::File::open(&f.path).expect("readable");
-            let src =
-                ReaderSource::<_, _>::new(StdReader::new(file, None), scratch_for(bytes.len())).expect("reader source");
+            let src = ReaderSource::new(StdReader::new(file, None), scratch_for(bytes.len())).expect("reader source");
             if let Ok(mut d) = Demuxer::open(src, ext) {
                 let (allocs, n, _) = count_pull_pieces(&mut d);
                 if allocs > 0 {

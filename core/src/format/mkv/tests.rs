@@ -777,7 +777,7 @@ fn reader_with_small_scratch_skips_big_tags() {
         &cat(&[uint(ids::TIMESTAMP, 0), simple(2, 0, 0x80, b"audio")]),
     );
     let f = file(false, &[tags, cl]);
-    let src = crate::ReaderSource::<_, _, 4>::with_known_len(Cursor(&f, 0), [0u8; 256], f.len() as u64);
+    let src = crate::ReaderSource::<_, _, 4>::with_blocks_and_len(Cursor(&f, 0), [0u8; 256], f.len() as u64);
     let mut d = Demuxer::open(src, None).unwrap();
     let mut keys = Vec::new();
     while let Some(t) = d.next_tag().unwrap() {

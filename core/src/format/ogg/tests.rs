@@ -141,7 +141,7 @@ fn opus_packets_timing_tags_and_headers() {
 #[test]
 fn reader_mode_gives_the_same_packets() {
     let (f, want) = opus_file();
-    let src = ReaderSource::<_, _, 4>::new(embedded_io_cursor(&f), [0u8; 2048]).unwrap();
+    let src = ReaderSource::<_, _, 4>::with_blocks(embedded_io_cursor(&f), [0u8; 2048]).unwrap();
     let mut d = Demuxer::open(src, None).unwrap();
     let mut n = 0;
     while let Some(p) = d.next_packet().unwrap() {
