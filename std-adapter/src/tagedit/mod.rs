@@ -185,7 +185,7 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
             };
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {name} has no picture field here (FLAC, MP3 and MP4 do)"),
+                format!("tag editing: {name} has no picture field here (FLAC, MP3, MP4 and AIFF do)"),
             ));
         }
         Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),
