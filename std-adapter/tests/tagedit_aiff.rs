@@ -172,6 +172,13 @@ fn malformed_aiff_is_refused() {
         assert_refused(&f, None);
         assert_refused(&f, Some(&dir.join("out.aiff")));
     }
+    // Two ID3 chunks (ffmpeg reads both): not edited.
+    let mut bad = good.clone();
+    bad.extend_from_slice(&good[id3..]);
+    let form = (bad.len() - 8) as u32;
+    bad[4..8].copy_from_slice(&form.to_be_bytes());
+    std::fs::write(&f, &bad).unwrap();
+    assert_refused(&f, None);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

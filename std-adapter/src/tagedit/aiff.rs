@@ -12,7 +12,7 @@
 //! last chunk, where ffmpeg writes it), every chunk padded to an even
 //! length (EA IFF 85 pad byte) and the `FORM` size patched. Refused, the
 //! file untouched: a `FORM` size past the file, a chunk past the `FORM`,
-//! a malformed ID3 tag or an `ID3 ` chunk without one.
+//! a malformed ID3 tag, an `ID3 ` chunk without one, two `ID3 ` chunks.
 
 use super::iff::{self, Chunk};
 use super::plan::{Piece, Plan};
@@ -75,6 +75,10 @@ enum Fate {
 pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Result<Plan> {
     let (form_end, chunks) = walk(file)?;
     let id3 = chunks.iter().copied().find(|c| &c.id == b"ID3 ");
+    // ffmpeg reads every ID3 chunk, a later one's text frames winning.
+    if chunks.iter().filter(|c| &c.id == b"ID3 ").count() > 1 {
+        return Err(malformed("aiff: more than one ID3 chunk (not edited)"));
+    }
     let tag = match id3 {
         Some(c) => Some(
             id3v2::read_within(file, c.pos + 8, c.size)
