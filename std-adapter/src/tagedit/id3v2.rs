@@ -65,39 +65,48 @@ fn to_syncsafe(n: usize) -> [u8; 4] {
 /// syncsafe or runs past the file, a frame with a bad ID or a size past
 /// the tag.
 pub(super) fn read(file: &File) -> std::io::Result<Option<Tag>> {
-    if file.metadata()?.len() < 10 {
+    read_within(file, 0, file.metadata()?.len())
+}
+
+/// Reads the tag at byte `base` of `file` that must end within `room`
+/// bytes (an AIFF `ID3 ` chunk's body), or `None` when `room` holds no
+/// `ID3` header. `region` and `frames_end` count from `base`. Errors: as
+/// [`read`], and a tag longer than `room`.
+pub(super) fn read_within(file: &File, base: u64, room: u64) -> std::io::Result<Option<Tag>> {
+    if room < 10 {
         return Ok(None);
     }
-    let h = read_at(file, 0, 10, "mp3 ID3v2 header")?;
+    let h = read_at(file, base, 10, "ID3v2 header")?;
     if !h.starts_with(b"ID3") {
         return Ok(None);
     }
     let (major, flags) = (h[3], h[5]);
     if major != 3 && major != 4 {
-        return Err(malformed(format!(
-            "mp3 ID3v2.{major}: only 2.3 and 2.4 tags are rewritten"
-        )));
+        return Err(malformed(format!("ID3v2.{major}: only 2.3 and 2.4 tags are rewritten")));
     }
     if flags & FLAG_UNSYNC != 0 {
         return Err(malformed(
-            "mp3 ID3v2: an unsynchronised tag is not rewritten (ID3v2.4 main structure §6.1)",
+            "ID3v2: an unsynchronised tag is not rewritten (ID3v2.4 main structure §6.1)",
         ));
     }
-    let size = syncsafe(&h[6..10]).ok_or_else(|| malformed("mp3 ID3v2: the tag size is not syncsafe (§3.1)"))?;
+    let size = syncsafe(&h[6..10]).ok_or_else(|| malformed("ID3v2: the tag size is not syncsafe (§3.1)"))?;
     let footer = major == 4 && flags & FLAG_FOOTER != 0;
-    let body = read_at(file, 10, size as usize, "mp3 ID3v2 tag")?;
+    if 10 + size + if footer { 10 } else { 0 } > room {
+        return Err(malformed("ID3v2: the tag runs past its room (file or chunk)"));
+    }
+    let body = read_at(file, base + 10, size as usize, "ID3v2 tag")?;
     let mut at = 0usize;
     if flags & FLAG_EXTENDED != 0 {
         let ext = body
             .get(..4)
-            .ok_or_else(|| malformed("mp3 ID3v2: the extended header runs past the tag"))?;
+            .ok_or_else(|| malformed("ID3v2: the extended header runs past the tag"))?;
         // 2.3: a plain size not counting itself; 2.4: syncsafe, counting itself.
         at = match major {
             3 => 4 + u32::from_be_bytes([ext[0], ext[1], ext[2], ext[3]]) as usize,
-            _ => syncsafe(ext).ok_or_else(|| malformed("mp3 ID3v2.4: extended header size not syncsafe"))? as usize,
+            _ => syncsafe(ext).ok_or_else(|| malformed("ID3v2.4: extended header size not syncsafe"))? as usize,
         };
         if at > body.len() {
-            return Err(malformed("mp3 ID3v2: the extended header runs past the tag (§3.2)"));
+            return Err(malformed("ID3v2: the extended header runs past the tag (§3.2)"));
         }
     }
     let mut frames = Vec::new();
@@ -108,16 +117,16 @@ pub(super) fn read(file: &File) -> std::io::Result<Option<Tag>> {
         let id: [u8; 4] = [h[0], h[1], h[2], h[3]];
         if !id.iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
             return Err(malformed(format!(
-                "mp3 ID3v2: a frame ID that is not A-Z0-9 at tag byte {at} (§4)"
+                "ID3v2: a frame ID that is not A-Z0-9 at tag byte {at} (§4)"
             )));
         }
         let len = match major {
             3 => u64::from(u32::from_be_bytes([h[4], h[5], h[6], h[7]])),
-            _ => syncsafe(&h[4..8]).ok_or_else(|| malformed("mp3 ID3v2.4: a frame size is not syncsafe (§4)"))?,
+            _ => syncsafe(&h[4..8]).ok_or_else(|| malformed("ID3v2.4: a frame size is not syncsafe (§4)"))?,
         } as usize;
         let raw = body.get(at..at.saturating_add(10).saturating_add(len)).ok_or_else(|| {
             malformed(format!(
-                "mp3 ID3v2: frame {} runs past the tag",
+                "ID3v2: frame {} runs past the tag",
                 String::from_utf8_lossy(&id)
             ))
         })?;
@@ -218,7 +227,7 @@ fn utf8(text: &str, terminate: bool) -> Vec<u8> {
 /// A 2.4 frame `id` with `flags` and `body`.
 fn frame(id: [u8; 4], flags: [u8; 2], body: &[u8]) -> std::io::Result<Frame> {
     if body.len() >= 1 << 28 {
-        return Err(malformed("mp3 ID3v2: a frame is over 256 MiB"));
+        return Err(malformed("ID3v2: a frame is over 256 MiB"));
     }
     let mut raw = Vec::with_capacity(10 + body.len());
     raw.extend_from_slice(&id);
@@ -235,9 +244,17 @@ fn text_frame(id: [u8; 4], value: &str) -> std::io::Result<Frame> {
     frame(id, [0, 0], &body)
 }
 
+/// The frames of `tag` as 2.4 frames (converted from 2.3 by [`upgrade`]).
+pub(super) fn frames_v24(tag: &Tag) -> std::io::Result<Vec<Frame>> {
+    match tag.major {
+        3 => upgrade(tag.frames.clone()),
+        _ => Ok(tag.frames.clone()),
+    }
+}
+
 /// Converts the frames of a 2.3 tag to 2.4 (see the module's text).
 /// Errors: a compressed, encrypted or grouped frame.
-pub(super) fn upgrade(frames: Vec<Frame>) -> std::io::Result<Vec<Frame>> {
+fn upgrade(frames: Vec<Frame>) -> std::io::Result<Vec<Frame>> {
     let text = |id: &[u8; 4]| -> Option<String> {
         let f = frames.iter().find(|f| &f.id == id)?;
         Some(decode(*f.body().first()?, f.body().get(1..)?).0)
@@ -262,7 +279,7 @@ pub(super) fn upgrade(frames: Vec<Frame>) -> std::io::Result<Vec<Frame>> {
         let (status, format) = (f.raw[8], f.raw[9]);
         if format & 0xe0 != 0 {
             return Err(malformed(format!(
-                "mp3 ID3v2.3: frame {} is compressed, encrypted or grouped; not converted to 2.4",
+                "ID3v2.3: frame {} is compressed, encrypted or grouped; not converted to 2.4",
                 String::from_utf8_lossy(&f.id)
             )));
         }
@@ -308,7 +325,7 @@ pub(super) fn apply(frames: &mut Vec<Frame>, edits: &Edits) -> std::io::Result<(
     for name in edits.touched() {
         if as_frame_id(name).is_some_and(|id| id[0] != b'T' || &id == b"TXXX") && edits.value_of(name).is_some() {
             return Err(malformed(format!(
-                "mp3 ID3v2: only text frames are set by ID ({name} is not one)"
+                "ID3v2: only text frames are set by ID ({name} is not one)"
             )));
         }
         let first = frames.iter().position(|f| matches(f, name));
@@ -358,7 +375,7 @@ fn apic(p: &Picture) -> std::io::Result<Frame> {
 pub(super) fn build(frames: &[Frame], body_size: u64) -> std::io::Result<Vec<u8>> {
     let len = frames_len(frames);
     if body_size < len || body_size >= 1 << 28 {
-        return Err(malformed("mp3 ID3v2: the new tag is over 256 MiB"));
+        return Err(malformed("ID3v2: the new tag is over 256 MiB"));
     }
     let mut out = Vec::with_capacity(10 + len as usize);
     out.extend_from_slice(b"ID3");

@@ -11,15 +11,18 @@
 //! a malformed tag block is an error and the file is left as it was.
 //!
 //! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
-//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`, `wav`, `mkv` with
-//! `ebml`, `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`, `ogg`);
+//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`, `wav`, `aiff` with
+//! `id3v2`, both walking chunks with `iff`, `mkv` with `ebml`,
+//! `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`, `ogg`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
+mod aiff;
 mod ebml;
 mod flac;
 mod id3v1;
 mod id3v2;
+mod iff;
 mod mkv;
 mod mkv_layout;
 mod mkv_seek;
@@ -135,7 +138,8 @@ pub enum EditMode {
 /// What [`edit`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditReport {
-    /// The format edited (`flac`, `mp3`, `mp4`, `wav`, `matroska`).
+    /// The format edited (`flac`, `mp3`, `mp4`, `wav`, `aiff`, `matroska`,
+    /// `ogg`).
     pub format: &'static str,
     /// In place or by a copy.
     pub mode: EditMode,
@@ -154,7 +158,8 @@ pub struct EditReport {
 /// Supported: native FLAC (Vorbis comment), MP3 (ID3v2.3/2.4, written as
 /// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`), WAV
 /// (`LIST`/`INFO`), Matroska/WebM (Info Title, file-level Tags), Ogg
-/// Vorbis and Opus (the comment header; always a copy).
+/// Vorbis and Opus (the comment header; always a copy), AIFF/AIFF-C (the
+/// `ID3 ` chunk, text chunks kept in step).
 ///
 /// Errors: `Unsupported` for another format; `InvalidData` for a malformed
 /// tag block or one this editor cannot rewrite (the message names the
@@ -169,6 +174,7 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Flac) => ("flac", flac::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Aiff) => ("aiff", aiff::plan(&file, edits, in_place_ok)?),
         Some(kind @ (FormatKind::Wav | FormatKind::Matroska | FormatKind::Ogg)) if edits.touches_pictures() => {
             // Never a silent no-op: the picture edit is refused, and the
             // text edits given with it are not made either.
@@ -179,7 +185,7 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
             };
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {name} has no picture field here (FLAC, MP3 and MP4 do)"),
+                format!("tag editing: {name} has no picture field here (FLAC, MP3, MP4 and AIFF do)"),
             ));
         }
         Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),
@@ -189,7 +195,7 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(other) => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV, Matroska/WebM and Ogg Vorbis/Opus are)"),
+                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV, AIFF, Matroska/WebM and Ogg Vorbis/Opus are)"),
             ))
         }
         None => {

@@ -17,8 +17,7 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
     let region = tag.as_ref().map_or(0, |t| t.region);
     let v1 = id3v1::read(file, region)?;
     let mut frames = match &tag {
-        Some(t) if t.major == 3 => id3v2::upgrade(t.frames.clone())?,
-        Some(t) => t.frames.clone(),
+        Some(t) => id3v2::frames_v24(t)?,
         // A new tag starts with what an ID3v1 block holds: readers that
         // find an ID3v2 tag no longer look at the block.
         None => id3v2::from_fields(&v1.as_ref().map(|(_, b)| id3v1::fields(b)).unwrap_or_default())?,

@@ -6,41 +6,26 @@
 //! corrected. RF64 is refused, and so is an edit of `date` or `comment`
 //! when a `bext` chunk also holds them.
 
+use super::iff::{self, Chunk};
 use super::plan::{Piece, Plan};
 use super::{malformed, read_at, Edits};
 use mediaslice::codec::riff_tags::info_name;
 use std::fs::File;
 
-/// Most chunks walked.
-const MAX_CHUNKS: usize = 10_000;
 /// Content of the `JUNK` chunk a copy writes after the list.
 const COPY_PADDING: u64 = 1024;
 /// Largest `LIST` chunk read into memory.
 const MAX_LIST: u64 = 16 << 20;
 
-/// A chunk: where its header is, its id, its size (without the pad byte).
-#[derive(Debug, Clone, Copy)]
-struct Chunk {
-    pos: u64,
-    id: [u8; 4],
-    size: u64,
-}
-
-impl Chunk {
-    /// Where it ends, its pad byte included.
-    fn end(&self) -> u64 {
-        self.pos + 8 + self.size + (self.size & 1)
-    }
-    fn is_junk(&self) -> bool {
-        matches!(&self.id, b"JUNK" | b"junk" | b"PAD ")
-    }
+fn is_junk(c: &Chunk) -> bool {
+    matches!(&c.id, b"JUNK" | b"junk" | b"PAD ")
 }
 
 /// How many JUNK chunks follow chunk `i` (the list's padding).
 fn junk_after(chunks: &[Chunk], i: usize) -> usize {
     chunks
         .get(i + 1..)
-        .map_or(0, |a| a.iter().take_while(|c| c.is_junk()).count())
+        .map_or(0, |a| a.iter().take_while(|c| is_junk(c)).count())
 }
 
 /// The INFO id a field is written as (ffmpeg's `ff_riff_info_conv`); a
@@ -79,27 +64,7 @@ fn walk(file: &File) -> std::io::Result<(u32, Vec<Chunk>)> {
     let riff_size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
     let file_len = file.metadata()?.len();
     let end = (8 + u64::from(riff_size)).min(file_len);
-    let mut chunks = Vec::new();
-    let mut pos = 12u64;
-    while pos + 8 <= end {
-        if chunks.len() == MAX_CHUNKS {
-            return Err(malformed(format!("wav: more than {MAX_CHUNKS} chunks")));
-        }
-        let h = read_at(file, pos, 8, "wav: a chunk header")?;
-        let c = Chunk {
-            pos,
-            id: [h[0], h[1], h[2], h[3]],
-            size: u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]])),
-        };
-        if pos + 8 + c.size > file_len {
-            return Err(malformed(format!(
-                "wav: chunk '{}' at byte {pos} runs past the end of the file",
-                String::from_utf8_lossy(&c.id)
-            )));
-        }
-        chunks.push(c);
-        pos = c.end();
-    }
+    let chunks = iff::walk(file, (12, end, file_len), false, "wav", "the end of the file")?;
     Ok((riff_size, chunks))
 }
 

@@ -1,8 +1,10 @@
 //! What the tag-editing tests read back: our reader's tags and packets,
-//! ffprobe's and exiftool's tags, and the files to edit.
+//! ffprobe's and exiftool's tags, the files to edit, and the checks
+//! shared by the tagedit tests (refusals, damaged inputs).
 #![allow(dead_code)]
 
 use mediaslice::{Demuxer, Limits};
+use mediaslice_std::tagedit::{edit, Edits};
 use mediaslice_std::MmapSource;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -185,4 +187,90 @@ pub fn differing(a: &[u8], b: &[u8]) -> Vec<usize> {
         .filter(|(_, (x, y))| x != y)
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The fields the round trips set, and what they read back.
+pub const WANT: [(&str, &str); 4] = [
+    ("title", "Tïtle edited ✓"),
+    ("artist", "Ärtist"),
+    ("album", "Album 2"),
+    ("date", "2026"),
+];
+
+/// [`WANT`] as edits.
+pub fn edits() -> Edits {
+    Edits {
+        set: WANT.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        remove: Vec::new(),
+        ..Edits::default()
+    }
+}
+
+/// A corpus file by its path under `corpus/files`.
+pub fn corpus(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files").join(path)
+}
+
+/// A file that will not open, or a malformed tag block: an error, the
+/// input byte-identical, no output file.
+pub fn assert_refused(input: &Path, output: Option<&Path>) {
+    let orig = std::fs::read(input).unwrap();
+    let e = edit(input, &edits(), output).expect_err("edit of a bad input succeeded");
+    eprintln!("{}: {e}", input.display());
+    assert_eq!(std::fs::read(input).unwrap(), orig, "{}: changed", input.display());
+    if let Some(o) = output {
+        assert!(!o.exists(), "{}: left behind", o.display());
+    }
+    let dir = input.parent().unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+/// Each of `inputs` with one byte changed (a deterministic spread over its
+/// first 4 KiB, where the headers are, and its end) or cut short, 300
+/// times: the edit either succeeds (the input untouched with -o) or fails
+/// with the input byte-identical; it never panics. `name` names the
+/// scratch folder.
+pub fn damage_never_panics(name: &str, inputs: impl IntoIterator<Item = PathBuf>) {
+    let dir = scratch(name);
+    let (mut ok, mut refused) = (0, 0);
+    for f in inputs {
+        let orig = std::fs::read(&f).unwrap();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for round in 0..300 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut bad = orig.clone();
+            if round % 10 == 9 {
+                bad.truncate((state as usize) % orig.len());
+            } else {
+                let span = orig.len().min(4096);
+                let at = if round % 3 == 0 {
+                    orig.len() - 1 - (state as usize) % span
+                } else {
+                    (state as usize) % span
+                };
+                bad[at] ^= (state >> 32) as u8 | 1;
+            }
+            let input = dir.join(format!("in.{}", f.extension().unwrap().to_string_lossy()));
+            std::fs::write(&input, &bad).unwrap();
+            let out = dir.join(format!("out.{}", f.extension().unwrap().to_string_lossy()));
+            let _ = std::fs::remove_file(&out);
+            match edit(&input, &edits(), Some(&out)) {
+                Ok(_) => ok += 1,
+                Err(_) => refused += 1,
+            }
+            assert_eq!(std::fs::read(&input).unwrap(), bad, "-o changed the input");
+            if edit(&input, &edits(), None).is_err() {
+                assert_eq!(std::fs::read(&input).unwrap(), bad, "a failed edit changed the file");
+            }
+        }
+    }
+    eprintln!("{name}: {ok} edited, {refused} refused, no panic");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -127,8 +127,9 @@ enum Cmd {
         summary: bool,
     },
     /// The tags: key, common name, value and scope; with `--set` or
-    /// `--remove`, edits them (FLAC, MP3, MP4, WAV, Matroska/WebM, Ogg;
-    /// `--picture`: FLAC, MP3, MP4; see `docs/tags.md`).
+    /// `--remove`, edits them (FLAC, MP3, MP4, WAV, AIFF/AIFF-C,
+    /// Matroska/WebM, Ogg; `--picture`: FLAC, MP3, MP4, AIFF; see
+    /// `docs/tags.md`).
     Tags(TagsArgs),
     /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
     Io(FileArgs),
@@ -173,7 +174,7 @@ struct TagsArgs {
     #[arg(long, value_name = "NAME")]
     remove: Vec<String>,
     /// Embed FILE (JPEG or PNG, at most 16 MiB) as the front cover,
-    /// replacing the old one (FLAC, MP3, MP4).
+    /// replacing the old one (FLAC, MP3, MP4, AIFF).
     #[arg(long, value_name = "FILE")]
     picture: Option<PathBuf>,
     /// Write the edited file here and leave the input as it is (by default
