@@ -8,7 +8,8 @@
 //! As ffmpeg's `mov_read_chapters` does, the track's chapter `i` replaces
 //! the `chpl` entry `i` (ffmpeg reads `chpl` first and then overwrites by
 //! id), a sample whose length does not fit in it keeps the `chpl` entry, and
-//! a video chapter track gives no chapters. Limits: only the first track ID
+//! a video chapter track gives no chapters, and a sample past the input ends
+//! the track's chapters. Limits: only the first track ID
 //! of the `chap` box is used; edit lists of the chapter track are ignored;
 //! UTF-16 titles (with a byte order mark) are not converted in place and
 //! come without a title.
@@ -87,8 +88,12 @@ pub(super) fn next<'s, S: Source>(
             ctx.tracks.get(t.index).and_then(|k| k.duration).filter(|&e| e >= start)
         };
         let time_base = Rational::new(1, t.timescale);
-        // A sample past the input reads as length 0, as ffmpeg's does.
-        let len = src.array::<2>(s.pos).map_or(0, u16::from_be_bytes);
+        // A sample past the input ends the track's chapters (ffmpeg's seek
+        // fails): the `chpl` entries from here on stand.
+        let Ok(len) = src.array::<2>(s.pos).map(u16::from_be_bytes) else {
+            d.chap_walk = None;
+            continue;
+        };
         let fits = u32::from(len) + 2 <= s.size;
         // Keep the `chpl` walk at the same index.
         let mut ahead = *cur;
