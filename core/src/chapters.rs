@@ -5,7 +5,8 @@
 //! iterator like the tag walk: each chapter's title borrows the input (slice
 //! mode) or scratch (reader mode) until the next call. Sources: Matroska
 //! `Chapters` (RFC 9559 §5.1.7), ID3v2 `CHAP` frames (MP3), Vorbis comment
-//! `CHAPTERxxx` fields (Ogg) and the Nero `chpl` box (MP4). Chapters come in
+//! `CHAPTERxxx` fields (Ogg), the Nero `chpl` box and QuickTime chapter
+//! tracks (MP4). Chapters come in
 //! file order as stored; ffprobe's ordering and end rules belong to the
 //! caller (see `docs/cli.md`).
 
@@ -16,7 +17,7 @@ use crate::types::Rational;
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Chapter<'a> {
     /// The container's id for it: Matroska ChapterUID, the number of an Ogg
-    /// `CHAPTERxxx` field, the index of an ID3v2 `CHAP` frame or `chpl`
+    /// `CHAPTERxxx` field, the index of an ID3v2 `CHAP` frame, `chpl`
     /// entry (from 0).
     pub id: u64,
     /// Unit of `start` and `end`.

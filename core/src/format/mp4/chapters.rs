@@ -5,8 +5,8 @@
 //! title. Chapters have no end here; ids are their index from 0.
 //!
 //! A count that runs past the box ends the walk at the box's end (ffmpeg
-//! reads on into the next box). QuickTime chapter tracks (`tref/chap`),
-//! which ffmpeg prefers when their samples have titles, are not read.
+//! reads on into the next box). A QuickTime chapter track replaces these
+//! entries index by index (`chapter_track.rs`).
 
 use super::boxes::read_box_header;
 use super::demuxer::TagBoxes;

@@ -90,6 +90,12 @@ pub struct Mp4Demuxer {
     /// After a seek into fragments: (anchor track, anchor samples still to
     /// skip, landing time in microseconds).
     pub(super) frag_skip: Option<(usize, u32, i64)>,
+    /// The track ID named by the last `tref/chap` (QuickTime chapters).
+    #[cfg(feature = "chapters")]
+    pub(super) chap_track: Option<u32>,
+    /// The chapter track's sample walk and the index of the next chapter.
+    #[cfg(feature = "chapters")]
+    pub(super) chap_walk: Option<(Mp4Track, u64)>,
 }
 
 impl Mp4Demuxer {
@@ -219,6 +225,10 @@ impl FormatDemuxer for Mp4Demuxer {
             covers: heapless::Vec::new(),
             next_cover: 0,
             frag_skip: None,
+            #[cfg(feature = "chapters")]
+            chap_track: None,
+            #[cfg(feature = "chapters")]
+            chap_walk: None,
         };
         let len = src.len();
         let mut at = 0u64;
@@ -335,10 +345,10 @@ impl FormatDemuxer for Mp4Demuxer {
     fn next_chapter<'s, S: Source>(
         &mut self,
         src: &'s mut S,
-        _ctx: &Context,
+        ctx: &Context,
         cur: &mut crate::chapters::ChapterCursor,
     ) -> Result<Option<crate::chapters::Chapter<'s>>> {
-        super::chapters::next(&self.tag_boxes, src, cur)
+        super::chapter_track::next(self, src, ctx, cur)
     }
 
     fn max_packet_size(&self) -> Option<usize> {

@@ -24,6 +24,8 @@
 
 pub mod boxes;
 #[cfg(feature = "chapters")]
+mod chapter_track;
+#[cfg(feature = "chapters")]
 mod chapters;
 mod demuxer;
 pub mod fmp4;

@@ -100,6 +100,9 @@ struct TrakParts {
     m: Mp4Track,
     edits: EditList,
     stsd: Option<BoxHeader>,
+    /// First track ID of this track's `tref/chap`.
+    #[cfg(feature = "chapters")]
+    chap: Option<u32>,
 }
 
 impl Mp4Demuxer {
@@ -208,11 +211,16 @@ impl Mp4Demuxer {
     fn parse_trak<S: Source>(&mut self, src: &mut S, ctx: &mut Context, trak: &BoxHeader, movie_ts: u32) -> Result<()> {
         let mut p = TrakParts::default();
         walk_trak(src, ctx, trak, &mut p)?;
+        #[cfg(feature = "chapters")]
+        if p.chap.is_some() {
+            self.chap_track = p.chap;
+        }
         let TrakParts {
             mut t,
             mut m,
             edits,
             stsd,
+            ..
         } = p;
         if m.timescale == 0 {
             return Err(Error::malformed(
@@ -319,6 +327,8 @@ fn trak_leaf<S: Source>(src: &mut S, ctx: &mut Context, h: &BoxHeader, p: &mut T
             }
         }
         b"stsd" => p.stsd = Some(*h),
+        #[cfg(feature = "chapters")]
+        b"tref" => p.chap = super::chapter_track::read_tref(src, h),
         _ => stbl_table(src, ctx, h, m)?,
     }
     Ok(())
