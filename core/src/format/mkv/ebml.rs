@@ -5,6 +5,10 @@
 //! of the ID), a data size (§6, 1 to 8 bytes, marker bit removed; all value
 //! bits set means "unknown size", §6.2) and the data. Nothing here allocates
 //! or keeps a borrow of the source.
+//!
+//! `pub` (hidden) for `mediaslice-std`, whose `probe --json` Matroska facts
+//! and Matroska tag editor read element headers with [`read_element`] too
+//! (one EBML header reader in the workspace; docs/api.md).
 
 use crate::error::{Error, Result};
 use crate::ieee754::Float;
@@ -15,7 +19,7 @@ pub(crate) const MAX_HEADER: usize = 16;
 
 /// One element header as found in the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Element {
+pub struct Element {
     /// The Element ID with its marker bits (RFC 8794 §5), as the specs write it.
     pub id: u64,
     /// Offset of the first byte of the ID.
@@ -119,7 +123,7 @@ pub(crate) fn parse_svint(b: &[u8]) -> Option<(i64, usize)> {
 ///
 /// Errors: `Truncated` when the input ends inside the header; `Malformed` for
 /// an invalid ID or size (RFC 8794 §5, §6).
-pub(crate) fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Element> {
+pub fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Element> {
     let mut b = [0u8; MAX_HEADER];
     let avail = limit.saturating_sub(at).min(MAX_HEADER as u64) as usize;
     let n = if avail == MAX_HEADER {
