@@ -53,26 +53,22 @@ pub(crate) fn vint_len(first: u8) -> Option<usize> {
     }
 }
 
+/// The first variable-size integer of `b` as read (RFC 8794 §4): its bytes
+/// big-endian with the marker kept, the mask of its value bits, its length.
+/// `None` when `b` is too short or the first byte is zero.
+fn raw_vint(b: &[u8]) -> Option<(u64, u64, usize)> {
+    let n = vint_len(*b.first()?)?;
+    let raw = b.get(..n)?.iter().fold(0u64, |v, &x| (v << 8) | x as u64);
+    // At most 56 value bits: `n` is at most 8.
+    Some((raw, (1u64 << (7 * n as u32)) - 1, n))
+}
+
 /// Parses an Element ID (RFC 8794 §5) at the start of `b`: the ID with its
 /// marker bits and its length. `None` when `b` is too short or the ID is
 /// invalid (a zero first byte, or all value bits set, §5).
 pub(crate) fn parse_id(b: &[u8]) -> Option<(u64, usize)> {
-    let n = vint_len(*b.first()?)?;
-    let bytes = b.get(..n)?;
-    let mut id = 0u64;
-    for &x in bytes {
-        id = (id << 8) | x as u64;
-    }
-    let value_bits = 7 * n as u32;
-    let mask = if value_bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << value_bits) - 1
-    };
-    if id & mask == mask {
-        return None;
-    }
-    Some((id, n))
+    let (id, mask, n) = raw_vint(b)?;
+    (id & mask != mask).then_some((id, n))
 }
 
 /// Parses a variable-size integer (RFC 8794 §4) at the start of `b`: its
@@ -80,41 +76,16 @@ pub(crate) fn parse_id(b: &[u8]) -> Option<(u64, usize)> {
 /// and its length. The outer `None` means `b` is too short or the first byte
 /// is zero.
 pub(crate) fn parse_vint(b: &[u8]) -> Option<(Option<u64>, usize)> {
-    let first = *b.first()?;
-    let n = vint_len(first)?;
-    let bytes = b.get(..n)?;
-    let mut v = 0u64;
-    for &x in bytes {
-        v = (v << 8) | x as u64;
-    }
-    let value_bits = 7 * n as u32;
-    let mask = if value_bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << value_bits) - 1
-    };
-    let v = v & mask;
-    Some((if v == mask { None } else { Some(v) }, n))
+    let (raw, mask, n) = raw_vint(b)?;
+    let v = raw & mask;
+    Some(((v != mask).then_some(v), n))
 }
 
 /// Parses a signed variable-size integer as used by EBML lacing (RFC 9559
 /// §10.4.4): the unsigned value minus half its range.
 pub(crate) fn parse_svint(b: &[u8]) -> Option<(i64, usize)> {
-    let first = *b.first()?;
-    let n = vint_len(first)?;
-    let bytes = b.get(..n)?;
-    let mut v = 0u64;
-    for &x in bytes {
-        v = (v << 8) | x as u64;
-    }
-    let value_bits = 7 * n as u32;
-    let mask = if value_bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << value_bits) - 1
-    };
-    let bias = (1i64 << (value_bits - 1)) - 1;
-    Some(((v & mask) as i64 - bias, n))
+    let (raw, mask, n) = raw_vint(b)?;
+    Some(((raw & mask) as i64 - (mask >> 1) as i64, n))
 }
 
 /// Reads the element header at `at`, which must be before `limit` (the end
