@@ -23,7 +23,8 @@
 //!   from its `AttachedFile`'s `FileName`, `FileMediaType` and
 //!   `FileDescription` (the pictures are the image attachments, in order).
 
-use mediaslice::Source;
+use mediaslice::format::mkv::ebml;
+use mediaslice::{SliceSource, Source};
 
 /// The most bytes of one `Info` or `Tracks` element read.
 const MAX_ELEMENT: u64 = 4 << 20;
@@ -118,35 +119,14 @@ impl Segment {
     }
 }
 
-/// An EBML variable-size integer at `b[at..]`: (value, length); the value
-/// keeps its length marker when `id`.
-fn vint(b: &[u8], at: usize, id: bool) -> Option<(u64, usize)> {
-    let first = *b.get(at)?;
-    let len = first.leading_zeros() as usize + 1;
-    if len > 8 {
-        return None;
-    }
-    let mut v = if id {
-        u64::from(first)
-    } else {
-        u64::from(first) & (0xFF >> len)
-    };
-    for i in 1..len {
-        v = (v << 8) | u64::from(*b.get(at + i)?);
-    }
-    if !id && v == (1u64 << (7 * len)) - 1 {
-        v = u64::MAX; // unknown size
-    }
-    Some((v, len))
-}
-
-/// The elements of `b`: (id, body).
+/// The elements of `b`: (id, body); an unknown size runs to the end of
+/// `b`, a body is cut at it. Headers are read by [`header`].
 fn children(b: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
+    let mut src = SliceSource::new(b);
     let mut off = 0usize;
     core::iter::from_fn(move || {
-        let (id, il) = vint(b, off, true)?;
-        let (size, sl) = vint(b, off + il, false)?;
-        let start = off + il + sl;
+        let (id, size, hl) = header(&mut src, off as u64)?;
+        let start = off + hl as usize;
         let end = if size == u64::MAX {
             b.len()
         } else {
@@ -162,15 +142,12 @@ fn uint(b: &[u8]) -> u64 {
     b.iter().take(8).fold(0, |v, &c| (v << 8) | u64::from(c))
 }
 
-/// Reads an element header at `off` of `src`: (id, size or `u64::MAX`,
-/// header length).
+/// Reads an element header at `off` of `src` with the demuxer's reader
+/// (`mediaslice::format::mkv::ebml`, RFC 8794 §5-§6): (id, size or
+/// `u64::MAX` when unknown, header length).
 fn header<S: Source>(src: &mut S, off: u64) -> Option<(u64, u64, u64)> {
-    let mut h = [0u8; 12];
-    let n = src.read_at(off, &mut h).ok()?;
-    let h = h.get(..n)?;
-    let (id, il) = vint(h, 0, true)?;
-    let (size, sl) = vint(h, il, false)?;
-    Some((id, size, (il + sl) as u64))
+    let e = ebml::read_element(src, off, src.len()).ok()?;
+    Some((e.id, e.size.unwrap_or(u64::MAX), e.data - e.start))
 }
 
 /// Reads the Segment facts of a Matroska / WebM input.
@@ -420,9 +397,10 @@ mod tests {
 
     #[test]
     fn vints_and_elements() {
-        assert_eq!(vint(&[0x81], 0, false), Some((1, 1)));
-        assert_eq!(vint(&[0xFF], 0, false), Some((u64::MAX, 1)));
-        assert_eq!(vint(&[0x1A, 0x45, 0xDF, 0xA3], 0, true), Some((0x1A45_DFA3, 4)));
+        let h = [0x1A, 0x45, 0xDF, 0xA3, 0x81, 0, 0xEC, 0xFF];
+        let mut src = SliceSource::new(&h);
+        assert_eq!(header(&mut src, 0), Some((0x1A45_DFA3, 1, 5)));
+        assert_eq!(header(&mut src, 6), Some((0xEC, u64::MAX, 2)));
         let b = [0xD7, 0x81, 0x02, 0xB0, 0x82, 0x05, 0x00];
         let v: Vec<(u64, Vec<u8>)> = children(&b).map(|(i, v)| (i, v.to_vec())).collect();
         assert_eq!(v, vec![(0xD7, vec![2]), (0xB0, vec![5, 0])]);

@@ -4,6 +4,7 @@
 //! editor holds (Info, Tags, SeekHead: small), never on media data.
 
 use super::malformed;
+use mediaslice::format::mkv::ebml;
 use std::io;
 
 /// `Void` (RFC 8794 §11.3.2): content ignored by readers.
@@ -35,46 +36,32 @@ impl Header {
     }
 }
 
-/// Length of a variable-size integer from its first byte (§4.1), `None`
-/// for 0x00 (a length over 8 bytes, which Matroska does not allow).
-fn vint_len(first: u8) -> Option<usize> {
-    (first != 0).then(|| first.leading_zeros() as usize + 1)
-}
-
 /// Parses the element header at the start of `b`, which sits at `at` in
-/// the file. `None` when `b` ends inside it. Errors: an invalid ID or
-/// size (a zero first byte, an ID of all ones, §5).
+/// the file, with the demuxer's reader (`mediaslice::format::mkv::ebml`).
+/// `None` when `b` ends inside it. Errors: an invalid ID or size (a zero
+/// first byte, an ID of all ones, §5), or an ID over 4 bytes (Matroska's
+/// EBMLMaxIDLength, RFC 8794 §11.2.4).
 pub(super) fn parse_header(b: &[u8], at: u64) -> io::Result<Option<Header>> {
     let bad = || {
         malformed(format!(
             "matroska: invalid element header at byte {at} (RFC 8794 §5-§6)"
         ))
     };
-    let Some(&first) = b.first() else { return Ok(None) };
-    let id_len = vint_len(first).filter(|&n| n <= 4).ok_or_else(bad)?;
-    let Some(id_bytes) = b.get(..id_len) else {
-        return Ok(None);
-    };
-    let id = id_bytes.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
-    if id & ((1 << (7 * id_len)) - 1) == (1 << (7 * id_len)) - 1 {
+    // A first byte under 0x10 starts an ID of 5 bytes or more (§4.1).
+    if b.first().is_some_and(|&first| first < 0x10) {
         return Err(bad());
     }
-    let Some(&sfirst) = b.get(id_len) else { return Ok(None) };
-    let size_len = vint_len(sfirst).ok_or_else(bad)?;
-    let Some(size_bytes) = b.get(id_len..id_len + size_len) else {
-        return Ok(None);
+    let mut src = mediaslice::SliceSource::new(b);
+    let e = match ebml::read_element(&mut src, 0, b.len() as u64) {
+        Ok(e) => e,
+        Err(e) if e.is_truncation() => return Ok(None),
+        Err(_) => return Err(bad()),
     };
-    let mask = if size_len == 8 {
-        u64::MAX >> 8
-    } else {
-        (1u64 << (7 * size_len)) - 1
-    };
-    let raw = size_bytes.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x)) & mask;
     Ok(Some(Header {
-        id,
+        id: e.id,
         start: at,
-        data: at + (id_len + size_len) as u64,
-        size: (raw != mask).then_some(raw),
+        data: at + e.data,
+        size: e.size,
     }))
 }
 

@@ -5,6 +5,10 @@
 //! of the ID), a data size (§6, 1 to 8 bytes, marker bit removed; all value
 //! bits set means "unknown size", §6.2) and the data. Nothing here allocates
 //! or keeps a borrow of the source.
+//!
+//! `pub` (hidden) for `mediaslice-std`, whose `probe --json` Matroska facts
+//! and Matroska tag editor read element headers with [`read_element`] too
+//! (one EBML header reader in the workspace; docs/api.md).
 
 use crate::error::{Error, Result};
 use crate::ieee754::Float;
@@ -15,7 +19,7 @@ pub(crate) const MAX_HEADER: usize = 16;
 
 /// One element header as found in the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Element {
+pub struct Element {
     /// The Element ID with its marker bits (RFC 8794 §5), as the specs write it.
     pub id: u64,
     /// Offset of the first byte of the ID.
@@ -49,26 +53,22 @@ pub(crate) fn vint_len(first: u8) -> Option<usize> {
     }
 }
 
+/// The first variable-size integer of `b` as read (RFC 8794 §4): its bytes
+/// big-endian with the marker kept, the mask of its value bits, its length.
+/// `None` when `b` is too short or the first byte is zero.
+fn raw_vint(b: &[u8]) -> Option<(u64, u64, usize)> {
+    let n = vint_len(*b.first()?)?;
+    let raw = b.get(..n)?.iter().fold(0u64, |v, &x| (v << 8) | x as u64);
+    // At most 56 value bits: `n` is at most 8.
+    Some((raw, (1u64 << (7 * n as u32)) - 1, n))
+}
+
 /// Parses an Element ID (RFC 8794 §5) at the start of `b`: the ID with its
 /// marker bits and its length. `None` when `b` is too short or the ID is
 /// invalid (a zero first byte, or all value bits set, §5).
 pub(crate) fn parse_id(b: &[u8]) -> Option<(u64, usize)> {
-    let n = vint_len(*b.first()?)?;
-    let bytes = b.get(..n)?;
-    let mut id = 0u64;
-    for &x in bytes {
-        id = (id << 8) | x as u64;
-    }
-    let value_bits = 7 * n as u32;
-    let mask = if value_bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << value_bits) - 1
-    };
-    if id & mask == mask {
-        return None;
-    }
-    Some((id, n))
+    let (id, mask, n) = raw_vint(b)?;
+    (id & mask != mask).then_some((id, n))
 }
 
 /// Parses a variable-size integer (RFC 8794 §4) at the start of `b`: its
@@ -76,41 +76,16 @@ pub(crate) fn parse_id(b: &[u8]) -> Option<(u64, usize)> {
 /// and its length. The outer `None` means `b` is too short or the first byte
 /// is zero.
 pub(crate) fn parse_vint(b: &[u8]) -> Option<(Option<u64>, usize)> {
-    let first = *b.first()?;
-    let n = vint_len(first)?;
-    let bytes = b.get(..n)?;
-    let mut v = 0u64;
-    for &x in bytes {
-        v = (v << 8) | x as u64;
-    }
-    let value_bits = 7 * n as u32;
-    let mask = if value_bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << value_bits) - 1
-    };
-    let v = v & mask;
-    Some((if v == mask { None } else { Some(v) }, n))
+    let (raw, mask, n) = raw_vint(b)?;
+    let v = raw & mask;
+    Some(((v != mask).then_some(v), n))
 }
 
 /// Parses a signed variable-size integer as used by EBML lacing (RFC 9559
 /// §10.4.4): the unsigned value minus half its range.
 pub(crate) fn parse_svint(b: &[u8]) -> Option<(i64, usize)> {
-    let first = *b.first()?;
-    let n = vint_len(first)?;
-    let bytes = b.get(..n)?;
-    let mut v = 0u64;
-    for &x in bytes {
-        v = (v << 8) | x as u64;
-    }
-    let value_bits = 7 * n as u32;
-    let mask = if value_bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << value_bits) - 1
-    };
-    let bias = (1i64 << (value_bits - 1)) - 1;
-    Some(((v & mask) as i64 - bias, n))
+    let (raw, mask, n) = raw_vint(b)?;
+    Some(((raw & mask) as i64 - (mask >> 1) as i64, n))
 }
 
 /// Reads the element header at `at`, which must be before `limit` (the end
@@ -119,7 +94,7 @@ pub(crate) fn parse_svint(b: &[u8]) -> Option<(i64, usize)> {
 ///
 /// Errors: `Truncated` when the input ends inside the header; `Malformed` for
 /// an invalid ID or size (RFC 8794 §5, §6).
-pub(crate) fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Element> {
+pub fn read_element<S: Source>(src: &mut S, at: u64, limit: u64) -> Result<Element> {
     let mut b = [0u8; MAX_HEADER];
     let avail = limit.saturating_sub(at).min(MAX_HEADER as u64) as usize;
     let n = if avail == MAX_HEADER {

@@ -32,7 +32,8 @@ mod block;
 #[cfg(feature = "chapters")]
 mod chapters;
 mod codec_id;
-mod ebml;
+#[doc(hidden)]
+pub mod ebml;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub use ebml::fuzz_walk as fuzz_ebml;
