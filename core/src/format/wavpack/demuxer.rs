@@ -143,19 +143,22 @@ impl FormatDemuxer for WavPackDemuxer {
         }
         let left = src.len().saturating_sub(at);
         let size = end - at;
-        let truncated = size > left || h.flags.get() & FINAL == 0;
-        let size = size.min(left);
+        if size > left || h.flags.get() & FINAL == 0 {
+            // A span cut by the end of the audio (a block past the input,
+            // or no final block before the end) is not given: ffmpeg's
+            // `wv_read_packet` drops it too, and the input it was cut from
+            // may hold a bad block further on, which would end the whole
+            // input with an error before this span (fuzz finding 49).
+            self.cut = true;
+            return Err(Error::truncated(at.saturating_add(size.min(left)), &CUT));
+        }
         let data = src.bytes(at, size as usize)?;
         self.pos = end;
-        self.cut = truncated;
         let pts = i64::from(h.block_index.get());
         Ok(Some(
             Packet::contiguous(0, at, data)
                 .with_times(Some(pts), Some(pts), Some(u64::from(h.block_samples.get())))
-                .with_flags(PacketFlags {
-                    truncated,
-                    ..PacketFlags::keyframe(true)
-                }),
+                .with_flags(PacketFlags::keyframe(true)),
         ))
     }
 
