@@ -5,31 +5,9 @@
 //! elsewhere); `format.nb_programs` too.
 
 use serde_json::Value;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus").join(rel)
-}
-
-fn expected(rel: &str) -> Value {
-    let mut s = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(corpus(&format!("expected/{rel}.json.gz"))).unwrap())
-        .read_to_string(&mut s)
-        .unwrap();
-    serde_json::from_str(&s).unwrap()
-}
-
-fn probe(args: &[&str], rel: &str) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args(args)
-        .arg(corpus(&format!("files/{rel}")))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{rel}: {}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
+mod probe_oracle;
+use probe_oracle::{expected, probe};
 
 /// A program without its stream objects, and the indices of its streams.
 fn shape(p: &Value) -> (Value, Vec<u64>) {
