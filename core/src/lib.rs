@@ -107,11 +107,16 @@
 //!
 //! # Features
 //!
-//! Each container format is a cargo feature (all on by default; the list
-//! is in `Cargo.toml`, one line each); on docs.rs an item that needs one
-//! says so. `alloc` adds heap conveniences, `defmt` derives
-//! `defmt::Format`, `few-tracks` and `compact-crc` trade capacity and speed
-//! for firmware size.
+//! Each container format is a cargo feature (all on by default); on
+//! docs.rs an item that needs one says so. `alloc` adds heap conveniences,
+//! `defmt` derives `defmt::Format`, `few-tracks` and `compact-crc` trade
+//! capacity and speed for firmware size.
+//!
+#![cfg_attr(feature = "document-features", doc = document_features::document_features!())]
+#![cfg_attr(
+    not(feature = "document-features"),
+    doc = "The list, one line each, is in `Cargo.toml` (and on docs.rs, which builds with `document-features`)."
+)]
 //!
 //! `docs/api.md` is this API in one page (and what is `#[doc(hidden)]`:
 //! the `codec`, `crc` and `format` modules are the workspace's own

@@ -35,20 +35,153 @@
 //! * [`ffprobe`]: ffprobe-compatible spellings (FourCC strings, times,
 //!   codec tags) used by the JSON output.
 //!
+//! # Reading a file: memory map, positioned reads, or any reader
+//!
+//! The same demuxer over three sources. `clip()` writes a small WAV file
+//! (1,000 stereo frames of 16-bit PCM) so that the examples run.
+//!
+//! ```
+//! use mediaslice::{Codec, Demuxer, FormatKind, ReaderSource};
+//! use mediaslice_std::{FileSource, MmapSource, StdIo};
+//! # fn clip() -> std::io::Result<std::path::PathBuf> {
+//! #     let data = [0u8; 4000];
+//! #     let mut f = b"RIFF".to_vec();
+//! #     f.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+//! #     f.extend_from_slice(b"WAVEfmt ");
+//! #     f.extend_from_slice(&16u32.to_le_bytes());
+//! #     f.extend_from_slice(&1u16.to_le_bytes());
+//! #     f.extend_from_slice(&2u16.to_le_bytes());
+//! #     f.extend_from_slice(&8000u32.to_le_bytes());
+//! #     f.extend_from_slice(&32000u32.to_le_bytes());
+//! #     f.extend_from_slice(&4u16.to_le_bytes());
+//! #     f.extend_from_slice(&16u16.to_le_bytes());
+//! #     f.extend_from_slice(b"data");
+//! #     f.extend_from_slice(&(data.len() as u32).to_le_bytes());
+//! #     f.extend_from_slice(&data);
+//! #     let path = std::env::temp_dir().join(format!("mediaslice-doc-{}.wav", std::process::id()));
+//! #     std::fs::write(&path, f)?;
+//! #     Ok(path)
+//! # }
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let path = clip()?;
+//!
+//! // A memory map: packets borrow the map, zero copy, any file size.
+//! let mut demuxer = Demuxer::open(MmapSource::open(&path)?, None)?;
+//! assert_eq!(demuxer.format(), FormatKind::Wav);
+//! assert_eq!(demuxer.tracks().first().map(|t| t.codec), Some(Codec::PcmS16Le));
+//! let mut mapped = 0;
+//! while let Some(packet) = demuxer.next_packet()? {
+//!     mapped += packet.data.len();
+//! }
+//!
+//! // Positioned reads (`pread`) with a small block cache: for files on
+//! // network shares, or where a map is unwelcome.
+//! let mut demuxer = Demuxer::open(FileSource::open(&path)?, None)?;
+//! let mut read = 0;
+//! while let Some(packet) = demuxer.next_packet()? {
+//!     read += packet.data.len();
+//! }
+//!
+//! // Any `std::io::Read + Seek`, seen as an `embedded_io` reader: core's
+//! // `ReaderSource` with a scratch buffer the caller sizes.
+//! let file = std::fs::File::open(&path)?;
+//! let source = ReaderSource::new(StdIo(file), vec![0u8; 64 * 1024])?;
+//! let mut demuxer = Demuxer::open(source, Some("wav"))?;
+//! let mut streamed = 0;
+//! while let Some(packet) = demuxer.next_packet()? {
+//!     streamed += packet.data.len();
+//! }
+//! assert_eq!((mapped, read, streamed), (4000, 4000, 4000));
+//! # std::fs::remove_file(&path)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Reading over HTTP
+//!
+//! [`HttpSource`] (feature `http`) reads a URL with `Range` requests
+//! through a bounded block cache; its [`HttpStats`] say what the reads
+//! cost. `serve()` answers range requests for a WAV file on a local port so
+//! that the example runs.
+//!
+//! ```
+//! # #[cfg(feature = "http")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use mediaslice::{Demuxer, FormatKind};
+//! use mediaslice_std::HttpSource;
+//! # fn serve() -> std::io::Result<String> {
+//! #     use std::io::{BufRead, BufReader, Write};
+//! #     let data = [0u8; 4000];
+//! #     let mut f = b"RIFF".to_vec();
+//! #     f.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+//! #     f.extend_from_slice(b"WAVEfmt ");
+//! #     f.extend_from_slice(&16u32.to_le_bytes());
+//! #     f.extend_from_slice(&1u16.to_le_bytes());
+//! #     f.extend_from_slice(&2u16.to_le_bytes());
+//! #     f.extend_from_slice(&8000u32.to_le_bytes());
+//! #     f.extend_from_slice(&32000u32.to_le_bytes());
+//! #     f.extend_from_slice(&4u16.to_le_bytes());
+//! #     f.extend_from_slice(&16u16.to_le_bytes());
+//! #     f.extend_from_slice(b"data");
+//! #     f.extend_from_slice(&(data.len() as u32).to_le_bytes());
+//! #     f.extend_from_slice(&data);
+//! #     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+//! #     let url = format!("http://{}/clip.wav", listener.local_addr()?);
+//! #     std::thread::spawn(move || {
+//! #         for mut stream in listener.incoming().flatten() {
+//! #             let (mut from, mut to) = (0, f.len() - 1);
+//! #             let mut reader = BufReader::new(&mut stream);
+//! #             let mut line = String::new();
+//! #             while reader.read_line(&mut line).map_or(false, |n| n > 2) {
+//! #                 let lower = line.trim().to_ascii_lowercase();
+//! #                 if let Some((a, b)) = lower.strip_prefix("range: bytes=").and_then(|r| r.split_once('-')) {
+//! #                     from = a.parse().unwrap_or(0);
+//! #                     to = b.parse().unwrap_or(to).min(f.len() - 1);
+//! #                 }
+//! #                 line.clear();
+//! #             }
+//! #             let body = &f[from.min(to)..=to];
+//! #             let head = format!(
+//! #                 "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {from}-{to}/{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+//! #                 f.len(),
+//! #                 body.len()
+//! #             );
+//! #             let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body));
+//! #         }
+//! #     });
+//! #     Ok(url)
+//! # }
+//! let url = serve()?;
+//! let mut demuxer = Demuxer::open(HttpSource::open(&url)?, None)?;
+//! assert_eq!(demuxer.format(), FormatKind::Wav);
+//! let mut payload = 0;
+//! while let Some(packet) = demuxer.next_packet()? {
+//!     payload += packet.data.len();
+//! }
+//! assert_eq!(payload, 4000);
+//! let stats = demuxer.source().http_stats();
+//! assert!(stats.requests >= 1);
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "http"))]
+//! # fn main() {}
+//! ```
+//!
 //! # Features
 //!
-//! All on by default (the workspace's `cargo build` and `cargo test` build
-//! the tool). A library that needs only the mmap, `pread` and file sources
-//! and sinks and [`remux`] turns them off with `default-features = false`
-//! and builds `memmap2`, `libc`, `embedded-io` and `mediaslice` alone (17
-//! packages with this one, against 69 with the defaults; see
-//! `docs/packaging.md`).
+#![cfg_attr(feature = "document-features", doc = document_features::document_features!())]
 //!
-//! * `http`: [`HttpSource`] over ureq, plain `http://` URLs only.
-//! * `https`: `https://` URLs too, through rustls.
-//! * `json`: [`ffprobe`] and [`scan`] (serde_json); implies `http`.
-//! * `cli`: the `mediaslice` binary (clap, indicatif, crc32fast, walkdir,
-//!   glob); implies `json`.
+#![cfg_attr(
+    not(feature = "document-features"),
+    doc = "All on by default; `Cargo.toml` documents each (`cli`, `json`, `http`, `https`)."
+)]
+//!
+//! All are on by default (the workspace's `cargo build` and `cargo test`
+//! build the tool). A library that needs only the mmap, `pread` and file
+//! sources and sinks and [`remux`] turns them off with
+//! `default-features = false` and builds `memmap2`, `libc`, `embedded-io`
+//! and `mediaslice` alone (17 packages with this one, against 69 with the
+//! defaults; see `docs/packaging.md`).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
