@@ -164,6 +164,21 @@ gen matroska vp8_vorbis_live.webm enc:libvpx enc:libvorbis mux:webm -- \
 	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 48000 1)" \
 	-c:v libvpx -deadline good -cpu-used 8 -g 12 -b:v 200k -c:a libvorbis -q:a 3 -live 1 -f webm
 
+# Subtitles: two cues written here (WebVTT with an identifier and settings
+# on the first, SubRip), muxed beside a short video.
+CUES=$(mktemp -d)
+trap 'rm -rf "$CUES"' EXIT
+printf 'WEBVTT\n\nintro\n00:00.000 --> 00:00.400 align:start\nHello\n\n00:00.500 --> 00:00.900\nWorld\n' > "$CUES/cues.vtt"
+printf '1\n00:00:00,000 --> 00:00:00,400\nHello\n\n2\n00:00:00,500 --> 00:00:00,900\nWorld\n' > "$CUES/cues.srt"
+gen matroska vp8_webvtt.webm enc:libvpx mux:webm -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 1)" -i "$CUES/cues.vtt" \
+	-c:v libvpx -deadline good -cpu-used 8 -g 12 -b:v 200k -c:s webvtt -f webm
+gen matroska mpeg4_srt_ass.mkv enc:mpeg4 -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 1)" -i "$CUES/cues.srt" -map 0 -map 1 -map 1 \
+	-c:v mpeg4 -g 12 -c:s:0 srt -c:s:1 ass
+gen mp4 mpeg4_mov_text.mp4 enc:mpeg4 -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 1)" -i "$CUES/cues.srt" -c:v mpeg4 -g 12 -c:s mov_text
+
 # Unknown-size variant: every Cluster (and the Segment) gets the all-ones
 # "unknown" size VINT of the same width, as a live encoder would write it.
 unknown_size() { # in out

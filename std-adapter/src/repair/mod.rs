@@ -468,13 +468,14 @@ impl Count {
 /// The readers' diagnostics that mean bytes were skipped (a damaged unit
 /// passed over), as opposed to facts about the file (unknown sizes, no
 /// Cues); see `docs/diagnostics.md`.
-pub const SKIP_CODES: [&str; 14] = [
+pub const SKIP_CODES: [&str; 15] = [
     "mkv.resync",
     "mkv.bad-block",
     "mkv.bad-block-group",
     "mkv.bad-lacing",
     "mkv.element-overflow",
     "mkv.bad-zlib-frame",
+    "mkv.bad-webvtt-cue",
     "mkv.element-exceeds-segment",
     "mp4.bad-top-level-box",
     "mp4.traf-unknown-track",

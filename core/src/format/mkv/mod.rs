@@ -137,6 +137,9 @@ struct TrackState {
     /// For an attached picture (an Attachment of an image type), its data:
     /// the one packet of the track.
     picture: Option<ByteRange>,
+    /// A WebM WebVTT track (`D_WEBVTT/*`): each Block holds the cue's
+    /// identifier line, settings line and text; the packet is the text.
+    webm_vtt: bool,
 }
 
 /// A packet decided but not yet borrowed.
@@ -293,6 +296,21 @@ impl FormatDemuxer for MkvDemuxer {
                 self.codec_timing(src, &mut e)?;
                 if !self.keep(ctx, &mut e)? {
                     continue;
+                }
+                if self
+                    .tracks
+                    .get(e.track)
+                    .is_some_and(|t| t.webm_vtt && t.encoding == Encoding::Plain)
+                {
+                    let block = src.bytes(e.offset, e.size as usize)?;
+                    let Some(text) = webvtt_cue_text(block) else {
+                        // ffmpeg's matroska_parse_webvtt drops such a Block.
+                        ctx.diags.report("mkv.bad-webvtt-cue", e.offset);
+                        continue;
+                    };
+                    // The packet is the text: a contiguous part of the Block.
+                    e.offset += text.start as u64;
+                    e.size = text.len() as u32;
                 }
                 #[cfg(feature = "mkv-zlib")]
                 if self.tracks.get(e.track).is_some_and(|t| t.encoding == Encoding::Zlib) {
@@ -610,4 +628,46 @@ fn range_of(e: &Element) -> Option<ByteRange> {
         offset: e.data,
         len: u32::try_from(e.size?).ok()?,
     })
+}
+
+/// Where the cue text lies in a WebM WebVTT Block (the WebM project's
+/// "WebVTT in WebM" mapping: the cue identifier line, the settings line,
+/// then the cue payload): the range of the text with its trailing line
+/// breaks left out, as ffmpeg's Matroska reader gives it (the identifier
+/// and settings become its side data). `None` when the two lines or the
+/// text are missing, where ffmpeg gives no packet.
+fn webvtt_cue_text(block: &[u8]) -> Option<core::ops::Range<usize>> {
+    let mut at = 0usize;
+    for _ in 0..2 {
+        let rest = block.get(at..)?;
+        let eol = rest.iter().position(|&b| b == b'\r' || b == b'\n')?;
+        at += eol;
+        if block.get(at) == Some(&b'\r') {
+            at += 1;
+        }
+        if block.get(at) != Some(&b'\n') {
+            return None;
+        }
+        at += 1;
+    }
+    let text = block.get(at..)?;
+    let len = text.iter().rposition(|&b| b != b'\r' && b != b'\n')? + 1;
+    Some(at..at + len)
+}
+
+#[cfg(test)]
+mod webvtt_tests {
+    use super::webvtt_cue_text;
+
+    #[test]
+    fn the_cue_text_follows_the_identifier_and_settings_lines() {
+        // ffmpeg's WebM muxer: empty identifier and settings.
+        assert_eq!(webvtt_cue_text(b"\n\nHello"), Some(2..7));
+        assert_eq!(webvtt_cue_text(b"intro\r\nalign:start\nTwo\nlines\r\n\n"), Some(19..28));
+        // Missing lines or text: no packet, as in ffmpeg.
+        assert_eq!(webvtt_cue_text(b"Hello"), None);
+        assert_eq!(webvtt_cue_text(b"id\nHello"), None);
+        assert_eq!(webvtt_cue_text(b"id\rx\nHello"), None);
+        assert_eq!(webvtt_cue_text(b"\n\n\r\n"), None);
+    }
 }

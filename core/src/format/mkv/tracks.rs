@@ -137,6 +137,7 @@ impl MkvDemuxer {
         );
         let depth = match (c, e.private) {
             (Codec::H264, Some(p)) if id == b"V_MPEG4/ISO/AVC" => super::h264::reorder_depth(src, p),
+            (Codec::Mpeg4, Some(p)) if id.starts_with(b"V_MPEG4/ISO/") => mpeg4_depth(src, p),
             _ => None,
         };
         if e.encoding == Encoding::Unsupported {
@@ -162,6 +163,7 @@ impl MkvDemuxer {
             next_ts: None,
             end_ts: i64::MIN,
             picture: None,
+            webm_vtt: id.starts_with(b"D_WEBVTT/"),
         };
         if ctx.add_track(track, at).is_some() {
             // Same capacity as ctx.tracks, so this push cannot fail.
@@ -232,6 +234,7 @@ impl MkvDemuxer {
                 next_ts: None,
                 end_ts: i64::MIN,
                 picture: Some(data),
+                webm_vtt: false,
             };
             if ctx.add_track(track, file.start).is_some() {
                 let _ = self.tracks.push(state);
@@ -445,4 +448,18 @@ fn private_codec<S: Source>(src: &mut S, id: &[u8], private: Option<ByteRange>, 
     } else {
         (by_id, 0)
     })
+}
+
+/// The reorder depth ffmpeg gives MPEG-4 Part 2 (`has_b_frames`, 0 or 1)
+/// from the VOL in CodecPrivate: 0 when it is `low_delay` (ISO/IEC 14496-2
+/// §6.3.3, from the control parameters or, as ffmpeg guesses, the simple
+/// and advanced simple object types), else 1. `None` without a VOL.
+fn mpeg4_depth<S: Source>(src: &mut S, config: ByteRange) -> Option<u8> {
+    let mut buf = [0u8; 64];
+    let n = (config.len as usize).min(buf.len());
+    let head = buf.get_mut(..n)?;
+    src.read_exact_at(config.offset, head).ok()?;
+    let mut state = crate::codec::mpeg4v::Mpeg4State::default();
+    let _ = state.parse_frame(head);
+    (state.resolution != 0).then_some(u8::from(!state.low_delay))
 }
