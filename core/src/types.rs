@@ -239,6 +239,7 @@ codecs! {
     BinData => "bin_data",
     Text => "text",
     DvbSub => "dvb_subtitle",
+    DvbTeletext => "dvb_teletext",
     HdmvTextSub => "hdmv_text_subtitle",
     Wavpack => "wavpack",
     Tta => "tta",

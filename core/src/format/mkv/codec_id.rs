@@ -159,7 +159,9 @@ pub(crate) fn kind_of(c: Codec) -> TrackKind {
     use Codec::*;
     match c {
         Unknown => TrackKind::Unknown,
-        Subrip | Text | Ass | DvdSub | DvbSub | Pgs | HdmvTextSub | WebVtt | MovText | Eia608 => TrackKind::Subtitle,
+        Subrip | Text | Ass | DvdSub | DvbSub | DvbTeletext | Pgs | HdmvTextSub | WebVtt | MovText | Eia608 => {
+            TrackKind::Subtitle
+        }
         H264 | Hevc | Vvc | Av1 | Vp8 | Vp9 | Mpeg4 | Mpeg1Video | Mpeg2Video | H263 | Mjpeg | Png | ProRes
         | Theora | Wmv1 | Wmv2 | Wmv3 | Vc1 | Flv1 | DvVideo | RawVideo | Ffv1 | Dirac | Msmpeg4v3 | Rv10 | Rv20
         | Rv30 | Rv40 | Gif | Bmp | Webp | Tiff => TrackKind::Video,

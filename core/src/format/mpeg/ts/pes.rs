@@ -58,6 +58,10 @@ pub(super) struct Ready {
     last: bool,
     /// The payload is left in its TS packets, walked by `TsDemuxer::pieces`.
     pub(super) scattered: bool,
+    /// Joined bytes before the payload handed out (a DVB subtitle PES's
+    /// data_identifier and subtitle_stream_id).
+    #[cfg(feature = "dvb-subtitles")]
+    lead: u8,
 }
 
 /// A completed PES's header as read from its first TS packet.
@@ -78,7 +82,11 @@ pub(super) fn emit<S: Source>(src: &mut S, r: Ready, base: usize) -> Result<Pack
     let data = if r.contiguous {
         split::input_bytes(src, r.offset, r.len, base)?
     } else {
-        S::joined(src, base + r.len)?.get(base..).unwrap_or(&[])
+        #[cfg(feature = "dvb-subtitles")]
+        let at = base + r.lead as usize;
+        #[cfg(not(feature = "dvb-subtitles"))]
+        let at = base;
+        S::joined(src, at + r.len)?.get(at..).unwrap_or(&[])
     };
     let packet = if r.contiguous {
         Packet::contiguous(r.track, r.offset, data)
@@ -181,6 +189,21 @@ impl TsDemuxer {
     /// Appends `n` zero bytes to a prepared payload (joining it first when
     /// it is a slice of the input).
     fn append_zeros<S: Source>(&self, src: &mut S, mut r: Ready, n: u8) -> Result<Option<Ready>> {
+        #[cfg(feature = "dvb-subtitles")]
+        if r.codec == Codec::DvbSub {
+            let data = if r.contiguous {
+                src.bytes(r.offset, r.len)?
+            } else {
+                S::joined(src, self.base + r.len)?.get(self.base..).unwrap_or(&[])
+            };
+            let (lead, len) = dvb_subtitle_segments(data);
+            if r.contiguous {
+                r.offset += lead as u64;
+            } else {
+                r.lead = lead;
+            }
+            r.len = len;
+        }
         if n == 0 {
             return Ok(Some(r));
         }
@@ -222,6 +245,8 @@ impl TsDemuxer {
             truncated: done.truncated,
             last: done.end.saturating_add(self.prefix + TS_PACKET) > src.len(),
             scattered: false,
+            #[cfg(feature = "dvb-subtitles")]
+            lead: 0,
         };
         // The whole PES in one TS packet is a slice of the input. For a
         // track whose PES are split into frames that holds only when the
@@ -237,7 +262,7 @@ impl TsDemuxer {
             return self.append_zeros(src, r, done.extra);
         }
         let walk = self.walk(ctx, e.pid, done, head.skip, payload_len);
-        if self.scatter && e.sp.kind == split::Kind::None && done.extra == 0 {
+        if self.scatter && e.sp.kind == split::Kind::None && done.extra == 0 && !dvb_subtitle(r.codec) {
             self.pieces = walk;
             r.contiguous = false;
             r.scattered = true;
@@ -317,5 +342,58 @@ impl TsDemuxer {
             have += n;
         }
         Ok(have)
+    }
+}
+
+/// Whether `codec` is DVB subtitles whose PES payloads are trimmed (the
+/// `dvb-subtitles` feature); such a PES is always joined, never handed out
+/// in pieces.
+const fn dvb_subtitle(codec: Codec) -> bool {
+    cfg!(feature = "dvb-subtitles") && matches!(codec, Codec::DvbSub)
+}
+
+/// The part of a DVB subtitle PES payload that ffprobe gives as the packet
+/// (ffmpeg's dvbsub parser): after the data_identifier 0x20 and
+/// subtitle_stream_id 0x00, the whole subtitling segments (sync byte 0x0F,
+/// type, page_id, 16-bit segment_length; ETSI EN 300 743 §7.1, §7.2) up to
+/// the end_of_PES_data_field_marker 0xFF or the first byte that starts no
+/// segment. The whole payload when it does not start so or holds no whole
+/// segment. `(lead, len)`: bytes before the packet and its length.
+#[cfg(any(feature = "dvb-subtitles", test))]
+fn dvb_subtitle_segments(p: &[u8]) -> (u8, usize) {
+    if p.get(..2) != Some(&[0x20, 0x00][..]) {
+        return (0, p.len());
+    }
+    let mut at = 2usize;
+    while p.get(at) == Some(&0x0F) {
+        let Some(&[hi, lo]) = p.get(at + 4..at + 6) else { break };
+        let next = at + 6 + u16::from_be_bytes([hi, lo]) as usize;
+        if next > p.len() {
+            break;
+        }
+        at = next;
+    }
+    if at == 2 {
+        (0, p.len())
+    } else {
+        (2, at - 2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dvb_subtitle_segments;
+
+    #[test]
+    fn dvb_subtitle_packets_are_the_whole_segments() {
+        // data_identifier, stream id, a page composition segment of 2
+        // bytes, an end of display set segment, the end marker.
+        let pes = [0x20, 0x00, 0x0F, 0x10, 0, 1, 0, 2, 9, 9, 0x0F, 0x80, 0, 1, 0, 0, 0xFF];
+        assert_eq!(dvb_subtitle_segments(&pes), (2, 14));
+        // A cut segment ends the packet before it.
+        assert_eq!(dvb_subtitle_segments(&pes[..12]), (2, 8));
+        // No whole segment, or no DVB subtitle header: the whole payload.
+        assert_eq!(dvb_subtitle_segments(&pes[..7]), (0, 7));
+        assert_eq!(dvb_subtitle_segments(&pes[2..]), (0, 15));
     }
 }

@@ -74,6 +74,11 @@ fn codec_for(stream_type: u8, reg: Option<[u8; 4]>, desc: Option<u8>, hdmv: bool
             Some(0x6A) => (C::Ac3, A),
             Some(0x7A) => (C::Eac3, A),
             Some(0x7B) => (C::Dts, A),
+            #[cfg(feature = "dvb-subtitles")]
+            Some(0x59) => (C::DvbSub, T),
+            #[cfg(feature = "dvb-subtitles")]
+            Some(0x56) => (C::DvbTeletext, T),
+            #[cfg(not(feature = "dvb-subtitles"))]
             Some(0x59) => (C::Unknown, T),
             _ => (C::Unknown, D),
         },
@@ -212,16 +217,22 @@ fn stream_track(stream_type: u8, pid: u16, descs: &[u8], hdmv: bool) -> Track {
     let reg = find_registration(descs);
     let mut key_desc = None;
     let mut lang = crate::types::Language::EMPTY;
-    walk_descriptors(descs, |tag, body| match tag {
-        0x6A | 0x7A | 0x7B | 0x59 | 0x56 if key_desc.is_none() => key_desc = Some(tag),
-        0x0A if lang.is_empty() => {
+    walk_descriptors(descs, |tag, body| {
+        if matches!(tag, 0x6A | 0x7A | 0x7B | 0x59 | 0x56) && key_desc.is_none() {
+            key_desc = Some(tag);
+        }
+        // ISO 639 (§2.6.18), and the first language of a subtitling or
+        // teletext descriptor (ETSI EN 300 468 §6.2.41, §6.2.43).
+        // ffmpeg refuses a teletext descriptor that is not whole entries.
+        let whole = tag != 0x56 || body.len() % 5 == 0;
+        let named = tag == 0x0A || (cfg!(feature = "dvb-subtitles") && matches!(tag, 0x59 | 0x56));
+        if named && whole && lang.is_empty() {
             for &c in body.iter().take(3) {
                 if c.is_ascii_alphabetic() {
                     let _ = lang.push_ascii(c);
                 }
             }
         }
-        _ => {}
     });
     let (codec, kind) = codec_for(stream_type, reg, key_desc, hdmv);
     Track {
