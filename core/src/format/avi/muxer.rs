@@ -38,7 +38,7 @@
 //! State is fixed: [`MAX_TRACKS`] streams; nothing is allocated.
 
 use super::layout::{Idx1Entry, MainHeader, AVIIF_KEYFRAME};
-use super::muxer_header::{bitmap_info, describe, stream_header, wave_format, Described};
+use super::muxer_header::{bitmap_info, describe, frames_block_align, stream_header, wave_format, Described};
 use super::muxer_index::{Idx1, ENTRY};
 use crate::bytes::gcd;
 use crate::error::{Error, Result};
@@ -73,6 +73,8 @@ struct StreamOut {
     id: [u8; 4],
     /// Position of the `strh` data.
     strh_at: u64,
+    /// Position of the `strf` data.
+    strf_at: u64,
     /// Ticks of the track's time base per frame (frame-counted streams),
     /// set by the first packet.
     period: Option<u64>,
@@ -175,6 +177,7 @@ impl AviMuxer {
         sink.write_vectored(&[b"strh", &STRH_SIZE.to_le_bytes()])?;
         s.strh_at = sink.position();
         sink.write_vectored(&[h.as_bytes(), &frame])?;
+        s.strf_at = sink.position() + 8;
         match s.described {
             Described::Video(fourcc) => {
                 let b = bitmap_info(t, fourcc, config);
@@ -264,6 +267,7 @@ impl FormatMuxer for AviMuxer {
             described,
             id: [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8, a, b],
             strh_at: 0,
+            strf_at: 0,
             period: None,
             chunks: 0,
             bytes: 0,
@@ -408,6 +412,15 @@ impl FormatMuxer for AviMuxer {
             let words = [length, s.max_chunk].map(u32::to_le_bytes);
             sink.patch_at(s.strh_at + 32, words.as_flattened())?;
             max_chunk = max_chunk.max(s.max_chunk);
+            if let Described::Frames { .. } = s.described {
+                // nBlockAlign at least the largest chunk: ffmpeg's reader
+                // counts ceil(size / nBlockAlign) frames a chunk.
+                let written = frames_block_align(t);
+                if s.max_chunk > u32::from(written) {
+                    let b = u16::try_from(s.max_chunk).unwrap_or(u16::MAX);
+                    sink.patch_at(s.strf_at + 12, &b.to_le_bytes())?;
+                }
+            }
             if first_video.is_none() && matches!(s.described, Described::Video(_)) {
                 let us = u64::from(scale) * 1_000_000 / u64::from(rate);
                 first_video = Some((u32::try_from(us).unwrap_or(u32::MAX), length));

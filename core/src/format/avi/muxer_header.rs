@@ -93,8 +93,9 @@ pub(super) fn describe(t: &Track, config: &[u8]) -> Result<Described> {
 /// layer I), the largest AC-3 frame (3840 bytes). ffmpeg's reader counts a
 /// chunk of such a stream as `ceil(size / nBlockAlign)` frames (DirectShow's
 /// VBR convention), so the value must be at least a frame's size; 1 would
-/// count bytes.
-fn frames_block_align(t: &Track) -> u16 {
+/// count bytes. The muxer raises it to the largest chunk at the end
+/// (an MP2 frame at 384 kbit/s and 32 kHz is 1728 bytes).
+pub(super) fn frames_block_align(t: &Track) -> u16 {
     match t.codec {
         Codec::Mp1 => 384,
         Codec::Mp3 if t.sample_rate > 0 && t.sample_rate < 32_000 => 576,
