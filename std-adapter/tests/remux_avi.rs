@@ -27,8 +27,11 @@ use remux_common::{have, temp_dir};
 use std::path::Path;
 use std::process::Command;
 
-/// Per stream: (size, crc, pts µs, dts µs, keyframe) of every whole packet.
-type Streams = Vec<Vec<(usize, u32, Option<i64>, Option<i64>, bool)>>;
+/// (size, crc, pts µs, dts µs, keyframe) of a whole packet.
+type Key = (usize, u32, Option<i64>, Option<i64>, bool);
+
+/// Per stream: every whole packet.
+type Streams = Vec<Vec<Key>>;
 
 fn ours(path: &Path) -> Streams {
     let p = pull_slice(&std::fs::read(path).unwrap(), ext_of(path).as_deref(), false);
@@ -214,7 +217,7 @@ fn an_mp4_becomes_the_avi_ffmpeg_makes() {
     assert_eq!(ffprobe_packets(&out, fields), ffprobe_packets(&theirs, fields));
     let (a, b) = (ours(&mp4), ours(&out));
     for (x, y) in a.iter().zip(&b) {
-        let payload = |v: &Vec<(usize, u32, Option<i64>, Option<i64>, bool)>| {
+        let payload = |v: &Vec<Key>| {
             v.iter().map(|p| (p.0, p.1, p.4)).collect::<Vec<_>>()
         };
         assert_eq!(payload(x), payload(y));
