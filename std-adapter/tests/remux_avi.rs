@@ -217,9 +217,7 @@ fn an_mp4_becomes_the_avi_ffmpeg_makes() {
     assert_eq!(ffprobe_packets(&out, fields), ffprobe_packets(&theirs, fields));
     let (a, b) = (ours(&mp4), ours(&out));
     for (x, y) in a.iter().zip(&b) {
-        let payload = |v: &Vec<Key>| {
-            v.iter().map(|p| (p.0, p.1, p.4)).collect::<Vec<_>>()
-        };
+        let payload = |v: &Vec<Key>| v.iter().map(|p| (p.0, p.1, p.4)).collect::<Vec<_>>();
         assert_eq!(payload(x), payload(y));
     }
 }

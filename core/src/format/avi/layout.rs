@@ -118,7 +118,7 @@ pub struct Idx1Entry {
 
 /// The 24-byte head shared by `indx` (super index) and `ix##` (standard
 /// index) chunks: AVIMETAINDEX (OpenDML 1.02 §"Index Chunks").
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct IndexHeader {
     /// wLongsPerEntry: 4 for a super index, 2 for a standard index.
@@ -138,7 +138,7 @@ pub struct IndexHeader {
 }
 
 /// One super-index entry (OpenDML 1.02 AVISUPERINDEX.aIndex).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct SuperIndexEntry {
     /// qwOffset of the `ix##` chunk.
@@ -150,7 +150,7 @@ pub struct SuperIndexEntry {
 }
 
 /// One standard-index entry (OpenDML 1.02 AVISTDINDEX.aIndex).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct StdIndexEntry {
     /// dwOffset of the chunk's data, from the index's qwBaseOffset.

@@ -1,7 +1,7 @@
 //! AVI, with the OpenDML extensions.
 //!
 //! The writer is [`AviMuxer`] (`muxer.rs`; `muxer_header.rs` the `hdrl`,
-//! `muxer_index.rs` the `idx1`).
+//! `muxer_index.rs` the `idx1`, `muxer_odml.rs` the OpenDML extensions).
 //!
 //! Entry points: [`AviDemuxer`] (`open`, `next_packet`, `seek`, `next_tag`
 //! in `demuxer.rs`); `header.rs` reads `hdrl` (`strh`, `strf`) and the tags,
@@ -40,6 +40,7 @@ mod movi;
 pub mod muxer;
 mod muxer_header;
 mod muxer_index;
+mod muxer_odml;
 
 pub use demuxer::AviDemuxer;
 pub use muxer::AviMuxer;

@@ -31,15 +31,19 @@
 //!
 //! The `idx1` entries (16 bytes a chunk) grow with the file: they are kept
 //! in the caller's scratch and, past the caller's bound, spilled to a store
-//! (`muxer_index.rs`). The muxer needs a sink that can patch (a file), and
-//! writes plain AVI 1.0 up to [`MAX_RIFF`] bytes: the OpenDML extensions
-//! (`AVIX` RIFFs, `indx`/`ix##` indexes) that go past it are not written,
-//! and a packet that would pass it is refused with `CapacityExceeded`.
-//! State is fixed: [`MAX_TRACKS`] streams; nothing is allocated.
+//! (`muxer_index.rs`). The muxer needs a sink that can patch (a file).
+//! A RIFF holds at most [`MAX_RIFF`] bytes; past it the movie goes on in
+//! OpenDML `RIFF AVIX` extensions with `ix##` standard indexes and an
+//! `indx` super index per stream (`muxer_odml.rs`), up to
+//! [`MAX_RIFFS`] RIFFs. The `idx1` covers the first RIFF, as in ffmpeg's
+//! files. State is fixed: [`MAX_TRACKS`] streams; nothing is allocated.
 
 use super::layout::{Idx1Entry, MainHeader, AVIIF_KEYFRAME};
 use super::muxer_header::{bitmap_info, describe, frames_block_align, stream_header, wave_format, Described};
 use super::muxer_index::{Idx1, ENTRY};
+use super::muxer_odml::{
+    finish_super, patch_super_entry, reserve_super, std_index_bytes, write_std_index, zeros, DMLH_SIZE, MAX_RIFFS,
+};
 use crate::bytes::gcd;
 use crate::error::{Error, Result};
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec};
@@ -49,9 +53,9 @@ use crate::types::{Packet, Rational, TrackKind};
 use zerocopy::little_endian::U32;
 use zerocopy::IntoBytes;
 
-/// The most bytes written to one AVI: 1 GiB, where ffmpeg's AVI muxer
-/// starts an OpenDML `AVIX` RIFF (`AVI_MAX_RIFF_SIZE`) and the size many
-/// AVI 1.0 readers handle. The muxer refuses a packet past it.
+/// The most bytes in one RIFF: 1 GiB, where ffmpeg's AVI muxer starts an
+/// OpenDML `AVIX` RIFF (`AVI_MAX_RIFF_SIZE`), and the size AVI 1.0 readers
+/// handle.
 pub const MAX_RIFF: u64 = 1 << 30;
 
 /// Most empty chunks written before one packet to fill a jump of its
@@ -84,6 +88,13 @@ struct StreamOut {
     bytes: u64,
     /// The largest chunk's size.
     max_chunk: u32,
+    /// Position of the `JUNK` reserved for the super index.
+    junk_at: u64,
+    /// Chunks, and ticks (frames, or PCM blocks), in the current RIFF.
+    riff_chunks: u32,
+    riff_ticks: u64,
+    /// Super index entries written (RIFFs with a chunk of this stream).
+    supers: u32,
 }
 
 impl StreamOut {
@@ -93,6 +104,16 @@ impl StreamOut {
             Described::Pcm { block, .. } => u32::from(block),
             _ => 0,
         }
+    }
+
+    /// Counts a chunk of `len` bytes in the current RIFF.
+    fn count(&mut self, len: u64) {
+        self.chunks += 1;
+        self.riff_chunks = self.riff_chunks.saturating_add(1);
+        self.riff_ticks += match self.sample_size() {
+            0 => 1,
+            b => len / u64::from(b),
+        };
     }
 }
 
@@ -104,9 +125,17 @@ pub struct AviMuxer {
     riff_at: u64,
     /// Position of the `avih` data.
     avih_at: u64,
-    /// Position of `LIST` of `movi`.
+    /// Position of `LIST` of `movi` (of the current RIFF).
     movi_at: u64,
     idx1: Idx1,
+    /// Position of the `dmlh` data.
+    dmlh_at: u64,
+    /// RIFFs begun (1 after the header).
+    riffs: u32,
+    /// The first video stream's frames in the first RIFF, once it closed.
+    first_riff_frames: Option<u64>,
+    /// Bytes a RIFF may hold; 0 is [`MAX_RIFF`] (tests set less).
+    riff_limit: u64,
 }
 
 /// Writes a list or RIFF header with a size to patch; returns its position.
@@ -178,7 +207,8 @@ impl AviMuxer {
         s.strh_at = sink.position();
         sink.write_vectored(&[h.as_bytes(), &frame])?;
         s.strf_at = sink.position() + 8;
-        match s.described {
+        let described = s.described;
+        match described {
             Described::Video(fourcc) => {
                 let b = bitmap_info(t, fourcc, config);
                 put_chunk(sink, b"strf", &[b.as_bytes(), config])?;
@@ -191,6 +221,10 @@ impl AviMuxer {
                     put_chunk(sink, b"strf", &[f.as_bytes(), &cb.to_le_bytes(), extra])?;
                 }
             },
+        }
+        let junk = reserve_super(sink)?;
+        if let Some(s) = self.streams.get_mut(i) {
+            s.junk_at = junk;
         }
         close_list(sink, strl)
     }
@@ -231,10 +265,71 @@ impl AviMuxer {
             };
             let at = sink.position();
             sink.write_vectored(&[&s.id, &[0; 4]])?;
-            s.chunks += 1;
+            s.count(0);
             let e = entry(s.id, 0, at - movi, 0);
             self.idx1.push(scratch, spill, &e, at)?;
         }
+        Ok(())
+    }
+}
+
+impl AviMuxer {
+    /// A muxer whose RIFFs hold at most `limit` bytes (tests of OpenDML).
+    #[cfg(test)]
+    pub(super) fn with_riff_limit(limit: u64) -> Self {
+        AviMuxer {
+            riff_limit: limit,
+            ..AviMuxer::default()
+        }
+    }
+
+    /// Whether `gap` empty chunks and a chunk of `len` bytes from `pos`
+    /// fit in the current RIFF with its indexes.
+    fn fits(&self, pos: u64, gap: u64, len: u64) -> bool {
+        let limit = if self.riff_limit == 0 {
+            MAX_RIFF
+        } else {
+            self.riff_limit
+        };
+        let n = self.idx1.entries() + gap + 1;
+        let idx1 = if self.riffs <= 1 { 8 + n * ENTRY as u64 } else { 0 };
+        let end = pos + gap * 8 + 8 + len + (len & 1) + idx1 + std_index_bytes(self.streams.len(), n);
+        end - self.riff_at <= limit
+    }
+
+    /// Ends the current RIFF: the streams' standard indexes when the movie
+    /// has more than one RIFF (`last` false: one follows), the end of
+    /// `movi`, the `idx1` of the first RIFF, the RIFF's size.
+    fn close_riff<K: Sink>(&mut self, sink: &mut K, scratch: &[u8], spill: &Spill<'_>, last: bool) -> Result<()> {
+        if self.riffs > 1 || !last {
+            let movi = self.movi_at + 8;
+            let idx1 = &self.idx1;
+            for s in self.streams.iter_mut().filter(|s| s.riff_chunks > 0) {
+                let (ix, size) = write_std_index(sink, idx1, scratch, spill, s.id, s.riff_chunks, movi)?;
+                let ticks = u32::try_from(s.riff_ticks).unwrap_or(u32::MAX);
+                patch_super_entry(sink, s.junk_at, s.supers, ix, size, ticks)?;
+                s.supers += 1;
+            }
+        }
+        close_list(sink, self.movi_at)?;
+        if self.riffs <= 1 {
+            self.idx1.write(sink, scratch, spill)?;
+            let video = self.streams.iter().find(|s| matches!(s.described, Described::Video(_)));
+            self.first_riff_frames = video.map(|s| s.chunks);
+        }
+        close_list(sink, self.riff_at)
+    }
+
+    /// Closes the current RIFF and begins a `RIFF AVIX` with its `movi`.
+    fn next_riff<K: Sink>(&mut self, sink: &mut K, scratch: &[u8], spill: &Spill<'_>) -> Result<()> {
+        self.close_riff(sink, scratch, spill, false)?;
+        self.riff_at = open_list(sink, b"RIFF", b"AVIX")?;
+        self.movi_at = open_list(sink, b"LIST", b"movi")?;
+        self.idx1.reset();
+        for s in &mut self.streams {
+            (s.riff_chunks, s.riff_ticks) = (0, 0);
+        }
+        self.riffs += 1;
         Ok(())
     }
 }
@@ -268,6 +363,10 @@ impl FormatMuxer for AviMuxer {
             id: [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8, a, b],
             strh_at: 0,
             strf_at: 0,
+            junk_at: 0,
+            riff_chunks: 0,
+            riff_ticks: 0,
+            supers: 0,
             period: None,
             chunks: 0,
             bytes: 0,
@@ -308,9 +407,15 @@ impl FormatMuxer for AviMuxer {
         for i in 0..ctx.tracks.len() {
             self.write_strl(sink, ctx, i)?;
         }
+        let odml = open_list(sink, b"LIST", b"odml")?;
+        sink.write_vectored(&[b"dmlh", &DMLH_SIZE.to_le_bytes()])?;
+        self.dmlh_at = sink.position();
+        zeros(sink, DMLH_SIZE)?;
+        close_list(sink, odml)?;
         close_list(sink, hdrl)?;
         Self::write_info(sink, ctx)?;
         self.movi_at = open_list(sink, b"LIST", b"movi")?;
+        self.riffs = 1;
         Ok(())
     }
 
@@ -357,15 +462,19 @@ impl FormatMuxer for AviMuxer {
             }
         }
         let len = packet.data.len() as u64;
-        let end = pos + gap * 8 + 8 + len + (len & 1);
-        let index = (self.idx1.entries() + gap + 1) * ENTRY as u64 + 8;
-        if end.saturating_add(index) - self.riff_at > MAX_RIFF {
-            return Err(Error::capacity(
-                pos,
-                &"avi muxer: the file would pass 1 GiB, the AVI 1.0 RIFF limit (OpenDML AVIX is not written); remux to Matroska or MP4",
-            ));
-        }
         let (id, size) = (s.id, len as u32);
+        if !self.fits(pos, gap, len) {
+            if self.riffs >= MAX_RIFFS || self.idx1.entries() == 0 {
+                return Err(Error::capacity(
+                    pos,
+                    &"avi muxer: past 256 RIFFs of 1 GiB (the super index room), or a packet larger than a RIFF",
+                ));
+            }
+            self.next_riff(sink, scratch, spill)?;
+            if !self.fits(sink.position(), gap, len) {
+                return Err(Error::capacity(pos, &"avi muxer: a packet larger than a RIFF (1 GiB)"));
+            }
+        }
         self.write_empty(sink, scratch, spill, i, gap)?;
         let at = sink.position();
         let pad: &[u8] = if len % 2 == 1 { &[0] } else { &[] };
@@ -374,7 +483,7 @@ impl FormatMuxer for AviMuxer {
         self.idx1
             .push(scratch, spill, &entry(id, flags, at - (self.movi_at + 8), size), at)?;
         if let Some(s) = self.streams.get_mut(i) {
-            s.chunks += 1;
+            s.count(len);
             s.bytes += len;
             s.max_chunk = s.max_chunk.max(size);
         }
@@ -392,9 +501,12 @@ impl FormatMuxer for AviMuxer {
         spill: &mut Spill<'_>,
         ctx: &mut MuxContext,
     ) -> Result<()> {
-        close_list(sink, self.movi_at)?;
-        self.idx1.write(sink, scratch, spill)?;
-        close_list(sink, self.riff_at)?;
+        self.close_riff(sink, scratch, spill, true)?;
+        if self.riffs > 1 {
+            for s in &self.streams {
+                finish_super(sink, s.junk_at, s.id, s.supers)?;
+            }
+        }
         let mut first_video = None;
         let mut max_chunk = 0u32;
         for (s, t) in self.streams.iter().zip(ctx.tracks.iter()) {
@@ -428,7 +540,12 @@ impl FormatMuxer for AviMuxer {
         }
         let (us, frames) = first_video.unwrap_or((0, 0));
         sink.patch_at(self.avih_at, &us.to_le_bytes())?;
-        sink.patch_at(self.avih_at + 16, &frames.to_le_bytes())?;
+        // avih counts the first RIFF's frames, dmlh all of them (OpenDML).
+        sink.patch_at(self.dmlh_at, &frames.to_le_bytes())?;
+        let first = self
+            .first_riff_frames
+            .map_or(frames, |f| u32::try_from(f).unwrap_or(u32::MAX));
+        sink.patch_at(self.avih_at + 16, &first.to_le_bytes())?;
         sink.patch_at(self.avih_at + 28, &max_chunk.to_le_bytes())
     }
 }

@@ -13,7 +13,7 @@
 use super::layout::Idx1Entry;
 use crate::error::{Error, Result};
 use crate::sink::{Sink, Spill};
-use zerocopy::IntoBytes;
+use zerocopy::{FromBytes, IntoBytes};
 
 /// Bytes of one `idx1` entry.
 pub const ENTRY: usize = core::mem::size_of::<Idx1Entry>();
@@ -21,19 +21,66 @@ pub const ENTRY: usize = core::mem::size_of::<Idx1Entry>();
 /// Bytes copied from the spill store to the sink at a time in `finish`.
 const COPY: usize = 512;
 
-/// Where the entries are: the block in the scratch and what was spilled.
+/// Where the entries of the current RIFF are: the block in the scratch
+/// and what was spilled since `base`. The offsets in them are from the
+/// current RIFF's `movi` FourCC.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Idx1 {
     /// Entry bytes in the scratch block.
     pub(super) len: usize,
     /// Entry bytes appended to the spill store.
     pub(super) spilled: u64,
+    /// Where the current RIFF's entries start in the store (earlier ones
+    /// belong to RIFFs already closed).
+    pub(super) base: u64,
 }
 
 impl Idx1 {
-    /// Entries kept so far.
+    /// Entries of the current RIFF kept so far.
     pub(super) fn entries(&self) -> u64 {
-        (self.spilled + self.len as u64) / ENTRY as u64
+        (self.spilled - self.base + self.len as u64) / ENTRY as u64
+    }
+
+    /// Starts a new RIFF: the entries kept so far are done with.
+    pub(super) fn reset(&mut self) {
+        self.base = self.spilled;
+        self.len = 0;
+    }
+
+    /// Calls `f` with each entry of the current RIFF, in order: the spilled
+    /// ones read back through a stack buffer, then the block's.
+    ///
+    /// Errors: the store's; `f`'s.
+    pub(super) fn each(
+        &self,
+        scratch: &[u8],
+        spill: &Spill<'_>,
+        mut f: impl FnMut(&Idx1Entry) -> Result<()>,
+    ) -> Result<()> {
+        let mut run = |bytes: &[u8]| -> Result<()> {
+            for raw in bytes.chunks_exact(ENTRY) {
+                if let Ok(e) = Idx1Entry::read_from_bytes(raw) {
+                    f(&e)?;
+                }
+            }
+            Ok(())
+        };
+        if self.spilled > self.base {
+            let store = spill
+                .store
+                .as_deref()
+                .ok_or(Error::capacity(0, &"avi muxer: idx1 spilled with no store"))?;
+            let mut buf = [0u8; COPY];
+            let mut at = self.base;
+            while at < self.spilled {
+                let n = (self.spilled - at).min(COPY as u64) as usize;
+                let part = buf.get_mut(..n).unwrap_or(&mut []);
+                store.read_at(at, part)?;
+                run(part)?;
+                at += n as u64;
+            }
+        }
+        run(scratch.get(..self.len).unwrap_or(&[]))
     }
 
     /// Appends `e`: into the scratch block, which, when full and a store is
@@ -68,34 +115,55 @@ impl Idx1 {
         Ok(())
     }
 
-    /// Writes the `idx1` chunk: its header, the spilled entries read back
-    /// in order, then the block's.
+    /// Writes the `idx1` chunk of the current (first) RIFF.
     ///
     /// Errors: `CapacityExceeded` for an index over 4 GiB; the store's or
     /// the sink's error.
     pub(super) fn write<K: Sink>(&self, sink: &mut K, scratch: &[u8], spill: &Spill<'_>) -> Result<()> {
-        let bytes = self.spilled.saturating_add(self.len as u64);
+        let bytes = self.entries() * ENTRY as u64;
         let size = u32::try_from(bytes).map_err(|_| Error::capacity(sink.position(), &"avi muxer: idx1 over 4 GiB"))?;
-        let mut head = *b"idx1\0\0\0\0";
-        if let Some(d) = head.get_mut(4..) {
-            d.copy_from_slice(&size.to_le_bytes());
+        sink.write_vectored(&[b"idx1", &size.to_le_bytes()])?;
+        let mut out = Batch::default();
+        self.each(scratch, spill, |e| out.push(sink, e.as_bytes()))?;
+        out.flush(sink)
+    }
+}
+
+/// Small writes gathered into one sink write of up to [`COPY`] bytes (a
+/// file sink makes one system call a write).
+#[derive(Debug)]
+pub(super) struct Batch {
+    buf: [u8; COPY],
+    n: usize,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch { buf: [0; COPY], n: 0 }
+    }
+}
+
+impl Batch {
+    /// Adds `data` (at most [`COPY`] bytes), writing what was gathered
+    /// first when it would not fit.
+    pub(super) fn push<K: Sink>(&mut self, sink: &mut K, data: &[u8]) -> Result<()> {
+        if self.n + data.len() > COPY {
+            self.flush(sink)?;
         }
-        sink.write_all(&head)?;
-        if self.spilled > 0 {
-            let store = spill
-                .store
-                .as_deref()
-                .ok_or(Error::capacity(0, &"avi muxer: idx1 spilled with no store"))?;
-            let mut buf = [0u8; COPY];
-            let mut at = 0u64;
-            while at < self.spilled {
-                let n = (self.spilled - at).min(COPY as u64) as usize;
-                let part = buf.get_mut(..n).unwrap_or(&mut []);
-                store.read_at(at, part)?;
-                sink.write_all(part)?;
-                at += n as u64;
+        match self.buf.get_mut(self.n..self.n + data.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(data);
+                self.n += data.len();
+                Ok(())
             }
+            None => sink.write_all(data),
         }
-        sink.write_all(scratch.get(..self.len).unwrap_or(&[]))
+    }
+
+    /// Writes what was gathered.
+    pub(super) fn flush<K: Sink>(&mut self, sink: &mut K) -> Result<()> {
+        let r = sink.write_all(self.buf.get(..self.n).unwrap_or(&[]));
+        self.n = 0;
+        r
     }
 }

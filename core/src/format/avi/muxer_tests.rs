@@ -128,7 +128,7 @@ fn a_spilled_index_gives_the_same_file() {
 #[test]
 fn refusals_are_errors() {
     // No scratch and no store: the idx1 has no room.
-    let mut buf = std::vec![0u8; 1 << 12];
+    let mut buf = std::vec![0u8; 1 << 16];
     let mut m = Muxer::new(SliceSink::new(&mut buf), MuxFormat::Avi).unwrap();
     m.add_track(&TrackSpec::new(&pcm())).unwrap();
     let e = m.write_packet(&Packet::contiguous(0, 0, &[1, 2])).unwrap_err();
@@ -169,4 +169,72 @@ fn refusals_are_errors() {
     let far = super::muxer::MAX_GAP as i64 + 2;
     let p = Packet::contiguous(0, 0, &[1]).with_times(None, Some(far), Some(1));
     assert_eq!(m.write_packet(&p).unwrap_err().kind(), ErrorKind::Unsupported);
+}
+
+/// RIFFs of at most 16 KiB: the movie goes on in `RIFF AVIX`es with `ix##`
+/// standard indexes and an `indx` super index per stream, which our
+/// reader reads (OpenDML mode) to the same packets; the idx1 covers the
+/// first RIFF. The index is spilled past 64 bytes.
+#[test]
+fn opendml_riffs_read_back_through_their_indexes() {
+    use super::muxer::AviMuxer;
+    use crate::format::mux_traits::{FormatMuxer, MuxContext};
+    use crate::sink::Spill;
+    let mut buf = std::vec![0u8; 1 << 20];
+    let mut store_buf = std::vec![0u8; 1 << 16];
+    let mut store = SliceSink::new(&mut store_buf);
+    let mut scratch = [0u8; 256];
+    let mut ctx = MuxContext::default();
+    let mut m = AviMuxer::with_riff_limit(16 << 10);
+    m.add_track(&mut ctx, &TrackSpec::new(&mpeg4())).unwrap();
+    m.add_track(&mut ctx, &TrackSpec::new(&pcm())).unwrap();
+    let mut sink = SliceSink::new(&mut buf);
+    let mut spill = Spill {
+        store: Some(&mut store),
+        memory: 64,
+    };
+    m.write_header(&mut sink, &mut scratch, &mut ctx).unwrap();
+    let audio = [9u8; 400];
+    let mut want = Vec::new();
+    for i in 0..120i64 {
+        let data = vop(i % 10 == 0, 150 + (i as usize * 37) % 700);
+        let p = Packet::contiguous(0, 0, &data)
+            .with_times(Some(i), Some(i), Some(1))
+            .with_flags(PacketFlags::keyframe(i % 10 == 0));
+        m.write_packet_spilling(&mut sink, &mut scratch, &mut spill, &mut ctx, &p)
+            .unwrap();
+        want.push((0usize, i, i % 10 == 0, data.len()));
+        let a = Packet::contiguous(1, 0, &audio).with_flags(PacketFlags::keyframe(true));
+        m.write_packet_spilling(&mut sink, &mut scratch, &mut spill, &mut ctx, &a)
+            .unwrap();
+        want.push((1usize, i * 100, true, 400));
+    }
+    m.finish_spilling(&mut sink, &mut scratch, &mut spill, &mut ctx)
+        .unwrap();
+    let file = sink.written();
+    let count = |pat: &[u8]| file.windows(4).filter(|w| *w == pat).count();
+    assert!(count(b"AVIX") >= 5, "{} AVIX", count(b"AVIX"));
+    assert_eq!(count(b"indx"), 2);
+    assert_eq!(count(b"idx1"), 1);
+    let mut d = Demuxer::open(SliceSource::new(file), None).unwrap();
+    assert_eq!(d.tracks()[0].frames, Some(120));
+    let mut got = Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        got.push((p.track, p.dts.unwrap(), p.flags.keyframe, p.data.len()));
+    }
+    let diags: Vec<_> = d.diagnostics().iter().map(|(x, _)| x.code).collect();
+    assert!(
+        diags.iter().all(|c| !c.starts_with("avi.odml") && *c != "avi.no-index"),
+        "{diags:?}"
+    );
+    assert_eq!(got, want);
+    // RIFFs over one at their limit: each RIFF's size is at most 16 KiB.
+    let mut at = 0usize;
+    while at + 8 <= file.len() {
+        let size = u32::from_le_bytes(file[at + 4..at + 8].try_into().unwrap()) as usize;
+        assert_eq!(&file[at..at + 4], b"RIFF");
+        assert!(size + 8 <= 16 << 10, "a RIFF of {size} bytes at {at}");
+        at += 8 + size;
+    }
+    assert_eq!(at, file.len());
 }
