@@ -194,8 +194,8 @@ pub enum MuxFormat {
     /// fragment's.
     HybridMp4(Fragmenting),
     /// AVI (feature `avi`, `format/avi/muxer.rs`): `RIFF AVI ` with
-    /// `hdrl`, `movi` and `idx1`, up to 1 GiB (no OpenDML extension).
-    /// Needs a sink that can patch.
+    /// `hdrl`, `movi` and `idx1`; past 1 GiB OpenDML `RIFF AVIX`
+    /// extensions with `indx`/`ix##` indexes. Needs a sink that can patch.
     Avi,
 }
 

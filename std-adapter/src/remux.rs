@@ -48,7 +48,7 @@ pub enum RemuxFormat {
     /// is written, so a cut recording keeps every complete fragment, and a
     /// normal MP4 once finished; needs an output that seeks.
     HybridMp4,
-    /// AVI (`.avi`): AVI 1.0 up to 1 GiB, `idx1` after the media; needs an
+    /// AVI (`.avi`): `idx1` after the media, OpenDML past 1 GiB; needs an
     /// output that seeks.
     Avi,
 }
