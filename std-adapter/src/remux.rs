@@ -871,7 +871,9 @@ mod tests {
     fn formats_from_names_and_paths() {
         assert_eq!(RemuxFormat::from_name("MKV"), Some(RemuxFormat::Matroska));
         assert_eq!(RemuxFormat::from_name("webm"), Some(RemuxFormat::WebM));
-        assert_eq!(RemuxFormat::from_name("avi"), None);
+        assert_eq!(RemuxFormat::from_name("AVI"), Some(RemuxFormat::Avi));
+        assert_eq!(RemuxFormat::from_path(Path::new("o.avi")), Some(RemuxFormat::Avi));
+        assert_eq!(RemuxFormat::from_name("flv"), None);
         assert_eq!(
             RemuxFormat::from_path(Path::new("a/b.Mka")),
             Some(RemuxFormat::Matroska)
