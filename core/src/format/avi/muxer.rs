@@ -34,9 +34,9 @@
 //! (`muxer_index.rs`). The muxer needs a sink that can patch (a file).
 //! A RIFF holds at most [`MAX_RIFF`] bytes; past it the movie goes on in
 //! OpenDML `RIFF AVIX` extensions with `ix##` standard indexes and an
-//! `indx` super index per stream (`muxer_odml.rs`), up to
-//! 256 RIFFs (`muxer_odml::MAX_RIFFS`). The `idx1` covers the first RIFF, as in ffmpeg's
-//! files. State is fixed: [`MAX_TRACKS`] streams; nothing is allocated.
+//! `indx` super index per stream (`muxer_odml.rs`), up to 256 RIFFs
+//! (`muxer_odml::MAX_RIFFS`). The `idx1` covers the first RIFF, as in
+//! ffmpeg's files. State is fixed: [`MAX_TRACKS`] streams; nothing is allocated.
 
 use super::layout::{Idx1Entry, MainHeader, AVIIF_KEYFRAME};
 use super::muxer_header::{bitmap_info, describe, frames_block_align, stream_header, wave_format, Described};
