@@ -193,6 +193,10 @@ pub enum MuxFormat {
     /// scratch for the index (about 4 bytes a sample) beside the
     /// fragment's.
     HybridMp4(Fragmenting),
+    /// AVI (feature `avi`, `format/avi/muxer.rs`): `RIFF AVI ` with
+    /// `hdrl`, `movi` and `idx1`; past 1 GiB OpenDML `RIFF AVIX`
+    /// extensions with `indx`/`ix##` indexes. Needs a sink that can patch.
+    Avi,
 }
 
 /// How [`MuxFormat::Fmp4`] cuts fragments.
@@ -247,6 +251,7 @@ impl MuxFormat {
             MuxFormat::Mov => "QuickTime movie",
             MuxFormat::Fmp4(_) => "fragmented MP4 (CMAF)",
             MuxFormat::HybridMp4(_) => "hybrid MP4 (fragmented while written, progressive when finished)",
+            MuxFormat::Avi => "AVI",
         }
     }
 }

@@ -48,6 +48,9 @@ pub enum RemuxFormat {
     /// is written, so a cut recording keeps every complete fragment, and a
     /// normal MP4 once finished; needs an output that seeks.
     HybridMp4,
+    /// AVI (`.avi`): `idx1` after the media, OpenDML past 1 GiB; needs an
+    /// output that seeks.
+    Avi,
 }
 
 impl RemuxFormat {
@@ -59,6 +62,7 @@ impl RemuxFormat {
         RemuxFormat::Mov,
         RemuxFormat::Fmp4,
         RemuxFormat::HybridMp4,
+        RemuxFormat::Avi,
     ];
 
     /// The names `--format` takes for this target.
@@ -70,6 +74,7 @@ impl RemuxFormat {
             RemuxFormat::Mov => &["mov", "qt"],
             RemuxFormat::Fmp4 => &["fmp4", "cmaf"],
             RemuxFormat::HybridMp4 => &["hybrid", "hybrid-mp4"],
+            RemuxFormat::Avi => &["avi"],
         }
     }
 
@@ -80,6 +85,7 @@ impl RemuxFormat {
             RemuxFormat::WebM => &["webm"],
             RemuxFormat::Mp4 => &["mp4", "m4a", "m4v"],
             RemuxFormat::Mov => &["mov", "qt"],
+            RemuxFormat::Avi => &["avi"],
             RemuxFormat::Fmp4 | RemuxFormat::HybridMp4 => &[],
         }
     }
@@ -93,6 +99,7 @@ impl RemuxFormat {
             RemuxFormat::Mov => MuxFormat::Mov,
             RemuxFormat::Fmp4 => MuxFormat::Fmp4(mediaslice::Fragmenting::DEFAULT),
             RemuxFormat::HybridMp4 => MuxFormat::HybridMp4(mediaslice::Fragmenting::DEFAULT),
+            RemuxFormat::Avi => MuxFormat::Avi,
         }
     }
 
@@ -100,7 +107,17 @@ impl RemuxFormat {
     /// media, so that it needs an output that seeks (no standard output,
     /// no `--live`).
     pub const fn needs_seek(self) -> bool {
-        matches!(self, RemuxFormat::Mp4 | RemuxFormat::Mov | RemuxFormat::HybridMp4)
+        matches!(
+            self,
+            RemuxFormat::Mp4 | RemuxFormat::Mov | RemuxFormat::HybridMp4 | RemuxFormat::Avi
+        )
+    }
+
+    /// Whether the format's only scratch is an index that grows with the
+    /// packets (MP4/MOV sample records, AVI `idx1` entries), spilled past
+    /// [`RemuxOptions::index_memory`].
+    pub const fn index_scratch(self) -> bool {
+        matches!(self, RemuxFormat::Mp4 | RemuxFormat::Mov | RemuxFormat::Avi)
     }
 
     /// Whether the format is progressive MP4/MOV, whose only scratch is the
@@ -151,7 +168,7 @@ impl fmt::Display for RemuxError {
         match self {
             RemuxError::NoFormat => write!(
                 f,
-                "no output format: give --format, or an output name ending in .mkv, .mka, .webm, .mp4, .m4a or .mov"
+                "no output format: give --format, or an output name ending in .mkv, .mka, .webm, .mp4, .m4a, .mov or .avi"
             ),
             RemuxError::Io(e) => write!(f, "{e}"),
             RemuxError::Input(e) => write!(f, "reading: {e}"),
@@ -594,7 +611,7 @@ pub fn remux_passes<S: Source, K: Sink>(
     // scratch, the fragmented one its fragment's records (and, on a stream,
     // its payload); zeroed memory that is never touched costs no RSS.
     let index = opts.index_bytes.max(MIN_INDEX_BYTES);
-    let (mux_format, scratch) = if format.progressive() {
+    let (mux_format, scratch) = if format.index_scratch() {
         (format.mux_format(), vec![0u8; index])
     } else {
         crate::fragmented::mux_setup(format.mux_format(), opts.fragment_ms, index)
@@ -854,7 +871,9 @@ mod tests {
     fn formats_from_names_and_paths() {
         assert_eq!(RemuxFormat::from_name("MKV"), Some(RemuxFormat::Matroska));
         assert_eq!(RemuxFormat::from_name("webm"), Some(RemuxFormat::WebM));
-        assert_eq!(RemuxFormat::from_name("avi"), None);
+        assert_eq!(RemuxFormat::from_name("AVI"), Some(RemuxFormat::Avi));
+        assert_eq!(RemuxFormat::from_path(Path::new("o.avi")), Some(RemuxFormat::Avi));
+        assert_eq!(RemuxFormat::from_name("flv"), None);
         assert_eq!(
             RemuxFormat::from_path(Path::new("a/b.Mka")),
             Some(RemuxFormat::Matroska)

@@ -10,7 +10,8 @@
 //! file written through a `Muxer` (the packet dump) into a `SliceSink`,
 //! from the first `next_packet()` to `finish()`.
 //!
-//! So does the Matroska remux loop of `mediaslice remux`
+//! So do the MP4 and AVI muxers' loops (the AVI one with its `idx1`
+//! spilled to a store), and the Matroska remux loop of `mediaslice remux`
 //! (`mediaslice_std::remux::write_packets` and `Muxer::finish`, with the
 //! Annex B and ADTS reframing and the cue table) for every corpus file
 //! Matroska can carry, into a `SliceSink`.
@@ -399,6 +400,23 @@ fn matroska_remux_loop_allocates_nothing() {
 /// the first `next_packet()` through `finish()` (which writes `moov`).
 #[test]
 fn mp4_remux_loop_allocates_nothing() {
+    indexed_remux_allocates_nothing(MuxFormat::Mp4, None, 8);
+}
+
+/// The AVI muxer's write loop allocates nothing: every corpus file whose
+/// tracks AVI carries remuxed to AVI into a `SliceSink`, its `idx1`
+/// entries spilled past 256 bytes of scratch to a caller's `SliceSink`
+/// store (so the spill and its read-back at `finish` are counted too).
+#[test]
+fn avi_remux_loop_allocates_nothing() {
+    indexed_remux_allocates_nothing(MuxFormat::Avi, Some(256), 2);
+}
+
+/// Remuxes every corpus file to `format` (a muxer whose index grows in its
+/// scratch), with the allocator counting from the first `next_packet()`
+/// through `finish()`; `spill` bounds the scratch's index part and sends
+/// the rest to a store. At least `min_files` files must be written.
+fn indexed_remux_allocates_nothing(format: MuxFormat, spill: Option<usize>, min_files: u64) {
     use mediaslice::mux::copy::{add_tracks, copy_packets};
     let mut failures = Vec::new();
     let (mut files_checked, mut packets) = (0u64, 0u64);
@@ -407,9 +425,11 @@ fn mp4_remux_loop_allocates_nothing() {
             let bytes = f.read();
             let mut join = scratch_for(bytes.len());
             let mut out = vec![0u8; bytes.len() * 4 + (1 << 20)];
+            let mut store = vec![0u8; 1 << 20];
             let r = (|| -> mediaslice::Result<(usize, u64)> {
                 let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut join), f.ext().as_deref())?;
-                let mut m = Muxer::with_scratch(SliceSink::new(&mut out), MuxFormat::Mp4, vec![0u8; 1 << 20])?;
+                let m = Muxer::with_scratch(SliceSink::new(&mut out), format, vec![0u8; 1 << 20])?;
+                let mut m = m.with_index_spill(SliceSink::new(&mut store), spill.unwrap_or(usize::MAX));
                 let map = add_tracks(&mut d, &mut m)?;
                 if m.tracks().is_empty() {
                     return Ok((0, 0));
@@ -421,7 +441,7 @@ fn mp4_remux_loop_allocates_nothing() {
                 Ok((allocs() - before, r?))
             })();
             match r {
-                Ok((_, 0)) => println!("skip {}: no track MP4 carries", f.label()),
+                Ok((_, 0)) => println!("skip {}: no track {format} carries", f.label()),
                 Ok((0, n)) => {
                     packets += n;
                     files_checked += 1;
@@ -431,8 +451,8 @@ fn mp4_remux_loop_allocates_nothing() {
             }
         }
     }
-    println!("{files_checked} corpus files, {packets} packets remuxed to MP4 with the allocator counting");
-    assert!(files_checked >= 8 && packets > 0, "too little was remuxed");
+    println!("{files_checked} corpus files, {packets} packets remuxed to {format} with the allocator counting");
+    assert!(files_checked >= min_files && packets > 0, "too little was remuxed");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -525,6 +545,7 @@ fn repair_allocations_do_not_grow_with_packets() {
         ("mp4/h264_aac_fragmented.mp4", false),
         ("matroska/h264_aac_unknown_size_clusters.mkv", false),
         ("mp4/h264_aac.mp4", true),
+        ("avi/mpeg4_mp3.avi", false),
     ] {
         let path = corpus.join(name);
         let mut data = std::fs::read(&path).unwrap();

@@ -5,11 +5,11 @@
 //! [`super::riff_tags`].
 
 use zerocopy::little_endian::{U16, U32};
-use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 /// WAVEFORMATEX without `cbSize` (Microsoft RIFF specification, "WAVE Form
 /// Type", `fmt ` chunk): the 16 bytes every WAVE format starts with.
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct WaveFormat {
     /// wFormatTag.
@@ -28,7 +28,7 @@ pub struct WaveFormat {
 
 /// WAVEFORMATEXTENSIBLE (`mmreg.h`): a [`WaveFormat`], `cbSize` (at least
 /// 22) and the extension whose SubFormat GUID starts with the format tag.
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct WaveFormatExtensible {
     /// The WAVEFORMATEX fields.
@@ -53,7 +53,7 @@ impl WaveFormatExtensible {
 
 /// BITMAPINFOHEADER (Microsoft RIFF specification, AVI `strf` of a video
 /// stream; Windows GDI).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct BitmapInfoHeader {
     /// biSize.

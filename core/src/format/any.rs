@@ -39,7 +39,10 @@
     allow(unused_variables, unused_imports)
 )]
 
-#[cfg_attr(not(any(feature = "dump", feature = "mkv", feature = "mp4")), allow(unused_imports))]
+#[cfg_attr(
+    not(any(feature = "dump", feature = "mkv", feature = "mp4", feature = "avi")),
+    allow(unused_imports)
+)]
 use super::mux_traits::FormatMuxer;
 use super::mux_traits::{MuxContext, TrackSpec};
 use super::traits::{Context, FormatDemuxer};
@@ -392,6 +395,9 @@ pub enum AnyMuxer {
     /// Fragmented MP4 / CMAF (`format/mp4/fmp4.rs`).
     #[cfg(feature = "mp4")]
     Fmp4(super::mp4::fmp4::Fmp4Muxer),
+    /// AVI (`format/avi/muxer.rs`).
+    #[cfg(feature = "avi")]
+    Avi(super::avi::AviMuxer),
     /// No value: keeps the enum inhabited-by-type when no muxer is compiled
     /// in, so `core` builds with none (it can never be made).
     #[doc(hidden)]
@@ -409,6 +415,8 @@ macro_rules! dispatch_mux {
             AnyMuxer::Mp4($m) => $e,
             #[cfg(feature = "mp4")]
             AnyMuxer::Fmp4($m) => $e,
+            #[cfg(feature = "avi")]
+            AnyMuxer::Avi($m) => $e,
             AnyMuxer::NoFormat(never) => match *never {},
         }
     };
@@ -416,7 +424,7 @@ macro_rules! dispatch_mux {
 
 // With no muxer compiled in, the dispatch uses none of its arguments.
 #[cfg_attr(
-    not(any(feature = "dump", feature = "mkv", feature = "mp4")),
+    not(any(feature = "dump", feature = "mkv", feature = "mp4", feature = "avi")),
     allow(unused_variables)
 )]
 impl AnyMuxer {
@@ -439,6 +447,8 @@ impl AnyMuxer {
             MuxFormat::Fmp4(opts) => Ok(AnyMuxer::Fmp4(super::mp4::fmp4::Fmp4Muxer::with_options(opts))),
             #[cfg(feature = "mp4")]
             MuxFormat::HybridMp4(opts) => Ok(AnyMuxer::Fmp4(super::mp4::fmp4::Fmp4Muxer::hybrid(opts))),
+            #[cfg(feature = "avi")]
+            MuxFormat::Avi => Ok(AnyMuxer::Avi(FormatMuxer::new())),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -76,7 +76,7 @@ pub struct Dropped {
 #[derive(Debug, Clone, Default)]
 pub struct RepairReport {
     /// How the input was read: `"fragmented MP4"`, `"MP4"`, `"Matroska"`,
-    /// `"mdat walk with reference"`.
+    /// `"AVI"`, `"mdat walk with reference"`.
     pub method: &'static str,
     /// The output's format.
     pub output_format: Option<RemuxFormat>,
@@ -414,9 +414,14 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             };
             read_and_write(&open, data.len() as u64, format, "Matroska", output, None, None)
         }
-        Some(FormatKind::Avi) => Err(RepairError::Unsupported(
-            "AVI (there is no AVI writer; `remux` to Matroska keeps every packet the reader finds)",
-        )),
+        Some(FormatKind::Avi) => {
+            if !matches!(RemuxFormat::from_path(output), None | Some(RemuxFormat::Avi)) {
+                return Err(RepairError::OtherFamily("AVI", ".avi"));
+            }
+            // The reader walks `movi` where idx1 is missing, cut or stops
+            // matching the file; the writer gives the output a new idx1.
+            read_and_write(&open, data.len() as u64, RemuxFormat::Avi, "AVI", output, None, None)
+        }
         Some(other) => Err(RepairError::Unsupported(other.name())),
         None => {
             Err(RepairError::Input(opened.err().unwrap_or(
@@ -468,7 +473,8 @@ impl Count {
 /// The readers' diagnostics that mean bytes were skipped (a damaged unit
 /// passed over), as opposed to facts about the file (unknown sizes, no
 /// Cues); see `docs/diagnostics.md`.
-pub const SKIP_CODES: [&str; 15] = [
+pub const SKIP_CODES: [&str; 16] = [
+    "avi.resync",
     "mkv.resync",
     "mkv.bad-block",
     "mkv.bad-block-group",
@@ -526,8 +532,12 @@ fn read_and_write(
     } else {
         (format.mux_format(), vec![0u8; index])
     };
-    let mut muxer =
-        Muxer::with_scratch(sink, mux_format, scratch).map_err(|e| RepairError::Output(RemuxError::Output(e)))?;
+    // Past its memory bound the index (MP4 sample records, AVI idx1
+    // entries) goes to an unnamed temporary file beside the output.
+    let mut spill = crate::TempSpill::beside(output);
+    let mut muxer = Muxer::with_scratch(sink, mux_format, scratch)
+        .map_err(|e| RepairError::Output(RemuxError::Output(e)))?
+        .with_index_spill(&mut spill, crate::remux::DEFAULT_INDEX_MEMORY);
     let mut remux_report = RemuxReport::default();
     let map = declare_tracks(&mut muxer, &tracks, &mut remux_report).map_err(RepairError::Output)?;
     let mut report = RepairReport {
@@ -547,6 +557,8 @@ fn read_and_write(
     let mut diags = skip_counts(&demuxer);
     // Payload bytes of every whole packet read (left-out streams too).
     let mut read_bytes = 0u64;
+    // The reader gave a packet the input ends inside (left out).
+    let mut cut_packet = false;
     let stopped = loop {
         let p = match demuxer.next_packet() {
             Ok(Some(p)) => p,
@@ -554,6 +566,7 @@ fn read_and_write(
             Err(e) => break Some(e),
         };
         if p.flags.truncated {
+            cut_packet = true;
             continue;
         }
         let (pos, size) = (p.pos, p.data.len() as u64);
@@ -600,7 +613,7 @@ fn read_and_write(
             // recording) or one cut by the end of the file.
             let diags = demuxer.diagnostics();
             let cut = clean_end.map_or_else(
-                || diags.contains("mkv.unknown-size-segment") || diags.contains("mkv.segment-beyond-eof"),
+                || cut_packet || diags.contains("mkv.unknown-size-segment") || diags.contains("mkv.segment-beyond-eof"),
                 |clean| !clean,
             );
             if cut && at < input_len {

@@ -2,11 +2,11 @@
 //! Reference"; OpenDML "AVI File Format Extensions" 1.02).
 
 use zerocopy::little_endian::{I32, U16, U32, U64};
-use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 /// A RIFF chunk header (AVI RIFF reference, "RIFF File Format"): ckID and
 /// ckSize, the size of the data that follows (without the pad byte).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct ChunkHeader {
     /// ckID: a FourCC (`LIST`, `strh`, `00dc`, ...).
@@ -16,7 +16,7 @@ pub struct ChunkHeader {
 }
 
 /// `avih`: AVIMAINHEADER (AVI RIFF reference, "AVI Main Header").
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct MainHeader {
     /// dwMicroSecPerFrame.
@@ -43,7 +43,7 @@ pub struct MainHeader {
 
 /// `strh`: the first 48 bytes of AVISTREAMHEADER (AVI RIFF reference,
 /// "AVI Stream Headers"); the frame rectangle that may follow is not used.
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct StreamHeader {
     /// fccType: `vids`, `auds`, `txts`, `dats`, `iavs`, `pads`.
@@ -75,7 +75,7 @@ pub struct StreamHeader {
 }
 
 /// `strf` of a video stream: BITMAPINFOHEADER.
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct BitmapInfoHeader {
     /// biSize.
@@ -103,7 +103,7 @@ pub struct BitmapInfoHeader {
 }
 
 /// One `idx1` entry: AVIOLDINDEX.aIndex (AVI RIFF reference, "AVI Index Entries").
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct Idx1Entry {
     /// dwChunkId (`00dc`, `01wb`, `rec `, ...).
@@ -118,7 +118,7 @@ pub struct Idx1Entry {
 
 /// The 24-byte head shared by `indx` (super index) and `ix##` (standard
 /// index) chunks: AVIMETAINDEX (OpenDML 1.02 §"Index Chunks").
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct IndexHeader {
     /// wLongsPerEntry: 4 for a super index, 2 for a standard index.
@@ -138,7 +138,7 @@ pub struct IndexHeader {
 }
 
 /// One super-index entry (OpenDML 1.02 AVISUPERINDEX.aIndex).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct SuperIndexEntry {
     /// qwOffset of the `ix##` chunk.
@@ -150,7 +150,7 @@ pub struct SuperIndexEntry {
 }
 
 /// One standard-index entry (OpenDML 1.02 AVISTDINDEX.aIndex).
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned, Debug)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned, Debug)]
 #[repr(C)]
 pub struct StdIndexEntry {
     /// dwOffset of the chunk's data, from the index's qwBaseOffset.

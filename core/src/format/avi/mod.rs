@@ -1,5 +1,8 @@
 //! AVI, with the OpenDML extensions.
 //!
+//! The writer is [`AviMuxer`] (`muxer.rs`; `muxer_header.rs` the `hdrl`,
+//! `muxer_index.rs` the `idx1`, `muxer_odml.rs` the OpenDML extensions).
+//!
 //! Entry points: [`AviDemuxer`] (`open`, `next_packet`, `seek`, `next_tag`
 //! in `demuxer.rs`); `header.rs` reads `hdrl` (`strh`, `strf`) and the tags,
 //! `index.rs` `idx1` and the OpenDML indexes, `movi.rs` walks the chunks of
@@ -34,8 +37,15 @@ mod header;
 mod index;
 pub mod layout;
 mod movi;
+pub mod muxer;
+mod muxer_header;
+mod muxer_index;
+mod muxer_odml;
 
 pub use demuxer::AviDemuxer;
+pub use muxer::AviMuxer;
 
+#[cfg(test)]
+mod muxer_tests;
 #[cfg(test)]
 mod tests;
