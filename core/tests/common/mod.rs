@@ -40,6 +40,8 @@ pub const FAMILIES: &[&str] = &[
     "dsf",
     "dff",
     "wv",
+    "ape",
+    "mpc",
     "asf",
     "flv",
     "matroska",
