@@ -15,8 +15,8 @@ APE_HEADER, APE_HEADER_OLD) and the Musepack SV7 / SV8 stream
 specifications (musepack.net).
 
 Deterministic: payload bytes come from a fixed linear congruential
-generator, so two runs give identical bytes. The `cut_*` files are whole
-files cut inside a frame, for the truncation rules.
+generator, so two runs give identical bytes. Cut copies are made by
+core/tests/ape_musepack_cuts.rs, which checks them against live ffprobe.
 """
 import os
 import struct
@@ -236,17 +236,9 @@ def mpc_files():
                    block_pwr=0, seed=10, seek=False)
 
 
-def cut(name, data, frac):
-    return name, data[:int(len(data) * frac)]
-
-
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else 'files'
     files = list(ape_files()) + list(mpc_files())
-    d = dict(files)
-    files.append(cut('ape/cut_stereo_399.ape', d['ape/stereo_399.ape'], 0.7))
-    files.append(cut('mpc/cut_sv7_44100.mpc', d['mpc/sv7_44100.mpc'], 0.6))
-    files.append(cut('mpc/cut_sv8_stereo.mpc', d['mpc/sv8_stereo.mpc'], 0.6))
     for name, data in files:
         path = os.path.join(outdir, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)

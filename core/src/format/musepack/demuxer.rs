@@ -79,12 +79,17 @@ impl MusepackDemuxer {
         tag: Option<u64>,
         mut at: u64,
     ) -> Result<Option<Packet<'s>>> {
+        // Whether the packet before `at` was `SE`: the input may end there.
+        let mut after_se = false;
         for _ in 0..MAX_SKIPPED {
-            if tag.is_some_and(|t| at >= t) {
+            if tag.is_some_and(|t| at >= t) || sv8::at_ape_tag(src, at)? {
                 return Ok(None);
             }
             if at >= src.len() {
-                // No SE: the input was cut.
+                if after_se {
+                    return Ok(None);
+                }
+                // No SE before the end: the input was cut.
                 self.cut = true;
                 return Err(Error::truncated(at, &CUT));
             }
@@ -115,8 +120,12 @@ impl MusepackDemuxer {
                             }),
                     ));
                 }
-                b"SE" => return Ok(None),
-                _ => at = end,
+                // ffmpeg 5.1 reads on after `SE` (a chained stream's
+                // packets follow it), up to the tag or the end.
+                key => {
+                    after_se = key == b"SE";
+                    at = end;
+                }
             }
         }
         Err(Error::limit(at, &"musepack: too many SV8 packets without audio"))
@@ -231,9 +240,9 @@ impl FormatDemuxer for MusepackDemuxer {
             }
             Stream::V8 { first, tag, .. } => {
                 let mut at = first;
-                while at < src.len() && tag.is_none_or(|t| at < t) {
+                while at < src.len() && tag.is_none_or(|t| at < t) && !sv8::at_ape_tag(src, at)? {
                     let c = sv8::chunk(src, at)?;
-                    if &c.key == b"SE" || (&c.key == b"AP" && self.index >= target) {
+                    if &c.key == b"AP" && self.index >= target {
                         break;
                     }
                     self.index += u64::from(&c.key == b"AP");

@@ -11,8 +11,9 @@
 //!
 //! SV8 is a run of keyed packets (`sv8.rs`): the payloads of `AP` packets
 //! are the packets, in place (their position is the payload's), pts their
-//! index in (1152 × 4^k)/rate ticks, duration 1, up to `SE` or the APEv2
-//! tag. An `AP` cut by the end of the input is given up to the cut,
+//! index in (1152 × 4^k)/rate ticks, duration 1, up to the APEv2 tag (as
+//! its footer places it, or its `APETAGEX` header) or the end of the
+//! input: `SE` does not end them, as ffmpeg 5.1 reads on after it. An `AP` cut by the end of the input is given up to the cut,
 //! flagged truncated.
 //!
 //! Text items of an APEv2 tag at the end are the format tags.

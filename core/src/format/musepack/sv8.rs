@@ -5,8 +5,9 @@
 //! A packet's size is a variable-length integer (7 bits a byte, high bit
 //! set on all bytes but the last) that counts the key, itself and the
 //! payload. `SH` (stream header: CRC, version 8, samples, silence, rate
-//! and band byte, channels and frames byte) comes first; `AP` holds audio,
-//! `SE` ends the stream; `RG`, `EI`, `SO`, `ST` and unknown keys are
+//! and band byte, channels and frames byte) comes first; `AP` holds audio;
+//! `SE` ends a stream, but ffmpeg 5.1 reads on after it (the packets of a
+//! chained stream), as we do; `RG`, `EI`, `SO`, `ST` and unknown keys are
 //! skipped.
 
 use crate::error::{Error, Result};
@@ -69,6 +70,17 @@ pub fn chunk<S: Source>(src: &mut S, at: u64) -> Result<Chunk> {
         payload: at + 2 + n,
         len,
     })
+}
+
+/// Whether an APEv2 tag (`APETAGEX`, its header) starts at `at`: the end
+/// of the packets even when the tag's footer is missing, so that a tag
+/// whose `APETAGEX` reads as an `AP` key is not taken for audio.
+pub fn at_ape_tag<S: Source>(src: &mut S, at: u64) -> Result<bool> {
+    if at.saturating_add(8) > src.len() {
+        return Ok(false);
+    }
+    let b: [u8; 8] = src.array(at)?;
+    Ok(&b == b"APETAGEX")
 }
 
 /// The stream header's facts.
