@@ -302,6 +302,10 @@ gen wv flt_mono_37800.wv enc:wavpack mux:wv -- "${LAVFI[@]}" "$(mono 37800 0.3)"
 # ffmpeg writes neither: dsd.py builds them (deterministic, no ffmpeg).
 python3 "$CORPUS/dsd.py" files
 
+# ---------------------------------------------------------------- Monkey's Audio / Musepack
+# ffmpeg writes neither: apempc.py builds them (deterministic, no ffmpeg).
+python3 "$CORPUS/apempc.py" files
+
 # ---------------------------------------------------------------- ASF
 gen asf wmv2_wmav2.wmv enc:wmv2 enc:wmav2 -- \
 	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 44100 1)" \

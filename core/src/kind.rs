@@ -42,6 +42,12 @@ pub enum FormatKind {
     Dff,
     /// WavPack (`wvpk` blocks).
     WavPack,
+    /// Monkey's Audio (`MAC `).
+    Ape,
+    /// Musepack stream version 7 (`MP+`).
+    Musepack7,
+    /// Musepack stream version 8 (`MPCK` packets).
+    Musepack8,
     /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
     Ogg,
     /// Native FLAC (RFC 9639).
@@ -94,6 +100,9 @@ impl FormatKind {
             FormatKind::Dsf => "dsf",
             FormatKind::Dff => "iff",
             FormatKind::WavPack => "wv",
+            FormatKind::Ape => "ape",
+            FormatKind::Musepack7 => "mpc",
+            FormatKind::Musepack8 => "mpc8",
             FormatKind::Ogg => "ogg",
             FormatKind::Flac => "flac",
             FormatKind::Mp3 => "mp3",
@@ -132,6 +141,9 @@ impl FormatKind {
             FormatKind::Dsf => "DSF",
             FormatKind::Dff => "DSDIFF",
             FormatKind::WavPack => "WavPack",
+            FormatKind::Ape => "Monkey's Audio",
+            FormatKind::Musepack7 => "Musepack SV7",
+            FormatKind::Musepack8 => "Musepack SV8",
             FormatKind::Ogg => "Ogg",
             FormatKind::Flac => "FLAC",
             FormatKind::Mp3 => "MPEG audio",

@@ -105,10 +105,16 @@ fn wavpack_block(head: &[u8]) -> bool {
     (24..=1 << 20).contains(&size) && (0x402..=0x410).contains(&version)
 }
 
+/// A Musepack SV7 stream version byte as ffmpeg's `mpc_probe` wants it
+/// (SV7 header, byte 3): 0x07 or 0x17.
+fn musepack7_version(head: &[u8]) -> bool {
+    matches!(head.get(3), Some(0x07 | 0x17))
+}
+
 /// The formats found by magic bytes, in the order detection tries them.
 /// Formats found by a pattern (MPEG-TS sync bytes, MPEG-PS pack headers, a
 /// FLAC frame header) come after these, in [`crate::detect::detect`].
-pub(crate) static SIGNATURES: [Signature; 24] = [
+pub(crate) static SIGNATURES: [Signature; 27] = [
     Signature::new(FormatKind::Wav, cfg!(feature = "riff"), &[(0, b"RIFF"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"RF64"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"BW64"), (8, b"WAVE")]),
@@ -145,6 +151,12 @@ pub(crate) static SIGNATURES: [Signature; 24] = [
         check: Some(wavpack_block),
         ..Signature::new(FormatKind::WavPack, cfg!(feature = "wavpack"), &[(0, b"wvpk")])
     },
+    Signature::new(FormatKind::Ape, cfg!(feature = "ape"), &[(0, b"MAC ")]),
+    Signature {
+        check: Some(musepack7_version),
+        ..Signature::new(FormatKind::Musepack7, cfg!(feature = "musepack"), &[(0, b"MP+")])
+    },
+    Signature::new(FormatKind::Musepack8, cfg!(feature = "musepack"), &[(0, b"MPCK")]),
     Signature::new(FormatKind::Ogg, cfg!(feature = "ogg"), &[(0, b"OggS\0")]),
     Signature::new(FormatKind::Flac, cfg!(feature = "flac"), &[(0, b"fLaC")]),
     Signature::new(FormatKind::Ivf, cfg!(feature = "ivf"), &[(0, b"DKIF"), (4, &[0, 0])]),
@@ -158,15 +170,8 @@ pub(crate) static SIGNATURES: [Signature; 24] = [
 
 /// Signatures of inputs this crate does not read as such but which carry
 /// audio frames that would fool the elementary-stream probes: the MPEG-PS
-/// pack header, MIDI, Monkey's Audio, and common non-media files.
-static FOREIGN_AT_0: [[u8; 4]; 6] = [
-    *b"\x00\x00\x01\xBA",
-    *b"MThd",
-    *b"MAC ",
-    *b"\x89PNG",
-    *b"GIF8",
-    *b"%PDF",
-];
+/// pack header, MIDI, and common non-media files.
+static FOREIGN_AT_0: [[u8; 4]; 5] = [*b"\x00\x00\x01\xBA", *b"MThd", *b"\x89PNG", *b"GIF8", *b"%PDF"];
 
 /// Whether `head` starts like a container (any in [`SIGNATURES`], compiled
 /// in or not, or an MPEG-TS, RIFF or IFF file) or a known non-media file:

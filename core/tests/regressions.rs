@@ -238,6 +238,8 @@ fn kind_for(family: &str) -> Option<FormatKind> {
         "dsf" => Some(FormatKind::Dsf),
         "dff" => Some(FormatKind::Dff),
         "wv" => Some(FormatKind::WavPack),
+        "ape" => Some(FormatKind::Ape),
+        "mpc" => Some(FormatKind::Musepack7),
         "ogg" => Some(FormatKind::Ogg),
         "flac" => Some(FormatKind::Flac),
         "mp3" => Some(FormatKind::Mp3),

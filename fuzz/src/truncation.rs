@@ -18,6 +18,10 @@ pub const STREAM_EXACT: &[FormatKind] = &[
     FormatKind::MpegPs,
     FormatKind::Aiff,
     FormatKind::Au,
+    // Monkey's Audio: the last frame runs to the end of the input (ffmpeg's
+    // rule), so a cut inside it gives a shorter one that only the 3.98+
+    // descriptor's audio length can tell from a whole one.
+    FormatKind::Ape,
     // Parser-split video elementary streams: a cut inside the last access
     // unit or frame cannot be told from its end.
     FormatKind::H264,

@@ -22,6 +22,8 @@
         feature = "dsf",
         feature = "dff",
         feature = "wavpack",
+        feature = "ape",
+        feature = "musepack",
         feature = "ogg",
         feature = "flac",
         feature = "mp3",
@@ -106,6 +108,12 @@ pub enum AnyDemuxer {
     /// WavPack.
     #[cfg(feature = "wavpack")]
     WavPack(crate::format::wavpack::WavPackDemuxer),
+    /// Monkey's Audio.
+    #[cfg(feature = "ape")]
+    Ape(crate::format::ape::ApeDemuxer),
+    /// Musepack SV7 and SV8.
+    #[cfg(feature = "musepack")]
+    Musepack(crate::format::musepack::MusepackDemuxer),
     /// Ogg.
     #[cfg(feature = "ogg")]
     Ogg(crate::format::ogg::OggDemuxer),
@@ -187,6 +195,10 @@ macro_rules! dispatch {
             AnyDemuxer::Dff($d) => $e,
             #[cfg(feature = "wavpack")]
             AnyDemuxer::WavPack($d) => $e,
+            #[cfg(feature = "ape")]
+            AnyDemuxer::Ape($d) => $e,
+            #[cfg(feature = "musepack")]
+            AnyDemuxer::Musepack($d) => $e,
             #[cfg(feature = "ogg")]
             AnyDemuxer::Ogg($d) => $e,
             #[cfg(feature = "flac")]
@@ -256,6 +268,10 @@ impl AnyDemuxer {
             FormatKind::Dff => Ok(AnyDemuxer::Dff(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "wavpack")]
             FormatKind::WavPack => Ok(AnyDemuxer::WavPack(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "ape")]
+            FormatKind::Ape => Ok(AnyDemuxer::Ape(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "musepack")]
+            FormatKind::Musepack7 | FormatKind::Musepack8 => Ok(AnyDemuxer::Musepack(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ogg")]
             FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "flac")]

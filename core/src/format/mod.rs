@@ -8,6 +8,8 @@ pub mod traits;
 
 #[cfg(feature = "aiff")]
 pub mod aiff;
+#[cfg(feature = "ape")]
+pub mod ape;
 #[cfg(feature = "asf")]
 pub mod asf;
 #[cfg(feature = "au")]
@@ -31,11 +33,22 @@ pub mod mkv;
 pub mod mp4;
 #[cfg(any(feature = "ts", feature = "ps"))]
 pub mod mpeg;
+#[cfg(feature = "musepack")]
+pub mod musepack;
 #[cfg(feature = "ogg")]
 pub mod ogg;
 #[cfg(feature = "riff")]
 pub mod riff;
-#[cfg(all(test, any(feature = "dsf", feature = "dff", feature = "wavpack")))]
+#[cfg(all(
+    test,
+    any(
+        feature = "dsf",
+        feature = "dff",
+        feature = "wavpack",
+        feature = "ape",
+        feature = "musepack"
+    )
+))]
 mod test_drain;
 #[cfg(feature = "tta")]
 pub mod tta;

@@ -14,10 +14,24 @@ use crate::source::SliceSource;
 /// One packet's facts: pos, bytes, pts, duration, truncated.
 pub(crate) type Drained = (u64, Vec<u8>, i64, u64, bool);
 
+/// One packet's facts as the demuxer gives them: pos, bytes, pts,
+/// duration, truncated.
+pub(crate) type DrainedAny = (Option<u64>, Vec<u8>, Option<i64>, Option<u64>, bool);
+
 /// Every packet of `D` over `b` (with 64 KiB of scratch), then the kind
 /// of the error that ended them, `None` at a clean end. Opening must
-/// succeed.
+/// succeed. Every packet must have a position, pts and duration.
 pub(crate) fn drain<D: FormatDemuxer>(b: &[u8]) -> (Vec<Drained>, Option<ErrorKind>) {
+    let (p, e) = drain_any::<D>(b);
+    let p = p
+        .into_iter()
+        .map(|(pos, d, pts, dur, cut)| (pos.unwrap(), d, pts.unwrap(), dur.unwrap(), cut))
+        .collect();
+    (p, e)
+}
+
+/// As [`drain`], for packets that may lack a position, pts or duration.
+pub(crate) fn drain_any<D: FormatDemuxer>(b: &[u8]) -> (Vec<DrainedAny>, Option<ErrorKind>) {
     let mut scratch = vec![0u8; 1 << 16];
     let mut src = SliceSource::with_scratch(b, &mut scratch);
     let mut ctx = Context::default();
@@ -25,13 +39,7 @@ pub(crate) fn drain<D: FormatDemuxer>(b: &[u8]) -> (Vec<Drained>, Option<ErrorKi
     let mut out = Vec::new();
     loop {
         match d.next_packet(&mut src, &mut ctx) {
-            Ok(Some(p)) => out.push((
-                p.pos.unwrap(),
-                p.data.to_vec(),
-                p.pts.unwrap(),
-                p.duration.unwrap(),
-                p.flags.truncated,
-            )),
+            Ok(Some(p)) => out.push((p.pos, p.data.to_vec(), p.pts, p.duration, p.flags.truncated)),
             Ok(None) => return (out, None),
             Err(e) => return (out, Some(e.kind())),
         }

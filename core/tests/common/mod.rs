@@ -40,6 +40,8 @@ pub const FAMILIES: &[&str] = &[
     "dsf",
     "dff",
     "wv",
+    "ape",
+    "mpc",
     "asf",
     "flv",
     "matroska",
@@ -66,6 +68,8 @@ pub const FAMILIES: &[&str] = &[
 /// unit from a whole one, for ffmpeg's parsers as for ours.
 pub const STREAM_EXACT_FAMILIES: &[&str] = &[
     "wav",
+    // The last frame runs to the end of the input (ffmpeg's rule).
+    "ape",
     "mpegts",
     "mpegps",
     "aiff",

@@ -29,6 +29,9 @@ pub fn format_long_name(kind: FormatKind) -> Option<&'static str> {
         FormatKind::Dsf => "DSD Stream File (DSF)",
         FormatKind::Dff => "IFF (Interchange File Format)",
         FormatKind::WavPack => "WavPack",
+        FormatKind::Ape => "Monkey's Audio",
+        FormatKind::Musepack7 => "Musepack",
+        FormatKind::Musepack8 => "Musepack SV8",
         FormatKind::Ogg => "Ogg",
         FormatKind::Flac => "raw FLAC",
         FormatKind::Mp3 => "MP2/3 (MPEG audio layer 2/3)",
@@ -109,6 +112,12 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         Codec::Tta if bits <= 8 => ("u8", Some(bits)),
         Codec::Tta if bits <= 16 => ("s16", Some(bits)),
         Codec::Tta => ("s32", Some(bits)),
+        // ffmpeg's apedec: u8p, s16p or s32p by the header's bits.
+        Codec::Ape if bits == 0 => return None,
+        Codec::Ape if bits <= 8 => ("u8p", Some(bits)),
+        Codec::Ape if bits <= 16 => ("s16p", Some(bits)),
+        Codec::Ape => ("s32p", Some(bits)),
+        Codec::Musepack7 | Codec::Musepack8 => ("s16p", None),
         // 32 bits: s32p or, for float data (a flag the track does not
         // carry), fltp; not stated.
         Codec::Wavpack if bits == 0 || bits > 24 => return None,
@@ -160,6 +169,9 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
             | Codec::AmrWb
             | Codec::TrueHd
             | Codec::Wavpack
+            | Codec::Ape
+            | Codec::Musepack7
+            | Codec::Musepack8
             | Codec::DsdLsbfPlanar
             | Codec::DsdMsbfPlanar
             | Codec::DsdMsbf

@@ -5,6 +5,7 @@
 //! the format's metadata; binary items (cover art) are skipped.
 
 use crate::error::Result;
+use crate::format::traits::Context;
 use crate::source::Source;
 use crate::tags::{Tag, TagCursor, TagKey, TagScope, TagValue};
 
@@ -14,6 +15,21 @@ const ITEM_HEADER: u64 = 8;
 const MAX_KEY: u64 = 256;
 /// Most items walked: a bound on the work for a tag of empty items.
 const MAX_ITEMS: u32 = 1024;
+
+/// The next text item of the trailing APEv2 tag, if the input has one
+/// (`items`: `id3::Trailer::ape_items`): the format tags of WavPack,
+/// Monkey's Audio and Musepack, with `Limits::max_tag_bytes` in force.
+pub fn next_trailer_item<'s, S: Source>(
+    src: &'s mut S,
+    items: Option<(u64, u64, u32)>,
+    ctx: &Context,
+    cur: &mut TagCursor,
+) -> Result<Option<Tag<'s>>> {
+    match items {
+        Some(items) => next_item(src, items, ctx.limits.max_tag_bytes, cur),
+        None => Ok(None),
+    }
+}
 
 /// The next text item of the APEv2 tag whose items run from `items.0` to
 /// `items.1` (see `id3::Trailer::ape_items`), `None` after the last.

@@ -19,12 +19,13 @@
 //! packets match ffprobe's: see `docs/formats/<format>.md` for each.
 //!
 //! The ID3v2/ID3v1/APEv2 module `id3` lives here and is also the ID3
-//! reader of FLAC, AIFF, TTA, DSF and WavPack (compiled with any of `mp3`, `aac`, `ac3`,
-//! `flac`, `aiff`, `tta`, `dsf`, `wavpack`; with `ogg` too, for the picture types FLAC's PICTURE
+//! reader of FLAC, AIFF, TTA, DSF, WavPack, Monkey's Audio and Musepack (compiled with any of `mp3`, `aac`, `ac3`,
+//! `flac`, `aiff`, `tta`, `dsf`, `wavpack`, `ape`, `musepack`; with `ogg` too, for the picture types FLAC's PICTURE
 //! shares).
 //!
 //! The APEv2 item reader `ape` gives the items of the tag that `id3`'s
-//! `find_trailer` finds (WavPack's format tags; feature `wavpack`).
+//! `find_trailer` finds (the format tags of WavPack, Monkey's Audio and
+//! Musepack; features `wavpack`, `ape`, `musepack`).
 //!
 //! Shared here: a bounded forward scanner over a [`Source`] and the probe
 //! itself ([`probe`]); detection keeps the probe off files that start with
@@ -38,7 +39,7 @@ pub mod adts;
 pub mod amr;
 #[cfg(any(feature = "h264", feature = "hevc"))]
 pub mod annexb;
-#[cfg(feature = "wavpack")]
+#[cfg(any(feature = "wavpack", feature = "ape", feature = "musepack"))]
 pub mod ape;
 #[cfg(feature = "dv")]
 pub mod dv;
@@ -51,7 +52,9 @@ pub mod dv;
     feature = "ogg",
     feature = "tta",
     feature = "dsf",
-    feature = "wavpack"
+    feature = "wavpack",
+    feature = "ape",
+    feature = "musepack"
 ))]
 pub mod id3;
 #[cfg(all(feature = "chapters", feature = "mp3"))]

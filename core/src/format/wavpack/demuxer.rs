@@ -187,9 +187,6 @@ impl FormatDemuxer for WavPackDemuxer {
         ctx: &Context,
         cur: &mut TagCursor,
     ) -> Result<Option<Tag<'s>>> {
-        match self.ape {
-            Some(items) => ape::next_item(src, items, ctx.limits.max_tag_bytes, cur),
-            None => Ok(None),
-        }
+        ape::next_trailer_item(src, self.ape, ctx, cur)
     }
 }
