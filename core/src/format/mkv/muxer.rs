@@ -9,6 +9,8 @@
 //!   SeekHead   Info, Tracks, and Cues (patched, or made Void when none)
 //!   Info       TimestampScale 1 ms, MuxingApp, WritingApp, Duration (patched)
 //!   Tracks     one TrackEntry per track: CodecID, CodecPrivate, Video/Audio
+//!   Chapters   one EditionEntry, when there are chapters (`muxer/chapters.rs`)
+//!   Attachments  attached files, when any (`muxer/attachments.rs`)
 //!   Tags       file-level tags, when any (`muxer/tags.rs`)
 //!   Cluster*   Timestamp, SimpleBlock* (size patched; unknown on a stream)
 //!   Cues       CuePoints for the keyframes of the first video track
@@ -33,7 +35,9 @@
 //! to every other one, and spaced twice as far from then on, when full).
 //! Nothing is allocated.
 
+mod attachments;
 mod av1;
+mod chapters;
 mod ebml_write;
 mod tags;
 mod track;
@@ -43,6 +47,7 @@ use crate::format::mkv::codec_id::may_reorder;
 use crate::format::mkv::ids;
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec, MAX_CONFIG_BYTES};
 use crate::limits::MAX_TRACKS;
+use crate::mux::attachments::Attachment;
 use crate::sink::Sink;
 use crate::types::{rescale_q, Packet, Rational, Track, TrackKind};
 use ebml_write::{
@@ -55,6 +60,8 @@ use track::Framing;
 /// full, every other one is dropped and the least spacing between cue
 /// points doubles.
 pub const MAX_CUES: usize = 512;
+
+pub use attachments::MAX_ATTACHMENTS;
 
 /// A Cluster is closed at the next video keyframe (or audio packet in an
 /// audio-only file) once it spans this many milliseconds (ffmpeg's
@@ -203,15 +210,14 @@ impl MkvMuxer {
         })
     }
 
-    /// SeekHead (RFC 9559 §5.1.1): Info, Tracks, Tags when written, and
-    /// Cues last with an 8-byte position when the sink can patch it.
-    /// Positions are relative to the Segment's data.
-    fn write_seek_head(k: &mut dyn Sink, info: u64, tracks: u64, tags: Option<u64>, cues: bool) -> Result<()> {
+    /// SeekHead (RFC 9559 §5.1.1): an entry per (ID, position) of
+    /// `entries` (Info, Tracks, and Chapters, Attachments and Tags when
+    /// written), and Cues last with an 8-byte position when the sink can
+    /// patch it. Positions are relative to the Segment's data.
+    fn write_seek_head(k: &mut dyn Sink, entries: &[(u64, u64)], cues: bool) -> Result<()> {
         put_master(k, ids::SEEK_HEAD, &|k| {
-            seek_entry(k, ids::INFO, info)?;
-            seek_entry(k, ids::TRACKS, tracks)?;
-            if let Some(at) = tags {
-                seek_entry(k, ids::TAGS, at)?;
+            for &(id, at) in entries {
+                seek_entry(k, id, at)?;
             }
             if cues {
                 seek_entry(k, ids::CUES, 0)?;
@@ -515,7 +521,20 @@ impl FormatMuxer for MkvMuxer {
         Ok(index)
     }
 
-    fn write_header<K: Sink>(&mut self, sink: &mut K, _scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
+    fn write_header<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
+        self.write_header_with(sink, scratch, ctx, &[])
+    }
+
+    /// The header: EBML header, Segment, SeekHead, Info, Tracks, then
+    /// Chapters, Attachments and Tags when there are any.
+    fn write_header_with<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        _scratch: &mut [u8],
+        ctx: &mut MuxContext,
+        files: &[Attachment<'_>],
+    ) -> Result<()> {
+        attachments::check(files)?;
         self.live = !sink.can_patch();
         self.has_video = self.tracks.iter().any(|t| t.video);
         self.cue_track = self.tracks.iter().position(|t| t.video).or(Some(0));
@@ -530,12 +549,29 @@ impl FormatMuxer for MkvMuxer {
         sink.write_vectored(&[id.get(..il).unwrap_or(&[]), &size])?;
         self.segment_data = sink.position();
         let patch = !self.live;
-        let (title, with_tags) = (tags::title(ctx), tags::any(ctx).then_some(0));
-        let seek_len = measure(&|k| Self::write_seek_head(k, 0, 0, with_tags, patch))?;
-        let info_len = measure(&|k| Self::write_info(k, title, patch))?;
-        let tracks_at = seek_len + info_len;
-        let tags_at = measure(&|k| Self::write_tracks(k, ctx))? + tracks_at;
-        Self::write_seek_head(sink, seek_len, tracks_at, with_tags.map(|_| tags_at), patch)?;
+        let title = tags::title(ctx);
+        let ctx = &*ctx;
+        // The sections after the SeekHead, in order, with their sizes.
+        let sections: [(u64, u64); 5] = [
+            (ids::INFO, measure(&|k| Self::write_info(k, title, patch))?),
+            (ids::TRACKS, measure(&|k| Self::write_tracks(k, ctx))?),
+            (ids::CHAPTERS, measure(&|k| chapters::write(k, ctx))?),
+            (ids::ATTACHMENTS, measure(&|k| attachments::write(k, files))?),
+            (ids::TAGS, measure(&|k| tags::write(k, ctx))?),
+        ];
+        let mut entries: heapless::Vec<(u64, u64), 5> = heapless::Vec::new();
+        let mut at = 0u64;
+        for &(id, len) in &sections {
+            if len > 0 {
+                let _ = entries.push((id, at));
+            }
+            at = at.saturating_add(len);
+        }
+        let seek_len = measure(&|k| Self::write_seek_head(k, &entries, patch))?;
+        for e in &mut entries {
+            e.1 = e.1.saturating_add(seek_len);
+        }
+        Self::write_seek_head(sink, &entries, patch)?;
         if patch {
             self.cues_seek_at = Some(sink.position() - CUES_SEEK_LEN);
         }
@@ -544,6 +580,8 @@ impl FormatMuxer for MkvMuxer {
             self.duration_at = Some(sink.position() - 8);
         }
         Self::write_tracks(sink, ctx)?;
+        chapters::write(sink, ctx)?;
+        attachments::write(sink, files)?;
         tags::write(sink, ctx)
     }
 
