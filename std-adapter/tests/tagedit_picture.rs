@@ -1,5 +1,5 @@
 //! `tags --picture FILE` / `--remove picture` (issue 20): for every corpus
-//! and sample FLAC, MP3 and MP4/M4A file, a JPEG front cover is added, then
+//! and sample FLAC, MP3, MP4/M4A and Matroska file, a JPEG front cover is added, then
 //! replaced by a PNG (into another file), then removed; after each step our
 //! reader and ffprobe see the picture (an attached-picture stream, codec
 //! mjpeg or png, its size) or none, and every audio/video packet is
@@ -115,7 +115,12 @@ fn add_replace_remove_a_picture() {
     );
     assert_eq!((png.kind, png.width, png.height), (PictureKind::Png, 40, 30));
     let (mut done, mut in_place) = (0, 0);
-    for (family, exts) in [("flac", &[".flac"][..]), ("mp3", &[".mp3"]), ("mp4", &[".mp4", ".m4a"])] {
+    for (family, exts) in [
+        ("flac", &[".flac"][..]),
+        ("mp3", &[".mp3"]),
+        ("mp4", &[".mp4", ".m4a"]),
+        ("matroska", &[".mkv", ".mka"]),
+    ] {
         for (name, f) in named_files(family, exts) {
             let Some((media, _)) = read(&f) else {
                 eprintln!("{name}: our reader does not open it; not edited");
@@ -251,17 +256,13 @@ fn cli_picture_and_its_refusals() {
     let wav = corpus.join("wav/pcm_s16le.wav");
     // Formats whose tags are edited but not their pictures: refused, never
     // a silent no-op.
-    let mkv = corpus.join("matroska/h264_aac.mkv");
+    let webm = corpus.join("matroska/vp9_opus.webm");
     let ogg = corpus.join("ogg/vorbis.ogg");
     for (file, pic, msg) in [
         (&input, &text, "neither JPEG nor PNG"),
         (&input, &big, "over 16 MiB"),
         (&wav, &cover, "WAV has no picture"),
-        (
-            &mkv,
-            &cover,
-            "Matroska/WebM (attachments are not written yet) has no picture",
-        ),
+        (&webm, &cover, "WebM has no attachments"),
         (
             &ogg,
             &cover,
@@ -282,4 +283,67 @@ fn cli_picture_and_its_refusals() {
         assert!(!out.exists());
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ffprobe's stream `index` of `path` as JSON, without the fields that
+/// depend on the file around it (its duration).
+fn stream_json(path: &Path, index: usize) -> Value {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-show_streams", "-of", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut s = v["streams"][index].clone();
+    if let Some(o) = s.as_object_mut() {
+        o.remove("duration");
+        o.remove("duration_ts");
+    }
+    s
+}
+
+/// A Matroska cover added by us is the stream ffprobe shows for the same
+/// picture added by `mkvpropedit --add-attachment` (named `cover.jpg`).
+#[test]
+fn matroska_cover_as_mkvpropedit_adds_it() {
+    if !have("ffmpeg") || !have("ffprobe") || !have_mkvtoolnix() {
+        println!("ffmpeg, ffprobe or mkvpropedit not installed: nothing checked");
+        return;
+    }
+    let dir = scratch("picture-mkv");
+    let cover = make_picture(&dir, "cover.jpg", 64, 48);
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/matroska/h264_aac.mkv");
+    let (ours, theirs) = (dir.join("ours.mkv"), dir.join("theirs.mkv"));
+    std::fs::copy(&input, &ours).unwrap();
+    std::fs::copy(&input, &theirs).unwrap();
+    let jpeg = Picture::read(&cover).unwrap();
+    edit(&ours, &with_picture(&jpeg), None).unwrap();
+    let st = Command::new("mkvpropedit")
+        .arg("-q")
+        .arg(&theirs)
+        .args(["--attachment-mime-type", "image/jpeg", "--add-attachment"])
+        .arg(&cover)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let s = stream_json(&ours, 2);
+    assert_eq!(s["disposition"]["attached_pic"], 1, "{s}");
+    assert_eq!(s["tags"]["filename"], "cover.jpg", "{s}");
+    assert_eq!(s, stream_json(&theirs, 2));
+    let o = Command::new("mkvmerge").arg("--identify").arg(&ours).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && text.contains("file name 'cover.jpg'") && !text.contains("arning"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn have_mkvtoolnix() -> bool {
+    ["mkvpropedit", "mkvmerge"].iter().all(|t| {
+        Command::new(t)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
 }

@@ -24,6 +24,7 @@ mod id3v1;
 mod id3v2;
 mod iff;
 mod mkv;
+mod mkv_attach;
 mod mkv_layout;
 mod mkv_seek;
 mod mkv_shift;
@@ -175,17 +176,16 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Aiff) => ("aiff", aiff::plan(&file, edits, in_place_ok)?),
-        Some(kind @ (FormatKind::Wav | FormatKind::Matroska | FormatKind::Ogg)) if edits.touches_pictures() => {
+        Some(kind @ (FormatKind::Wav | FormatKind::Ogg)) if edits.touches_pictures() => {
             // Never a silent no-op: the picture edit is refused, and the
             // text edits given with it are not made either.
             let name = match kind {
                 FormatKind::Wav => "WAV",
-                FormatKind::Matroska => "Matroska/WebM (attachments are not written yet)",
                 _ => "Ogg (METADATA_BLOCK_PICTURE is not written yet)",
             };
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {name} has no picture field here (FLAC, MP3, MP4 and AIFF do)"),
+                format!("tag editing: {name} has no picture field here (FLAC, MP3, MP4, AIFF and Matroska do)"),
             ));
         }
         Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),

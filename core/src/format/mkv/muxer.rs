@@ -90,6 +90,9 @@ struct TrackOut {
     framing: Framing,
     time_base: Rational,
     video: bool,
+    /// A subtitle track: its packets go in BlockGroups with their
+    /// BlockDuration (a cue's display time, which nothing else gives).
+    subtitle: bool,
     reorders: bool,
     /// Latest decoding (or, for a codec that does not reorder,
     /// presentation) time written, in ms.
@@ -393,8 +396,10 @@ impl MkvMuxer {
         boundary && (rel >= CLUSTER_TIME_MS || sink_pos.saturating_sub(c.data) >= CLUSTER_BYTES)
     }
 
-    /// Writes the SimpleBlock (RFC 9559 §10.2) of `packet` at `ms` in the
-    /// open Cluster.
+    /// Writes `packet` at `ms` in the open Cluster: as a SimpleBlock (RFC
+    /// 9559 §10.2), or, given a duration in ms, as a BlockGroup
+    /// (§5.1.3.5) of its Block (§10.1; no keyframe bit there: a BlockGroup
+    /// without ReferenceBlock is a keyframe) and BlockDuration.
     fn write_block<K: Sink>(
         &self,
         sink: &mut K,
@@ -402,6 +407,7 @@ impl MkvMuxer {
         framing: Framing,
         packet: &Packet<'_>,
         ms: i64,
+        duration_ms: Option<u64>,
     ) -> Result<()> {
         let pos = sink.position();
         let c = self
@@ -438,20 +444,51 @@ impl MkvMuxer {
         };
         let number = 0x80 | (index as u8 + 1);
         let [r0, r1] = rel.to_be_bytes();
-        let flags = if packet.flags.keyframe { 0x80 } else { 0 };
+        let flags = if packet.flags.keyframe && duration_ms.is_none() {
+            0x80
+        } else {
+            0
+        };
         let body = [number, r0, r1, flags];
-        let (sz, sl) = size_vint(size.saturating_add(4))?;
-        let (id, il) = id_bytes(ids::SIMPLE_BLOCK);
-        let head = [id.get(..il).unwrap_or(&[]), sz.get(..sl).unwrap_or(&[]), &body];
+        let block_size = size.saturating_add(4);
+        let (sz, sl) = size_vint(block_size)?;
+        // The BlockDuration element after the Block, when in a group.
+        let mut tail = [0u8; 11];
+        let mut tail_len = 0usize;
+        let mut group = ([0u8; 8], 0usize);
+        if let Some(d) = duration_ms {
+            let mut t = crate::sink::SliceSink::new(&mut tail);
+            put_uint(&mut t, ids::BLOCK_DURATION, d)?;
+            tail_len = t.position() as usize;
+            let block_len = 1 + sl as u64 + block_size;
+            group = size_vint(block_len.saturating_add(tail_len as u64))?;
+        }
+        let (gid, gl) = id_bytes(ids::BLOCK_GROUP);
+        let (id, il) = match duration_ms {
+            Some(_) => id_bytes(ids::BLOCK),
+            None => id_bytes(ids::SIMPLE_BLOCK),
+        };
+        let (gid, gsz) = match duration_ms {
+            Some(_) => (gid.get(..gl).unwrap_or(&[]), group.0.get(..group.1).unwrap_or(&[])),
+            None => (&[][..], &[][..]),
+        };
+        let head = [
+            gid,
+            gsz,
+            id.get(..il).unwrap_or(&[]),
+            sz.get(..sl).unwrap_or(&[]),
+            &body,
+        ];
+        let tail = tail.get(..tail_len).unwrap_or(&[]);
         match framing {
             Framing::AnnexB(_) => {
                 sink.write_vectored(&head)?;
                 crate::codec::convert::to_length::write_length_prefixed(sink, packet.data, opts)?;
-                Ok(())
+                sink.write_vectored(&[tail])
             }
             _ => {
-                let [a, b, d] = head;
-                sink.write_vectored(&[a, b, d, payload])
+                let [a, b, d, e, f] = head;
+                sink.write_vectored(&[a, b, d, e, f, payload, tail])
             }
         }
     }
@@ -508,6 +545,7 @@ impl FormatMuxer for MkvMuxer {
             framing,
             time_base: t.time_base,
             video: t.kind == TrackKind::Video,
+            subtitle: t.kind == TrackKind::Subtitle,
             reorders: may_reorder(t.codec),
             last: None,
             next: None,
@@ -614,13 +652,14 @@ impl FormatMuxer for MkvMuxer {
         if self.cue_track == Some(index) && t.video && packet.flags.keyframe {
             self.add_cue(ms);
         }
-        self.write_block(sink, index, t.framing, packet, ms)?;
-        if let Some(slot) = self.tracks.get_mut(index) {
-            *slot = t;
-        }
         let dur = packet
             .duration
             .map_or(0, |d| rescale_q(i64::try_from(d).unwrap_or(0), t.time_base, MS));
+        let group = (t.subtitle && packet.duration.is_some()).then_some(dur.max(0) as u64);
+        self.write_block(sink, index, t.framing, packet, ms, group)?;
+        if let Some(slot) = self.tracks.get_mut(index) {
+            *slot = t;
+        }
         self.end_ms = self.end_ms.max(ms.saturating_add(dur.max(0)));
         Ok(())
     }

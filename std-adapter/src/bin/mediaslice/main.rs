@@ -128,7 +128,7 @@ enum Cmd {
     },
     /// The tags: key, common name, value and scope; with `--set` or
     /// `--remove`, edits them (FLAC, MP3, MP4, WAV, AIFF/AIFF-C,
-    /// Matroska/WebM, Ogg; `--picture`: FLAC, MP3, MP4, AIFF; see
+    /// Matroska/WebM, Ogg; `--picture`: FLAC, MP3, MP4, AIFF, Matroska; see
     /// `docs/tags.md`).
     Tags(TagsArgs),
     /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.

@@ -402,3 +402,48 @@ fn formats_without_attachments_refuse_them() {
     let e = m.write_header_with_attachments(&files).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
 }
+
+#[test]
+fn subtitles_go_in_block_groups_with_their_duration() {
+    let srt = Track {
+        kind: TrackKind::Subtitle,
+        codec: Codec::Subrip,
+        time_base: Rational::new(1, 1000),
+        ..Track::default()
+    };
+    let mut buf = std::vec![0u8; 1 << 14];
+    let mut m = Muxer::new(SliceSink::new(&mut buf), MuxFormat::Matroska).unwrap();
+    m.add_track(&TrackSpec::new(&opus()).with_config(OPUS_HEAD)).unwrap();
+    m.add_track(&TrackSpec::new(&srt)).unwrap();
+    let cues: [(i64, Option<u64>, &[u8]); 3] = [
+        (500, Some(700), b"Hello"),
+        (1500, Some(1250), b"World"),
+        (3000, None, b"?"),
+    ];
+    for (i, &(pts, dur, text)) in cues.iter().enumerate() {
+        let a = Packet::contiguous(0, 0, &[1, 2, 3]).with_times(Some(i as i64 * 48_000), None, Some(960));
+        m.write_packet(&a.with_flags(PacketFlags::keyframe(true))).unwrap();
+        let p = Packet::contiguous(1, 0, text)
+            .with_times(Some(pts), Some(pts), dur)
+            .with_flags(PacketFlags::keyframe(true));
+        m.write_packet(&p).unwrap();
+    }
+    let out = m.finish().unwrap().into_written();
+    let mut d = Demuxer::open(SliceSource::new(out), None).unwrap();
+    let mut got = std::vec::Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        if p.track == 1 {
+            got.push((p.pts, p.duration, p.flags.keyframe, p.data.to_vec()));
+        } else {
+            assert!(p.flags.keyframe);
+        }
+    }
+    assert_eq!(
+        got,
+        [
+            (Some(500), Some(700), true, b"Hello".to_vec()),
+            (Some(1500), Some(1250), true, b"World".to_vec()),
+            (Some(3000), None, true, b"?".to_vec()),
+        ]
+    );
+}
