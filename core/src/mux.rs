@@ -211,8 +211,10 @@ impl<K: Sink, B: AsMut<[u8]>, S: SpillStore> Muxer<K, B, S> {
         self.ctx.tags.push(name, value)
     }
 
-    /// Adds a chapter for the format to write; before the header. Formats
-    /// without chapters here (MP4, the dump) keep them unwritten.
+    /// Adds a chapter for the format to write; before the header: Matroska
+    /// `Chapters`, MP4/MOV (and a hybrid MP4's final `moov`) a Nero
+    /// `chpl` (starts and titles only). Formats without chapters here (the
+    /// fragmented MP4, the dump) keep them unwritten.
     ///
     /// Errors: `InvalidArgument` after the header; as
     /// [`chapters::MuxChapters::push`].

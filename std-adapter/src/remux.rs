@@ -631,7 +631,12 @@ pub fn remux_passes<S: Source, K: Sink>(
         }
     }
     let start = start_us(&tracks);
-    if matches!(format, RemuxFormat::Matroska | RemuxFormat::WebM) {
+    // Matroska Chapters; MP4 and MOV a Nero `chpl` (not the fragmented
+    // and hybrid forms, whose `moov` goes out first).
+    if matches!(
+        format,
+        RemuxFormat::Matroska | RemuxFormat::WebM | RemuxFormat::Mp4 | RemuxFormat::Mov
+    ) {
         for c in carry::input_chapters(open) {
             match muxer.add_chapter(&c.as_mux()) {
                 Ok(()) => report.chapters += 1,

@@ -170,3 +170,95 @@ fn cover_art_becomes_an_attachment() {
         println!("mkvmerge or mkvpropedit not installed: the reference check is skipped");
     }
 }
+
+/// Subtitle packets go in BlockGroups with their BlockDuration: ffprobe
+/// shows the same subtitle packets (pts, duration, flags) for our output
+/// as for ffmpeg's `-c copy` of an SRT-in-Matroska file.
+#[test]
+fn subtitle_durations_as_ffmpeg_writes_them() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg or ffprobe not installed: skipped (it makes the input)");
+        return;
+    }
+    let dir = temp_dir("remux_extras_subtitles");
+    let srt = "1\n00:00:00,500 --> 00:00:01,200\nHello\n\n2\n00:00:01,500 --> 00:00:02,750\nWorld\n\n";
+    std::fs::write(dir.join("s.srt"), srt).unwrap();
+    let input = dir.join("in.mkv");
+    let st = Command::new("ffmpeg")
+        .current_dir(&dir)
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=f=440:d=3",
+            "-i",
+            "s.srt",
+        ])
+        .args(["-map", "0", "-map", "1", "-c:a", "pcm_s16le", "-c:s", "srt", "in.mkv"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (ours, theirs) = (dir.join("ours.mkv"), dir.join("theirs.mkv"));
+    remux_file(&input, &ours, &RemuxOptions::default()).unwrap();
+    ffmpeg_copy(&input, &theirs);
+    let packets = |p: &Path| {
+        let out = Command::new("ffprobe")
+            .args(["-v", "error", "-select_streams", "1", "-show_entries"])
+            .args(["packet=pts,duration,flags", "-of", "json"])
+            .arg(p)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["packets"].clone()
+    };
+    let a = packets(&ours);
+    assert_eq!(a[0]["duration"], 700, "{a}");
+    assert_eq!(a[1]["duration"], 1250, "{a}");
+    assert_eq!(a, packets(&theirs));
+}
+
+/// To MP4 the chapters go in a Nero `chpl`: our reader and ffprobe read
+/// the same starts and titles as ffmpeg's `-c copy` MP4 gives (ffmpeg also
+/// writes a chapter text track, which ffprobe prefers: its time base is
+/// 1/1000 and it stores ends; `chpl` has 1/10 000 000 and no ends, so the
+/// last chapter ends at the file's end there).
+#[test]
+fn chapters_go_to_mp4_as_chpl() {
+    let dir = temp_dir("remux_extras_chpl");
+    let input = corpus_dir().join("files/chapters/h264_aac.mkv");
+    let ours = dir.join("ours.mp4");
+    let r = remux_file(&input, &ours, &RemuxOptions::default()).unwrap();
+    assert_eq!(r.chapters, 2);
+    let bytes = std::fs::read(&ours).unwrap();
+    let mut d = Demuxer::open(SliceSource::new(&bytes), None).unwrap();
+    let mut got = Vec::new();
+    while let Some(c) = d.next_chapter().unwrap() {
+        got.push((c.start, c.time_base.den, c.title.map(str::to_owned)));
+    }
+    assert_eq!(
+        got,
+        [
+            (0, 10_000_000, Some("Intro".to_owned())),
+            (4_000_000, 10_000_000, Some("Second part".to_owned()))
+        ]
+    );
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg or ffprobe not installed: the comparison is skipped");
+        return;
+    }
+    let theirs = dir.join("theirs.mp4");
+    ffmpeg_copy(&input, &theirs);
+    let starts = |p: &Path| -> Vec<(String, String)> {
+        let c = ffprobe_chapters(p);
+        c.as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["start_time"].to_string(), c["tags"]["title"].to_string()))
+            .collect()
+    };
+    assert_eq!(starts(&ours).len(), 2);
+    assert_eq!(starts(&ours), starts(&theirs));
+}
