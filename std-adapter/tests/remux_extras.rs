@@ -46,6 +46,15 @@ fn picture_stream(path: &Path) -> serde_json::Value {
     s
 }
 
+/// Whether ffmpeg and ffprobe run; says what is skipped when not.
+fn have_ffmpeg(skipped: &str) -> bool {
+    let ok = have("ffmpeg") && have("ffprobe");
+    if !ok {
+        println!("ffmpeg or ffprobe not installed: {skipped} skipped");
+    }
+    ok
+}
+
 #[test]
 fn chapters_are_carried_as_ffmpeg_carries_them() {
     let dir = temp_dir("remux_extras_chapters");
@@ -62,14 +71,12 @@ fn chapters_are_carried_as_ffmpeg_carries_them() {
             n += 1;
         }
         assert_eq!(n, 2, "{name}");
-        if have("ffmpeg") && have("ffprobe") {
+        if have_ffmpeg("the comparison is") {
             let theirs = dir.join(format!("{name}.theirs.mkv"));
             ffmpeg_copy(&input, &theirs);
             let (a, b) = (ffprobe_chapters(&ours), ffprobe_chapters(&theirs));
             assert_eq!(a.as_array().map(Vec::len), Some(2), "{name}");
             assert_eq!(a, b, "{name}");
-        } else {
-            println!("ffmpeg or ffprobe not installed: the comparison is skipped");
         }
         if have("mkvmerge") {
             let o = Command::new("mkvmerge").arg("--identify").arg(&ours).output().unwrap();
@@ -86,8 +93,7 @@ fn chapters_are_carried_as_ffmpeg_carries_them() {
 
 #[test]
 fn cover_art_becomes_an_attachment() {
-    if !have("ffmpeg") || !have("ffprobe") {
-        println!("ffmpeg or ffprobe not installed: skipped (it makes the input)");
+    if !have_ffmpeg("the test (ffmpeg makes its input) is") {
         return;
     }
     let dir = temp_dir("remux_extras_cover");
@@ -176,8 +182,7 @@ fn cover_art_becomes_an_attachment() {
 /// as for ffmpeg's `-c copy` of an SRT-in-Matroska file.
 #[test]
 fn subtitle_durations_as_ffmpeg_writes_them() {
-    if !have("ffmpeg") || !have("ffprobe") {
-        println!("ffmpeg or ffprobe not installed: skipped (it makes the input)");
+    if !have_ffmpeg("the test (ffmpeg makes its input) is") {
         return;
     }
     let dir = temp_dir("remux_extras_subtitles");
@@ -245,8 +250,7 @@ fn chapters_go_to_mp4_as_chpl() {
             (4_000_000, 10_000_000, Some("Second part".to_owned()))
         ]
     );
-    if !have("ffmpeg") || !have("ffprobe") {
-        println!("ffmpeg or ffprobe not installed: the comparison is skipped");
+    if !have_ffmpeg("the comparison is") {
         return;
     }
     let theirs = dir.join("theirs.mp4");
