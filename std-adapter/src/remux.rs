@@ -377,7 +377,7 @@ pub fn prepare_tracks<S: Source>(
         }
         let skip = track
             .attached_picture
-            .then_some("an attached picture (cover art): written as an attachment to Matroska, else left out");
+            .then_some("an attached picture (cover art); Matroska stores it as an attachment, this target does not");
         out.push(PreparedTrack {
             track,
             config,
@@ -660,6 +660,8 @@ pub fn remux_passes<S: Source, K: Sink>(
         })
         .collect();
     report.attachments = files.len();
+    // A picture written as an attachment is not left out.
+    report.skipped.retain(|(i, _)| !pictures.iter().any(|p| p.track == *i));
     muxer
         .write_header_with_attachments(&files)
         .map_err(RemuxError::Output)?;

@@ -134,6 +134,7 @@ fn cover_art_becomes_an_attachment() {
     let ours = dir.join("ours.mkv");
     let r = remux_file(&dir.join("cover.mp3"), &ours, &RemuxOptions::default()).unwrap();
     assert_eq!((r.tracks, r.attachments), (1, 1));
+    assert!(r.skipped.is_empty(), "{:?}", r.skipped);
     // Our reader: the attachment, with its bytes, as an attached picture.
     let bytes = std::fs::read(&ours).unwrap();
     let jpeg = std::fs::read(dir.join("cover.jpg")).unwrap();
