@@ -20,6 +20,8 @@
 //! ```
 
 pub mod attachments;
+#[cfg(feature = "chapters")]
+#[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
 pub mod chapters;
 pub mod copy;
 #[cfg(feature = "dump")]
@@ -218,6 +220,8 @@ impl<K: Sink, B: AsMut<[u8]>, S: SpillStore> Muxer<K, B, S> {
     ///
     /// Errors: `InvalidArgument` after the header; as
     /// [`chapters::MuxChapters::push`].
+    #[cfg(feature = "chapters")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
     pub fn add_chapter(&mut self, chapter: &chapters::MuxChapter<'_>) -> Result<()> {
         if self.stage != Stage::Tracks {
             return Err(self.out_of_order(&"mux: a chapter added after the header"));

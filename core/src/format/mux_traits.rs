@@ -94,7 +94,9 @@ pub struct MuxContext {
     pub packets: u64,
     /// File-level tags to write ([`crate::Muxer::add_tag`]).
     pub tags: crate::mux::tags::MuxTags,
-    /// Chapters to write ([`crate::Muxer::add_chapter`]).
+    /// Chapters to write ([`crate::Muxer::add_chapter`]); with the
+    /// `chapters` feature.
+    #[cfg(feature = "chapters")]
     pub chapters: crate::mux::chapters::MuxChapters,
 }
 

@@ -89,11 +89,13 @@ pub(crate) const FILE_UID: u64 = 0x46AE;
 // Chapters, RFC 9559 §5.1.7.
 pub(crate) const EDITION_ENTRY: u64 = 0x45B9;
 pub(crate) const CHAPTER_ATOM: u64 = 0xB6;
+#[cfg(feature = "chapters")]
 pub(crate) const CHAPTER_UID: u64 = 0x73C4;
 pub(crate) const CHAPTER_TIME_START: u64 = 0x91;
 pub(crate) const CHAPTER_TIME_END: u64 = 0x92;
 pub(crate) const CHAPTER_DISPLAY: u64 = 0x80;
 pub(crate) const CHAP_STRING: u64 = 0x85;
+#[cfg(feature = "chapters")]
 pub(crate) const CHAP_LANGUAGE: u64 = 0x437C;
 
 // Tags, RFC 9559 §5.1.8.

@@ -54,6 +54,7 @@ fn any(ctx: &MuxContext) -> bool {
 }
 
 /// The first `max` bytes of `s` or fewer, ending at a character boundary.
+#[cfg(feature = "chapters")]
 fn cut(s: &str, max: usize) -> &str {
     let mut n = s.len().min(max);
     while !s.is_char_boundary(n) {
@@ -62,7 +63,20 @@ fn cut(s: &str, max: usize) -> &str {
     s.get(..n).unwrap_or("")
 }
 
+/// Whether `ctx` has chapters to write (never without the `chapters`
+/// feature).
+fn has_chapters(ctx: &MuxContext) -> bool {
+    #[cfg(feature = "chapters")]
+    return !ctx.chapters.is_empty();
+    #[cfg(not(feature = "chapters"))]
+    return {
+        let _ = ctx;
+        false
+    };
+}
+
 /// Writes the Nero `chpl` box of the chapters of `ctx`.
+#[cfg(feature = "chapters")]
 fn write_chpl<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext) -> Result<()> {
     w.open_full(b"chpl", 1, 0)?;
     w.u32(0)?;
@@ -80,11 +94,12 @@ fn write_chpl<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext) -> Result<()>
 /// Writes `udta` with the tags and chapters of `ctx` (nothing when there
 /// is no tag with an item and no chapter).
 pub(crate) fn write_udta<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext) -> Result<()> {
-    let chapters = !ctx.chapters.is_empty();
+    let chapters = has_chapters(ctx);
     if !any(ctx) && !chapters {
         return Ok(());
     }
     w.open(b"udta")?;
+    #[cfg(feature = "chapters")]
     if chapters {
         write_chpl(w, ctx)?;
     }
@@ -134,8 +149,13 @@ mod tests {
         assert_eq!(pair("3/12", true), Some(([0, 0, 0, 3, 0, 12, 0, 0], 8)));
         assert_eq!(pair("7", true), Some(([0, 0, 0, 7, 0, 0, 0, 0], 8)));
         assert_eq!(pair("1/2", false).map(|p| p.1), Some(6));
+        assert_eq!(pair("x", true), None);
+    }
+
+    #[cfg(feature = "chapters")]
+    #[test]
+    fn cut_ends_at_a_character_boundary() {
         assert_eq!(cut("aé", 2), "a");
         assert_eq!(cut("aé", 3), "aé");
-        assert_eq!(pair("x", true), None);
     }
 }

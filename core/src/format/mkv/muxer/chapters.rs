@@ -3,15 +3,25 @@
 //! per chapter: ChapterUID, ChapterTimeStart, ChapterTimeEnd (nanoseconds,
 //! unscaled), and, for a chapter with a title, a ChapterDisplay with the
 //! ChapString and ChapLanguage `und`, as ffmpeg's Matroska muxer writes
-//! them.
+//! them. Without the `chapters` feature there is no chapter table and
+//! nothing is written.
 
+#[cfg(feature = "chapters")]
 use super::ebml_write::{put_bytes, put_master, put_uint};
 use crate::error::Result;
+#[cfg(feature = "chapters")]
 use crate::format::mkv::ids;
 use crate::format::mux_traits::MuxContext;
 use crate::sink::Sink;
 
 /// Writes the `Chapters` element (nothing when there is no chapter).
+#[cfg(not(feature = "chapters"))]
+pub(crate) fn write(_k: &mut dyn Sink, _ctx: &MuxContext) -> Result<()> {
+    Ok(())
+}
+
+/// Writes the `Chapters` element (nothing when there is no chapter).
+#[cfg(feature = "chapters")]
 pub(crate) fn write(k: &mut dyn Sink, ctx: &MuxContext) -> Result<()> {
     if ctx.chapters.is_empty() {
         return Ok(());

@@ -314,6 +314,7 @@ fn noise_never_panics() {
     }
 }
 
+#[cfg(feature = "chapters")]
 #[test]
 fn chapters_and_attachments_read_back() {
     use crate::mux::attachments::Attachment;
