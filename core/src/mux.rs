@@ -19,6 +19,10 @@
 //! # Ok(sink.written().len()) }
 //! ```
 
+pub mod attachments;
+#[cfg(feature = "chapters")]
+#[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
+pub mod chapters;
 pub mod copy;
 #[cfg(feature = "dump")]
 #[doc(hidden)]
@@ -207,6 +211,38 @@ impl<K: Sink, B: AsMut<[u8]>, S: SpillStore> Muxer<K, B, S> {
             return Err(self.out_of_order(&"mux: a tag added after the header"));
         }
         self.ctx.tags.push(name, value)
+    }
+
+    /// Adds a chapter for the format to write; before the header: Matroska
+    /// `Chapters`, MP4/MOV (and a hybrid MP4's final `moov`) a Nero
+    /// `chpl` (starts and titles only). Formats without chapters here (the
+    /// fragmented MP4, the dump) keep them unwritten.
+    ///
+    /// Errors: `InvalidArgument` after the header; as
+    /// [`chapters::MuxChapters::push`].
+    #[cfg(feature = "chapters")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "chapters")))]
+    pub fn add_chapter(&mut self, chapter: &chapters::MuxChapter<'_>) -> Result<()> {
+        if self.stage != Stage::Tracks {
+            return Err(self.out_of_order(&"mux: a chapter added after the header"));
+        }
+        self.ctx.chapters.push(chapter)
+    }
+
+    /// [`Muxer::write_header`] with files attached: their bytes are
+    /// borrowed for this call and go to the sink with no copy.
+    ///
+    /// Errors: as [`Muxer::write_header`]; `Unsupported` when the format
+    /// stores no attachments (all but Matroska) and `attachments` is not
+    /// empty.
+    pub fn write_header_with_attachments(&mut self, attachments: &[attachments::Attachment<'_>]) -> Result<()> {
+        if self.stage != Stage::Tracks || self.ctx.tracks.is_empty() {
+            return Err(self.out_of_order(&"mux: header with no track, twice, or after a failure"));
+        }
+        let r = self
+            .inner
+            .write_header_with(&mut self.sink, self.scratch.as_mut(), &mut self.ctx, attachments);
+        self.settle(r, Stage::Packets)
     }
 
     /// Writes the header, which closes the track list. Called by the first

@@ -29,6 +29,8 @@ use mediaslice::{
 use std::fmt;
 use std::path::Path;
 
+pub mod carry;
+
 /// A target container of `remux`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RemuxFormat {
@@ -202,6 +204,14 @@ pub struct RemuxReport {
     /// File-level tags left out: beyond the muxer's
     /// [`mediaslice::mux::tags::MAX_TAG_BYTES`].
     pub tags_dropped: usize,
+    /// Chapters carried (Matroska targets; see [`carry::input_chapters`]).
+    pub chapters: usize,
+    /// Chapters left out: beyond the muxer's
+    /// [`mediaslice::mux::chapters::MAX_MUX_CHAPTERS`] or title bytes.
+    pub chapters_dropped: usize,
+    /// Attached pictures written as attachments (Matroska targets; see
+    /// [`carry::input_pictures`]).
+    pub attachments: usize,
     /// The input error that ended the packet loop early (damage,
     /// truncation): the output holds every packet before it.
     pub stopped: Option<mediaslice::Error>,
@@ -384,7 +394,7 @@ pub fn prepare_tracks<S: Source>(
         }
         let skip = track
             .attached_picture
-            .then_some("an attached picture (cover art) is not written");
+            .then_some("an attached picture (cover art); Matroska stores it as an attachment, this target does not");
         out.push(PreparedTrack {
             track,
             config,
@@ -637,8 +647,42 @@ pub fn remux_passes<S: Source, K: Sink>(
             report.tags_dropped += 1;
         }
     }
-    let mut demuxer = main().map_err(RemuxError::Input)?;
     let start = start_us(&tracks);
+    // Matroska Chapters; MP4 and MOV a Nero `chpl` (not the fragmented
+    // and hybrid forms, whose `moov` goes out first).
+    if matches!(
+        format,
+        RemuxFormat::Matroska | RemuxFormat::WebM | RemuxFormat::Mp4 | RemuxFormat::Mov
+    ) {
+        for c in carry::input_chapters(open) {
+            match muxer.add_chapter(&c.as_mux()) {
+                Ok(()) => report.chapters += 1,
+                Err(_) => report.chapters_dropped += 1,
+            }
+        }
+    }
+    // WebM has no Attachments (WebM container guidelines).
+    let pictures = if format == RemuxFormat::Matroska {
+        carry::input_pictures(open, &tracks)
+    } else {
+        Vec::new()
+    };
+    let files: Vec<mediaslice::mux::attachments::Attachment<'_>> = pictures
+        .iter()
+        .map(|p| mediaslice::mux::attachments::Attachment {
+            name: &p.name,
+            mime: p.mime,
+            description: "",
+            data: &p.data,
+        })
+        .collect();
+    report.attachments = files.len();
+    // A picture written as an attachment is not left out.
+    report.skipped.retain(|(i, _)| !pictures.iter().any(|p| p.track == *i));
+    muxer
+        .write_header_with_attachments(&files)
+        .map_err(RemuxError::Output)?;
+    let mut demuxer = main().map_err(RemuxError::Input)?;
     let progress = opts.progress.as_deref();
     report.stopped =
         write_packets_with_progress(&mut demuxer, &mut muxer, &map, start, progress).map_err(RemuxError::Output)?;

@@ -1,5 +1,5 @@
 //! `tags --picture FILE` / `--remove picture` (issue 20): for every corpus
-//! and sample FLAC, MP3 and MP4/M4A file, a JPEG front cover is added, then
+//! and sample FLAC, MP3, MP4/M4A and Matroska file, a JPEG front cover is added, then
 //! replaced by a PNG (into another file), then removed; after each step our
 //! reader and ffprobe see the picture (an attached-picture stream, codec
 //! mjpeg or png, its size) or none, and every audio/video packet is
@@ -72,6 +72,16 @@ fn ffprobe_streams(v: &Value) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
+/// True (and says so) when ffmpeg or ffprobe is not installed: the test
+/// then checks nothing.
+fn ffmpeg_missing() -> bool {
+    let missing = !have("ffmpeg") || !have("ffprobe");
+    if missing {
+        println!("ffmpeg/ffprobe not installed: nothing checked");
+    }
+    missing
+}
+
 fn have(tool: &str) -> bool {
     Command::new(tool)
         .arg("-version")
@@ -102,8 +112,7 @@ fn with_picture(p: &Picture) -> Edits {
 
 #[test]
 fn add_replace_remove_a_picture() {
-    if !have("ffmpeg") || !have("ffprobe") {
-        println!("ffmpeg/ffprobe not installed: nothing checked");
+    if ffmpeg_missing() {
         return;
     }
     let dir = scratch("picture");
@@ -115,7 +124,12 @@ fn add_replace_remove_a_picture() {
     );
     assert_eq!((png.kind, png.width, png.height), (PictureKind::Png, 40, 30));
     let (mut done, mut in_place) = (0, 0);
-    for (family, exts) in [("flac", &[".flac"][..]), ("mp3", &[".mp3"]), ("mp4", &[".mp4", ".m4a"])] {
+    for (family, exts) in [
+        ("flac", &[".flac"][..]),
+        ("mp3", &[".mp3"]),
+        ("mp4", &[".mp4", ".m4a"]),
+        ("matroska", &[".mkv", ".mka"]),
+    ] {
         for (name, f) in named_files(family, exts) {
             let Some((media, _)) = read(&f) else {
                 eprintln!("{name}: our reader does not open it; not edited");
@@ -212,24 +226,28 @@ fn mediaslice(args: &[&std::ffi::OsStr]) -> std::process::Output {
         .unwrap()
 }
 
+/// `mediaslice tags INPUT --picture PICTURE -o OUT`.
+fn add_cover(input: &Path, picture: &Path, out: &Path) -> std::process::Output {
+    mediaslice(&[
+        "tags".as_ref(),
+        input.as_os_str(),
+        "--picture".as_ref(),
+        picture.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ])
+}
+
 #[test]
 fn cli_picture_and_its_refusals() {
-    if !have("ffmpeg") || !have("ffprobe") {
-        println!("ffmpeg/ffprobe not installed: nothing checked");
+    if ffmpeg_missing() {
         return;
     }
     let dir = scratch("picture-cli");
     let cover = make_picture(&dir, "cover.jpg", 64, 48);
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/flac/s16_stereo.flac");
     let out = dir.join("out.flac");
-    let o = mediaslice(&[
-        "tags".as_ref(),
-        input.as_os_str(),
-        "--picture".as_ref(),
-        cover.as_os_str(),
-        "-o".as_ref(),
-        out.as_os_str(),
-    ]);
+    let o = add_cover(&input, &cover, &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(ffprobe_pictures(&out), vec![("mjpeg".to_string(), 64, 48)]);
     let o = mediaslice(&[
@@ -240,7 +258,7 @@ fn cli_picture_and_its_refusals() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(ffprobe_pictures(&out).is_empty());
-    // Not a picture; too big; WAV, Matroska, Ogg: refused, nothing written.
+    // Not a picture; too big; WAV, WebM, FLAC in Ogg: refused, nothing written.
     let text = dir.join("cover.txt");
     std::fs::write(&text, b"not a picture").unwrap();
     let big = dir.join("big.jpg");
@@ -251,35 +269,204 @@ fn cli_picture_and_its_refusals() {
     let wav = corpus.join("wav/pcm_s16le.wav");
     // Formats whose tags are edited but not their pictures: refused, never
     // a silent no-op.
-    let mkv = corpus.join("matroska/h264_aac.mkv");
-    let ogg = corpus.join("ogg/vorbis.ogg");
+    let webm = corpus.join("matroska/vp9_opus.webm");
+    let ogg_flac = corpus.join("ogg/flac.oga");
     for (file, pic, msg) in [
         (&input, &text, "neither JPEG nor PNG"),
         (&input, &big, "over 16 MiB"),
         (&wav, &cover, "WAV has no picture"),
-        (
-            &mkv,
-            &cover,
-            "Matroska/WebM (attachments are not written yet) has no picture",
-        ),
-        (
-            &ogg,
-            &cover,
-            "Ogg (METADATA_BLOCK_PICTURE is not written yet) has no picture",
-        ),
+        (&webm, &cover, "WebM has no attachments"),
+        (&ogg_flac, &cover, "only Vorbis and Opus"),
     ] {
         let out = dir.join("refused.out");
-        let o = mediaslice(&[
-            "tags".as_ref(),
-            file.as_os_str(),
-            "--picture".as_ref(),
-            pic.as_os_str(),
-            "-o".as_ref(),
-            out.as_os_str(),
-        ]);
+        let o = add_cover(file, pic, &out);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(msg), "{err}");
         assert!(!out.exists());
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ffprobe's stream `index` of `path` as JSON, without the fields that
+/// depend on the file around it (its duration).
+fn stream_json(path: &Path, index: usize) -> Value {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-show_streams", "-of", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut s = v["streams"][index].clone();
+    if let Some(o) = s.as_object_mut() {
+        o.remove("duration");
+        o.remove("duration_ts");
+    }
+    s
+}
+
+/// A Matroska cover added by us is the stream ffprobe shows for the same
+/// picture added by `mkvpropedit --add-attachment` (named `cover.jpg`).
+#[test]
+fn matroska_cover_as_mkvpropedit_adds_it() {
+    if !have("ffmpeg") || !have("ffprobe") || !have_mkvtoolnix() {
+        println!("ffmpeg, ffprobe or mkvpropedit not installed: nothing checked");
+        return;
+    }
+    let dir = scratch("picture-mkv");
+    let cover = make_picture(&dir, "cover.jpg", 64, 48);
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/matroska/h264_aac.mkv");
+    let (ours, theirs) = (dir.join("ours.mkv"), dir.join("theirs.mkv"));
+    std::fs::copy(&input, &ours).unwrap();
+    std::fs::copy(&input, &theirs).unwrap();
+    let jpeg = Picture::read(&cover).unwrap();
+    edit(&ours, &with_picture(&jpeg), None).unwrap();
+    let st = Command::new("mkvpropedit")
+        .arg("-q")
+        .arg(&theirs)
+        .args(["--attachment-mime-type", "image/jpeg", "--add-attachment"])
+        .arg(&cover)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let s = stream_json(&ours, 2);
+    assert_eq!(s["disposition"]["attached_pic"], 1, "{s}");
+    assert_eq!(s["tags"]["filename"], "cover.jpg", "{s}");
+    assert_eq!(s, stream_json(&theirs, 2));
+    let o = Command::new("mkvmerge").arg("--identify").arg(&ours).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && text.contains("file name 'cover.jpg'") && !text.contains("arning"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn have_mkvtoolnix() -> bool {
+    ["mkvpropedit", "mkvmerge"].iter().all(|t| {
+        Command::new(t)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// The picture streams' bytes as ffmpeg extracts them (`-c copy` of each
+/// attached picture), in stream order.
+fn ffmpeg_picture_bytes(path: &Path, dir: &Path) -> Vec<Vec<u8>> {
+    let n = ffprobe_pictures(path).len();
+    (0..n)
+        .map(|i| {
+            let out = dir.join(format!("extracted-{i}.bin"));
+            let st = Command::new("ffmpeg")
+                .args(["-v", "error", "-i"])
+                .arg(path)
+                .args(["-map", &format!("0:v:{i}"), "-c", "copy", "-f", "data", "-y"])
+                .arg(&out)
+                .status()
+                .unwrap();
+            assert!(st.success(), "{}: ffmpeg cannot extract picture {i}", path.display());
+            std::fs::read(&out).unwrap()
+        })
+        .collect()
+}
+
+/// Our `probe --json`: the `METADATA_BLOCK_PICTURE` stream tags (we show
+/// the comment as it is, base64; ffprobe decodes it into a picture
+/// stream).
+fn our_picture_tags(path: &Path) -> Vec<String> {
+    let o = mediaslice(&["probe".as_ref(), "--json".as_ref(), path.as_os_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["tags"]["METADATA_BLOCK_PICTURE"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn ogg_vorbis_and_opus_metadata_block_picture() {
+    if ffmpeg_missing() {
+        return;
+    }
+    let dir = scratch("picture-ogg");
+    let jpeg_path = make_picture(&dir, "cover.jpg", 64, 48);
+    let jpeg = Picture::read(&jpeg_path).unwrap();
+    let png = Picture::read(&make_picture(&dir, "cover.png", 40, 30)).unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let (mut done, mut refused) = (0, 0);
+    for (name, f) in named_files("ogg", &[".ogg", ".opus", ".oga", ".ogv", ".spx"]) {
+        let Some((media, _)) = read(&f) else {
+            eprintln!("{name}: our reader does not open it; not edited");
+            continue;
+        };
+        let Some(before) = try_ffprobe_pictures(&f) else {
+            eprintln!("{name}: ffprobe does not read it; not edited");
+            continue;
+        };
+        let orig = std::fs::read(&f).unwrap();
+        let work = dir.join(&name);
+        // Add, into another file: only Vorbis and Opus streams are taken.
+        match edit(&f, &with_picture(&jpeg), Some(&work)) {
+            Ok(r) => assert_eq!(r.mode, EditMode::Copy, "{name}"),
+            Err(e) => {
+                assert!(!work.exists(), "{name}: a refused edit left {}", work.display());
+                eprintln!("{name}: refused: {e}");
+                refused += 1;
+                continue;
+            }
+        }
+        assert_eq!(read(&work).unwrap().0, media, "{name}: packets changed");
+        let ff = ffprobe_pictures(&work);
+        assert_eq!(ff.len(), before.len() + 1, "{name}: ffprobe: {ff:?}");
+        assert!(ff.contains(&("mjpeg".into(), 64, 48)), "{name}: ffprobe: {ff:?}");
+        assert!(
+            ffmpeg_picture_bytes(&work, &dir).contains(&jpeg.data),
+            "{name}: ffmpeg extracts other bytes than the JPEG"
+        );
+        assert_eq!(our_picture_tags(&work).len(), before.len() + 1, "{name}");
+        // The audio still decodes.
+        let st = Command::new("ffmpeg")
+            .args(["-v", "error", "-xerror", "-i"])
+            .arg(&work)
+            .args(["-map", "0:a", "-f", "null", "-"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "{name}: ffmpeg does not decode the audio any more");
+        // Replace, in place of the input (a copy renamed over it).
+        edit(&work, &with_picture(&png), None).unwrap();
+        assert_eq!(read(&work).unwrap().0, media, "{name}: packets changed");
+        let ff = ffprobe_pictures(&work);
+        assert!(
+            ff.contains(&("png".into(), 40, 30)) && !ff.contains(&("mjpeg".into(), 64, 48)),
+            "{name}: ffprobe: {ff:?}"
+        );
+        assert_eq!(ff.len(), before.len() + 1, "{name}: ffprobe: {ff:?}");
+        // Remove: no picture left, and ffmpeg's files are as they were.
+        let remove = Edits {
+            remove_picture: true,
+            ..Edits::default()
+        };
+        edit(&work, &remove, None).unwrap();
+        assert_eq!(read(&work).unwrap().0, media, "{name}: packets changed");
+        assert_eq!(ffprobe_pictures(&work), Vec::new(), "{name}");
+        assert!(our_picture_tags(&work).is_empty(), "{name}");
+        if f.starts_with(&corpus) && before.is_empty() {
+            assert!(
+                std::fs::read(&work).unwrap() == orig,
+                "{name}: not restored byte for byte"
+            );
+        }
+        done += 1;
+    }
+    // Through the command line too.
+    let out = dir.join("cli.opus");
+    let input = corpus.join("files/ogg/opus.opus");
+    let o = add_cover(&input, &jpeg_path, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(ffprobe_pictures(&out), vec![("mjpeg".to_string(), 64, 48)]);
+    eprintln!("{done} Ogg files given a picture, replaced, removed; {refused} refused");
+    assert!(done >= 2 && refused >= 1, "{done} done, {refused} refused");
     let _ = std::fs::remove_dir_all(&dir);
 }

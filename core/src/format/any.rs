@@ -498,6 +498,17 @@ impl AnyMuxer {
         dispatch_mux!(self, m => m.write_header(sink, scratch, ctx))
     }
 
+    /// See [`FormatMuxer::write_header_with`].
+    pub(crate) fn write_header_with<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        ctx: &mut MuxContext,
+        attachments: &[crate::mux::attachments::Attachment<'_>],
+    ) -> Result<()> {
+        dispatch_mux!(self, m => m.write_header_with(sink, scratch, ctx, attachments))
+    }
+
     /// See [`FormatMuxer::write_packet_spilling`].
     pub(crate) fn write_packet<K: Sink>(
         &mut self,

@@ -94,6 +94,10 @@ pub struct MuxContext {
     pub packets: u64,
     /// File-level tags to write ([`crate::Muxer::add_tag`]).
     pub tags: crate::mux::tags::MuxTags,
+    /// Chapters to write ([`crate::Muxer::add_chapter`]); with the
+    /// `chapters` feature.
+    #[cfg(feature = "chapters")]
+    pub chapters: crate::mux::chapters::MuxChapters,
 }
 
 impl MuxContext {
@@ -205,6 +209,24 @@ pub(crate) trait FormatMuxer: Sized {
     /// Errors: `Unsupported` when the format needs a patchable sink and this
     /// one is not; a sink error.
     fn write_header<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()>;
+
+    /// [`FormatMuxer::write_header`] with files attached (borrowed, written
+    /// with no copy). The default writes none.
+    ///
+    /// Errors: `Unsupported` for a format without attachments when
+    /// `attachments` is not empty; as [`FormatMuxer::write_header`].
+    fn write_header_with<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        ctx: &mut MuxContext,
+        attachments: &[crate::mux::attachments::Attachment<'_>],
+    ) -> Result<()> {
+        if !attachments.is_empty() {
+            return Err(Error::unsupported(0, &"mux: this format stores no attached files"));
+        }
+        self.write_header(sink, scratch, ctx)
+    }
 
     /// Writes one packet; `packet.data` is borrowed, and goes to the sink
     /// with no copy (see [`Sink::write_vectored`]). `packet.track` is a valid

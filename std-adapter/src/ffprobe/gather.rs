@@ -134,6 +134,25 @@ pub fn probe_json_with<S: Source>(
     (doc, tag_err)
 }
 
+/// The chapters `probe --json --chapters` prints, ends filled as ffmpeg
+/// fills them (from the format's `start_time + duration`, so this probes
+/// the file as [`probe_json`] does), and the format's `start_time` in
+/// microseconds when it has one.
+pub fn probe_chapters<S: Source>(d: &mut Demuxer<S>) -> (Vec<super::chapters::ChapterEntry>, Option<i64>) {
+    let (tags, _) = ffprobe_tags(d);
+    let timing = first_packets(d);
+    let video = video_facts(d, &timing);
+    let (_, format) = probe::document(d, &tags, &timing, &video, "");
+    let mut ch = super::chapters::collect(d);
+    super::chapters::fill_ends(&mut ch, format_end_us(&format));
+    let start = format
+        .get("start_time")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse::<f64>().ok())
+        .map(|s| (s * 1e6).round() as i64);
+    (ch, start)
+}
+
 /// The format's `start_time + duration` in microseconds, from the strings
 /// ffprobe prints (`%f` of microsecond values, so exact), as ffmpeg's
 /// `compute_chapters_end` takes it; `None` without a positive duration.

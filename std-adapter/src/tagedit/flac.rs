@@ -14,7 +14,7 @@ const PADDING: u8 = 1;
 const VORBIS_COMMENT: u8 = 4;
 const PICTURE: u8 = 6;
 /// PICTURE type 3, front cover (RFC 9639 §8.8, table 13).
-const FRONT_COVER: u32 = 3;
+pub(super) const FRONT_COVER: u32 = 3;
 const INVALID: u8 = 127;
 /// Most metadata blocks walked before the file is refused.
 const MAX_BLOCKS: usize = 4096;
@@ -413,7 +413,7 @@ fn picture_type(file: &File, b: &Block) -> std::io::Result<u32> {
 
 /// A PICTURE block body (RFC 9639 §8.8): type 3 (front cover), the MIME
 /// type, an empty description, width, height, depth, colours, the data.
-fn picture_body(p: &Picture) -> std::io::Result<Vec<u8>> {
+pub(super) fn picture_body(p: &Picture) -> std::io::Result<Vec<u8>> {
     let mime = p.kind.mime().as_bytes();
     let mut out = Vec::with_capacity(32 + mime.len() + p.data.len());
     out.extend_from_slice(&FRONT_COVER.to_be_bytes());

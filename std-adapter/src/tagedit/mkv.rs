@@ -1,8 +1,10 @@
-//! Matroska and WebM (RFC 9559): the Info Title and the file-level Tags
-//! rewritten where they are when they fit, else the Tags appended at the
-//! end of the Segment; Clusters are never moved or read.
+//! Matroska and WebM (RFC 9559): the Info Title, the file-level Tags and
+//! the cover attachment (`mkv_attach.rs`) rewritten where they are when
+//! they fit, else the Tags and Attachments appended at the end of the
+//! Segment; Clusters are never moved or read.
 //!
-//! Placement of a changed Info or Tags:
+//! Placement of a changed Info, Tags or Attachments (a removed one becomes
+//! a `Void` and leaves the SeekHead):
 //! 1. **In its region**: the element with the `Void`s right before and
 //!    after it. The new element stays where the old one started when it
 //!    fits there, else moves only as far forward as it must (the `Void`
@@ -10,7 +12,8 @@
 //!    take the rest (nothing, or at least 2 bytes: a `Void`'s smallest
 //!    size). An element that moved is re-pointed in the SeekHead (a
 //!    smaller SeekPosition keeps its width).
-//! 2. **Appended** (Tags only): when the Segment ends the file and its size
+//! 2. **Appended** (Tags and Attachments; the second after the first):
+//!    when the Segment ends the file and its size
 //!    can be patched (unknown, or its size field wide enough), the new Tags
 //!    goes at the end (over the old one when only Voids follow it), else
 //!    the old one becomes a `Void`, the SeekHead entry is re-pointed or
@@ -22,8 +25,9 @@
 //! With an output file the same layout is written as a copy.
 
 use super::ebml::{size_vint, void_header, Header, MIN_VOID, VOID};
-use super::mkv_layout::{walk, Layout, INFO, SEEK_HEAD, TAGS};
-use super::mkv_seek::{entries, repoint};
+use super::mkv_attach::edit_attachments;
+use super::mkv_layout::{walk, Layout, ATTACHMENTS, INFO, SEEK_HEAD, TAGS};
+use super::mkv_seek::{entries, repoint, unlist};
 use super::mkv_tags::{edit_info, edit_tags};
 use super::plan::{Piece, Plan};
 use super::{malformed, read_at, Edits};
@@ -92,6 +96,34 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> io::Result<
             new,
         });
     }
+    if edits.touches_pictures() {
+        let atts = of(ATTACHMENTS);
+        if atts.len() > 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("matroska: {} Attachments elements: not edited (one is)", atts.len()),
+            ));
+        }
+        if super::mkv_attach::is_webm(file)? {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "tag editing: WebM has no attachments, so no cover picture (Matroska has)",
+            ));
+        }
+        let old = atts
+            .first()
+            .map(|&i| read(file, &lay.tops[i], "Attachments"))
+            .transpose()?;
+        if let Some(new) = edit_attachments(old.as_deref(), edits)? {
+            if !(new.is_empty() && atts.is_empty()) {
+                changes.push(Change {
+                    old: atts.first().copied(),
+                    id: ATTACHMENTS,
+                    new,
+                });
+            }
+        }
+    }
     let out = match place(file, &lay, &changes) {
         Err(e) if e.kind() == io::ErrorKind::Unsupported => {
             // Nowhere in place: a copy that moves the Clusters.
@@ -99,8 +131,12 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> io::Result<
                 .iter()
                 .find(|c| c.id == INFO)
                 .map_or(old_info, |c| c.new.clone());
-            let tags = changes.iter().find(|c| c.id == TAGS).map(|c| (c.old, c.new.clone()));
-            return super::mkv_shift::plan(file, &lay, (info, info_bytes), tags);
+            let extras: Vec<(u64, Option<usize>, Vec<u8>)> = changes
+                .iter()
+                .filter(|c| c.id != INFO)
+                .map(|c| (c.id, c.old, c.new.clone()))
+                .collect();
+            return super::mkv_shift::plan(file, &lay, (info, info_bytes), &extras);
         }
         other => other?,
     };
@@ -211,10 +247,17 @@ fn attempt(
         .zip(sizes)
         .map(|((i, _), &n)| (lay.tops[*i].start, lay.tops[*i].start + n))
         .collect();
-    let mut growth = 0u64;
     let mut fail = None;
+    let mut drops: Vec<u64> = Vec::new();
     for c in changes {
         let n = c.new.len() as u64;
+        if let (Some(i), true) = (c.old, c.new.is_empty()) {
+            // Removed: a Void over it, and no SeekHead entry.
+            let old = lay.tops[i];
+            out.writes.extend(fill(old.start, old.end(), old.start, &[], &old));
+            drops.push(c.id);
+            continue;
+        }
         if let Some(i) = c.old {
             let old = lay.tops[i];
             let floor = taken
@@ -233,26 +276,32 @@ fn attempt(
                 continue;
             }
         }
-        if c.id != TAGS {
+        let name = if c.id == TAGS { "Tags" } else { "Attachments" };
+        if c.id == INFO {
             fail.get_or_insert(refused("the new Info does not fit its place and the Voids beside it"));
             continue;
         }
         if lay.segment_end != lay.file_len {
-            fail.get_or_insert(refused("the Tags must grow and the Segment does not end the file"));
+            fail.get_or_insert(refused(&format!(
+                "the {name} must grow and the Segment does not end the file"
+            )));
             continue;
         }
-        // The old Tags is last when only Voids follow it to the end.
+        // A second appended element follows the first one's bytes.
+        let before = out.tail.take();
+        // The old element is last when only Voids follow it to the end.
         let last = c.old.filter(|&i| {
             let after = lay.tops.get(i..).unwrap_or(&[]);
-            after.iter().skip(1).all(|t| t.id == VOID)
+            before.is_none()
+                && after.iter().skip(1).all(|t| t.id == VOID)
                 && after.windows(2).all(|w| w[0].end() == w[1].start)
                 && after.last().is_some_and(|t| t.end() == lay.segment_end)
         });
         let mut tail = c.new.clone();
-        let at = match (c.old, last) {
+        let mut at = match (c.old, last) {
             (_, Some(i)) => {
-                // Over the old last Tags and the Voids after it; a new one
-                // a byte shorter leaves no room for a Void, so the file
+                // Over the old last element and the Voids after it; a new
+                // one a byte shorter leaves no room for a Void, so the file
                 // grows by one.
                 let old = lay.tops[i];
                 let short = (lay.segment_end - old.start).saturating_sub(n);
@@ -271,9 +320,15 @@ fn attempt(
             }
             (None, None) => lay.segment_end,
         };
-        growth = at + tail.len() as u64 - lay.segment_end;
+        let mut tail_start = at;
+        if let Some((first_at, mut first)) = before {
+            at = first_at + first.len() as u64;
+            first.extend(tail);
+            tail = first;
+            tail_start = first_at;
+        }
         match c.old {
-            Some(i) if last.is_none() => moves.push((TAGS, lay.rel(lay.tops[i].start), lay.rel(at))),
+            Some(i) if last.is_none() => moves.push((c.id, lay.rel(lay.tops[i].start), lay.rel(at))),
             _ => {}
         }
         let listed = heads
@@ -282,28 +337,32 @@ fn attempt(
             .collect::<io::Result<Vec<_>>>()?
             .iter()
             .flatten()
-            .any(|&(id, _)| id == TAGS);
+            .any(|&(id, _)| id == c.id);
         if !listed {
-            adds.push((TAGS, lay.rel(at)));
+            adds.push((c.id, lay.rel(at)));
         }
-        out.tail = Some((at, tail));
+        out.tail = Some((tail_start, tail));
     }
+    let growth = out
+        .tail
+        .as_ref()
+        .map_or(0, |(at, t)| (at + t.len() as u64).saturating_sub(lay.segment_end));
     if let (Some(size), true) = (lay.segment.size, growth > 0) {
         let width = (lay.segment.data - lay.segment.start - 4) as usize;
         match size_vint(size + growth, width) {
             Some(v) => out.writes.push((lay.segment.start + 4, v)),
             None => {
-                fail.get_or_insert(refused("the Segment's size field is too narrow for the appended Tags"));
+                fail.get_or_insert(refused("the Segment's size field is too narrow for what is appended"));
             }
         }
     }
     if !adds.is_empty() && heads.is_empty() {
-        let why = "the Tags must move past the Clusters and there is no SeekHead to point at them";
+        let why = "the Tags or Attachments must move past the Clusters and there is no SeekHead to point at them";
         fail.get_or_insert(refused(why));
     }
     let mut new_sizes = Vec::new();
     for (k, (i, old)) in heads.iter().enumerate() {
-        let new = repoint(old, &moves, if k == 0 { &adds } else { &[] })?;
+        let new = unlist(&repoint(old, &moves, if k == 0 { &adds } else { &[] })?, &drops)?;
         new_sizes.push(new.len() as u64);
         if new == *old {
             continue;

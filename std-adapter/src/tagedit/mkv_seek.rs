@@ -93,6 +93,32 @@ pub(super) fn repoint(sh: &[u8], moves: &[(u64, u64, u64)], add: &[(u64, u64)]) 
     Ok(master_like(Some(sh), SEEK_HEAD, &kids))
 }
 
+/// The SeekHead `sh` without the entries for the element IDs `ids` (an
+/// element removed from the Segment); `sh` itself when it lists none.
+pub(super) fn unlist(sh: &[u8], ids: &[u64]) -> io::Result<Vec<u8>> {
+    let mut kids = Vec::new();
+    let mut changed = false;
+    for s in seeks(sh)? {
+        let seek = bytes_of(sh, &s);
+        if s.id == SEEK {
+            let inner = children(seek, (s.data - s.start) as usize, seek.len(), "Seek")?;
+            let id = inner
+                .iter()
+                .find(|c| c.id == SEEK_ID)
+                .and_then(|c| uint(data_of(seek, c)));
+            if id.is_some_and(|id| ids.contains(&id)) {
+                changed = true;
+                continue;
+            }
+        }
+        kids.push(seek.to_vec());
+    }
+    if !changed {
+        return Ok(sh.to_vec());
+    }
+    Ok(master_like(Some(sh), SEEK_HEAD, &kids))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +139,10 @@ mod tests {
             [(0x1549_A966, 0x80), (0x1254_C367, 0x1_0000), (0x1C53_BB6B, 5)]
         );
         assert_eq!(repoint(&sh, &[(0x1F43_B675, 1, 2)], &[]).unwrap(), sh);
+        assert_eq!(
+            entries(&unlist(&sh, &[0x1254_C367]).unwrap()).unwrap(),
+            [(0x1549_A966, 0x80)]
+        );
+        assert_eq!(unlist(&sh, &[0x1941_A469]).unwrap(), sh);
     }
 }

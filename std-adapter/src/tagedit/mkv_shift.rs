@@ -1,7 +1,8 @@
-//! The Matroska copy that moves the Clusters, when the new Info or Tags
-//! fits nowhere in place: a new file made of the elements before the
-//! first Cluster (their `Void`s dropped, Info and Tags replaced, a Tags
-//! that sat after the Clusters brought here) and a `Void` of
+//! The Matroska copy that moves the Clusters, when the new Info, Tags or
+//! Attachments fits nowhere in place: a new file made of the elements
+//! before the first Cluster (their `Void`s dropped, Info, Tags and
+//! Attachments replaced or removed, a Tags or Attachments that sat after
+//! the Clusters brought here) and a `Void` of
 //! [`COPY_PADDING`] bytes for later edits, then everything after,
 //! unchanged but for the SeekHeads and Cues, whose positions (relative to
 //! the Segment's data, RFC 9559 §5.1.1.1.2 and §5.1.5.1.2.2) are moved
@@ -12,8 +13,8 @@
 //! informational; Clusters are copied unchanged).
 
 use super::ebml::{bytes_of, children, data_of, master_like, uint, uint_sized, void_header, Header, VOID};
-use super::mkv_layout::{Layout, CUES, INFO, SEEK_HEAD, TAGS};
-use super::mkv_seek::{entries, repoint};
+use super::mkv_layout::{Layout, ATTACHMENTS, CUES, INFO, SEEK_HEAD, TAGS};
+use super::mkv_seek::{entries, repoint, unlist};
 use super::plan::{Piece, Plan};
 use super::{malformed, read_at};
 use std::fs::File;
@@ -53,18 +54,17 @@ struct Item {
     new_start: u64,
 }
 
-/// The plan for a copy that moves the Clusters; `info` and `tags` are the
-/// new elements (the Tags with the index of the old one, if any).
-pub(super) fn plan(
-    file: &File,
-    lay: &Layout,
-    info: (usize, Vec<u8>),
-    tags: Option<(Option<usize>, Vec<u8>)>,
-) -> io::Result<Plan> {
+/// A changed Tags or Attachments: its ID, the index of the old one (if
+/// any), its new bytes (empty: removed).
+pub(super) type Extra = (u64, Option<usize>, Vec<u8>);
+
+/// The plan for a copy that moves the Clusters; `info` and `extras` are
+/// the new elements.
+pub(super) fn plan(file: &File, lay: &Layout, info: (usize, Vec<u8>), extras: &[Extra]) -> io::Result<Plan> {
     let first_cluster = first_cluster(lay);
     let mut items: Vec<Item> = Vec::new();
     let mut cursor = lay.segment.data;
-    let mut tags_placed = false;
+    let mut placed: Vec<u64> = Vec::new();
     let push = |items: &mut Vec<Item>, old_start: u64, old_len: u64, kind: Kind| {
         let len = match &kind {
             Kind::Keep | Kind::Index(..) => old_len,
@@ -87,12 +87,12 @@ pub(super) fn plan(
         let kind = match t.id {
             VOID if in_head => Kind::Drop,
             INFO if i == info.0 => Kind::Bytes(info.1.clone()),
-            TAGS => match &tags {
-                Some((Some(old), new)) if *old == i && in_head => {
-                    tags_placed = true;
+            TAGS | ATTACHMENTS => match extras.iter().find(|e| e.0 == t.id) {
+                Some((id, Some(old), new)) if *old == i && in_head && !new.is_empty() => {
+                    placed.push(*id);
                     Kind::Bytes(new.clone())
                 }
-                Some((Some(old), _)) if *old == i => Kind::Drop,
+                Some((_, Some(old), _)) if *old == i => Kind::Drop,
                 _ => Kind::Keep,
             },
             SEEK_HEAD | CUES => {
@@ -109,7 +109,7 @@ pub(super) fn plan(
         let last_of_head =
             first_cluster.is_some_and(|c| cursor == c) || (first_cluster.is_none() && i + 1 == lay.tops.len());
         if last_of_head {
-            end_of_head(&mut items, &tags, &mut tags_placed, cursor, &push);
+            end_of_head(&mut items, extras, &mut placed, cursor, &push);
         }
     }
     if first_cluster == Some(lay.segment.data) {
@@ -119,13 +119,13 @@ pub(super) fn plan(
             .position(|it| it.old_start == lay.segment.data)
             .unwrap_or(0);
         let mut head = Vec::new();
-        end_of_head(&mut head, &tags, &mut tags_placed, lay.segment.data, &push);
+        end_of_head(&mut head, extras, &mut placed, lay.segment.data, &push);
         items.splice(at..at, head);
     }
     if lay.segment_end > cursor {
         push(&mut items, cursor, lay.segment_end - cursor, Kind::Keep);
     }
-    settle(&mut items, lay, &tags)?;
+    settle(&mut items, lay, extras)?;
     pieces(lay, &items)
 }
 
@@ -142,18 +142,20 @@ fn first_cluster(lay: &Layout) -> Option<u64> {
     (lay.segment_end > at).then_some(at)
 }
 
-/// Ends the elements before the first Cluster: the new Tags when it was
-/// not among them, then the padding `Void`.
+/// Ends the elements before the first Cluster: the new Tags and
+/// Attachments that were not among them, then the padding `Void`.
 fn end_of_head(
     items: &mut Vec<Item>,
-    tags: &Option<(Option<usize>, Vec<u8>)>,
-    placed: &mut bool,
+    extras: &[Extra],
+    placed: &mut Vec<u64>,
     at: u64,
     push: &impl Fn(&mut Vec<Item>, u64, u64, Kind),
 ) {
-    if let (Some((_, new)), false) = (tags, *placed) {
-        push(items, at, 0, Kind::Bytes(new.clone()));
-        *placed = true;
+    for (id, _, new) in extras {
+        if !new.is_empty() && !placed.contains(id) {
+            push(items, at, 0, Kind::Bytes(new.clone()));
+            placed.push(*id);
+        }
     }
     let mut pad = void_header(COPY_PADDING);
     pad.resize(COPY_PADDING as usize, 0);
@@ -172,7 +174,7 @@ fn new_pos(items: &[Item], p: u64) -> u64 {
 
 /// Lays the items out, rebuilding the SeekHeads and Cues until their
 /// lengths settle.
-fn settle(items: &mut [Item], lay: &Layout, tags: &Option<(Option<usize>, Vec<u8>)>) -> io::Result<()> {
+fn settle(items: &mut [Item], lay: &Layout, extras: &[Extra]) -> io::Result<()> {
     let seg = lay.segment.data;
     for _ in 0..MAX_ROUNDS {
         let mut at = seg;
@@ -187,28 +189,34 @@ fn settle(items: &mut [Item], lay: &Layout, tags: &Option<(Option<usize>, Vec<u8
                 _ => false,
             })
         };
-        let tags_at = placed(TAGS).map(|it| it.new_start - seg);
-        let info_at = placed(INFO).map(|it| it.new_start - seg);
+        let at_of = |id: u64| placed(id).map(|it| it.new_start - seg);
+        let info_at = at_of(INFO);
+        let removed: Vec<u64> = extras.iter().filter(|e| e.2.is_empty()).map(|e| e.0).collect();
+        let written = |id: u64| extras.iter().any(|e| e.0 == id && !e.2.is_empty());
         let mut lens = Vec::new();
         for it in items.iter() {
             let Kind::Index(id, old, _) = &it.kind else { continue };
             let new = if *id == SEEK_HEAD {
                 let mut moves = Vec::new();
-                let mut listed = false;
+                let mut listed = Vec::new();
                 for (eid, pos) in entries(old)? {
                     let to = match eid {
-                        TAGS if tags.is_some() => tags_at.unwrap_or(pos),
+                        TAGS | ATTACHMENTS if written(eid) => at_of(eid).unwrap_or(pos),
                         INFO => info_at.unwrap_or(pos),
                         _ => new_pos(items, seg + pos) - seg,
                     };
-                    listed |= eid == TAGS;
+                    listed.push(eid);
                     moves.push((eid, pos, to));
                 }
-                let add: Vec<(u64, u64)> = match (listed, tags_at, first_head(items, it)) {
-                    (false, Some(p), true) => vec![(TAGS, p)],
-                    _ => Vec::new(),
-                };
-                repoint(old, &moves, &add)?
+                let mut add: Vec<(u64, u64)> = Vec::new();
+                if first_head(items, it) {
+                    for id in [TAGS, ATTACHMENTS] {
+                        if let (false, true, Some(p)) = (listed.contains(&id), written(id), at_of(id)) {
+                            add.push((id, p));
+                        }
+                    }
+                }
+                unlist(&repoint(old, &moves, &add)?, &removed)?
             } else {
                 cues(old, &|p| new_pos(items, seg + p) - seg)?
             };

@@ -18,12 +18,14 @@
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
 mod aiff;
+mod base64;
 mod ebml;
 mod flac;
 mod id3v1;
 mod id3v2;
 mod iff;
 mod mkv;
+mod mkv_attach;
 mod mkv_layout;
 mod mkv_seek;
 mod mkv_shift;
@@ -60,10 +62,12 @@ pub struct Edits {
     /// Names whose every value is removed.
     pub remove: Vec<String>,
     /// A front cover to embed: it replaces every front-cover picture (FLAC
-    /// PICTURE type 3, ID3v2 APIC type 3, the MP4 `covr` item).
+    /// PICTURE type 3, ID3v2 APIC type 3, the MP4 `covr` item, an Ogg
+    /// `METADATA_BLOCK_PICTURE` comment of type 3).
     pub picture: Option<Picture>,
     /// Remove every embedded picture (FLAC PICTURE blocks, APIC frames,
-    /// `covr`), before `picture` is added.
+    /// `covr`, Ogg `METADATA_BLOCK_PICTURE` comments), before `picture` is
+    /// added.
     pub remove_picture: bool,
 }
 
@@ -175,17 +179,12 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Aiff) => ("aiff", aiff::plan(&file, edits, in_place_ok)?),
-        Some(kind @ (FormatKind::Wav | FormatKind::Matroska | FormatKind::Ogg)) if edits.touches_pictures() => {
+        Some(FormatKind::Wav) if edits.touches_pictures() => {
             // Never a silent no-op: the picture edit is refused, and the
             // text edits given with it are not made either.
-            let name = match kind {
-                FormatKind::Wav => "WAV",
-                FormatKind::Matroska => "Matroska/WebM (attachments are not written yet)",
-                _ => "Ogg (METADATA_BLOCK_PICTURE is not written yet)",
-            };
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {name} has no picture field here (FLAC, MP3, MP4 and AIFF do)"),
+                "tag editing: WAV has no picture field here (FLAC, MP3, MP4, AIFF, Matroska and Ogg Vorbis/Opus do)",
             ));
         }
         Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),

@@ -3,9 +3,11 @@
 //! laid into new pages (RFC 3533 §6), and when their page count changes,
 //! every later page of the stream gets its sequence number moved and its
 //! CRC recomputed while it is copied (one streaming pass, one page in
-//! memory at a time).
+//! memory at a time). A picture is a `METADATA_BLOCK_PICTURE` comment: a
+//! FLAC PICTURE block (RFC 9639 §8.8) in base64 (RFC 4648 §4), the
+//! convention of the Xiph wiki's VorbisComment page, which ffmpeg reads.
 
-use super::flac::{apply, build_comment, parse_comment};
+use super::flac::{apply, build_comment, parse_comment, picture_body, FRONT_COVER};
 use super::plan::{Piece, Plan};
 use super::{malformed, read_at, Edits};
 use mediaslice::crc::crc32_poly04c11db7;
@@ -148,6 +150,7 @@ pub(super) fn plan(file: &File, edits: &Edits) -> io::Result<Plan> {
     let old_len = build_comment(&vendor, &entries)?.len();
     let trailer = body.get(old_len..).unwrap_or(&[]).to_vec();
     apply(&mut entries, edits)?;
+    pictures(&mut entries, edits)?;
     let mut new_comment = magic.to_vec();
     new_comment.extend(build_comment(&vendor, &entries)?);
     new_comment.extend(trailer);
@@ -177,6 +180,48 @@ pub(super) fn plan(file: &File, edits: &Edits) -> io::Result<Plan> {
         }
     });
     Ok(Plan::Copy(pieces))
+}
+
+/// The comment key of a picture.
+const PICTURE_KEY: &[u8] = b"METADATA_BLOCK_PICTURE=";
+
+/// Applies the picture edits to the comment entries: `--remove picture`
+/// removes every `METADATA_BLOCK_PICTURE`, a new picture replaces those of
+/// type 3 (front cover; the first 4 bytes of the block, the first 8
+/// base64 characters) and goes where the first of them was, or at the end.
+fn pictures(entries: &mut Vec<Vec<u8>>, edits: &Edits) -> io::Result<()> {
+    if !edits.touches_pictures() {
+        return Ok(());
+    }
+    let is_picture = |e: &[u8]| {
+        e.get(..PICTURE_KEY.len())
+            .is_some_and(|k| k.eq_ignore_ascii_case(PICTURE_KEY))
+    };
+    let replaced = |e: &[u8]| {
+        is_picture(e)
+            && (edits.remove_picture
+                || super::base64::decode_prefix(e.get(PICTURE_KEY.len()..).unwrap_or(&[]), 4)
+                    .is_some_and(|t| t == FRONT_COVER.to_be_bytes()))
+    };
+    let first = entries.iter().position(|e| replaced(e));
+    entries.retain(|e| !replaced(e));
+    let Some(p) = &edits.picture else {
+        return Ok(());
+    };
+    let block = picture_body(p)?;
+    let mut entry = PICTURE_KEY.to_vec();
+    entry.extend(super::base64::encode(&block));
+    // The comment packet has no size limit of its own, but the comment
+    // is built with FLAC's (a 24-bit block length): a JPEG or PNG of up
+    // to about 12 MiB, base64-coded.
+    if entry.len() >= 1 << 24 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "ogg: the picture, base64-coded, is over 16 MiB (a picture of at most about 12 MiB fits)",
+        ));
+    }
+    entries.insert(first.unwrap_or(entries.len()).min(entries.len()), entry);
+    Ok(())
 }
 
 /// The pages of `packets` (header packets: granule position 0 where a
@@ -262,4 +307,43 @@ pub(super) fn copy_renumbered(
         pos += n as u64;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tagedit::Picture;
+
+    /// A `METADATA_BLOCK_PICTURE` entry of picture type `kind` (the rest of
+    /// the block left out: only the type is read).
+    fn entry(kind: u32) -> Vec<u8> {
+        let mut e = PICTURE_KEY.to_vec();
+        e.extend(crate::tagedit::base64::encode(
+            &[&kind.to_be_bytes()[..], b"rest"].concat(),
+        ));
+        e
+    }
+
+    #[test]
+    fn a_cover_replaces_front_covers_only_and_removal_takes_all() {
+        let jpeg = Picture::from_bytes(vec![0xFF, 0xD8, 0xFF, 0xD9]).unwrap();
+        let start = vec![b"TITLE=x".to_vec(), entry(0), entry(3), b"ARTIST=y".to_vec(), entry(3)];
+        let mut e = start.clone();
+        pictures(&mut e, &Edits::default()).unwrap();
+        assert_eq!(e, start);
+        let add = Edits {
+            picture: Some(jpeg.clone()),
+            ..Edits::default()
+        };
+        pictures(&mut e, &add).unwrap();
+        let mut new = PICTURE_KEY.to_vec();
+        new.extend(crate::tagedit::base64::encode(&picture_body(&jpeg).unwrap()));
+        assert_eq!(e, [b"TITLE=x".to_vec(), entry(0), new, b"ARTIST=y".to_vec()]);
+        let remove = Edits {
+            remove_picture: true,
+            ..Edits::default()
+        };
+        pictures(&mut e, &remove).unwrap();
+        assert_eq!(e, [b"TITLE=x".to_vec(), b"ARTIST=y".to_vec()]);
+    }
 }

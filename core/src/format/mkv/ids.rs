@@ -83,6 +83,8 @@ pub(crate) const ATTACHED_FILE: u64 = 0x61A7;
 pub(crate) const FILE_NAME: u64 = 0x466E;
 pub(crate) const FILE_MEDIA_TYPE: u64 = 0x4660;
 pub(crate) const FILE_DATA: u64 = 0x465C;
+pub(crate) const FILE_DESCRIPTION: u64 = 0x467E;
+pub(crate) const FILE_UID: u64 = 0x46AE;
 
 // Chapters, RFC 9559 §5.1.7.
 pub(crate) const EDITION_ENTRY: u64 = 0x45B9;
@@ -93,6 +95,8 @@ pub(crate) const CHAPTER_TIME_START: u64 = 0x91;
 pub(crate) const CHAPTER_TIME_END: u64 = 0x92;
 pub(crate) const CHAPTER_DISPLAY: u64 = 0x80;
 pub(crate) const CHAP_STRING: u64 = 0x85;
+#[cfg(feature = "chapters")]
+pub(crate) const CHAP_LANGUAGE: u64 = 0x437C;
 
 // Tags, RFC 9559 §5.1.8.
 pub(crate) const TAG: u64 = 0x7373;

@@ -9,6 +9,8 @@
 //!   SeekHead   Info, Tracks, and Cues (patched, or made Void when none)
 //!   Info       TimestampScale 1 ms, MuxingApp, WritingApp, Duration (patched)
 //!   Tracks     one TrackEntry per track: CodecID, CodecPrivate, Video/Audio
+//!   Chapters   one EditionEntry, when there are chapters (`muxer/chapters.rs`)
+//!   Attachments  attached files, when any (`muxer/attachments.rs`)
 //!   Tags       file-level tags, when any (`muxer/tags.rs`)
 //!   Cluster*   Timestamp, SimpleBlock* (size patched; unknown on a stream)
 //!   Cues       CuePoints for the keyframes of the first video track
@@ -33,7 +35,9 @@
 //! to every other one, and spaced twice as far from then on, when full).
 //! Nothing is allocated.
 
+mod attachments;
 mod av1;
+mod chapters;
 mod ebml_write;
 mod tags;
 mod track;
@@ -43,6 +47,7 @@ use crate::format::mkv::codec_id::may_reorder;
 use crate::format::mkv::ids;
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec, MAX_CONFIG_BYTES};
 use crate::limits::MAX_TRACKS;
+use crate::mux::attachments::Attachment;
 use crate::sink::Sink;
 use crate::types::{rescale_q, Packet, Rational, Track, TrackKind};
 use ebml_write::{
@@ -55,6 +60,8 @@ use track::Framing;
 /// full, every other one is dropped and the least spacing between cue
 /// points doubles.
 pub const MAX_CUES: usize = 512;
+
+pub use attachments::MAX_ATTACHMENTS;
 
 /// A Cluster is closed at the next video keyframe (or audio packet in an
 /// audio-only file) once it spans this many milliseconds (ffmpeg's
@@ -83,6 +90,9 @@ struct TrackOut {
     framing: Framing,
     time_base: Rational,
     video: bool,
+    /// A subtitle track: its packets go in BlockGroups with their
+    /// BlockDuration (a cue's display time, which nothing else gives).
+    subtitle: bool,
     reorders: bool,
     /// Latest decoding (or, for a codec that does not reorder,
     /// presentation) time written, in ms.
@@ -203,15 +213,14 @@ impl MkvMuxer {
         })
     }
 
-    /// SeekHead (RFC 9559 §5.1.1): Info, Tracks, Tags when written, and
-    /// Cues last with an 8-byte position when the sink can patch it.
-    /// Positions are relative to the Segment's data.
-    fn write_seek_head(k: &mut dyn Sink, info: u64, tracks: u64, tags: Option<u64>, cues: bool) -> Result<()> {
+    /// SeekHead (RFC 9559 §5.1.1): an entry per (ID, position) of
+    /// `entries` (Info, Tracks, and Chapters, Attachments and Tags when
+    /// written), and Cues last with an 8-byte position when the sink can
+    /// patch it. Positions are relative to the Segment's data.
+    fn write_seek_head(k: &mut dyn Sink, entries: &[(u64, u64)], cues: bool) -> Result<()> {
         put_master(k, ids::SEEK_HEAD, &|k| {
-            seek_entry(k, ids::INFO, info)?;
-            seek_entry(k, ids::TRACKS, tracks)?;
-            if let Some(at) = tags {
-                seek_entry(k, ids::TAGS, at)?;
+            for &(id, at) in entries {
+                seek_entry(k, id, at)?;
             }
             if cues {
                 seek_entry(k, ids::CUES, 0)?;
@@ -387,8 +396,10 @@ impl MkvMuxer {
         boundary && (rel >= CLUSTER_TIME_MS || sink_pos.saturating_sub(c.data) >= CLUSTER_BYTES)
     }
 
-    /// Writes the SimpleBlock (RFC 9559 §10.2) of `packet` at `ms` in the
-    /// open Cluster.
+    /// Writes `packet` at `ms` in the open Cluster: as a SimpleBlock (RFC
+    /// 9559 §10.2), or, given a duration in ms, as a BlockGroup
+    /// (§5.1.3.5) of its Block (§10.1; no keyframe bit there: a BlockGroup
+    /// without ReferenceBlock is a keyframe) and BlockDuration.
     fn write_block<K: Sink>(
         &self,
         sink: &mut K,
@@ -396,6 +407,7 @@ impl MkvMuxer {
         framing: Framing,
         packet: &Packet<'_>,
         ms: i64,
+        duration_ms: Option<u64>,
     ) -> Result<()> {
         let pos = sink.position();
         let c = self
@@ -432,20 +444,51 @@ impl MkvMuxer {
         };
         let number = 0x80 | (index as u8 + 1);
         let [r0, r1] = rel.to_be_bytes();
-        let flags = if packet.flags.keyframe { 0x80 } else { 0 };
+        let flags = if packet.flags.keyframe && duration_ms.is_none() {
+            0x80
+        } else {
+            0
+        };
         let body = [number, r0, r1, flags];
-        let (sz, sl) = size_vint(size.saturating_add(4))?;
-        let (id, il) = id_bytes(ids::SIMPLE_BLOCK);
-        let head = [id.get(..il).unwrap_or(&[]), sz.get(..sl).unwrap_or(&[]), &body];
+        let block_size = size.saturating_add(4);
+        let (sz, sl) = size_vint(block_size)?;
+        // The BlockDuration element after the Block, when in a group.
+        let mut tail = [0u8; 11];
+        let mut tail_len = 0usize;
+        let mut group = ([0u8; 8], 0usize);
+        if let Some(d) = duration_ms {
+            let mut t = crate::sink::SliceSink::new(&mut tail);
+            put_uint(&mut t, ids::BLOCK_DURATION, d)?;
+            tail_len = t.position() as usize;
+            let block_len = 1 + sl as u64 + block_size;
+            group = size_vint(block_len.saturating_add(tail_len as u64))?;
+        }
+        let (gid, gl) = id_bytes(ids::BLOCK_GROUP);
+        let (id, il) = match duration_ms {
+            Some(_) => id_bytes(ids::BLOCK),
+            None => id_bytes(ids::SIMPLE_BLOCK),
+        };
+        let (gid, gsz) = match duration_ms {
+            Some(_) => (gid.get(..gl).unwrap_or(&[]), group.0.get(..group.1).unwrap_or(&[])),
+            None => (&[][..], &[][..]),
+        };
+        let head = [
+            gid,
+            gsz,
+            id.get(..il).unwrap_or(&[]),
+            sz.get(..sl).unwrap_or(&[]),
+            &body,
+        ];
+        let tail = tail.get(..tail_len).unwrap_or(&[]);
         match framing {
             Framing::AnnexB(_) => {
                 sink.write_vectored(&head)?;
                 crate::codec::convert::to_length::write_length_prefixed(sink, packet.data, opts)?;
-                Ok(())
+                sink.write_vectored(&[tail])
             }
             _ => {
-                let [a, b, d] = head;
-                sink.write_vectored(&[a, b, d, payload])
+                let [a, b, d, e, f] = head;
+                sink.write_vectored(&[a, b, d, e, f, payload, tail])
             }
         }
     }
@@ -502,6 +545,7 @@ impl FormatMuxer for MkvMuxer {
             framing,
             time_base: t.time_base,
             video: t.kind == TrackKind::Video,
+            subtitle: t.kind == TrackKind::Subtitle,
             reorders: may_reorder(t.codec),
             last: None,
             next: None,
@@ -515,7 +559,20 @@ impl FormatMuxer for MkvMuxer {
         Ok(index)
     }
 
-    fn write_header<K: Sink>(&mut self, sink: &mut K, _scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
+    fn write_header<K: Sink>(&mut self, sink: &mut K, scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
+        self.write_header_with(sink, scratch, ctx, &[])
+    }
+
+    /// The header: EBML header, Segment, SeekHead, Info, Tracks, then
+    /// Chapters, Attachments and Tags when there are any.
+    fn write_header_with<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        _scratch: &mut [u8],
+        ctx: &mut MuxContext,
+        files: &[Attachment<'_>],
+    ) -> Result<()> {
+        attachments::check(files)?;
         self.live = !sink.can_patch();
         self.has_video = self.tracks.iter().any(|t| t.video);
         self.cue_track = self.tracks.iter().position(|t| t.video).or(Some(0));
@@ -530,12 +587,29 @@ impl FormatMuxer for MkvMuxer {
         sink.write_vectored(&[id.get(..il).unwrap_or(&[]), &size])?;
         self.segment_data = sink.position();
         let patch = !self.live;
-        let (title, with_tags) = (tags::title(ctx), tags::any(ctx).then_some(0));
-        let seek_len = measure(&|k| Self::write_seek_head(k, 0, 0, with_tags, patch))?;
-        let info_len = measure(&|k| Self::write_info(k, title, patch))?;
-        let tracks_at = seek_len + info_len;
-        let tags_at = measure(&|k| Self::write_tracks(k, ctx))? + tracks_at;
-        Self::write_seek_head(sink, seek_len, tracks_at, with_tags.map(|_| tags_at), patch)?;
+        let title = tags::title(ctx);
+        let ctx = &*ctx;
+        // The sections after the SeekHead, in order, with their sizes.
+        let sections: [(u64, u64); 5] = [
+            (ids::INFO, measure(&|k| Self::write_info(k, title, patch))?),
+            (ids::TRACKS, measure(&|k| Self::write_tracks(k, ctx))?),
+            (ids::CHAPTERS, measure(&|k| chapters::write(k, ctx))?),
+            (ids::ATTACHMENTS, measure(&|k| attachments::write(k, files))?),
+            (ids::TAGS, measure(&|k| tags::write(k, ctx))?),
+        ];
+        let mut entries: heapless::Vec<(u64, u64), 5> = heapless::Vec::new();
+        let mut at = 0u64;
+        for &(id, len) in &sections {
+            if len > 0 {
+                let _ = entries.push((id, at));
+            }
+            at = at.saturating_add(len);
+        }
+        let seek_len = measure(&|k| Self::write_seek_head(k, &entries, patch))?;
+        for e in &mut entries {
+            e.1 = e.1.saturating_add(seek_len);
+        }
+        Self::write_seek_head(sink, &entries, patch)?;
         if patch {
             self.cues_seek_at = Some(sink.position() - CUES_SEEK_LEN);
         }
@@ -544,6 +618,8 @@ impl FormatMuxer for MkvMuxer {
             self.duration_at = Some(sink.position() - 8);
         }
         Self::write_tracks(sink, ctx)?;
+        chapters::write(sink, ctx)?;
+        attachments::write(sink, files)?;
         tags::write(sink, ctx)
     }
 
@@ -576,13 +652,14 @@ impl FormatMuxer for MkvMuxer {
         if self.cue_track == Some(index) && t.video && packet.flags.keyframe {
             self.add_cue(ms);
         }
-        self.write_block(sink, index, t.framing, packet, ms)?;
-        if let Some(slot) = self.tracks.get_mut(index) {
-            *slot = t;
-        }
         let dur = packet
             .duration
             .map_or(0, |d| rescale_q(i64::try_from(d).unwrap_or(0), t.time_base, MS));
+        let group = (t.subtitle && packet.duration.is_some()).then_some(dur.max(0) as u64);
+        self.write_block(sink, index, t.framing, packet, ms, group)?;
+        if let Some(slot) = self.tracks.get_mut(index) {
+            *slot = t;
+        }
         self.end_ms = self.end_ms.max(ms.saturating_add(dur.max(0)));
         Ok(())
     }

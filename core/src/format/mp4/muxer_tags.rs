@@ -3,7 +3,11 @@
 //! writes them for the MP4 brands (QuickTime's `udta` text atoms for MOV are
 //! not written). Each item is an atom named by its four-character code
 //! holding one `data` box (type 1, UTF-8 text; type 0 for `trkn`/`disk`,
-//! the pair of 16-bit numbers ffmpeg writes).
+//! the pair of 16-bit numbers ffmpeg writes). Chapters
+//! (`Muxer::add_chapter`) go in a Nero `chpl` box in the same `udta`, as
+//! ffmpeg's mov muxer writes them (and its reader reads them): version 1,
+//! 4 reserved bytes, a count, then per chapter its start in 100 ns units
+//! and its title (at most 255 bytes, cut at a character boundary).
 
 use super::muxer_box::BoxWriter;
 use crate::error::Result;
@@ -49,12 +53,59 @@ fn any(ctx: &MuxContext) -> bool {
     ctx.tags.iter().any(|(n, _)| item(n).is_some())
 }
 
-/// Writes `udta` with the tags of `ctx` (nothing when none has an item).
+/// The first `max` bytes of `s` or fewer, ending at a character boundary.
+#[cfg(feature = "chapters")]
+fn cut(s: &str, max: usize) -> &str {
+    let mut n = s.len().min(max);
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    s.get(..n).unwrap_or("")
+}
+
+/// Whether `ctx` has chapters to write (never without the `chapters`
+/// feature).
+fn has_chapters(ctx: &MuxContext) -> bool {
+    #[cfg(feature = "chapters")]
+    return !ctx.chapters.is_empty();
+    #[cfg(not(feature = "chapters"))]
+    return {
+        let _ = ctx;
+        false
+    };
+}
+
+/// Writes the Nero `chpl` box of the chapters of `ctx`.
+#[cfg(feature = "chapters")]
+fn write_chpl<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext) -> Result<()> {
+    w.open_full(b"chpl", 1, 0)?;
+    w.u32(0)?;
+    let count = ctx.chapters.iter().count().min(255);
+    w.put(&[count as u8])?;
+    for c in ctx.chapters.iter().take(count) {
+        w.u64(c.start_ns / 100)?;
+        let title = cut(c.title.unwrap_or(""), 255);
+        w.put(&[title.len() as u8])?;
+        w.put(title.as_bytes())?;
+    }
+    w.close()
+}
+
+/// Writes `udta` with the tags and chapters of `ctx` (nothing when there
+/// is no tag with an item and no chapter).
 pub(crate) fn write_udta<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext) -> Result<()> {
-    if !any(ctx) {
+    let chapters = has_chapters(ctx);
+    if !any(ctx) && !chapters {
         return Ok(());
     }
     w.open(b"udta")?;
+    #[cfg(feature = "chapters")]
+    if chapters {
+        write_chpl(w, ctx)?;
+    }
+    if !any(ctx) {
+        return w.close();
+    }
     w.open_full(b"meta", 0, 0)?;
     w.open_full(b"hdlr", 0, 0)?;
     w.u32(0)?;
@@ -99,5 +150,12 @@ mod tests {
         assert_eq!(pair("7", true), Some(([0, 0, 0, 7, 0, 0, 0, 0], 8)));
         assert_eq!(pair("1/2", false).map(|p| p.1), Some(6));
         assert_eq!(pair("x", true), None);
+    }
+
+    #[cfg(feature = "chapters")]
+    #[test]
+    fn cut_ends_at_a_character_boundary() {
+        assert_eq!(cut("aé", 2), "a");
+        assert_eq!(cut("aé", 3), "aé");
     }
 }

@@ -128,7 +128,8 @@ enum Cmd {
     },
     /// The tags: key, common name, value and scope; with `--set` or
     /// `--remove`, edits them (FLAC, MP3, MP4, WAV, AIFF/AIFF-C,
-    /// Matroska/WebM, Ogg; `--picture`: FLAC, MP3, MP4, AIFF; see
+    /// Matroska/WebM, Ogg; `--picture`: FLAC, MP3, MP4, AIFF, Matroska,
+    /// Ogg Vorbis/Opus; see
     /// `docs/tags.md`).
     Tags(TagsArgs),
     /// Probe (open, tracks, duration, tags) and print the bytes and reads it took.
@@ -174,7 +175,8 @@ struct TagsArgs {
     #[arg(long, value_name = "NAME")]
     remove: Vec<String>,
     /// Embed FILE (JPEG or PNG, at most 16 MiB) as the front cover,
-    /// replacing the old one (FLAC, MP3, MP4, AIFF).
+    /// replacing the old one (FLAC, MP3, MP4, AIFF, Matroska, Ogg
+    /// Vorbis/Opus).
     #[arg(long, value_name = "FILE")]
     picture: Option<PathBuf>,
     /// Write the edited file here and leave the input as it is (by default

@@ -313,3 +313,138 @@ fn noise_never_panics() {
         let _ = m.finish();
     }
 }
+
+#[cfg(feature = "chapters")]
+#[test]
+fn chapters_and_attachments_read_back() {
+    use crate::mux::attachments::Attachment;
+    use crate::mux::chapters::MuxChapter;
+    use crate::tags::{TagKey, TagValue};
+    let mut buf = std::vec![0u8; 1 << 16];
+    let mut m = Muxer::new(SliceSink::new(&mut buf), MuxFormat::Matroska).unwrap();
+    m.add_track(&TrackSpec::new(&opus()).with_config(OPUS_HEAD)).unwrap();
+    let chapters = [
+        MuxChapter {
+            id: 7,
+            start_ns: 0,
+            end_ns: 1_000_000_000,
+            title: Some("Intro"),
+        },
+        MuxChapter {
+            id: 9,
+            start_ns: 1_000_000_000,
+            end_ns: 2_500_000_000,
+            title: None,
+        },
+    ];
+    for c in &chapters {
+        m.add_chapter(c).unwrap();
+    }
+    let jpeg = [0xFFu8, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9];
+    let files = [Attachment {
+        name: "cover.jpg",
+        mime: "image/jpeg",
+        description: "",
+        data: &jpeg,
+    }];
+    m.write_header_with_attachments(&files).unwrap();
+    assert_eq!(
+        m.add_chapter(&chapters[0]).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    let p = Packet::contiguous(0, 0, &[1, 2, 3]).with_times(Some(0), Some(0), Some(960));
+    m.write_packet(&p).unwrap();
+    let out = m.finish().unwrap().into_written();
+    let mut d = Demuxer::open(SliceSource::new(out), None).unwrap();
+    let mut got = std::vec::Vec::new();
+    while let Some(c) = d.next_chapter().unwrap() {
+        got.push((c.id, c.start, c.end, c.title.map(std::string::String::from)));
+    }
+    assert_eq!(
+        got,
+        [
+            (7, 0, Some(1_000_000_000), Some("Intro".into())),
+            (9, 1_000_000_000, Some(2_500_000_000), None)
+        ]
+    );
+    let mut file = None;
+    while let Some(t) = d.next_tag().unwrap() {
+        if let (TagKey::Text("cover.jpg"), TagValue::Bytes(b)) = (t.key, t.value) {
+            file = Some(b.to_vec());
+        }
+    }
+    assert_eq!(file.as_deref(), Some(&jpeg[..]));
+    // The image attachment is also an attached-picture track, as ffprobe
+    // shows it; its one packet is the file.
+    assert_eq!(d.tracks().len(), 2);
+    assert!(d.tracks()[1].attached_picture);
+    let mut n = [0usize; 2];
+    while let Some(p) = d.next_packet().unwrap() {
+        n[p.track] += 1;
+        if p.track == 1 {
+            assert_eq!(p.data, jpeg);
+        }
+    }
+    assert_eq!(n, [1, 1]);
+}
+
+#[test]
+fn formats_without_attachments_refuse_them() {
+    use crate::mux::attachments::Attachment;
+    let mut buf = std::vec![0u8; 1 << 12];
+    let mut m = Muxer::new(SliceSink::new(&mut buf), MuxFormat::Dump).unwrap();
+    m.add_track(&TrackSpec::new(&opus())).unwrap();
+    let files = [Attachment {
+        name: "a.bin",
+        mime: "application/octet-stream",
+        description: "",
+        data: &[1],
+    }];
+    let e = m.write_header_with_attachments(&files).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+}
+
+#[test]
+fn subtitles_go_in_block_groups_with_their_duration() {
+    let srt = Track {
+        kind: TrackKind::Subtitle,
+        codec: Codec::Subrip,
+        time_base: Rational::new(1, 1000),
+        ..Track::default()
+    };
+    let mut buf = std::vec![0u8; 1 << 14];
+    let mut m = Muxer::new(SliceSink::new(&mut buf), MuxFormat::Matroska).unwrap();
+    m.add_track(&TrackSpec::new(&opus()).with_config(OPUS_HEAD)).unwrap();
+    m.add_track(&TrackSpec::new(&srt)).unwrap();
+    let cues: [(i64, Option<u64>, &[u8]); 3] = [
+        (500, Some(700), b"Hello"),
+        (1500, Some(1250), b"World"),
+        (3000, None, b"?"),
+    ];
+    for (i, &(pts, dur, text)) in cues.iter().enumerate() {
+        let a = Packet::contiguous(0, 0, &[1, 2, 3]).with_times(Some(i as i64 * 48_000), None, Some(960));
+        m.write_packet(&a.with_flags(PacketFlags::keyframe(true))).unwrap();
+        let p = Packet::contiguous(1, 0, text)
+            .with_times(Some(pts), Some(pts), dur)
+            .with_flags(PacketFlags::keyframe(true));
+        m.write_packet(&p).unwrap();
+    }
+    let out = m.finish().unwrap().into_written();
+    let mut d = Demuxer::open(SliceSource::new(out), None).unwrap();
+    let mut got = std::vec::Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        if p.track == 1 {
+            got.push((p.pts, p.duration, p.flags.keyframe, p.data.to_vec()));
+        } else {
+            assert!(p.flags.keyframe);
+        }
+    }
+    assert_eq!(
+        got,
+        [
+            (Some(500), Some(700), true, b"Hello".to_vec()),
+            (Some(1500), Some(1250), true, b"World".to_vec()),
+            (Some(3000), None, true, b"?".to_vec()),
+        ]
+    );
+}
