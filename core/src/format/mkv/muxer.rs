@@ -441,6 +441,7 @@ impl MkvMuxer {
                 let tu = av1::strip_temporal_delimiters(packet.data);
                 (tu, tu.len() as u64)
             }
+            Framing::WebVttCue => (packet.data, packet.data.len() as u64 + CUE_LINES.len() as u64),
         };
         let number = 0x80 | (index as u8 + 1);
         let [r0, r1] = rel.to_be_bytes();
@@ -486,6 +487,10 @@ impl MkvMuxer {
                 crate::codec::convert::to_length::write_length_prefixed(sink, packet.data, opts)?;
                 sink.write_vectored(&[tail])
             }
+            Framing::WebVttCue => {
+                let [a, b, d, e, f] = head;
+                sink.write_vectored(&[a, b, d, e, f, CUE_LINES, payload, tail])
+            }
             _ => {
                 let [a, b, d, e, f] = head;
                 sink.write_vectored(&[a, b, d, e, f, payload, tail])
@@ -493,6 +498,10 @@ impl MkvMuxer {
         }
     }
 }
+
+/// The empty identifier and settings lines before a WebVTT cue's text
+/// (the WebM WebVTT mapping; see [`Framing::WebVttCue`]).
+const CUE_LINES: &[u8] = b"\n\n";
 
 /// EBMLVersion (RFC 8794 §11.2.2).
 const EBML_VERSION: u64 = 0x4286;

@@ -27,11 +27,18 @@ pub(crate) enum Framing {
     /// AV1 Temporal Units: leading Temporal Delimiter OBUs are dropped
     /// (the AV1-in-Matroska mapping, §3), the rest borrowed.
     Av1,
+    /// WebVTT cue text, written under `D_WEBVTT/SUBTITLES` after an empty
+    /// identifier line and an empty settings line (the WebM WebVTT
+    /// mapping, which ffmpeg writes and reads in Matroska too).
+    WebVttCue,
 }
 
 /// The codecs WebM carries (the WebM container guidelines).
 fn webm_allows(c: Codec) -> bool {
-    matches!(c, Codec::Vp8 | Codec::Vp9 | Codec::Av1 | Codec::Opus | Codec::Vorbis)
+    matches!(
+        c,
+        Codec::Vp8 | Codec::Vp9 | Codec::Av1 | Codec::Opus | Codec::Vorbis | Codec::WebVtt
+    )
 }
 
 /// TrackType (RFC 9559 §5.1.4.1.3) for a track kind.
@@ -64,7 +71,7 @@ pub(crate) fn check(t: &Track, webm: bool) -> Result<()> {
     if webm && !webm_allows(t.codec) {
         return Err(Error::unsupported(
             0,
-            &"webm muxer: WebM carries only VP8, VP9, AV1, Opus and Vorbis (WebM container guidelines)",
+            &"webm muxer: WebM carries only VP8, VP9, AV1, Opus, Vorbis and WebVTT (WebM container guidelines)",
         ));
     }
     if to_codec_id(t.codec).is_none() {
@@ -157,6 +164,7 @@ pub(crate) fn codec_private(t: &Track, config: &[u8], out: &mut [u8; MAX_CONFIG_
         Codec::Av1 if config.first() == Some(&0x81) => Ok((copy(out, config)?, Framing::Av1)),
         Codec::Av1 => Ok((super::av1::codec_private(config, out)?, Framing::Av1)),
         Codec::Alac => Ok((copy(out, alac_specific_config(config))?, Framing::AsIs)),
+        Codec::WebVtt => Ok((copy(out, config)?, Framing::WebVttCue)),
         Codec::Vorbis | Codec::Theora if config.first() != Some(&2) => missing(
             &"mkv muxer: Vorbis/Theora CodecPrivate must be the three headers, Xiph-laced (RFC 9559 5.1.4.1.23, Matroska codec mapping)",
         ),
