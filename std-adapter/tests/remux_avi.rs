@@ -13,7 +13,12 @@
 //!   skipped with a message without ffmpeg;
 //! * an MP4 (MPEG-4 Part 2 and MP3) to AVI: the same packets and times in
 //!   seconds as ffmpeg's own `-c copy` to AVI;
-//! * refusals: standard output, `--live`, H.264 with an avcC.
+//! * H.264 + AAC from MP4 and Matroska (`avcC`, length-prefixed NAL units)
+//!   to AVI: the same packets (size, flags, CRC-32 of the payload) and
+//!   extradata as ffmpeg's `-c copy -bsf:v h264_mp4toannexb`, times as
+//!   ffmpeg's (Matroska) or the input's (MP4, see the test); AAC from ADTS
+//!   gives the raw frames of the MP4's AVI;
+//! * refusals: standard output, `--live`.
 
 #[path = "../../core/tests/common/mod.rs"]
 mod common;
@@ -52,7 +57,7 @@ fn ffprobe_packets(path: &Path, entries: &str) -> Option<Vec<Vec<String>>> {
         return None;
     }
     let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_entries"])
+        .args(["-v", "error", "-show_data_hash", "CRC32", "-show_entries"])
         .arg(format!("packet=stream_index,{entries}"))
         .args(["-of", "csv=p=0"])
         .arg(path)
@@ -61,7 +66,8 @@ fn ffprobe_packets(path: &Path, entries: &str) -> Option<Vec<Vec<String>>> {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.trim().is_empty(), "{}: ffprobe: {err}", path.display());
     let mut streams: Vec<Vec<String>> = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    // An empty line stands for a packet's side data (MP4 AAC priming).
+    for line in String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.is_empty()) {
         let (s, rest) = line.split_once(',').unwrap_or((line, ""));
         let s: usize = s.parse().unwrap();
         if streams.len() <= s {
@@ -239,14 +245,129 @@ fn refusals_leave_no_output() {
     };
     let e = remux_file(&input, Path::new("-"), &to_stdout).unwrap_err();
     assert!(matches!(e, RemuxError::NeedsSeek(RemuxFormat::Avi)), "{e}");
-    // H.264 in MP4 is length-prefixed (avcC): AVI carries Annex B.
-    let mp4 = repo_root().join("corpus/files/mp4/h264_aac_fragmented.mp4");
-    let out = dir.join("h264.avi");
-    let e = remux_file(&mp4, &out, &RemuxOptions::default()).unwrap_err();
-    assert!(e.to_string().contains("avcC"), "{e}");
     assert!(
         remux_common::names_in(&dir).is_empty(),
         "{:?}",
         remux_common::names_in(&dir)
     );
+}
+
+/// ffprobe's `extradata_hash` (CRC-32) of each stream of `path`.
+fn extradata(path: &Path) -> Vec<String> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-show_data_hash", "CRC32", "-show_entries"])
+        .args(["stream=extradata_hash", "-of", "csv=p=0"])
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// H.264 (length-prefixed, `avcC`) + AAC from MP4 and Matroska to AVI.
+/// ffmpeg's plain `-c copy` does not convert: from MP4 it writes the
+/// length-prefixed packets under the `avc1` tag, from Matroska it fails
+/// ("H.264 bitstream malformed, no startcode found"). With `-bsf:v
+/// h264_mp4toannexb` it writes what we write: the same payloads (SPS/PPS
+/// before each IDR picture), the parameter sets as Annex B extradata, AAC
+/// raw frames under tag 0x00FF with the AudioSpecificConfig.
+#[test]
+fn h264_and_aac_from_mp4_and_matroska_become_annexb_as_ffmpegs_filter_makes_them() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg or ffprobe not installed: skipped");
+        return;
+    }
+    let dir = temp_dir("remux_avi_avcc");
+    let payload = "size,flags,data_hash";
+    let times = "pts_time,dts_time";
+    for name in ["mp4/h264_aac.mp4", "matroska/h264_aac.mkv"] {
+        let input = repo_root().join("corpus/files").join(name);
+        let theirs = dir.join("ffmpeg.avi");
+        let st = Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-i"])
+            .arg(&input)
+            .args(["-c", "copy", "-bsf:v", "h264_mp4toannexb"])
+            .arg(&theirs)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{name}: ffmpeg failed");
+        let out = dir.join("ours.avi");
+        remux_file(&input, &out, &RemuxOptions::default()).unwrap();
+        let ours_p = ffprobe_packets(&out, payload).unwrap();
+        assert_eq!(ours_p.len(), 2, "{name}");
+        assert!(ours_p[0].len() > 20 && ours_p[1].len() > 20, "{name}");
+        assert_eq!(ours_p, ffprobe_packets(&theirs, payload).unwrap(), "{name}: payloads");
+        assert_eq!(extradata(&out), extradata(&theirs), "{name}: extradata");
+        let (o, t) = (
+            ffprobe_packets(&out, times).unwrap(),
+            ffprobe_packets(&theirs, times).unwrap(),
+        );
+        // Audio times as ffmpeg's (the MP4's AAC priming frame at 0).
+        assert_eq!(o[1], t[1], "{name}: audio times");
+        if name.ends_with(".mkv") {
+            // Matroska gives no decoding time: ffmpeg guesses them one
+            // frame apart, as we count them.
+            assert_eq!(o[0], t[0], "{name}: video times");
+        } else {
+            // ffmpeg moves the MP4's video by the AAC priming (21 ms) and
+            // rounds it to its 1/50 s ticks: its second frame is at 80 ms,
+            // a frame late (0, 0.08, 0.12, ...); ours keep the input's
+            // frame times (0, 0.04, 0.08, ...).
+            let input_v = ffprobe_packets(&input, "dts_time").unwrap();
+            let ours_v = ffprobe_packets(&out, "dts_time").unwrap();
+            assert_eq!(ours_v[0], input_v[0], "{name}: video times");
+        }
+    }
+    // The MP4's AAC as ADTS: the same raw frames and configuration as
+    // from the MP4. ffmpeg's `-c copy` keeps the 7-byte ADTS headers in
+    // AVI (and its aac_adtstoasc filter comes too late for the AVI header:
+    // no extradata).
+    let input = repo_root().join("corpus/files/mp4/h264_aac.mp4");
+    let adts = dir.join("in.aac");
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(&input)
+        .args(["-vn", "-c", "copy", "-f", "adts"])
+        .arg(&adts)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let from_mp4 = dir.join("from_mp4.avi");
+    remux_file(&input, &from_mp4, &RemuxOptions::default()).unwrap();
+    let out = dir.join("from_adts.avi");
+    remux_file(&adts, &out, &RemuxOptions::default()).unwrap();
+    let fields = "pts_time,size,flags,data_hash";
+    let a = ffprobe_packets(&out, fields).unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0], ffprobe_packets(&from_mp4, fields).unwrap()[1]);
+    // The configuration: the 2-byte AudioSpecificConfig of the ADTS header
+    // (the MP4's has 5, with the SBR sync extension saying "no SBR"); the
+    // same profile, rate and channels.
+    let params = |p: &Path| {
+        let out = Command::new("ffprobe")
+            .args(["-v", "error", "-show_entries"])
+            .args(["stream=codec_name,profile,sample_rate,channels", "-of", "csv=p=0"])
+            .arg(p)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_owned()
+    };
+    assert_eq!(params(&out), params(&from_mp4));
+    assert!(params(&out).starts_with("aac,LC,48000,2"), "{}", params(&out));
+    let theirs = dir.join("ffmpeg_adts.avi");
+    remux_common::ffmpeg_copy(&adts, &theirs);
+    let sizes = |p: &Path| -> Vec<usize> {
+        ffprobe_packets(p, "size").unwrap()[0]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect()
+    };
+    let with_headers: Vec<usize> = sizes(&out).iter().map(|s| s + 7).collect();
+    assert_eq!(with_headers, sizes(&theirs));
 }

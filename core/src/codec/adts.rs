@@ -103,6 +103,23 @@ pub fn find_sync(data: &[u8], from: usize) -> Option<usize> {
         .map(|p| p + from)
 }
 
+/// An ADTS header with no CRC and one raw data block, `b2` its third
+/// byte (profile, sampling frequency index, private bit, channel
+/// configuration's high bit), for a frame of `len` bytes (header
+/// included); channel configuration 2. For tests.
+#[cfg(test)]
+pub(crate) fn test_header(b2: u8, len: u16) -> [u8; 7] {
+    [
+        0xFF,
+        0xF1,
+        b2,
+        0x80 | (len >> 11) as u8,
+        (len >> 3) as u8,
+        ((len & 7) << 5) as u8 | 0x1F,
+        0xFC,
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,16 +127,7 @@ mod tests {
     #[test]
     fn parses_lc_stereo_44k() {
         // AAC LC, 44.1 kHz, 2 channels, 371 bytes, one block, no CRC.
-        let len = 371u16;
-        let h = [
-            0xFF,
-            0xF1,
-            0x50,
-            0x80 | (len >> 11) as u8,
-            (len >> 3) as u8,
-            ((len & 7) << 5) as u8 | 0x1F,
-            0xFC,
-        ];
+        let h = test_header(0x50, 371);
         let a = AdtsHeader::parse(&h).unwrap();
         assert_eq!(
             (a.object_type, a.sample_rate, a.channels(), a.frame_len),

@@ -219,6 +219,26 @@ impl<'p> ToAnnexB<'p> {
         Ok(())
     }
 
+    /// The state carried from one sample to the next, for a writer that
+    /// keeps it between packets without borrowing the record.
+    pub(crate) fn state(&self) -> AnnexBState {
+        AnnexBState {
+            new_idr: self.new_idr,
+            sps_seen: self.sps_seen,
+            pps_seen: self.pps_seen,
+        }
+    }
+
+    /// This converter in the state [`ToAnnexB::state`] gave.
+    pub(crate) fn resume(self, s: AnnexBState) -> Self {
+        ToAnnexB {
+            new_idr: s.new_idr,
+            sps_seen: s.sps_seen,
+            pps_seen: s.pps_seen,
+            ..self
+        }
+    }
+
     /// The size [`ToAnnexB::write_sample`] would write for `sample` in the
     /// converter's present state, without writing it or changing the state.
     ///
@@ -226,6 +246,44 @@ impl<'p> ToAnnexB<'p> {
     pub fn sample_size(&self, sample: &[u8]) -> Result<u64> {
         self.clone().write_sample(&mut CountingSink::default(), sample)
     }
+}
+
+/// What [`ToAnnexB`] carries between samples (H.264 parameter-set
+/// insertion), kept by a writer that cannot hold the borrowed record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AnnexBState {
+    new_idr: bool,
+    sps_seen: bool,
+    pps_seen: bool,
+}
+
+impl Default for AnnexBState {
+    /// The state of a new converter.
+    fn default() -> Self {
+        AnnexBState {
+            new_idr: true,
+            sps_seen: false,
+            pps_seen: false,
+        }
+    }
+}
+
+/// The parameter sets of an `avcC` record as Annex B (each after a
+/// four-byte start code), as ffmpeg's `h264_mp4toannexb` gives them for
+/// the stream's extradata; returns the bytes written.
+///
+/// Errors: `Malformed`/`Truncated` when the record does not parse; the
+/// sink's errors.
+pub(crate) fn write_avcc_as_annexb<K: Sink + ?Sized>(sink: &mut K, record: &[u8]) -> Result<u64> {
+    let c = AvcConfig::parse(record)?;
+    let start = sink.position();
+    write_config_nals(sink, c.sps().chain(c.pps()))?;
+    Ok(sink.position().saturating_sub(start))
+}
+
+/// The size [`write_avcc_as_annexb`] writes for `record`.
+pub(crate) fn avcc_as_annexb_size(record: &[u8]) -> Result<u64> {
+    write_avcc_as_annexb(&mut CountingSink::default(), record)
 }
 
 /// Writes each NAL unit of `nals` after a four-byte start code.

@@ -39,12 +39,18 @@
 //! ffmpeg's files. State is fixed: [`MAX_TRACKS`] streams; nothing is allocated.
 
 use super::layout::{Idx1Entry, MainHeader, AVIIF_KEYFRAME};
-use super::muxer_header::{bitmap_info, describe, frames_block_align, stream_header, wave_format, Described};
+use super::muxer_header::{
+    bitmap_info, describe, frame_samples, frames_block_align, stream_header, wave_format, Described, Framing,
+};
 use super::muxer_index::{Idx1, ENTRY};
 use super::muxer_odml::{
     finish_super, patch_super_entry, reserve_super, std_index_bytes, write_std_index, zeros, DMLH_SIZE, MAX_RIFFS,
 };
 use crate::bytes::gcd;
+use crate::codec::adts::AdtsHeader;
+use crate::codec::convert::adts::{adts_to_raw, audio_specific_config};
+use crate::codec::convert::to_annexb::{avcc_as_annexb_size, write_avcc_as_annexb, AnnexBState, ToAnnexB};
+use crate::codec::convert::NalCodec;
 use crate::error::{Error, Result};
 use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec};
 use crate::limits::MAX_TRACKS;
@@ -73,15 +79,22 @@ const STRH_SIZE: u32 = 56;
 #[derive(Debug, Clone, Copy)]
 struct StreamOut {
     described: Described,
+    /// How packets are converted on the way out.
+    framing: Framing,
+    /// The H.264 Annex B conversion's state between packets
+    /// ([`Framing::AvcC`]).
+    annexb: AnnexBState,
     /// Chunk id: `##dc` or `##wb`.
     id: [u8; 4],
     /// Position of the `strh` data.
     strh_at: u64,
     /// Position of the `strf` data.
     strf_at: u64,
-    /// Ticks of the track's time base per frame (frame-counted streams),
-    /// set by the first packet.
-    period: Option<u64>,
+    /// Seconds a frame as a fraction (frame-counted streams), set by the
+    /// first packet (or the second when the first has no duration).
+    period: Option<(u64, u64)>,
+    /// The first packet's time, for a period from the second packet.
+    first_ts: Option<i64>,
     /// Chunks written, empty ones included.
     chunks: u64,
     /// Payload bytes written.
@@ -173,9 +186,9 @@ const INFO_IDS: [&[u8; 4]; 15] = [
     b"IENG", b"ISBJ", b"IKEY",
 ];
 
-/// `dwScale / dwRate` for `period` ticks of `tb`, reduced to fit 32 bits.
-fn scale_rate(period: u64, tb: Rational) -> (u32, u32) {
-    let (mut n, mut d) = (period.saturating_mul(u64::from(tb.num)), u64::from(tb.den));
+/// `dwScale / dwRate` for a frame of `n / d` seconds, reduced to fit 32 bits.
+fn scale_rate((n, d): (u64, u64)) -> (u32, u32) {
+    let (mut n, mut d) = (n, d);
     let g = gcd(n, d).max(1);
     (n, d) = (n / g, d / g);
     while n > u64::from(u32::MAX) || d > u64::from(u32::MAX) {
@@ -208,16 +221,41 @@ impl AviMuxer {
         sink.write_vectored(&[h.as_bytes(), &frame])?;
         s.strf_at = sink.position() + 8;
         let described = s.described;
-        match described {
-            Described::Video(fourcc) => {
-                let b = bitmap_info(t, fourcc, config);
+        match (described, s.framing) {
+            (Described::Video(fourcc), Framing::AvcC) => {
+                // The parameter sets as Annex B, as h264_mp4toannexb
+                // leaves the extradata.
+                let extra = avcc_as_annexb_size(config)?;
+                let b = bitmap_info(t, fourcc, extra);
+                let size = 40 + extra;
+                let size = u32::try_from(size).map_err(|_| Error::capacity(0, &"avi muxer: strf over 4 GiB"))?;
+                sink.write_vectored(&[b"strf", &size.to_le_bytes(), b.as_bytes()])?;
+                write_avcc_as_annexb(sink, config)?;
+                if size % 2 == 1 {
+                    sink.write_all(&[0])?;
+                }
+            }
+            (Described::Video(fourcc), _) => {
+                let b = bitmap_info(t, fourcc, config.len() as u64);
                 put_chunk(sink, b"strf", &[b.as_bytes(), config])?;
             }
-            d => match wave_format(t, d) {
+            (d, framing) => match wave_format(t, d) {
                 (_, Some(ext)) => put_chunk(sink, b"strf", &[ext.as_bytes()])?,
                 (f, None) => {
-                    let cb = u16::try_from(config.len()).unwrap_or(0);
-                    let extra = if cb > 0 { config } else { &[] };
+                    let asc;
+                    let extra = match framing {
+                        Framing::Adts => {
+                            let h = AdtsHeader::parse(config).ok_or(Error::malformed(
+                                0,
+                                &"avi muxer: the ADTS header given as AAC configuration does not parse (ISO/IEC 14496-3 1.A.2.2)",
+                            ))?;
+                            asc = audio_specific_config(&h)?;
+                            &asc[..]
+                        }
+                        _ => config,
+                    };
+                    let cb = u16::try_from(extra.len()).unwrap_or(0);
+                    let extra = if cb > 0 { extra } else { &[] };
                     put_chunk(sink, b"strf", &[f.as_bytes(), &cb.to_le_bytes(), extra])?;
                 }
             },
@@ -350,7 +388,7 @@ impl FormatMuxer for AviMuxer {
     }
 
     fn add_track(&mut self, ctx: &mut MuxContext, spec: &TrackSpec<'_>) -> Result<usize> {
-        let described = describe(spec.track, spec.config)?;
+        let (described, framing) = describe(spec.track, spec.config)?;
         let n = self.streams.len();
         let kind = if spec.track.kind == TrackKind::Video {
             *b"dc"
@@ -360,6 +398,8 @@ impl FormatMuxer for AviMuxer {
         let [a, b] = kind;
         let s = StreamOut {
             described,
+            framing,
+            annexb: AnnexBState::default(),
             id: [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8, a, b],
             strh_at: 0,
             strf_at: 0,
@@ -368,6 +408,7 @@ impl FormatMuxer for AviMuxer {
             riff_ticks: 0,
             supers: 0,
             period: None,
+            first_ts: None,
             chunks: 0,
             bytes: 0,
             max_chunk: 0,
@@ -434,10 +475,11 @@ impl FormatMuxer for AviMuxer {
         sink: &mut K,
         scratch: &mut [u8],
         spill: &mut Spill<'_>,
-        _ctx: &mut MuxContext,
+        ctx: &mut MuxContext,
         packet: &Packet<'_>,
     ) -> Result<()> {
         let i = packet.track;
+        let config = ctx.config(i);
         let pos = sink.position();
         let Some(s) = self.streams.get_mut(i) else {
             return Err(Error::new(
@@ -448,10 +490,44 @@ impl FormatMuxer for AviMuxer {
         };
         let mut gap = 0;
         if s.sample_size() == 0 {
-            let period = *s.period.get_or_insert(packet.duration.filter(|&d| d > 0).unwrap_or(1));
+            let (tb, rate) = ctx
+                .tracks
+                .get(i)
+                .map_or((Rational::new(1, 1), 0), |t| (t.time_base, t.sample_rate));
+            // Video with no decoding time (Matroska) may be reordered: its
+            // presentation times say nothing of gaps, each packet is the
+            // next frame (ffmpeg guesses the same decoding times).
+            let pts = match s.described {
+                Described::Video(_) => None,
+                _ => packet.pts,
+            };
+            let ts = packet.dts.or(pts);
+            if s.chunks == 0 {
+                s.first_ts = ts;
+            }
+            // Seconds a frame: the codec's samples a frame when it has a
+            // fixed count (AAC, MPEG audio, AC-3: a duration rounded to
+            // the container's ticks would drift), else the first packet's
+            // duration; with none (MPEG-TS), the second packet's distance
+            // from the first.
+            let seconds = |ticks: u64| (ticks.saturating_mul(u64::from(tb.num)), u64::from(tb.den.max(1)));
+            let known = match frame_samples(ctx.tracks.get(i)) {
+                Some(n) if rate > 0 => Some((u64::from(n), u64::from(rate))),
+                _ => packet.duration.filter(|&d| d > 0).map(seconds),
+            };
+            if s.period.is_none() && (known.is_some() || s.chunks > 0) {
+                let step = match (ts, s.first_ts) {
+                    (Some(t), Some(f)) => u64::try_from(t.saturating_sub(f)).unwrap_or(0),
+                    _ => 0,
+                };
+                s.period = known.or(Some(seconds(step.max(1))));
+            }
             // As ffmpeg: no filling before a stream's first chunk.
-            if let (Some(ts), true) = (packet.dts.or(packet.pts), s.chunks > 0) {
-                let frame = u64::try_from(ts).unwrap_or(0).saturating_add(period / 2) / period;
+            if let (Some(ts), Some(period), true) = (ts, s.period, s.chunks > 0) {
+                // ts * tb / period, rounded.
+                let num = u128::from(u64::try_from(ts).unwrap_or(0)) * u128::from(tb.num) * u128::from(period.1);
+                let den = (u128::from(tb.den) * u128::from(period.0)).max(1);
+                let frame = u64::try_from((num + den / 2) / den).unwrap_or(u64::MAX);
                 gap = frame.saturating_sub(s.chunks);
                 if gap > MAX_GAP {
                     return Err(Error::unsupported(
@@ -461,8 +537,22 @@ impl FormatMuxer for AviMuxer {
                 }
             }
         }
-        let len = packet.data.len() as u64;
-        let (id, size) = (s.id, len as u32);
+        // The payload as written: the packet, its raw AAC frame, or the
+        // Annex B form of its NAL units (sized first, written by slices).
+        let (data, annexb) = match s.framing {
+            Framing::AsIs => (packet.data, None),
+            Framing::Adts => (adts_to_raw(packet.data)?.1, None),
+            Framing::AvcC => {
+                let c = ToAnnexB::with_parameter_sets(NalCodec::H264, config)?.resume(s.annexb);
+                (packet.data, Some(c))
+            }
+        };
+        let len = match &annexb {
+            Some(c) => c.sample_size(data)?,
+            None => data.len() as u64,
+        };
+        let size = u32::try_from(len).map_err(|_| Error::capacity(pos, &"avi muxer: a chunk over 4 GiB"))?;
+        let id = s.id;
         if !self.fits(pos, gap, len) {
             if self.riffs >= MAX_RIFFS || self.idx1.entries() == 0 {
                 return Err(Error::capacity(
@@ -478,7 +568,17 @@ impl FormatMuxer for AviMuxer {
         self.write_empty(sink, scratch, spill, i, gap)?;
         let at = sink.position();
         let pad: &[u8] = if len % 2 == 1 { &[0] } else { &[] };
-        sink.write_vectored(&[&id, &size.to_le_bytes(), packet.data, pad])?;
+        match annexb {
+            Some(mut c) => {
+                sink.write_vectored(&[&id, &size.to_le_bytes()])?;
+                c.write_sample(sink, data)?;
+                sink.write_all(pad)?;
+                if let Some(s) = self.streams.get_mut(i) {
+                    s.annexb = c.state();
+                }
+            }
+            None => sink.write_vectored(&[&id, &size.to_le_bytes(), data, pad])?,
+        }
         let flags = if packet.flags.keyframe { AVIIF_KEYFRAME } else { 0 };
         self.idx1
             .push(scratch, spill, &entry(id, flags, at - (self.movi_at + 8), size), at)?;
@@ -513,7 +613,8 @@ impl FormatMuxer for AviMuxer {
             let (scale, rate, length) = match s.described {
                 Described::Pcm { block, .. } => (1, t.sample_rate.max(1), s.bytes / u64::from(block.max(1))),
                 _ => {
-                    let (scale, rate) = scale_rate(s.period.unwrap_or(1), t.time_base);
+                    let tick = (u64::from(t.time_base.num), u64::from(t.time_base.den));
+                    let (scale, rate) = scale_rate(s.period.unwrap_or(tick));
                     (scale, rate, s.chunks)
                 }
             };

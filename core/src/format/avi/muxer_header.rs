@@ -5,17 +5,26 @@
 //!
 //! Codecs are those ffmpeg's AVI muxer writes with `-c copy` and readers
 //! expect in AVI: MPEG-4 Part 2, H.264 in Annex B form (an `avcC`
-//! configuration means length-prefixed NAL units, which AVI does not
-//! carry), MJPEG, MPEG-1/2 video, PCM, MP1/MP2/MP3 and AC-3. Video keeps
-//! the input's FourCC when it names the same codec (`XVID`, `DIVX`), else
-//! ffmpeg's default one (`FMP4`, `H264`, `MJPG`).
+//! configuration means length-prefixed NAL units, converted on the way
+//! out as ffmpeg's `h264_mp4toannexb` does: [`Framing::AvcC`]), MJPEG,
+//! MPEG-1/2 video, PCM, MP1/MP2/MP3, AC-3 and AAC (raw frames with the
+//! AudioSpecificConfig; ADTS input loses its headers: [`Framing::Adts`]).
+//! Video keeps the input's FourCC when it names the same codec (`XVID`,
+//! `DIVX`), else ffmpeg's default one (`FMP4`, `H264`, `MJPG`).
 
 use super::layout::{BitmapInfoHeader, StreamHeader};
+use crate::codec::adts::AdtsHeader;
+use crate::codec::convert::avcc::AvcConfig;
 use crate::codec::riff_layout::{WaveFormat, WaveFormatExtensible};
 use crate::codec::riff_tags::{bmp_codec, WAVE_FORMAT_EXTENSIBLE};
 use crate::error::{Error, Result};
 use crate::types::{Codec, Track, TrackKind};
 use zerocopy::little_endian::{I32, U16, U32};
+
+/// WAVEFORMATEX `wFormatTag` of raw AAC (`WAVE_FORMAT_MPEG_HEAAC` is
+/// 0x1610; ffmpeg writes and players expect 0x00FF, the AudioSpecificConfig
+/// as extra bytes).
+pub(super) const WAVE_FORMAT_AAC: u16 = 0x00FF;
 
 /// How a stream is described and counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,34 +37,55 @@ pub(super) enum Described {
     Frames { tag: u16 },
 }
 
+/// How a stream's packets are converted on the way out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Framing {
+    /// Written as they come.
+    AsIs,
+    /// H.264 length-prefixed NAL units (an `avcC` configuration): written
+    /// as Annex B with the parameter sets before each IDR picture
+    /// (`codec::convert::to_annexb`), the configuration as Annex B too.
+    AvcC,
+    /// AAC in ADTS frames (an ADTS header as configuration): the headers
+    /// dropped (`codec::convert::adts`), the AudioSpecificConfig built
+    /// from the first.
+    Adts,
+}
+
 /// `KSDATAFORMAT_SUBTYPE_*` GUIDs after their first two bytes (the format
 /// tag): `-0000-0010-8000-00AA00389B71`.
 const GUID_TAIL: [u8; 14] = [
     0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71,
 ];
 
-/// The description of `t` (with configuration `config`) in AVI.
+/// The description of `t` (with configuration `config`) in AVI, and how
+/// its packets are converted.
 ///
-/// Errors: `Unsupported` for a codec the muxer does not write, H.264 with
-/// an `avcC`, PCM with no block size.
-pub(super) fn describe(t: &Track, config: &[u8]) -> Result<Described> {
+/// Errors: `Unsupported` for a codec the muxer does not write, PCM with no
+/// block size, AAC with no configuration; `Malformed` for an `avcC` or
+/// ADTS header that does not parse.
+pub(super) fn describe(t: &Track, config: &[u8]) -> Result<(Described, Framing)> {
     let refuse = |why| Err(Error::unsupported(0, why));
     match t.kind {
         TrackKind::Video => {
             let default = match t.codec {
                 Codec::Mpeg4 => *b"FMP4",
                 Codec::H264 if config.first() == Some(&1) => {
-                    return refuse(&"avi muxer: H.264 with an avcC (length-prefixed NAL units); AVI carries Annex B H.264 (remux to Matroska or MP4 instead)")
+                    // Annex B now: `H264`, whatever the input's tag (`avc1`).
+                    AvcConfig::parse(config)?;
+                    return Ok((Described::Video(*b"H264"), Framing::AvcC));
                 }
                 Codec::H264 => *b"H264",
                 Codec::Mjpeg => *b"MJPG",
                 Codec::Mpeg1Video => *b"MPG1",
                 Codec::Mpeg2Video => *b"MPG2",
-                _ => return refuse(&"avi muxer: video codec not written to AVI (MPEG-4 Part 2, H.264 Annex B, MJPEG, MPEG-1/2 are)"),
+                _ => return refuse(
+                    &"avi muxer: video codec not written to AVI (MPEG-4 Part 2, H.264 Annex B, MJPEG, MPEG-1/2 are)",
+                ),
             };
             let own = t.codec_tag.to_be_bytes();
             let keep = own.iter().all(|b| b.is_ascii_alphanumeric()) && bmp_codec(own) == t.codec;
-            Ok(Described::Video(if keep { own } else { default }))
+            Ok((Described::Video(if keep { own } else { default }), Framing::AsIs))
         }
         TrackKind::Audio => {
             let pcm = |tag: u16, bytes: u16| {
@@ -64,11 +94,16 @@ pub(super) fn describe(t: &Track, config: &[u8]) -> Result<Described> {
                     .filter(|&b| b > 0)
                     .unwrap_or(t.channels.saturating_mul(bytes));
                 if block == 0 || t.sample_rate == 0 {
-                    return refuse(&"avi muxer: PCM with no channel count or sample rate");
+                    return Err(Error::unsupported(
+                        0,
+                        &"avi muxer: PCM with no channel count or sample rate",
+                    ));
                 }
                 Ok(Described::Pcm { tag, block })
             };
-            match t.codec {
+            let frames = |tag| Ok(Described::Frames { tag });
+            let refuse = |why| Err(Error::unsupported(0, why));
+            let described = match t.codec {
                 Codec::PcmU8 => pcm(0x0001, 1),
                 Codec::PcmS16Le => pcm(0x0001, 2),
                 Codec::PcmS24Le => pcm(0x0001, 3),
@@ -77,11 +112,21 @@ pub(super) fn describe(t: &Track, config: &[u8]) -> Result<Described> {
                 Codec::PcmF64Le => pcm(0x0003, 8),
                 Codec::PcmAlaw => pcm(0x0006, 1),
                 Codec::PcmMulaw => pcm(0x0007, 1),
-                Codec::Mp1 | Codec::Mp2 => Ok(Described::Frames { tag: 0x0050 }),
-                Codec::Mp3 => Ok(Described::Frames { tag: 0x0055 }),
-                Codec::Ac3 => Ok(Described::Frames { tag: 0x2000 }),
-                _ => refuse(&"avi muxer: audio codec not written to AVI (PCM little-endian, A-law, mu-law, MP1/MP2/MP3, AC-3 are)"),
-            }
+                Codec::Mp1 | Codec::Mp2 => frames(0x0050),
+                Codec::Mp3 => frames(0x0055),
+                Codec::Ac3 => frames(0x2000),
+                Codec::Aac if AdtsHeader::has_sync(config) => {
+                    AdtsHeader::parse(config).ok_or(Error::malformed(
+                        0,
+                        &"avi muxer: the ADTS header given as AAC configuration does not parse (ISO/IEC 14496-3 1.A.2.2)",
+                    ))?;
+                    return Ok((Described::Frames { tag: WAVE_FORMAT_AAC }, Framing::Adts));
+                }
+                Codec::Aac if config.is_empty() => refuse(&"avi muxer: AAC needs an AudioSpecificConfig (or an ADTS header) for WAVEFORMATEX's extra bytes"),
+                Codec::Aac => frames(WAVE_FORMAT_AAC),
+                _ => refuse(&"avi muxer: audio codec not written to AVI (PCM little-endian, A-law, mu-law, MP1/MP2/MP3, AC-3, AAC are)"),
+            };
+            Ok((described?, Framing::AsIs))
         }
         _ => refuse(&"avi muxer: only video and audio streams are written"),
     }
@@ -100,7 +145,26 @@ pub(super) fn frames_block_align(t: &Track) -> u16 {
         Codec::Mp1 => 384,
         Codec::Mp3 if t.sample_rate > 0 && t.sample_rate < 32_000 => 576,
         Codec::Ac3 => 3840,
+        // ffmpeg: "maximum bytes per frame", 768 a channel.
+        Codec::Aac => 768u16.saturating_mul(t.channels.max(1)),
         _ => 1152,
+    }
+}
+
+/// Samples in a frame of a frame-counted audio stream whose codec fixes
+/// them, as ffmpeg's `frame_size` (which its AVI muxer writes as
+/// `dwScale`, the sample rate as `dwRate`): AAC 1024, MP1 384, MP2 1152,
+/// MP3 1152 (576 below 32 kHz), AC-3 1536. `None` for video and PCM.
+pub(super) fn frame_samples(t: Option<&Track>) -> Option<u32> {
+    let t = t?;
+    match t.codec {
+        Codec::Aac => Some(1024),
+        Codec::Mp1 => Some(384),
+        Codec::Mp2 => Some(1152),
+        Codec::Mp3 if t.sample_rate > 0 && t.sample_rate < 32_000 => Some(576),
+        Codec::Mp3 => Some(1152),
+        Codec::Ac3 => Some(1536),
+        _ => None,
     }
 }
 
@@ -137,10 +201,11 @@ pub(super) fn stream_header(d: Described, sample_size: u32) -> StreamHeader {
     }
 }
 
-/// The BITMAPINFOHEADER of a video stream; `config` follows it.
-pub(super) fn bitmap_info(t: &Track, fourcc: [u8; 4], config: &[u8]) -> BitmapInfoHeader {
+/// The BITMAPINFOHEADER of a video stream; `extra` bytes of
+/// configuration follow it.
+pub(super) fn bitmap_info(t: &Track, fourcc: [u8; 4], extra: u64) -> BitmapInfoHeader {
     let bits = if t.bits_per_sample == 0 { 24 } else { t.bits_per_sample };
-    let size = 40u32.saturating_add(config.len() as u32);
+    let size = u32::try_from(extra).unwrap_or(u32::MAX).saturating_add(40);
     let image = u64::from(t.width) * u64::from(t.height) * u64::from(bits) / 8;
     BitmapInfoHeader {
         size: U32::new(size),
@@ -163,6 +228,8 @@ pub(super) fn bitmap_info(t: &Track, fourcc: [u8; 4], config: &[u8]) -> BitmapIn
 pub(super) fn wave_format(t: &Track, d: Described) -> (WaveFormat, Option<WaveFormatExtensible>) {
     let (tag, block, bits) = match d {
         Described::Pcm { tag, block } => (tag, block, pcm_bits(t, block)),
+        // ffmpeg writes 16 bits for AAC, 0 for the MPEG audio layers and AC-3.
+        Described::Frames { tag: WAVE_FORMAT_AAC } => (WAVE_FORMAT_AAC, frames_block_align(t), 16),
         Described::Frames { tag } => (tag, frames_block_align(t), 0),
         Described::Video(_) => (0, 0, 0),
     };

@@ -125,6 +125,76 @@ fn a_spilled_index_gives_the_same_file() {
     assert_eq!(&a[..n], &b[..m]);
 }
 
+/// avcC with one SPS `67 42` and one PPS `68 ce`, 4-byte lengths.
+const AVCC: &[u8] = &[1, 0x42, 0xC0, 0x0B, 0xFF, 0xE1, 0, 2, 0x67, 0x42, 1, 0, 2, 0x68, 0xCE];
+
+/// H.264 from MP4 (length-prefixed, `avcC`) is written as Annex B with the
+/// parameter sets before the IDR picture and as the configuration; AAC
+/// from ADTS loses its headers and gets its AudioSpecificConfig.
+#[test]
+fn avcc_and_adts_are_converted() {
+    let avc = Track {
+        codec: Codec::H264,
+        codec_tag: u32::from_be_bytes(*b"avc1"),
+        ..mpeg4()
+    };
+    let aac = Track {
+        codec: Codec::Aac,
+        time_base: Rational::new(1, 1000),
+        sample_rate: 48_000,
+        ..pcm()
+    };
+    // ADTS: AAC LC (profile 1), 48 kHz (index 3), 2 channels, frame 7 + 3 bytes.
+    let adts = |len: u16| crate::codec::adts::test_header(0x4C, 7 + len);
+    let mut buf = std::vec![0u8; 1 << 14];
+    let mut m = Muxer::with_scratch(SliceSink::new(&mut buf), MuxFormat::Avi, [0u8; 256]).unwrap();
+    m.add_track(&TrackSpec::new(&avc).with_config(AVCC)).unwrap();
+    m.add_track(&TrackSpec::new(&aac).with_config(&adts(3))).unwrap();
+    m.write_header().unwrap();
+    let samples: [&[u8]; 3] = [
+        &[0, 0, 0, 2, 0x65, 0x88],
+        &[0, 0, 0, 2, 0x41, 0x9A],
+        &[0, 0, 0, 2, 0x65, 0x88],
+    ];
+    for (i, s) in samples.iter().enumerate() {
+        let p = Packet::contiguous(0, 0, s)
+            .with_times(Some(i as i64 * 512), Some(i as i64 * 512), Some(512))
+            .with_flags(PacketFlags::keyframe(i != 1));
+        m.write_packet(&p).unwrap();
+        // AAC frames 21 ms apart as Matroska rounds them: counted as 1024 samples.
+        let mut frame = adts(3).to_vec();
+        frame.extend_from_slice(&[i as u8, 2, 3]);
+        let p = Packet::contiguous(1, 0, &frame).with_times(Some(i as i64 * 21), Some(i as i64 * 21), Some(21));
+        m.write_packet(&p).unwrap();
+    }
+    let n = m.finish().unwrap().position() as usize;
+    let mut d = Demuxer::open(SliceSource::new(&buf[..n]), None).unwrap();
+    let t = d.tracks().to_vec();
+    assert_eq!(t[0].codec_tag, u32::from_be_bytes(*b"H264"));
+    assert_eq!(
+        d.codec_config(0).unwrap(),
+        &[0, 0, 0, 1, 0x67, 0x42, 0, 0, 0, 1, 0x68, 0xCE]
+    );
+    assert_eq!((t[1].codec, t[1].sample_rate, t[1].channels), (Codec::Aac, 48_000, 2));
+    // 1024 / 48000 s a frame, reduced.
+    assert_eq!(t[1].time_base, Rational::new(8, 375));
+    // AudioSpecificConfig: LC (2), 48 kHz (3), 2 channels.
+    assert_eq!(d.codec_config(1).unwrap(), &[0x11, 0x90]);
+    let idr: &[u8] = &[0, 0, 0, 1, 0x67, 0x42, 0, 0, 0, 1, 0x68, 0xCE, 0, 0, 1, 0x65, 0x88];
+    let want: [&[u8]; 3] = [idr, &[0, 0, 0, 1, 0x41, 0x9A], idr];
+    let (mut video, mut audio) = (Vec::new(), Vec::new());
+    while let Some(p) = d.next_packet().unwrap() {
+        if p.track == 0 {
+            video.push(p.data.to_vec());
+        } else {
+            audio.push((p.dts, p.data.to_vec()));
+        }
+    }
+    assert_eq!(video, want.map(<[u8]>::to_vec));
+    let want: Vec<_> = (0..3u8).map(|i| (Some(i64::from(i)), std::vec![i, 2, 3])).collect();
+    assert_eq!(audio, want);
+}
+
 #[test]
 fn refusals_are_errors() {
     // No scratch and no store: the idx1 has no room.
@@ -152,10 +222,22 @@ fn refusals_are_errors() {
         codec: Codec::H264,
         ..mpeg4()
     };
+    // An avcC cut short does not parse.
     let e = m
         .add_track(&TrackSpec::new(&avc).with_config(&[1, 0x64, 0, 0x1F]))
         .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Malformed | ErrorKind::Truncated), "{e:?}");
+    // AAC with no configuration, and an ADTS header that does not parse.
+    let aac = Track {
+        codec: Codec::Aac,
+        ..pcm()
+    };
+    let e = m.add_track(&TrackSpec::new(&aac)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported);
+    let e = m
+        .add_track(&TrackSpec::new(&aac).with_config(&[0xFF, 0xF1, 0, 0]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Malformed);
     assert_eq!(
         m.add_track(&TrackSpec::new(&avc).with_config(&[0, 0, 0, 1, 0x67]))
             .unwrap(),
