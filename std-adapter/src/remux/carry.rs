@@ -5,7 +5,7 @@
 
 use super::PreparedTrack;
 use mediaslice::mux::chapters::MuxChapter;
-use mediaslice::{Codec, Demuxer, Rational, Source};
+use mediaslice::{Codec, Demuxer, Source};
 
 /// A chapter to write, owned: times in nanoseconds of the output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +47,7 @@ pub fn input_chapters<S: Source>(open: &dyn Fn() -> mediaslice::Result<Demuxer<S
     #[cfg(feature = "json")]
     {
         use mediaslice::types::rescale_q;
+        use mediaslice::Rational;
         let Ok(mut d) = open() else { return Vec::new() };
         let (chapters, start_us) = crate::ffprobe::gather::probe_chapters(&mut d);
         let least = chapters.iter().map(|c| c.id).min().unwrap_or(1);
