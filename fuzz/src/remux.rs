@@ -113,8 +113,19 @@ fn round_trip(data: &[u8], format: MuxFormat) {
     }
     if format == MuxFormat::Avi {
         // AVI: the reader gives a PCM chunk in pieces of at most 1024
-        // samples, so the bytes of each track are compared, not counts.
-        assert_eq!(bytes_in, bytes_out, "invariant: AVI payload bytes per track written and read back");
+        // samples, so the bytes of each track are compared, not counts;
+        // except where the muxer converts the payload (H.264 with an avcC
+        // becomes Annex B with parameter sets before IDR pictures, ADTS
+        // AAC loses its headers), where every packet is one chunk: counts.
+        for (t, track) in back.tracks().iter().enumerate().take(MAX_TRACKS) {
+            let (w, g) = (written.get(t).copied().unwrap_or(0), got.get(t).copied().unwrap_or(0));
+            let (bi, bo) = (bytes_in.get(t).copied().unwrap_or(0), bytes_out.get(t).copied().unwrap_or(0));
+            if matches!(track.codec, mediaslice::Codec::H264 | mediaslice::Codec::Aac) {
+                assert_eq!(w, g, "invariant: AVI track {t}: packets written and read back");
+            } else {
+                assert_eq!(bi, bo, "invariant: AVI track {t}: payload bytes written and read back");
+            }
+        }
         return;
     }
     for (t, ((&w, &s), &g)) in written.iter().zip(&shown).zip(&got).enumerate() {

@@ -164,8 +164,19 @@ impl FormatDemuxer for TtaDemuxer {
             return Err(Error::truncated(self.pos, &CUT));
         }
         let truncated = size > left;
-        let size = size.min(left);
+        let mut size = size.min(left);
         let at = self.pos;
+        if truncated {
+            // A cut frame ends where a cut APEv2 tag begins: the whole input
+            // leaves its tag out of the audio (`find_trailer`), so a prefix
+            // must not give the tag's first bytes as audio.
+            let data = src.bytes(at, size as usize)?;
+            size = cut_ape_tag_start(data) as u64;
+            if size == 0 {
+                self.cut = true;
+                return Err(Error::truncated(at, &CUT));
+            }
+        }
         let pts = (self.index * self.frame_len).min(i64::MAX as u64) as i64;
         let dur = self.frame_samples(self.index);
         let data = src.bytes(at, size as usize)?;
@@ -196,5 +207,66 @@ impl FormatDemuxer for TtaDemuxer {
 
     fn max_packet_size(&self) -> Option<usize> {
         usize::try_from(self.largest).ok()
+    }
+}
+
+/// Where an APEv2 tag that the end of the input cuts begins in `data` (the
+/// bytes of a cut last frame, running to the end of the input), or
+/// `data.len()`: a header (`APETAGEX` with the header flag, APEv2
+/// specification) whose tag runs past the end, or the first bytes of
+/// `APETAGEX` at the very end.
+fn cut_ape_tag_start(data: &[u8]) -> usize {
+    const KEY: &[u8; 8] = b"APETAGEX";
+    let mut at = 0usize;
+    while let Some(i) = data.get(at..).and_then(|d| d.iter().position(|&b| b == b'A')) {
+        let j = at + i;
+        let rest = data.get(j..).unwrap_or(&[]);
+        let n = rest.len().min(KEY.len());
+        if rest.get(..n) == KEY.get(..n) {
+            if rest.len() < 32 {
+                return j;
+            }
+            let word = |o: usize| {
+                rest.get(o..o + 4)
+                    .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                    .map_or(0, u32::from_le_bytes)
+            };
+            let (tag_size, flags) = (word(12) as usize, word(20));
+            if flags & 0x2000_0000 != 0 && 32usize.saturating_add(tag_size) > rest.len() {
+                return j;
+            }
+        }
+        at = j + 1;
+    }
+    data.len()
+}
+
+#[cfg(test)]
+mod cut_tag_tests {
+    extern crate std;
+    use super::cut_ape_tag_start;
+    use std::vec;
+
+    #[test]
+    fn a_cut_ape_tag_is_left_out_of_a_cut_frame() {
+        let mut tag = b"APETAGEX".to_vec();
+        tag.extend_from_slice(&2000u32.to_le_bytes());
+        tag.extend_from_slice(&92u32.to_le_bytes()); // items + footer
+        tag.extend_from_slice(&2u32.to_le_bytes());
+        tag.extend_from_slice(&0xA000_0000u32.to_le_bytes()); // header flag
+        tag.extend_from_slice(&[0; 8]);
+        tag.extend_from_slice(&[7; 40]);
+        let mut frame = vec![0x11u8; 100];
+        frame.extend_from_slice(&tag);
+        // The tag runs past the end: the frame ends where it begins.
+        assert_eq!(cut_ape_tag_start(&frame), 100);
+        // Its first bytes only, even fewer than the header's 32.
+        assert_eq!(cut_ape_tag_start(&frame[..110]), 100);
+        assert_eq!(cut_ape_tag_start(&frame[..103]), 100);
+        // No tag: the whole frame.
+        assert_eq!(cut_ape_tag_start(&frame[..100]), 100);
+        let mut plain = vec![b'A'; 10];
+        plain.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(cut_ape_tag_start(&plain), 13);
     }
 }
