@@ -146,7 +146,7 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> io::Result<
             Some((at, tail)) => Plan::Append {
                 writes: out.writes,
                 at,
-                tail,
+                tail: vec![Piece::Bytes(tail)],
             },
         }
     } else {

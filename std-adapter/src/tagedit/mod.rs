@@ -11,7 +11,7 @@
 //! a malformed tag block is an error and the file is left as it was.
 //!
 //! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
-//! with `mp4_ilst`, `mp4_box` and `mp4_offsets`, `wav`, `aiff` with
+//! with `mp4_ilst`, `mp4_box`, `mp4_offsets` and `mp4_skeleton`, `wav`, `aiff` with
 //! `id3v2`, both walking chunks with `iff`, `mkv` with `ebml`,
 //! `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`, `ogg`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
@@ -35,6 +35,7 @@ mod mp4;
 mod mp4_box;
 mod mp4_ilst;
 mod mp4_offsets;
+mod mp4_skeleton;
 mod ogg;
 
 mod output;

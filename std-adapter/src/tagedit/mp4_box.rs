@@ -92,6 +92,15 @@ pub(super) fn make(kind: &[u8; 4], content: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The header of a box of type `kind` holding `content` bytes: 8 bytes,
+/// or 16 (a 64-bit size) when `wide` or when 32 bits cannot hold its size.
+pub(super) fn box_header(kind: &[u8; 4], content: u64, wide: bool) -> Vec<u8> {
+    match u32::try_from(content + 8) {
+        Ok(n) if !wide => [&n.to_be_bytes()[..], kind].concat(),
+        _ => [&1u32.to_be_bytes()[..], kind, &(content + 16).to_be_bytes()].concat(),
+    }
+}
+
 /// Replaces `buf[from..to]` by `new` and adds the change of length to the
 /// size of every box of `ancestors` (each of which holds `from..to`).
 /// Errors: a 32-bit size that would overflow.

@@ -1,185 +1,237 @@
 //! The chunk offset tables of a `moov` (`stco`, `co64`; ISO/IEC 14496-12
-//! §8.7.5): found with the boxes that hold them, checked against the
-//! file, shifted when the media moves, and an `stco` rewritten as `co64`
-//! when a shifted offset would pass 4 GiB.
+//! §8.7.5), read and written a block at a time: never held, whatever the
+//! length of the recording. A table is scanned once (its entry count
+//! checked against the box, its largest offset found); when the media
+//! moves, it is copied with every offset at or past the moved region
+//! shifted, as a `co64` when an `stco` entry would pass 4 GiB.
 
 use super::malformed;
-use super::mp4_box::{box_at, children, make, splice, BoxAt};
+use super::mp4_box::box_header;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
 
-/// One table and the boxes that hold it, `moov` first.
-struct Table {
-    at: BoxAt,
-    ancestors: Vec<BoxAt>,
+/// Entries read or written at a time.
+const BLOCK: usize = 8192;
+
+/// One `stco` or `co64` box of the input, scanned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Table {
+    /// Where the box starts in the file, its length.
+    pub pos: u64,
+    pub len: u64,
+    /// Its header length (8, or 16 with a 64-bit size).
+    header: u64,
+    /// 8-byte entries (`co64`) rather than 4 (`stco`).
+    pub wide: bool,
+    /// Entry count.
+    pub count: u64,
+    /// The largest offset (0 for an empty table).
+    pub max: u64,
 }
 
 impl Table {
-    fn width(&self) -> usize {
-        if &self.at.kind == b"co64" {
+    /// Scans the `stco`/`co64` box of `len` bytes at `pos`. Errors: a box
+    /// shorter than its fields, an entry count that runs past the box.
+    pub fn read(file: &File, pos: u64, len: u64) -> io::Result<Table> {
+        let short = || malformed("mp4 stco: shorter than its fields (ISO/IEC 14496-12 8.7.5)");
+        let mut h = [0u8; 8];
+        file.read_exact_at(&mut h, pos).map_err(|_| short())?;
+        let header = if h.get(..4) == Some(&[0, 0, 0, 1]) { 16 } else { 8 };
+        let wide = h.get(4..8) == Some(b"co64");
+        let fields = pos + header;
+        if len < header + 8 {
+            return Err(short());
+        }
+        let mut c = [0u8; 4];
+        file.read_exact_at(&mut c, fields + 4).map_err(|_| short())?;
+        let count = u64::from(u32::from_be_bytes(c));
+        let width = if wide { 8 } else { 4 };
+        if count * width + header + 8 > len {
+            return Err(malformed(
+                "mp4 stco: the entry count runs past the box (ISO/IEC 14496-12 8.7.5)",
+            ));
+        }
+        let mut t = Table {
+            pos,
+            len,
+            header,
+            wide,
+            count,
+            max: 0,
+        };
+        let mut max = 0;
+        t.each_block(file, &mut |entries| {
+            max = entries.fold(max, u64::max);
+            Ok(())
+        })?;
+        t.max = max;
+        Ok(t)
+    }
+
+    /// Where the first entry is.
+    fn first(&self) -> u64 {
+        self.pos + self.header + 8
+    }
+
+    fn width(&self) -> u64 {
+        if self.wide {
             8
         } else {
             4
         }
     }
 
-    /// Where the entries start and how many there are. Errors: a count
-    /// that runs past the box.
-    fn entries(&self, moov: &[u8]) -> std::io::Result<(usize, usize)> {
-        let count_at = self.at.body() + 4;
-        let count = moov
-            .get(count_at..count_at + 4)
-            .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]) as usize)
-            .ok_or_else(|| malformed("mp4 stco: shorter than its fields (ISO/IEC 14496-12 8.7.5)"))?;
-        let first = count_at + 4;
-        if count
-            .checked_mul(self.width())
-            .and_then(|n| n.checked_add(first))
-            .is_none_or(|end| end > self.at.end)
-        {
-            return Err(malformed(
-                "mp4 stco: the entry count runs past the box (ISO/IEC 14496-12 8.7.5)",
-            ));
+    /// Hands the entries to `f` a block at a time.
+    fn each_block(
+        &self,
+        file: &File,
+        f: &mut dyn FnMut(&mut dyn Iterator<Item = u64>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let width = self.width() as usize;
+        let mut buf = vec![0u8; BLOCK * width];
+        let mut done = 0u64;
+        while done < self.count {
+            let n = (self.count - done).min(BLOCK as u64) as usize;
+            let block = buf.get_mut(..n * width).unwrap_or(&mut []);
+            file.read_exact_at(block, self.first() + done * self.width())
+                .map_err(|_| malformed("mp4 stco: cut short (ISO/IEC 14496-12 8.7.5)"))?;
+            f(&mut block
+                .chunks_exact(width)
+                .map(|e| e.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))))?;
+            done += n as u64;
         }
-        Ok((first, count))
+        Ok(())
     }
 
-    /// The offsets, in order.
-    fn offsets<'a>(&self, moov: &'a [u8]) -> std::io::Result<impl Iterator<Item = u64> + 'a> {
-        let (first, count) = self.entries(moov)?;
-        let width = self.width();
-        let bytes = moov.get(first..first + count * width).unwrap_or(&[]);
-        Ok(bytes
-            .chunks_exact(width)
-            .map(|e| e.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))))
+    /// Whether the table, its offsets at or past `from` moved by `delta`,
+    /// must be written as a `co64`.
+    pub fn widens(&self, from: u64, delta: u64) -> bool {
+        self.wide || (self.count > 0 && self.max >= from && self.max + delta > u64::from(u32::MAX))
     }
-}
 
-/// The `stco` and `co64` boxes of every track of `moov` (trak, mdia,
-/// minf, stbl).
-fn tables(moov: &[u8]) -> std::io::Result<Vec<Table>> {
-    let top = box_at(moov, 0, moov.len())?;
-    let mut out = Vec::new();
-    let mut stack = vec![vec![top]];
-    while let Some(chain) = stack.pop() {
-        let Some(b) = chain.last().copied() else { continue };
-        for c in children(moov, b.body(), b.end)? {
-            match &c.kind {
-                b"trak" | b"mdia" | b"minf" | b"stbl" => stack.push([chain.clone(), vec![c]].concat()),
-                b"stco" | b"co64" => out.push(Table {
-                    at: c,
-                    ancestors: chain.clone(),
-                }),
-                _ => {}
+    /// Whether moving the offsets at or past `from` changes the table.
+    pub fn moves(&self, from: u64, delta: u64) -> bool {
+        delta > 0 && self.count > 0 && self.max >= from
+    }
+
+    /// Its length once shifted (a `co64` of `count` entries when it
+    /// widens; otherwise as it was, bytes after the entries dropped).
+    pub fn shifted_len(&self, from: u64, delta: u64) -> u64 {
+        let width = if self.widens(from, delta) { 8 } else { 4 };
+        let content = 8 + self.count * width;
+        content + box_header(b"co64", content, false).len() as u64
+    }
+
+    /// Writes the table with every offset at or past `from` moved by
+    /// `delta` through `write`, a block at a time.
+    pub fn copy_shifted(
+        &self,
+        file: &File,
+        from: u64,
+        delta: u64,
+        write: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let wide = self.widens(from, delta);
+        let kind: &[u8; 4] = if wide { b"co64" } else { b"stco" };
+        let mut head = box_header(kind, 8 + self.count * if wide { 8 } else { 4 }, false);
+        let mut fields = [0u8; 8];
+        file.read_exact_at(&mut fields, self.pos + self.header)?;
+        // Version and flags as they were, the count.
+        head.extend_from_slice(&fields);
+        write(&head)?;
+        let mut out = Vec::with_capacity(BLOCK * 8);
+        self.each_block(file, &mut |entries| {
+            out.clear();
+            for v in entries {
+                let v = if v >= from { v + delta } else { v };
+                if wide {
+                    out.extend_from_slice(&v.to_be_bytes());
+                } else {
+                    let v = u32::try_from(v).map_err(|_| malformed("mp4 stco: a shifted chunk offset passes 4 GiB"))?;
+                    out.extend_from_slice(&v.to_be_bytes());
+                }
             }
-        }
+            write(&out)
+        })
     }
-    Ok(out)
-}
-
-/// Checks that every chunk offset of `moov` is inside a file of `len`
-/// bytes. Errors: one that is not (a truncated file), a malformed table.
-pub(super) fn check_offsets(moov: &[u8], len: u64) -> std::io::Result<()> {
-    for t in tables(moov)? {
-        if let Some(v) = t.offsets(moov)?.find(|&v| v >= len) {
-            return Err(malformed(format!(
-                "mp4 stco: chunk offset {v} is past the end of the file (ISO/IEC 14496-12 8.7.5)"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Rewrites as `co64` the first `stco` of `moov` with an offset at or past
-/// `from` that `delta` would take past 4 GiB; the holding boxes' sizes are
-/// corrected. Returns whether one was rewritten.
-pub(super) fn widen_one(moov: &mut Vec<u8>, from: u64, delta: u64) -> std::io::Result<bool> {
-    for t in tables(moov)? {
-        if t.width() == 8 || !t.offsets(moov)?.any(|v| v >= from && v + delta > u64::from(u32::MAX)) {
-            continue;
-        }
-        let mut body = moov.get(t.at.body()..t.at.body() + 8).unwrap_or(&[]).to_vec();
-        body.extend(t.offsets(moov)?.flat_map(u64::to_be_bytes));
-        let co64 = make(b"co64", &body)?;
-        splice(moov, &t.ancestors, t.at.start, t.at.end, &co64)?;
-        return Ok(true);
-    }
-    Ok(false)
-}
-
-/// Adds `delta` to every chunk offset at or past `from` in the tables of
-/// `moov`. Errors: a malformed table; an `stco` entry that would pass 4
-/// GiB (call [`widen_one`] until it returns false first).
-pub(super) fn shift_offsets(moov: &mut [u8], from: u64, delta: u64) -> std::io::Result<()> {
-    for t in tables(moov)? {
-        let (first, count) = t.entries(moov)?;
-        let width = t.width();
-        for i in 0..count {
-            let at = first + i * width;
-            let e = moov
-                .get_mut(at..at + width)
-                .ok_or_else(|| malformed("mp4 stco: entry past the box"))?;
-            let v = e.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
-            if v < from {
-                continue;
-            }
-            let n = v + delta;
-            if width == 4 {
-                let n = u32::try_from(n).map_err(|_| malformed("mp4 stco: a shifted chunk offset passes 4 GiB"))?;
-                e.copy_from_slice(&n.to_be_bytes());
-            } else {
-                e.copy_from_slice(&n.to_be_bytes());
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
-    /// A moov with one track whose `stco` holds `offsets`.
-    fn moov(offsets: &[u32]) -> Vec<u8> {
-        let mut stco = vec![0u8; 4];
-        stco.extend_from_slice(&(offsets.len() as u32).to_be_bytes());
-        stco.extend(offsets.iter().flat_map(|o| o.to_be_bytes()));
-        let stco = make(b"stco", &stco).unwrap();
-        let stbl = make(b"stbl", &stco).unwrap();
-        let minf = make(b"minf", &stbl).unwrap();
-        let mdia = make(b"mdia", &minf).unwrap();
-        let trak = make(b"trak", &mdia).unwrap();
-        make(b"moov", &trak).unwrap()
+    /// A file holding one `stco` (or `co64`) of `offsets` at byte 0.
+    fn table(offsets: &[u64], wide: bool, name: &str) -> (File, std::path::PathBuf) {
+        let width = if wide { 8 } else { 4 };
+        let mut b = ((16 + offsets.len() * width) as u32).to_be_bytes().to_vec();
+        b.extend_from_slice(if wide { b"co64" } else { b"stco" });
+        b.extend_from_slice(&[0, 0, 0, 0]);
+        b.extend_from_slice(&(offsets.len() as u32).to_be_bytes());
+        for &o in offsets {
+            if wide {
+                b.extend_from_slice(&o.to_be_bytes());
+            } else {
+                b.extend_from_slice(&(o as u32).to_be_bytes());
+            }
+        }
+        let p = std::env::temp_dir().join(format!("mediaslice-std-{}-stco-{name}", std::process::id()));
+        std::fs::File::create(&p).unwrap().write_all(&b).unwrap();
+        (File::open(&p).unwrap(), p)
     }
 
-    fn all(moov: &[u8]) -> Vec<u64> {
-        tables(moov)
-            .unwrap()
-            .iter()
-            .flat_map(|t| t.offsets(moov).unwrap().collect::<Vec<_>>())
-            .collect()
+    fn shifted(t: &Table, f: &File, from: u64, delta: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        t.copy_shifted(f, from, delta, &mut |b| {
+            out.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(out.len() as u64, t.shifted_len(from, delta));
+        out
     }
 
     #[test]
     fn shifts_offsets_past_the_moved_region_only() {
-        let mut m = moov(&[100, 5000, 9000]);
-        shift_offsets(&mut m, 1000, 24).unwrap();
-        assert_eq!(all(&m), [100, 5024, 9024]);
-        check_offsets(&m, 9025).unwrap();
-        assert!(check_offsets(&m, 9024).is_err());
+        let offsets: Vec<u64> = (0..20_000).map(|i| 100 + i * 1000).collect();
+        let (f, p) = table(&offsets, false, "shift");
+        let t = Table::read(&f, 0, f.metadata().unwrap().len()).unwrap();
+        assert_eq!((t.count, t.max), (20_000, 100 + 19_999 * 1000));
+        assert!(!t.widens(1000, 24) && t.moves(1000, 24) && !t.moves(u64::MAX, 24));
+        let out = shifted(&t, &f, 1000, 24);
+        let (g, q) = table(
+            &offsets
+                .iter()
+                .map(|&o| if o >= 1000 { o + 24 } else { o })
+                .collect::<Vec<_>>(),
+            false,
+            "shift-want",
+        );
+        assert_eq!(out, std::fs::read(&q).unwrap());
+        drop((g, f));
+        let _ = std::fs::remove_file(p);
+        let _ = std::fs::remove_file(q);
     }
 
     #[test]
     fn an_stco_past_4_gib_becomes_co64() {
-        let top = u32::MAX - 10;
-        let mut m = moov(&[100, 5000, top]);
-        assert!(shift_offsets(&mut m.clone(), 1000, 1024).is_err());
-        assert!(widen_one(&mut m, 1000, 1024).unwrap());
-        assert!(!widen_one(&mut m, 1000, 1024).unwrap());
-        shift_offsets(&mut m, 1000, 1024).unwrap();
-        assert_eq!(all(&m), [100, 6024, u64::from(top) + 1024]);
-        // The sizes of every holding box were corrected: the walk from the
-        // top still reaches the table, and the moov's size is its length.
-        let t = tables(&m).unwrap();
-        assert_eq!(&t[0].at.kind, b"co64");
-        assert_eq!(u32::from_be_bytes(m[..4].try_into().unwrap()) as usize, m.len());
+        let top = u64::from(u32::MAX) - 10;
+        let (f, p) = table(&[100, 5000, top], false, "widen");
+        let t = Table::read(&f, 0, 28).unwrap();
+        assert!(t.widens(1000, 1024) && !t.widens(1000, 5));
+        let out = shifted(&t, &f, 1000, 1024);
+        let (_, q) = table(&[100, 6024, top + 1024], true, "widen-want");
+        assert_eq!(out, std::fs::read(&q).unwrap());
+        let _ = std::fs::remove_file(p);
+        let _ = std::fs::remove_file(q);
+    }
+
+    #[test]
+    fn a_count_past_the_box_is_refused() {
+        let (f, p) = table(&[1, 2, 3], false, "count");
+        assert!(Table::read(&f, 0, 24).is_err());
+        assert!(Table::read(&f, 0, 12).is_err());
+        let _ = std::fs::remove_file(p);
     }
 }

@@ -40,12 +40,15 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
         }
         Plan::Append { writes, at, tail } => {
             let len = file.metadata()?.len();
-            let end = at.checked_add(tail.len() as u64);
+            let end = at.checked_add(tail.iter().map(Piece::len).sum());
             if at > len
                 || end.is_none_or(|e| e < len)
                 || writes
                     .iter()
                     .any(|(pos, b)| pos.checked_add(b.len() as u64).is_none_or(|e| e > at))
+                || tail
+                    .iter()
+                    .any(|p| matches!(p, Piece::Range { start, len } if start.checked_add(*len).is_none_or(|e| e > at)))
             {
                 return Err(io::Error::other(
                     "tag edit: an appending write would overlap or leave a gap",
@@ -54,7 +57,26 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
             let out = OpenOptions::new().write(true).open(input)?;
             // The new tag first, past what the file's pointers reach; then
             // the pointers to it.
-            out.write_all_at(&tail, at)?;
+            let mut pos = at;
+            for piece in &tail {
+                match piece {
+                    Piece::Bytes(b) => out.write_all_at(b, pos)?,
+                    Piece::Range { start, len } => copy_within(file, &out, *start, *len, pos)?,
+                    Piece::Zeros(n) => write_zeros(*n, &mut |b, off| out.write_all_at(b, pos + off))?,
+                    Piece::ChunkOffsets { .. } => {
+                        let mut at = pos;
+                        super::mp4_skeleton::write_piece(file, piece, &mut |b| {
+                            out.write_all_at(b, at)?;
+                            at += b.len() as u64;
+                            Ok(())
+                        })?
+                    }
+                    Piece::OggRenumber { .. } => {
+                        return Err(io::Error::other("tag edit: Ogg pages cannot be appended"));
+                    }
+                }
+                pos += piece.len();
+            }
             out.sync_data()?;
             for (pos, data) in &writes {
                 out.write_all_at(data, *pos)?;
@@ -82,20 +104,44 @@ pub(super) fn carry_out(file: &File, input: &Path, target: &Path, plan: Plan) ->
                     } => super::ogg::copy_renumbered(file, *start, *len, *serial, *delta, &mut |b| {
                         sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))
                     })?,
-                    Piece::Zeros(len) => {
-                        let zeros = [0u8; 64 << 10];
-                        let mut left = *len;
-                        while left > 0 {
-                            let n = left.min(zeros.len() as u64) as usize;
-                            sink.write_all(zeros.get(..n).unwrap_or(&[]))
-                                .map_err(|e| io::Error::other(e.to_string()))?;
-                            left -= n as u64;
-                        }
-                    }
+                    Piece::Zeros(len) => write_zeros(*len, &mut |b, _| {
+                        sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))
+                    })?,
+                    Piece::ChunkOffsets { .. } => super::mp4_skeleton::write_piece(file, piece, &mut |b| {
+                        sink.write_all(b).map_err(|e| io::Error::other(e.to_string()))
+                    })?,
                 }
             }
             sink.commit()?;
             Ok((EditMode::Copy, bytes))
         }
     }
+}
+
+/// Hands `len` zero bytes to `write` (the bytes and their offset from the
+/// first) from one fixed buffer.
+fn write_zeros(len: u64, write: &mut dyn FnMut(&[u8], u64) -> io::Result<()>) -> io::Result<()> {
+    let zeros = [0u8; 64 << 10];
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(zeros.len() as u64) as usize;
+        write(zeros.get(..n).unwrap_or(&[]), done)?;
+        done += n as u64;
+    }
+    Ok(())
+}
+
+/// Copies `len` bytes at `start` of `from` to `to` at `at` (the same file
+/// opened twice; the ranges do not overlap) through one buffer of 256 KiB.
+fn copy_within(from: &File, to: &File, start: u64, len: u64, at: u64) -> io::Result<()> {
+    let mut buf = vec![0u8; (256 << 10).min(len as usize)];
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        let chunk = buf.get_mut(..n).unwrap_or(&mut []);
+        from.read_exact_at(chunk, start + done)?;
+        to.write_all_at(chunk, at + done)?;
+        done += n as u64;
+    }
+    Ok(())
 }
