@@ -388,13 +388,21 @@ fn wav_round_trip() {
     let (edited, _) = round_trip("wav", &[".wav"]);
     let want = if samples().join("wav").is_dir() { 15 } else { 8 };
     assert!(edited >= want, "only {edited} WAV files edited");
-    // A copy leaves a JUNK chunk: the next edit is in place.
+    // The list outgrows its place and the chunks end the file: it is
+    // appended with a JUNK chunk after it, and the next edit is in place.
     let dir = scratch("wav-in-place");
     let f = dir.join("a.wav");
     std::fs::copy(corpus("wav/info_tags.wav"), &f).unwrap();
     let (pk, _) = packets(&f).unwrap();
-    assert_eq!(edit(&f, &edits(), None).unwrap().mode, EditMode::Copy);
+    let orig_len = std::fs::metadata(&f).unwrap().len();
+    let r = edit(&f, &edits(), None).unwrap();
+    assert_eq!(r.mode, EditMode::Extended);
     let len = std::fs::metadata(&f).unwrap().len();
+    assert_eq!(
+        len - orig_len,
+        r.bytes_written - 8,
+        "the tail, the RIFF size and the old list made JUNK"
+    );
     let mut again = edits();
     again.set[0].1 = "Second title".into();
     let r = edit(&f, &again, None).unwrap();
@@ -402,6 +410,62 @@ fn wav_round_trip() {
     assert_eq!(std::fs::metadata(&f).unwrap().len(), len);
     assert_eq!(packets(&f).unwrap().0, pk);
     assert_eq!(our_tags(&f).get("title").and_then(|v| v.as_str()), Some("Second title"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// RF64 (EBU Tech 3306), made by ffmpeg (`-rf64 always`): the INFO list
+/// appended after `data` with the `ds64` RIFF size patched, then edited
+/// in place, then copied; ffprobe and our reader see the tags, the
+/// packets never change.
+#[test]
+fn rf64_append_in_place_and_copy() {
+    let dir = scratch("rf64");
+    let f = dir.join("a.wav");
+    let made = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i", "sine=d=2:sample_rate=8000"])
+        .args(["-metadata", "comment=kept", "-rf64", "always"])
+        .arg(&f)
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("rf64_append_in_place_and_copy: SKIPPED, ffmpeg cannot make an RF64 file here");
+        return;
+    }
+    assert_eq!(&std::fs::read(&f).unwrap()[..4], b"RF64");
+    let (pk, _) = packets(&f).unwrap();
+    let before = our_tags(&f);
+    let r = edit(&f, &edits(), None).unwrap();
+    assert_eq!((r.format, r.mode), ("rf64", EditMode::Extended));
+    // The ds64 RIFF size covers the file again.
+    let b = std::fs::read(&f).unwrap();
+    assert_eq!(u64::from_le_bytes(b[20..28].try_into().unwrap()), b.len() as u64 - 8);
+    assert_eq!(packets(&f).unwrap().0, pk);
+    check_tags("mediaslice", &f, &before, &our_tags(&f), &WANT);
+    if let Some(ff) = ffprobe_tags(&f) {
+        assert_eq!(
+            ff.get("title").and_then(|v| v.as_str()),
+            Some(WANT[0].1),
+            "ffprobe: {ff:?}"
+        );
+        assert_eq!(
+            ff.get("comment").and_then(|v| v.as_str()),
+            Some("kept"),
+            "ffprobe: {ff:?}"
+        );
+    }
+    let mut again = edits();
+    again.set[0].1 = "Second title".into();
+    let r = edit(&f, &again, None).unwrap();
+    assert_eq!(r.mode, EditMode::InPlace);
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), b.len() as u64);
+    assert_eq!(our_tags(&f).get("title").and_then(|v| v.as_str()), Some("Second title"));
+    let out = dir.join("out.wav");
+    let r = edit(&f, &edits(), Some(&out)).unwrap();
+    assert_eq!(r.mode, EditMode::Copy);
+    let o = std::fs::read(&out).unwrap();
+    assert_eq!(&o[..4], b"RF64");
+    assert_eq!(u64::from_le_bytes(o[20..28].try_into().unwrap()), o.len() as u64 - 8);
+    assert_eq!(packets(&out).unwrap().0, pk);
+    assert_eq!(our_tags(&out).get("title").and_then(|v| v.as_str()), Some(WANT[0].1));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -34,6 +34,19 @@ pub(super) fn walk(
     what: &str,
     limit_name: &str,
 ) -> std::io::Result<Vec<Chunk>> {
+    walk_sized(file, (from, end, limit), big, (what, limit_name), None)
+}
+
+/// [`walk`], with the size of the `data` chunk taken from `data_size`
+/// when its 32-bit size is `0xFFFFFFFF` (RF64's `ds64`, EBU Tech 3306
+/// §3).
+pub(super) fn walk_sized(
+    file: &File,
+    (from, end, limit): (u64, u64, u64),
+    big: bool,
+    (what, limit_name): (&str, &str),
+    data_size: Option<u64>,
+) -> std::io::Result<Vec<Chunk>> {
     let mut chunks = Vec::new();
     let mut pos = from;
     while pos + 8 <= end {
@@ -42,7 +55,7 @@ pub(super) fn walk(
         }
         let h = read_at(file, pos, 8, &format!("{what}: a chunk header"))?;
         let size = [h[4], h[5], h[6], h[7]];
-        let c = Chunk {
+        let mut c = Chunk {
             pos,
             id: [h[0], h[1], h[2], h[3]],
             size: u64::from(if big {
@@ -51,6 +64,9 @@ pub(super) fn walk(
                 u32::from_le_bytes(size)
             }),
         };
+        if let (Some(n), b"data", u32::MAX) = (data_size, &c.id, c.size as u32) {
+            c.size = n;
+        }
         if pos + 8 + c.size > limit {
             return Err(malformed(format!(
                 "{what}: chunk '{}' at byte {pos} runs past {limit_name}",

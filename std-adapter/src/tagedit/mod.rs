@@ -143,8 +143,8 @@ pub enum EditMode {
 /// What [`edit`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditReport {
-    /// The format edited (`flac`, `mp3`, `mp4`, `wav`, `aiff`, `matroska`,
-    /// `ogg`).
+    /// The format edited (`flac`, `mp3`, `mp4`, `wav`, `rf64`, `aiff`,
+    /// `matroska`, `ogg`).
     pub format: &'static str,
     /// In place or by a copy.
     pub mode: EditMode,
@@ -161,8 +161,8 @@ pub struct EditReport {
 /// in place when the new tag fits, else by a copy renamed over it.
 ///
 /// Supported: native FLAC (Vorbis comment), MP3 (ID3v2.3/2.4, written as
-/// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`), WAV
-/// (`LIST`/`INFO`), Matroska/WebM (Info Title, file-level Tags), Ogg
+/// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`), WAV and
+/// RF64/BW64 (`LIST`/`INFO`), Matroska/WebM (Info Title, file-level Tags), Ogg
 /// Vorbis and Opus (the comment header; always a copy), AIFF/AIFF-C (the
 /// `ID3 ` chunk, text chunks kept in step).
 ///
@@ -180,7 +180,7 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Mp3) => ("mp3", mp3::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Mp4) => ("mp4", mp4::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Aiff) => ("aiff", aiff::plan(&file, edits, in_place_ok)?),
-        Some(FormatKind::Wav) if edits.touches_pictures() => {
+        Some(FormatKind::Wav | FormatKind::Rf64) if edits.touches_pictures() => {
             // Never a silent no-op: the picture edit is refused, and the
             // text edits given with it are not made either.
             return Err(io::Error::new(
@@ -189,13 +189,14 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
             ));
         }
         Some(FormatKind::Wav) => ("wav", wav::plan(&file, edits, in_place_ok)?),
+        Some(FormatKind::Rf64) => ("rf64", wav::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Matroska) => ("matroska", mkv::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Ogg) => ("ogg", ogg::plan(&file, edits)?),
 
         Some(other) => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV, AIFF, Matroska/WebM and Ogg Vorbis/Opus are)"),
+                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV, RF64, AIFF, Matroska/WebM and Ogg Vorbis/Opus are)"),
             ))
         }
         None => {

@@ -1,9 +1,12 @@
-//! WAV: the `LIST`/`INFO` chunk (Microsoft RIFF, "INFO List Chunk")
-//! rewritten in place when it fits the old chunk plus the `JUNK` chunks
-//! right after it (the rest a `JUNK` chunk), else a copy with the new
-//! chunk in the old one's place (before `data` when there was none), a
-//! `JUNK` chunk of [`COPY_PADDING`] bytes after it, and the RIFF size
-//! corrected. RF64 is refused, and so is an edit of `date` or `comment`
+//! WAV and RF64/BW64: the `LIST`/`INFO` chunk (Microsoft RIFF, "INFO
+//! List Chunk") rewritten in place when it fits the old chunk plus the
+//! `JUNK` chunks right after it (the rest a `JUNK` chunk); else, when the
+//! chunks run to the end of the file, **appended** there (with a `JUNK`
+//! chunk of [`COPY_PADDING`] bytes for later edits), the old list made a
+//! `JUNK` chunk and the RIFF size (RF64: the `ds64` one) patched after the
+//! new list is on the disk; else a copy with the new chunk in the old
+//! one's place (before `data` when there was none), the padding after it,
+//! and the RIFF size corrected. An edit of `date` or `comment` is refused
 //! when a `bext` chunk also holds them.
 
 use super::iff::{self, Chunk};
@@ -49,23 +52,71 @@ fn info_id(name: &str) -> Option<[u8; 4]> {
     })
 }
 
-/// The chunks after the 12-byte RIFF header, and the RIFF size.
-fn walk(file: &File) -> std::io::Result<(u32, Vec<Chunk>)> {
+/// The chunks of a WAV file and where its RIFF size is.
+struct Layout {
+    /// The RIFF size (RF64: the `ds64` one).
+    riff_size: u64,
+    /// RF64/BW64: where the `ds64` chunk is (its body's first 8 bytes are
+    /// the RIFF size; EBU Tech 3306 §3).
+    ds64: Option<u64>,
+    chunks: Vec<Chunk>,
+}
+
+/// The chunks after the 12-byte RIFF header. Errors: no RIFF or RF64
+/// WAVE header, an RF64 file without a `ds64` chunk first, a chunk past
+/// the end of the file.
+fn walk(file: &File) -> std::io::Result<Layout> {
     let head = read_at(file, 0, 12, "wav: the RIFF header")?;
-    if head.get(..4) == Some(b"RF64") || head.get(..4) == Some(b"BW64") {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "wav: RF64 tags are not edited yet",
-        ));
-    }
-    if head.get(..4) != Some(b"RIFF") || head.get(8..12) != Some(b"WAVE") {
+    let rf64 = head.get(..4) == Some(b"RF64") || head.get(..4) == Some(b"BW64");
+    if !(rf64 || head.get(..4) == Some(b"RIFF")) || head.get(8..12) != Some(b"WAVE") {
         return Err(malformed("wav: no RIFF WAVE header"));
     }
-    let riff_size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
     let file_len = file.metadata()?.len();
-    let end = (8 + u64::from(riff_size)).min(file_len);
-    let chunks = iff::walk(file, (12, end, file_len), false, "wav", "the end of the file")?;
-    Ok((riff_size, chunks))
+    let (riff_size, ds64, data_size) = if rf64 {
+        let ds = read_at(file, 12, 36, "rf64: the ds64 chunk")?;
+        if ds.get(..4) != Some(b"ds64") {
+            return Err(malformed("rf64: no ds64 chunk first (EBU Tech 3306 3)"));
+        }
+        if ds.get(4..8).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes) < Some(28) {
+            return Err(malformed(
+                "rf64: a ds64 chunk shorter than its fields (EBU Tech 3306 3)",
+            ));
+        }
+        let u64_at = |at: usize| {
+            ds.get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+        };
+        (u64_at(8).unwrap_or(0), Some(12), u64_at(16))
+    } else {
+        (
+            u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]])),
+            None,
+            None,
+        )
+    };
+    let end = riff_size.saturating_add(8).min(file_len);
+    let chunks = iff::walk_sized(
+        file,
+        (12, end, file_len),
+        false,
+        ("wav", "the end of the file"),
+        data_size,
+    )?;
+    Ok(Layout {
+        riff_size,
+        ds64,
+        chunks,
+    })
+}
+
+/// The bytes that give the RIFF size `n`: for a WAV its 4-byte field at
+/// byte 4 (None past 4 GiB), for RF64 the `ds64` field.
+fn riff_size_write(ds64: Option<u64>, n: u64) -> Option<(u64, Vec<u8>)> {
+    match ds64 {
+        Some(at) => Some((at + 8, n.to_le_bytes().to_vec())),
+        None => Some((4, u32::try_from(n).ok()?.to_le_bytes().to_vec())),
+    }
 }
 
 /// The subchunks of an INFO list body (after `INFO`), each whole (header,
@@ -102,7 +153,11 @@ fn matches(sub: &[u8], name: &str) -> bool {
 
 /// The plan for `edits` on the WAV file `file`.
 pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Result<Plan> {
-    let (riff_size, chunks) = walk(file)?;
+    let Layout {
+        riff_size,
+        ds64,
+        chunks,
+    } = walk(file)?;
     // bext (EBU Tech 3285) holds a date and a description that readers
     // show as `date` and `comment` too; its fixed fields are not edited yet.
     let bext = chunks.iter().any(|c| &c.id == b"bext");
@@ -167,23 +222,67 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
             return Ok(Plan::InPlace(writes));
         }
     }
+    // A JUNK chunk after the list, for later edits in place.
+    let junk: Vec<u8> = [&b"JUNK"[..], &(COPY_PADDING as u32).to_le_bytes()].concat();
+    let file_len = file.metadata()?.len();
+    let last = chunks.last().map_or(12, |c| c.end());
+    // Appended: the RIFF covers every chunk and they end the file (the
+    // last one's pad byte may be missing).
+    if in_place_ok && riff_size + 8 == last && (last == file_len || last == file_len + 1) {
+        let new_riff = riff_size + new_len + 8 + COPY_PADDING;
+        if let Some(size) = riff_size_write(ds64, new_riff) {
+            let mut tail = Vec::new();
+            if last > file_len {
+                tail.push(Piece::Bytes(vec![0]));
+            }
+            tail.extend([Piece::Bytes(list), Piece::Bytes(junk), Piece::Zeros(COPY_PADDING)]);
+            let mut writes = vec![size];
+            if let Some(c) = info.and_then(|i| chunks.get(i)) {
+                writes.push((c.pos, b"JUNK".to_vec()));
+            }
+            writes.sort();
+            return Ok(Plan::Append {
+                writes,
+                at: file_len,
+                tail,
+            });
+        }
+    }
     let old_len = info
         .and_then(|i| Some(chunks.get(i + junk_after(&chunks, i))?.end() - chunks.get(i)?.pos))
         .unwrap_or(0);
-    // A JUNK chunk after the list, for later edits in place.
-    let junk: Vec<u8> = [&b"JUNK"[..], &(COPY_PADDING as u32).to_le_bytes()].concat();
     let new_len = new_len + 8 + COPY_PADDING;
-    let new_riff = (u64::from(riff_size) + new_len)
+    let new_riff = (riff_size + new_len)
         .checked_sub(old_len)
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| malformed("wav: the new file would pass the RIFF 4 GiB size"))?;
-    let mut pieces = vec![Piece::Bytes([&b"RIFF"[..], &new_riff.to_le_bytes(), b"WAVE"].concat())];
+        .ok_or_else(|| malformed("wav: the RIFF size is shorter than its chunks"))?;
+    let mut pieces = match ds64 {
+        None => {
+            let n =
+                u32::try_from(new_riff).map_err(|_| malformed("wav: the new file would pass the RIFF 4 GiB size"))?;
+            vec![Piece::Bytes([&b"RIFF"[..], &n.to_le_bytes(), b"WAVE"].concat())]
+        }
+        Some(at) => {
+            // The header as it was, the ds64 chunk's RIFF size replaced.
+            vec![
+                Piece::Range { start: 0, len: at + 8 },
+                Piece::Bytes(new_riff.to_le_bytes().to_vec()),
+            ]
+        }
+    };
     // The JUNK right after the old list was its padding: the new JUNK
     // takes its place.
     let old_junk = info.map_or(0..0, |i| i + 1..i + 1 + junk_after(&chunks, i));
     let mut placed = false;
     for (i, c) in chunks.iter().enumerate() {
         if old_junk.contains(&i) {
+            continue;
+        }
+        if ds64 == Some(c.pos) {
+            // Its first 16 bytes are in the pieces already.
+            pieces.push(Piece::Range {
+                start: c.pos + 16,
+                len: c.end() - c.pos - 16,
+            });
             continue;
         }
         if Some(i) == info || (info.is_none() && !placed && &c.id == b"data") {
@@ -197,7 +296,7 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
         }
         pieces.push(Piece::Range {
             start: c.pos,
-            len: c.end().min(file.metadata()?.len()) - c.pos,
+            len: c.end().min(file_len) - c.pos,
         });
     }
     if !placed {
@@ -205,8 +304,7 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> std::io::Re
         pieces.push(Piece::Bytes(junk));
         pieces.push(Piece::Zeros(COPY_PADDING));
     }
-    let tail = chunks.last().map_or(12, |c| c.end());
-    let file_len = file.metadata()?.len();
+    let tail = last;
     if file_len > tail {
         pieces.push(Piece::Range {
             start: tail,

@@ -127,7 +127,7 @@ enum Cmd {
         summary: bool,
     },
     /// The tags: key, common name, value and scope; with `--set` or
-    /// `--remove`, edits them (FLAC, MP3, MP4, WAV, AIFF/AIFF-C,
+    /// `--remove`, edits them (FLAC, MP3, MP4, WAV/RF64, AIFF/AIFF-C,
     /// Matroska/WebM, Ogg; `--picture`: FLAC, MP3, MP4, AIFF, Matroska,
     /// Ogg Vorbis/Opus; see
     /// `docs/tags.md`).
