@@ -261,7 +261,7 @@ struct RemuxArgs {
     fragment_ms: Option<u32>,
     /// MP4, MOV, hybrid MP4: most bytes of the sample index (about 4 a
     /// sample) kept in memory; past it the index goes to a temporary file
-    /// beside OUT, removed at the end (16777216, at least 4096).
+    /// beside OUT, removed at the end (1048576, at least 4096).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(4096..))]
     index_memory: Option<u64>,
 }
