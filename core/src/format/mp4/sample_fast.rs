@@ -125,3 +125,76 @@ fn run(w: &Window, table: Table, i: u32) -> Option<(u32, u32)> {
     }
     Some((n, u32::from_be_bytes([b0, b1, b2, b3])))
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::demuxer::Mp4Demuxer;
+    use super::super::sample_table::{reset_cursor, table_sample_read};
+    use super::super::table_window::Windows;
+    use super::fast_sample;
+    use crate::format::traits::{Context, FormatDemuxer};
+    use crate::SliceSource;
+    use std::path::PathBuf;
+    use std::vec::Vec;
+
+    /// Every track of the corpus MP4 files (and the samples' MP4/MOV/M4A
+    /// files when present): walked with the fast step where it applies
+    /// and the general path where it declines, it gives the samples and
+    /// the cursor of the general path alone, sample by sample.
+    #[test]
+    fn fast_step_matches_the_general_path() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let samples = std::env::var_os("MEDIASLICE_SAMPLES")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("../shared/samples"));
+        let mut files: Vec<PathBuf> = Vec::new();
+        for dir in [root.join("corpus/files/mp4"), samples.join("mp4")] {
+            match std::fs::read_dir(&dir) {
+                Ok(rd) => files.extend(rd.flatten().map(|e| e.path())),
+                Err(_) => std::println!("note: {} not found: its files are not checked", dir.display()),
+            }
+        }
+        files.sort();
+        let (mut fast, mut general) = (0u64, 0u64);
+        for f in &files {
+            let Ok(data) = std::fs::read(f) else { continue };
+            let mut src = SliceSource::new(&data);
+            let mut ctx = Context::default();
+            let Ok(d) = Mp4Demuxer::open(&mut src, &mut ctx) else {
+                continue;
+            };
+            for t in d.tracks.iter() {
+                let mut a = t.clone();
+                if reset_cursor(&mut src, &mut a).is_err() {
+                    continue;
+                }
+                let mut b = a.clone();
+                for _ in 0..1_000_000 {
+                    let want = table_sample_read(&mut src, &mut ctx, &mut b);
+                    let got = match fast_sample(&mut a) {
+                        Some(s) => {
+                            fast += 1;
+                            Ok(Some(s))
+                        }
+                        None => {
+                            general += 1;
+                            table_sample_read(&mut src, &mut ctx, &mut a)
+                        }
+                    };
+                    assert_eq!(got, want, "{}: track {}", f.display(), t.index);
+                    let (mut ca, mut cb) = (a.cur, b.cur);
+                    (ca.win, cb.win) = (Windows::default(), Windows::default());
+                    assert_eq!(ca, cb, "{}: track {}", f.display(), t.index);
+                    if !matches!(want, Ok(Some(_))) {
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(
+            fast > general,
+            "the fast step took {fast} samples, the general path {general}"
+        );
+    }
+}

@@ -279,7 +279,7 @@ pub(super) fn table_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp
 }
 
 /// [`table_sample`] through the source: every case, and every error.
-fn table_sample_read<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
+pub(super) fn table_sample_read<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
     if t.cur.sample >= t.sample_count && t.chunk.is_none() {
         return Ok(None);
     }

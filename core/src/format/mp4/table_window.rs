@@ -125,3 +125,38 @@ impl Window {
         Ok(u64::from_be_bytes(self.get(src, off, end)?))
     }
 }
+
+#[cfg(all(test, feature = "mp4-windows"))]
+mod tests {
+    extern crate std;
+    use super::Window;
+    use crate::{SliceSource, Source};
+    use std::vec::Vec;
+
+    /// A table that the input cuts: read through a window, every entry
+    /// gives what reading it alone gives, the cut one the same error; a
+    /// refill reads no further than the table's end.
+    #[test]
+    fn window_reads_as_the_source_does() {
+        let mut t: Vec<u8> = std::vec![0xAA; 5];
+        for i in 0..40u32 {
+            t.extend_from_slice(&(i * 3).to_be_bytes());
+        }
+        let end = 5 + 40 * 4;
+        for cut in [t.len(), 5 + 17 * 4 + 2, 5 + 16 * 4, 7] {
+            let data = t.get(..cut).unwrap();
+            let mut w = Window::default();
+            let mut a = SliceSource::new(data);
+            let mut b = SliceSource::new(data);
+            for i in 0..40u64 {
+                let off = 5 + i * 4;
+                assert_eq!(w.u32_be(&mut a, off, end), b.u32_be(off), "cut {cut}, entry {i}");
+            }
+            // 40 entries: 3 refills of 64 bytes at most, not 40 reads.
+            if cut == t.len() {
+                assert!(a.stats().reads <= 3, "{:?}", a.stats());
+                assert_eq!(a.stats().bytes_read, 160);
+            }
+        }
+    }
+}
