@@ -57,9 +57,48 @@ pub(super) struct Mp4Track {
     pub(super) trex_flags: u32,
     pub(super) cur: Cursor,
     pub(super) pending: Option<Sample>,
+    /// The decode time of `pending` in microseconds after the shift, for
+    /// [`Mp4Demuxer::pick`]: computed once per sample, not for every track
+    /// on every packet (see [`Mp4Track::set_pending`]).
+    #[cfg(feature = "mp4-windows")]
+    pub(super) pending_us: i64,
     /// Raw decode time after the last sample delivered (fragments continue
     /// from it when a `traf` has no `tfdt`).
     pub(super) next_dts: i64,
+}
+
+impl Mp4Track {
+    /// Makes `s` the track's next sample.
+    #[inline]
+    pub(super) fn set_pending(&mut self, s: Option<Sample>) {
+        #[cfg(feature = "mp4-windows")]
+        if let Some(s) = &s {
+            self.pending_us = self.dts_us(s);
+        }
+        self.pending = s;
+    }
+
+    /// The decode time of `s` in microseconds, after the edit list's shift.
+    #[inline]
+    fn dts_us(&self, s: &Sample) -> i64 {
+        rescale(
+            s.dts.saturating_sub(self.shift),
+            Rational::new(1, self.timescale),
+            Rational::new(1, 1_000_000),
+        )
+    }
+
+    /// [`Mp4Track::dts_us`] of the pending sample `s`.
+    #[inline]
+    fn pending_us(&self, s: &Sample) -> i64 {
+        #[cfg(feature = "mp4-windows")]
+        {
+            let _ = s;
+            self.pending_us
+        }
+        #[cfg(not(feature = "mp4-windows"))]
+        self.dts_us(s)
+    }
 }
 
 /// Where the tag-bearing boxes are.
@@ -135,11 +174,7 @@ impl Mp4Demuxer {
         let mut best: Option<(usize, i64, u64)> = None;
         for (i, t) in self.tracks.iter().enumerate() {
             let Some(s) = &t.pending else { continue };
-            let dts = rescale(
-                s.dts.saturating_sub(t.shift),
-                Rational::new(1, t.timescale),
-                Rational::new(1, 1_000_000),
-            );
+            let dts = t.pending_us(s);
             best = match best {
                 None => Some((i, dts, s.pos)),
                 Some((bi, bd, bp)) => {
@@ -387,7 +422,8 @@ impl Mp4Demuxer {
                 t.next_dts = s.dts.saturating_add(s.duration as i64);
                 // Read the following sample before borrowing the source for
                 // this one's payload.
-                t.pending = next_sample(src, ctx, t)?;
+                let next = next_sample(src, ctx, t)?;
+                t.set_pending(next);
                 let t = self
                     .tracks
                     .get(i)

@@ -44,8 +44,11 @@ mod muxer_records;
 mod muxer_tags;
 mod muxer_times;
 mod sample_entry;
+#[cfg(feature = "mp4-windows")]
+mod sample_fast;
 mod sample_table;
 mod seek;
+mod table_window;
 mod tags;
 
 pub use self::demuxer::Mp4Demuxer;

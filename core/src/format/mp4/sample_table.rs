@@ -4,6 +4,7 @@
 //! the per-packet path of unfragmented files.
 
 use super::demuxer::Mp4Track;
+use super::table_window::Windows;
 use crate::error::{Error, Result};
 use crate::format::traits::Context;
 use crate::source::Source;
@@ -42,6 +43,14 @@ pub(super) fn chunk_group(mode: ChunkMode, left: u32) -> (u32, u32) {
 pub(super) struct Table {
     pub(super) off: u64,
     pub(super) count: u32,
+}
+
+impl Table {
+    /// Where the table ends with entries of `size` bytes.
+    #[inline(always)]
+    pub(super) fn end(&self, size: u64) -> u64 {
+        self.off.saturating_add(u64::from(self.count).saturating_mul(size))
+    }
 }
 
 /// Uncompressed-audio chunk reading (QuickTime sound description v0/v1/v2).
@@ -85,6 +94,8 @@ pub(super) struct Cursor {
     pub(super) stss_i: u32,
     pub(super) next_sync: u32,
     pub(super) dts: i64,
+    /// The last bytes read from each table ([`super::table_window`]).
+    pub(super) win: Windows,
 }
 
 /// Puts `t`'s cursor at its first sample.
@@ -107,22 +118,24 @@ pub(super) fn reset_cursor<S: Source>(src: &mut S, t: &mut Mp4Track) -> Result<(
 }
 
 /// Reads the size of sample `i` (0-based) from `stsz`/`stz2`.
-pub(super) fn sample_size<S: Source>(src: &mut S, t: &Mp4Track, i: u32) -> Result<u32> {
+pub(super) fn sample_size<S: Source>(src: &mut S, t: &mut Mp4Track, i: u32) -> Result<u32> {
     if t.stsz_const != 0 {
         return Ok(t.stsz_const);
     }
+    let w = &mut t.cur.win.stsz;
     match t.stz2_bits {
-        0 => src.u32_be(t.stsz.off + i as u64 * 4),
+        0 => w.u32_be(src, t.stsz.off + i as u64 * 4, t.stsz.end(4)),
         16 => {
-            let b: [u8; 2] = src.array(t.stsz.off + i as u64 * 2)?;
+            let b: [u8; 2] = w.get(src, t.stsz.off + i as u64 * 2, t.stsz.end(2))?;
             Ok(u16::from_be_bytes(b) as u32)
         }
         8 => {
-            let b: [u8; 1] = src.array(t.stsz.off + i as u64)?;
+            let b: [u8; 1] = w.get(src, t.stsz.off + i as u64, t.stsz.end(1))?;
             Ok(b[0] as u32)
         }
         _ => {
-            let b: [u8; 1] = src.array(t.stsz.off + i as u64 / 2)?;
+            let end = t.stsz.off.saturating_add(u64::from(t.stsz.count).div_ceil(2));
+            let b: [u8; 1] = w.get(src, t.stsz.off + i as u64 / 2, end)?;
             Ok(if i % 2 == 0 {
                 (b[0] >> 4) as u32
             } else {
@@ -154,15 +167,21 @@ pub(super) fn enter_chunk<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4
             let i = t.cur.stsc_i.wrapping_add(1);
             t.cur.stsc_i = i;
             let e = t.stsc.off + i as u64 * 12;
-            t.cur.spc = src.u32_be(e + 4)?;
+            let end = t.stsc.end(12);
+            t.cur.spc = t.cur.win.stsc.u32_be(src, e + 4, end)?;
             let next = i.saturating_add(1);
-            let nf = if next < t.stsc.count { src.u32_be(e + 12)? } else { 0 };
+            let nf = if next < t.stsc.count {
+                t.cur.win.stsc.u32_be(src, e + 12, end)?
+            } else {
+                0
+            };
             t.cur.stsc_next_first = if nf > t.cur.stsc_next_first { nf } else { 0 };
         }
+        let w = &mut t.cur.win.stco;
         t.cur.offset = if t.co64 {
-            src.u64_be(t.stco.off + chunk as u64 * 8)?
+            w.u64_be(src, t.stco.off + chunk as u64 * 8, t.stco.end(8))?
         } else {
-            src.u32_be(t.stco.off + chunk as u64 * 4)? as u64
+            w.u32_be(src, t.stco.off + chunk as u64 * 4, t.stco.end(4))? as u64
         };
         t.cur.next_chunk = chunk + 1;
         t.cur.left_in_chunk = t.cur.spc;
@@ -184,8 +203,10 @@ pub(super) fn advance_stts<S: Source>(src: &mut S, t: &mut Mp4Track, mut n: u32)
                 return Ok(total);
             }
             let e = t.stts.off + t.cur.stts_i as u64 * 8;
-            t.cur.stts_left = src.u32_be(e)?;
-            t.cur.stts_delta = src.u32_be(e + 4)?;
+            let b: [u8; 8] = t.cur.win.stts.get(src, e, t.stts.end(8))?;
+            let [a0, a1, a2, a3, d0, d1, d2, d3] = b;
+            t.cur.stts_left = u32::from_be_bytes([a0, a1, a2, a3]);
+            t.cur.stts_delta = u32::from_be_bytes([d0, d1, d2, d3]);
             t.cur.stts_i += 1;
             continue;
         }
@@ -208,8 +229,10 @@ pub(super) fn next_ctts<S: Source>(src: &mut S, t: &mut Mp4Track) -> Result<i64>
             return Ok(0);
         }
         let e = t.ctts.off + t.cur.ctts_i as u64 * 8;
-        t.cur.ctts_left = src.u32_be(e)?;
-        t.cur.ctts_off = src.u32_be(e + 4)? as i32;
+        let b: [u8; 8] = t.cur.win.ctts.get(src, e, t.ctts.end(8))?;
+        let [a0, a1, a2, a3, d0, d1, d2, d3] = b;
+        t.cur.ctts_left = u32::from_be_bytes([a0, a1, a2, a3]);
+        t.cur.ctts_off = u32::from_be_bytes([d0, d1, d2, d3]) as i32;
         t.cur.ctts_i += 1;
     }
     t.cur.ctts_left -= 1;
@@ -246,7 +269,17 @@ pub(super) fn next_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4
 }
 
 /// The next sample of `t` from its tables, whatever its edit list says.
+#[inline]
 pub(super) fn table_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
+    #[cfg(feature = "mp4-windows")]
+    if let Some(s) = super::sample_fast::fast_sample(t) {
+        return Ok(Some(s));
+    }
+    table_sample_read(src, ctx, t)
+}
+
+/// [`table_sample`] through the source: every case, and every error.
+pub(super) fn table_sample_read<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
     if t.cur.sample >= t.sample_count && t.chunk.is_none() {
         return Ok(None);
     }
@@ -281,7 +314,10 @@ pub(super) fn table_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp
     } else if i.saturating_add(1) == t.cur.next_sync {
         t.cur.stss_i += 1;
         t.cur.next_sync = if t.cur.stss_i < t.stss.count {
-            src.u32_be(t.stss.off + t.cur.stss_i as u64 * 4)?
+            t.cur
+                .win
+                .stss
+                .u32_be(src, t.stss.off + t.cur.stss_i as u64 * 4, t.stss.end(4))?
         } else {
             u32::MAX
         };

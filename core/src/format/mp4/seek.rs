@@ -68,7 +68,8 @@ pub(super) fn restart<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Trac
             position(src, ctx, t, n)?;
         }
     }
-    t.pending = next_sample(src, ctx, t)?;
+    let s = next_sample(src, ctx, t)?;
+    t.set_pending(s);
     Ok(())
 }
 
@@ -388,7 +389,8 @@ impl Mp4Demuxer {
             position(src, ctx, t, n)?;
             let base = Rational::new(1, t.timescale);
             target_us = rescale(t.cur.dts.saturating_sub(t.shift), base, MICROS);
-            t.pending = next_sample(src, ctx, t)?;
+            let s = next_sample(src, ctx, t)?;
+            t.set_pending(s);
         }
         for (i, t) in self.tracks.iter_mut().enumerate() {
             if i == ai {
@@ -398,7 +400,8 @@ impl Mp4Demuxer {
             let raw = rescale(target_us, MICROS, tb).saturating_add(t.shift);
             let n = sample_at(src, t, raw, !t.audio)?;
             position(src, ctx, t, n)?;
-            t.pending = next_sample(src, ctx, t)?;
+            let s = next_sample(src, ctx, t)?;
+            t.set_pending(s);
         }
         self.in_fragments = false;
         Ok(())

@@ -1,0 +1,200 @@
+//! The common step of the sample walk (§8.6, §8.7) taken from the table
+//! windows ([`super::table_window`]) alone: a sample inside the current
+//! chunk, or the first of the next chunk (one `stsc` entry further at most);
+//! its size from `stsz` (or the constant size), its duration and
+//! composition offset from the current `stts`/`ctts` runs or the next ones.
+//! Anything else (a window that does not hold the entry, `stz2`, a sync
+//! sample to look up in `stss`, an empty run, the end of
+//! a table, uncompressed-audio chunks) is left to
+//! [`super::sample_table::table_sample`]'s general path, which reads the
+//! source and reports errors; this step changes nothing unless it
+//! completes, so the general path then starts from the same state.
+
+use super::demuxer::Mp4Track;
+use super::sample_table::{Sample, Table};
+use super::table_window::Window;
+
+/// The next sample of `t` when every entry it needs is in a window.
+#[inline]
+pub(super) fn fast_sample(t: &mut Mp4Track) -> Option<Sample> {
+    let c = &t.cur;
+    if t.chunk.is_some() || c.sample >= t.sample_count {
+        return None;
+    }
+    let (mut stsc_i, mut spc, mut stsc_next_first) = (c.stsc_i, c.spc, c.stsc_next_first);
+    let (pos, left, next_chunk) = if c.left_in_chunk > 0 {
+        (c.offset, c.left_in_chunk, c.next_chunk)
+    } else {
+        let chunk = c.next_chunk;
+        if chunk >= t.stco.count {
+            return None;
+        }
+        if stsc_next_first != 0 && chunk.saturating_add(1) >= stsc_next_first {
+            // One `stsc` entry further (the general path takes several).
+            let i = stsc_i.wrapping_add(1);
+            let e = t.stsc.off + i as u64 * 12;
+            spc = u32::from_be_bytes(c.win.stsc.held(e + 4)?);
+            let nf = if i.saturating_add(1) < t.stsc.count {
+                u32::from_be_bytes(c.win.stsc.held(e + 12)?)
+            } else {
+                0
+            };
+            stsc_i = i;
+            stsc_next_first = if nf > stsc_next_first { nf } else { 0 };
+            if stsc_next_first != 0 && chunk.saturating_add(1) >= stsc_next_first {
+                return None;
+            }
+        }
+        if spc == 0 {
+            return None;
+        }
+        let off = if t.co64 {
+            u64::from_be_bytes(c.win.stco.held(t.stco.off + chunk as u64 * 8)?)
+        } else {
+            u64::from(u32::from_be_bytes(c.win.stco.held(t.stco.off + chunk as u64 * 4)?))
+        };
+        (off, spc, chunk + 1)
+    };
+    let i = c.sample;
+    let size = if t.stsz_const != 0 {
+        t.stsz_const
+    } else if t.stz2_bits == 0 {
+        u32::from_be_bytes(c.win.stsz.held(t.stsz.off + i as u64 * 4)?)
+    } else {
+        return None;
+    };
+    let key = if !t.has_stss {
+        true
+    } else if i.saturating_add(1) == c.next_sync {
+        return None;
+    } else {
+        false
+    };
+    let (stts_i, stts_left, delta) = if c.stts_left > 0 {
+        (c.stts_i, c.stts_left - 1, c.stts_delta)
+    } else {
+        let (n, d) = run(&c.win.stts, t.stts, c.stts_i)?;
+        (c.stts_i + 1, n - 1, d)
+    };
+    let (ctts_i, ctts_left, ctts_off) = if t.ctts.count == 0 {
+        (c.ctts_i, c.ctts_left, c.ctts_off)
+    } else if c.ctts_left > 0 {
+        (c.ctts_i, c.ctts_left - 1, c.ctts_off)
+    } else {
+        let (n, o) = run(&c.win.ctts, t.ctts, c.ctts_i)?;
+        (c.ctts_i + 1, n - 1, o as i32)
+    };
+    let cts = if t.ctts.count > 0 { ctts_off as i64 } else { 0 };
+    let dts = c.dts;
+    let c = &mut t.cur;
+    c.offset = pos.saturating_add(size as u64);
+    c.left_in_chunk = left - 1;
+    c.next_chunk = next_chunk;
+    c.stsc_i = stsc_i;
+    c.spc = spc;
+    c.stsc_next_first = stsc_next_first;
+    c.sample = i + 1;
+    c.stts_i = stts_i;
+    c.stts_left = stts_left;
+    c.stts_delta = delta;
+    c.dts = dts.saturating_add(delta as i64);
+    c.ctts_i = ctts_i;
+    c.ctts_left = ctts_left;
+    c.ctts_off = ctts_off;
+    Some(Sample {
+        pos,
+        size,
+        dts,
+        cts,
+        duration: delta,
+        key,
+    })
+}
+
+/// Entry `i` of an `stts` or `ctts` table (sample count, value) when the
+/// window holds it and its run is not empty.
+#[inline]
+fn run(w: &Window, table: Table, i: u32) -> Option<(u32, u32)> {
+    if i >= table.count {
+        return None;
+    }
+    let [a0, a1, a2, a3, b0, b1, b2, b3] = w.held::<8>(table.off + i as u64 * 8)?;
+    let n = u32::from_be_bytes([a0, a1, a2, a3]);
+    if n == 0 {
+        return None;
+    }
+    Some((n, u32::from_be_bytes([b0, b1, b2, b3])))
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::demuxer::Mp4Demuxer;
+    use super::super::sample_table::{reset_cursor, table_sample_read};
+    use super::super::table_window::Windows;
+    use super::fast_sample;
+    use crate::format::traits::{Context, FormatDemuxer};
+    use crate::SliceSource;
+    use std::path::PathBuf;
+    use std::vec::Vec;
+
+    /// Every track of the corpus MP4 files (and the samples' MP4/MOV/M4A
+    /// files when present): walked with the fast step where it applies
+    /// and the general path where it declines, it gives the samples and
+    /// the cursor of the general path alone, sample by sample.
+    #[test]
+    fn fast_step_matches_the_general_path() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let samples = std::env::var_os("MEDIASLICE_SAMPLES")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("../shared/samples"));
+        let mut files: Vec<PathBuf> = Vec::new();
+        for dir in [root.join("corpus/files/mp4"), samples.join("mp4")] {
+            match std::fs::read_dir(&dir) {
+                Ok(rd) => files.extend(rd.flatten().map(|e| e.path())),
+                Err(_) => std::println!("note: {} not found: its files are not checked", dir.display()),
+            }
+        }
+        files.sort();
+        let (mut fast, mut general) = (0u64, 0u64);
+        for f in &files {
+            let Ok(data) = std::fs::read(f) else { continue };
+            let mut src = SliceSource::new(&data);
+            let mut ctx = Context::default();
+            let Ok(d) = Mp4Demuxer::open(&mut src, &mut ctx) else {
+                continue;
+            };
+            for t in d.tracks.iter() {
+                let mut a = t.clone();
+                if reset_cursor(&mut src, &mut a).is_err() {
+                    continue;
+                }
+                let mut b = a.clone();
+                for _ in 0..1_000_000 {
+                    let want = table_sample_read(&mut src, &mut ctx, &mut b);
+                    let got = match fast_sample(&mut a) {
+                        Some(s) => {
+                            fast += 1;
+                            Ok(Some(s))
+                        }
+                        None => {
+                            general += 1;
+                            table_sample_read(&mut src, &mut ctx, &mut a)
+                        }
+                    };
+                    assert_eq!(got, want, "{}: track {}", f.display(), t.index);
+                    let (mut ca, mut cb) = (a.cur, b.cur);
+                    (ca.win, cb.win) = (Windows::default(), Windows::default());
+                    assert_eq!(ca, cb, "{}: track {}", f.display(), t.index);
+                    if !matches!(want, Ok(Some(_))) {
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(
+            fast > general,
+            "the fast step took {fast} samples, the general path {general}"
+        );
+    }
+}
