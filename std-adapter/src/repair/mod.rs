@@ -53,7 +53,9 @@ pub struct StreamRecovery {
     pub codec: &'static str,
     /// Packets written.
     pub packets: u64,
-    /// Payload bytes written.
+    /// Payload bytes read from the input and given to the muxer (which may
+    /// rewrite a payload: H.264/HEVC between Annex B and length-prefixed
+    /// NAL units, ADTS headers; docs/write-side.md).
     pub bytes: u64,
     /// From the first packet's time to the last one's end, in seconds.
     pub seconds: f64,
