@@ -57,6 +57,8 @@ declare -A FAMILIES=(
   [shared_parsers]="matroska mp3 adts aiff wav ogg flac"
   # The round trip (demux, mux, demux) takes the families the muxers carry.
   [remux]="mp4 matroska mpegts adts h264 h265 flac ac3 ogg mp3 wav avi"
+  # Repair takes the families it repairs, each file also cut (see below).
+  [repair]="mp4 matroska avi *.mp4 *.mov *.m4a *.mkv *.webm *.avi"
 )
 # The detection and differential targets take every family.
 ALL_TARGETS=(any slice_vs_stream truncation)
@@ -72,6 +74,13 @@ TRAILERS=(
   '\x07\x00\x00\x80'  # 64-byte reads, format forced (KINDS[0])
 )
 
+add_cut() { # add_cut <dir> <file> <percent>: the file's first percent
+  local size tmp="$1/.tmp"
+  size=$(stat -c %s "$2")
+  [ "$size" -le "$MAX" ] || return 0
+  head -c $((size * $3 / 100)) "$2" > "$tmp"
+  mv "$tmp" "$1/$(sha1sum < "$tmp" | cut -c1-40)"
+}
 add() { # add <dir> <file> [trailer]
   local dir=$1 f=$2 t=${3:-}
   local size
@@ -121,7 +130,15 @@ for t in "${targets[@]}"; do
   dir="$FUZZ/corpus/$t"
   mkdir -p "$dir"
   n=0
-  if [ -n "${FAMILIES[$t]:-}" ]; then
+  if [ "$t" = repair ]; then
+    # Damaged recordings: each file whole, and cut at a third, a half and
+    # nine tenths (a recorder stopped mid-file).
+    while IFS= read -r f; do
+      add "$dir" "$f"
+      for pc in 33 50 90; do add_cut "$dir" "$f" $pc; done
+      n=$((n + 1))
+    done < <(files_of ${FAMILIES[$t]} | sort -u)
+  elif [ -n "${FAMILIES[$t]:-}" ]; then
     # shellcheck disable=SC2086
     while IFS= read -r f; do add "$dir" "$f"; n=$((n + 1)); done < <(files_of ${FAMILIES[$t]} | sort -u)
   elif [ "$t" = slice_vs_stream ]; then

@@ -482,6 +482,15 @@ fn avi_prefixes_without_the_index_agree_but_for_keyframes() {
             1,
             (5_800..22_170).step_by(7),
         ),
+        // The same file with idx1's entry for the chunk at 17,898 damaged
+        // (the `truncation` fuzz finding of 7 December 2026): the whole file
+        // must give that chunk, as its prefixes without idx1 and ffprobe do.
+        (
+            "idx1-omits-a-chunk-the-prefix-walk-finds.avi",
+            17906,
+            21,
+            (5_800..22_170).step_by(7),
+        ),
     ] {
         let path = corpus_dir().join("regressions/avi").join(name);
         let bytes = std::fs::read(&path).unwrap();

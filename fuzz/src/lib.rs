@@ -12,6 +12,8 @@
 //!   [`TRAILER`] bytes; the two runs must log identical events.
 //! * [`run_remux`]: demux, mux (Matroska or MP4), demux again; see
 //!   `remux.rs` for its invariants.
+//! * [`run_repair`]: a damaged recording repaired into memory, the output
+//!   read back against the report; see `repair.rs`.
 //! * [`run_truncation`]: prefixes of the input must yield prefixes of the
 //!   whole input's packets (a final packet flagged `truncated` may be a
 //!   shorter prefix of the whole one).
@@ -88,12 +90,14 @@ pub fn work_bound(len: usize) -> usize {
 mod log;
 mod reader;
 mod remux;
+mod repair;
 mod targets;
 mod truncation;
 
 pub use log::*;
 pub use reader::*;
 pub use remux::run_remux;
+pub use repair::run_repair;
 pub use targets::*;
 pub use truncation::*;
 

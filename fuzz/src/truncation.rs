@@ -73,12 +73,17 @@ pub const KEYFRAME_UNDECIDED: &[&str] = &["avi.unconfirmed-keyframe"];
 /// fixes"): their prefixes run for the invariants but are not compared, so
 /// the smoke run stays green on the seeds until the owner fixes them. Remove
 /// a kind when its findings are fixed.
-pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[(
-    FormatKind::Avi,
-    "fuzz/findings/truncation/avi-prefix-movi-walk-finds-a-chunk-idx1-omits.avi \
-     (CI's oss-fuzz check, 7 December 2026): a prefix cut before idx1 is read by \
-     walking movi and gives a chunk that the whole input's idx1 leaves out; open",
-)];
+///
+/// Empty. AVI left it on 7 December 2026: a prefix cut before `idx1` walks
+/// `movi`, so the whole file must give the packets of that walk too. The
+/// reader now takes packets from an index (`idx1`, OpenDML) only while each
+/// entry names the chunk the walk gives next, and walks on from the first
+/// that does not (an index that leaves out, reorders or repeats chunks:
+/// `avi.index-mismatch`); an index contributes keyframe flags, never which
+/// chunks are packets (docs/formats/avi.md). That is a property of the
+/// format as ffmpeg reads an interleaved file, not an allowance of this
+/// check: the prefix's packets stay a prefix of the whole's.
+pub const KNOWN_TRUNCATION_KINDS: &[(FormatKind, &str)] = &[];
 
 impl Log {
     /// The tracks at open, if it opened (recorded logs only).

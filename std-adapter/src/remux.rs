@@ -827,6 +827,16 @@ impl fmt::Debug for RemuxOptions {
 /// 250,000 samples.
 pub const MIN_INDEX_BYTES: usize = 1 << 20;
 
+/// A demuxer over `input` mapped (read sequentially), the format detected
+/// with `ext` as the hint: what remux and repair open the input with, once
+/// per pass.
+pub(crate) fn open_mapped(input: &Path, ext: Option<&str>) -> mediaslice::Result<Demuxer<MmapSource>> {
+    let src = MmapSource::open(input)
+        .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open the input"))?;
+    src.advise_sequential();
+    Demuxer::open(src, ext)
+}
+
 /// A sink that says it cannot patch, over one that can: the muxer writes
 /// its stream form (`--live`).
 struct NoPatch<K>(K);
@@ -886,12 +896,7 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
     };
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     // Mapped once; each demuxer gets its own view of the same pages.
-    let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
-        let src = MmapSource::open(input)
-            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open the input"))?;
-        src.advise_sequential();
-        Demuxer::open(src, ext.as_deref())
-    };
+    let open = || open_mapped(input, ext.as_deref());
     // A clear I/O message when the input cannot be opened at all.
     MmapSource::open(input).map_err(RemuxError::Io)?;
     if to_stdout {

@@ -493,3 +493,54 @@ fn the_command_line_reports_and_fails_cleanly() {
     assert!(!bad.exists());
     assert_eq!(String::from_utf8_lossy(&run.stderr).lines().count(), 1);
 }
+
+/// `repair_in_memory` (what the `repair` fuzz target runs) writes the bytes
+/// `repair` writes to a file, with the same report, for the inputs above
+/// and an AVI of the corpus, whole and cut at 40% and 80%.
+#[test]
+fn in_memory_repair_writes_the_file_repairs_bytes() {
+    use mediaslice::{Sink, SliceSink};
+    use mediaslice_std::repair::repair_in_memory;
+    let dir = temp_dir("repair_memory");
+    let mut paths = inputs();
+    paths.push(repo_root().join("corpus/files/avi/mpeg4_mp3.avi"));
+    let mut compared = 0;
+    for path in paths {
+        let Ok(data) = std::fs::read(&path) else {
+            println!("{}: missing (skipped)", path.display());
+            continue;
+        };
+        let ext = ext_of(&path).unwrap_or_default();
+        for pc in [100, 80, 40] {
+            let cut = &data[..data.len() * pc / 100];
+            let input = dir.join(format!("in_{pc}.{ext}"));
+            let output = dir.join(format!("out_{pc}.{ext}"));
+            std::fs::write(&input, cut).unwrap();
+            let on_file = repair(&input, &output, &RepairOptions::default());
+            let mut buf = vec![0u8; cut.len() * 2 + (4 << 20)];
+            let in_memory = repair_in_memory(cut, None, &RepairOptions::default(), SliceSink::new(&mut buf));
+            match (on_file, in_memory) {
+                (Ok(a), Ok((b, sink))) => {
+                    let written = std::fs::read(&output).unwrap();
+                    let n = sink.position() as usize;
+                    assert_eq!(&buf[..n], &written[..], "{} at {pc}%", path.display());
+                    assert_eq!(
+                        (a.packets(), a.output_bytes, &a.dropped),
+                        (b.packets(), b.output_bytes, &b.dropped),
+                        "{} at {pc}%",
+                        path.display()
+                    );
+                    compared += 1;
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{} at {pc}%", path.display()),
+                (a, b) => panic!(
+                    "{} at {pc}%: file {:?}, memory {:?}",
+                    path.display(),
+                    a.map(|r| r.packets()),
+                    b.map(|r| r.0.packets())
+                ),
+            }
+        }
+    }
+    assert!(compared > 0);
+}

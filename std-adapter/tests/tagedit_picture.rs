@@ -470,3 +470,96 @@ fn ogg_vorbis_and_opus_metadata_block_picture() {
     assert!(done >= 2 && refused >= 1, "{done} done, {refused} refused");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The bytes of the `ID3 ` chunks of an AIFF file (walked from the `FORM`).
+fn aiff_id3_chunks(path: &Path) -> Vec<Vec<u8>> {
+    let b = std::fs::read(path).unwrap();
+    let mut out = Vec::new();
+    let mut at = 12;
+    while at + 8 <= b.len() {
+        let size = u32::from_be_bytes(b[at + 4..at + 8].try_into().unwrap()) as usize;
+        let end = (at + 8 + size).min(b.len());
+        if &b[at..at + 4] == b"ID3 " {
+            out.push(b[at + 8..end].to_vec());
+        }
+        at += 8 + size + (size & 1);
+    }
+    out
+}
+
+/// AIFF (issue 20): `tags --picture` puts the cover as an ID3v2 `APIC`
+/// frame in the `ID3 ` chunk. Added with the command line to an AIFF made
+/// by ffmpeg and to the corpus and sample AIFF and AIFF-C files ffprobe
+/// reads, replaced by a PNG
+/// into another file, then removed: after each step ffprobe shows the
+/// picture as an attached-picture stream (codec and size) or none, the
+/// `ID3 ` chunk holds the picture's bytes or not, and our reader's audio
+/// packets are unchanged. (Our AIFF reader gives the `ID3 ` chunk as a
+/// binary tag, not as a picture track: ffprobe is the reader checked.)
+#[test]
+fn aiff_cover_in_the_id3_chunk() {
+    if ffmpeg_missing() {
+        return;
+    }
+    let dir = scratch("picture-aiff");
+    let cover = make_picture(&dir, "cover.jpg", 64, 48);
+    let png = Picture::read(&make_picture(&dir, "cover.png", 40, 30)).unwrap();
+    let jpeg = std::fs::read(&cover).unwrap();
+    let made = dir.join("made.aiff");
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-f", "lavfi", "-i", "sine=r=22050", "-t", "0.5", "-y"])
+        .arg(&made)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut inputs = vec![("made.aiff".to_string(), made)];
+    inputs.extend(named_files("aiff", &[".aif", ".aiff", ".aifc"]));
+    let mut done = 0;
+    for (name, f) in inputs {
+        let Some((media, _)) = read(&f) else {
+            eprintln!("{name}: our reader does not open it; not edited");
+            continue;
+        };
+        if try_ffprobe_pictures(&f).is_none() {
+            eprintln!("{name}: ffprobe does not read it; not edited");
+            continue;
+        }
+        let out = dir.join(format!("cover-{name}"));
+        let o = add_cover(&f, &cover, &out);
+        if !o.status.success() {
+            eprintln!("{name}: refused: {}", String::from_utf8_lossy(&o.stderr));
+            assert!(!out.exists(), "{name}: a refused edit left an output");
+            continue;
+        }
+        assert_eq!(read(&out).unwrap().0, media, "{name}: packets changed");
+        let id3 = aiff_id3_chunks(&out);
+        assert_eq!(id3.len(), 1, "{name}: one ID3 chunk");
+        assert!(
+            id3[0].windows(4).any(|w| w == b"APIC") && id3[0].windows(jpeg.len()).any(|w| w == jpeg),
+            "{name}: the JPEG is not an APIC frame of the ID3 chunk"
+        );
+        assert_eq!(ffprobe_pictures(&out), vec![("mjpeg".to_string(), 64, 48)], "{name}");
+        // Replaced by a PNG, into another file.
+        let png_out = dir.join(format!("png-{name}"));
+        edit(&out, &with_picture(&png), Some(&png_out)).unwrap();
+        assert_eq!(read(&png_out).unwrap().0, media, "{name}: packets changed");
+        assert_eq!(ffprobe_pictures(&png_out), vec![("png".to_string(), 40, 30)], "{name}");
+        // Removed: no picture, its bytes gone.
+        let remove = Edits {
+            remove_picture: true,
+            ..Edits::default()
+        };
+        edit(&png_out, &remove, None).unwrap();
+        assert!(ffprobe_pictures(&png_out).is_empty(), "{name}");
+        let bytes = std::fs::read(&png_out).unwrap();
+        assert!(
+            !bytes.windows(png.data.len()).any(|w| w == png.data),
+            "{name}: the PNG lingers"
+        );
+        assert_eq!(read(&png_out).unwrap().0, media, "{name}: packets changed");
+        done += 1;
+    }
+    eprintln!("{done} AIFF files given a cover, replaced, removed");
+    assert!(done >= 1, "no AIFF was edited");
+    let _ = std::fs::remove_dir_all(&dir);
+}

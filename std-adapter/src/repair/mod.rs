@@ -24,9 +24,11 @@
 
 mod mdat;
 
-use crate::remux::{declare_tracks, prepare_tracks, RemuxError, RemuxFormat, RemuxReport, MIN_INDEX_BYTES};
+use crate::remux::{
+    declare_tracks, prepare_tracks, PreparedTrack, RemuxError, RemuxFormat, RemuxReport, MIN_INDEX_BYTES,
+};
 use crate::{FileSink, MmapSource};
-use mediaslice::{Demuxer, FormatKind, Muxer, Packet, Rational, Sink, Source};
+use mediaslice::{Demuxer, FormatKind, Muxer, Packet, Rational, Sink, SliceSource, Source, SpillStore};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -51,7 +53,9 @@ pub struct StreamRecovery {
     pub codec: &'static str,
     /// Packets written.
     pub packets: u64,
-    /// Payload bytes written.
+    /// Payload bytes read from the input and given to the muxer (which may
+    /// rewrite a payload: H.264/HEVC between Annex B and length-prefixed
+    /// NAL units, ADTS headers; docs/write-side.md).
     pub bytes: u64,
     /// From the first packet's time to the last one's end, in seconds.
     pub seconds: f64,
@@ -217,6 +221,16 @@ impl Headers for [u8] {
     }
 }
 
+/// A slice by reference, where a sized [`Headers`] is needed (`&dyn`).
+impl Headers for &[u8] {
+    fn size(&self) -> u64 {
+        (**self).size()
+    }
+    fn read(&self, pos: u64, buf: &mut [u8]) -> bool {
+        (**self).read(pos, buf)
+    }
+}
+
 /// The input file, read by `pread` for the box walks. Not through the map:
 /// each header read through it faults in the pages around it (the kernel
 /// maps up to 64 KiB of cached pages per fault), and those stay resident:
@@ -301,8 +315,8 @@ const MAX_MDATS_CHECKED: usize = 4096;
 /// The payload start of the first `mdat` before `limit` whose bytes are not
 /// all in packets the reader gives (a second pass over the packets); 0
 /// when none is found among the first [`MAX_MDATS_CHECKED`].
-fn first_unread_mdat(
-    open: &dyn Fn() -> mediaslice::Result<Demuxer<MmapSource>>,
+fn first_unread_mdat<S: Source>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
     data: &dyn Headers,
     limit: u64,
 ) -> u64 {
@@ -333,6 +347,119 @@ fn is_webm(data: &[u8]) -> bool {
         .is_some_and(|h| h.windows(4).any(|w| w == b"webm"))
 }
 
+/// The route [`plan`] chooses.
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    /// The `mdat` walk with a reference: the `mdat` payload (start, end).
+    Mdat(u64, u64),
+    /// Read with the family's reader, write with its muxer.
+    Read {
+        format: RemuxFormat,
+        method: &'static str,
+        /// For MP4: whether the last top-level box ends at the end of the
+        /// input.
+        clean_end: Option<bool>,
+        /// A fragmented MP4: sample bytes no packet read are counted.
+        fragmented: bool,
+    },
+}
+
+/// Chooses the route for `data` (its top-level boxes read through
+/// `headers`), which the reader opened as `kind` (`Err` when it did not),
+/// to be written as `out` (from OUT's extension; `None`: the input's
+/// family), `mov` when OUT names a `.mov`.
+fn plan(
+    data: &[u8],
+    headers: &dyn Headers,
+    kind: Result<FormatKind, mediaslice::Error>,
+    out: Option<RemuxFormat>,
+    mov: bool,
+    opts: &RepairOptions,
+) -> Result<Route, RepairError> {
+    let is_mp4 = data.get(4..8).is_some_and(|t| {
+        matches!(
+            t,
+            b"ftyp" | b"moov" | b"mdat" | b"free" | b"wide" | b"skip" | b"moof" | b"styp"
+        )
+    });
+    let opened = kind.is_ok();
+    let kind = match kind {
+        Ok(k) => k,
+        Err(_) if is_mp4 => FormatKind::Mp4,
+        Err(e) => return Err(RepairError::Input(e)),
+    };
+    match kind {
+        FormatKind::Mp4 => {
+            if matches!(out, Some(RemuxFormat::Matroska | RemuxFormat::WebM)) {
+                return Err(RepairError::OtherFamily("MP4/MOV", ".mp4 or .mov"));
+            }
+            let layout = mp4_layout(headers);
+            if !layout.moov || !opened {
+                opts.reference.as_deref().ok_or(RepairError::NeedsReference)?;
+                let (start, end) = layout.mdat.ok_or(RepairError::Unsupported(
+                    "an MP4 with neither a moov nor an mdat (nothing to walk)",
+                ))?;
+                return Ok(Route::Mdat(start, end));
+            }
+            let (format, method) = if layout.moof && !opts.progressive {
+                (RemuxFormat::Fmp4, "fragmented MP4")
+            } else if mov {
+                (RemuxFormat::Mov, if layout.moof { "fragmented MP4" } else { "MP4" })
+            } else {
+                (RemuxFormat::Mp4, if layout.moof { "fragmented MP4" } else { "MP4" })
+            };
+            Ok(Route::Read {
+                format,
+                method,
+                clean_end: Some(layout.clean_end),
+                fragmented: layout.moof,
+            })
+        }
+        FormatKind::Matroska => {
+            let format = match out {
+                Some(f @ (RemuxFormat::Matroska | RemuxFormat::WebM)) => f,
+                Some(_) => return Err(RepairError::OtherFamily("Matroska/WebM", ".mkv or .webm")),
+                None if is_webm(data) => RemuxFormat::WebM,
+                None => RemuxFormat::Matroska,
+            };
+            Ok(Route::Read {
+                format,
+                method: "Matroska",
+                clean_end: None,
+                fragmented: false,
+            })
+        }
+        FormatKind::Avi => {
+            if !matches!(out, None | Some(RemuxFormat::Avi)) {
+                return Err(RepairError::OtherFamily("AVI", ".avi"));
+            }
+            // The reader walks `movi` where idx1 is missing, cut or stops
+            // matching the file; the writer gives the output a new idx1.
+            Ok(Route::Read {
+                format: RemuxFormat::Avi,
+                method: "AVI",
+                clean_end: None,
+                fragmented: false,
+            })
+        }
+        other => Err(RepairError::Unsupported(other.name())),
+    }
+}
+
+/// The muxer format and scratch for writing `format` from an input of
+/// `input_len` bytes: the index may take half the input's size, at least
+/// [`MIN_INDEX_BYTES`].
+fn mux_setup(format: RemuxFormat, input_len: u64) -> (mediaslice::MuxFormat, Vec<u8>) {
+    let index = usize::try_from(input_len / 2)
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_INDEX_BYTES, isize::MAX as usize / 2);
+    if matches!(format, RemuxFormat::Fmp4) {
+        crate::fragmented::mux_setup(format.mux_format(), None, index)
+    } else {
+        (format.mux_format(), vec![0u8; index])
+    }
+}
+
 /// Repairs `input` into `output` (see the module notes).
 ///
 /// Errors: see [`RepairError`]; on any error no file is left under
@@ -353,82 +480,91 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
         len: data.len() as u64,
     };
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
-        let src = MmapSource::open(input)
-            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open the input"))?;
-        src.advise_sequential();
-        Demuxer::open(src, ext.as_deref())
-    };
-    let is_mp4 = data.get(4..8).is_some_and(|t| {
-        matches!(
-            t,
-            b"ftyp" | b"moov" | b"mdat" | b"free" | b"wide" | b"skip" | b"moof" | b"styp"
-        )
-    });
-    let opened = open();
-    let kind = match &opened {
-        Ok(d) => Some(d.format()),
-        Err(_) if is_mp4 => Some(FormatKind::Mp4),
-        Err(_) => None,
-    };
-    match kind {
-        Some(FormatKind::Mp4) => {
-            if matches!(
-                RemuxFormat::from_path(output),
-                Some(RemuxFormat::Matroska | RemuxFormat::WebM)
-            ) {
-                return Err(RepairError::OtherFamily("MP4/MOV", ".mp4 or .mov"));
-            }
-            let layout = mp4_layout(&headers);
-            if !layout.moov || opened.is_err() {
-                let reference = opts.reference.as_deref().ok_or(RepairError::NeedsReference)?;
-                let (start, end) = layout.mdat.ok_or(RepairError::Unsupported(
-                    "an MP4 with neither a moov nor an mdat (nothing to walk)",
-                ))?;
-                return mdat::repair_mdat(map, (start, end), reference, output);
-            }
-            let (format, method) = if layout.moof && !opts.progressive {
-                (RemuxFormat::Fmp4, "fragmented MP4")
-            } else if output.extension().is_some_and(|e| e.eq_ignore_ascii_case("mov")) {
-                (RemuxFormat::Mov, if layout.moof { "fragmented MP4" } else { "MP4" })
-            } else {
-                (RemuxFormat::Mp4, if layout.moof { "fragmented MP4" } else { "MP4" })
-            };
-            let fragments = layout.moof.then_some(&headers as &dyn Headers);
-            read_and_write(
-                &open,
-                data.len() as u64,
+    let open = || crate::remux::open_mapped(input, ext.as_deref());
+    let mov = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("mov"));
+    let kind = open().map(|d| d.format());
+    let (format, method, clean_end, fragmented) =
+        match plan(data, &headers, kind, RemuxFormat::from_path(output), mov, opts)? {
+            Route::Read {
                 format,
                 method,
-                output,
-                Some(layout.clean_end),
-                fragments,
-            )
-        }
-        Some(FormatKind::Matroska) => {
-            let format = match RemuxFormat::from_path(output) {
-                Some(f @ (RemuxFormat::Matroska | RemuxFormat::WebM)) => f,
-                Some(_) => return Err(RepairError::OtherFamily("Matroska/WebM", ".mkv or .webm")),
-                None if is_webm(data) => RemuxFormat::WebM,
-                None => RemuxFormat::Matroska,
-            };
-            read_and_write(&open, data.len() as u64, format, "Matroska", output, None, None)
-        }
-        Some(FormatKind::Avi) => {
-            if !matches!(RemuxFormat::from_path(output), None | Some(RemuxFormat::Avi)) {
-                return Err(RepairError::OtherFamily("AVI", ".avi"));
+                clean_end,
+                fragmented,
+            } => (format, method, clean_end, fragmented),
+            Route::Mdat(start, end) => {
+                let reference = opts.reference.as_deref().ok_or(RepairError::NeedsReference)?;
+                return mdat::repair_mdat(map, (start, end), reference, output);
             }
-            // The reader walks `movi` where idx1 is missing, cut or stops
-            // matching the file; the writer gives the output a new idx1.
-            read_and_write(&open, data.len() as u64, RemuxFormat::Avi, "AVI", output, None, None)
-        }
-        Some(other) => Err(RepairError::Unsupported(other.name())),
-        None => {
-            Err(RepairError::Input(opened.err().unwrap_or(
-                mediaslice::Error::malformed(0, &"no supported format recognised"),
-            )))
-        }
-    }
+        };
+    let input_len = data.len() as u64;
+    let tracks = prepare_tracks(&open).map_err(RepairError::Input)?;
+    let sink = FileSink::create(output).map_err(RepairError::Io)?;
+    let (mux_format, scratch) = mux_setup(format, input_len);
+    // Past its memory bound the index (MP4 sample records, AVI idx1
+    // entries) goes to an unnamed temporary file beside the output.
+    let mut spill = crate::TempSpill::beside(output);
+    let muxer = Muxer::with_scratch(sink, mux_format, scratch)
+        .map_err(|e| RepairError::Output(RemuxError::Output(e)))?
+        .with_index_spill(&mut spill, crate::remux::DEFAULT_INDEX_MEMORY);
+    let fragments = fragmented.then_some(&headers as &dyn Headers);
+    let out = Output {
+        format,
+        method,
+        clean_end,
+        fragments,
+    };
+    let (report, sink) = read_and_write(&open, input_len, &tracks, muxer, out)?;
+    sink.commit().map_err(RepairError::Io)?;
+    Ok(report)
+}
+
+/// Repairs `data` into `sink`, all in memory: the routes of [`repair`] but
+/// the `mdat` walk (which reads a reference file: `NeedsReference`), the
+/// input read through a [`SliceSource`] without scratch, the output's
+/// index kept in the muxer's scratch (half the input's size, at least
+/// [`MIN_INDEX_BYTES`]; no spill). `out` is the output's format as OUT's
+/// extension would choose it (`None`: the input's family). What the
+/// `repair` fuzz target runs (docs/fuzzing.md).
+///
+/// Returns the report and the sink after the muxer has finished.
+pub fn repair_in_memory<K: Sink>(
+    data: &[u8],
+    out: Option<RemuxFormat>,
+    opts: &RepairOptions,
+    sink: K,
+) -> Result<(RepairReport, K), RepairError> {
+    let open = || Demuxer::open(SliceSource::new(data), None);
+    let mov = matches!(out, Some(RemuxFormat::Mov));
+    let kind = open().map(|d| d.format());
+    let Route::Read {
+        format,
+        method,
+        clean_end,
+        fragmented,
+    } = plan(data, &data, kind, out, mov, opts)?
+    else {
+        return Err(RepairError::NeedsReference);
+    };
+    let tracks = prepare_tracks(&open).map_err(RepairError::Input)?;
+    let (mux_format, scratch) = mux_setup(format, data.len() as u64);
+    let muxer =
+        Muxer::with_scratch(sink, mux_format, scratch).map_err(|e| RepairError::Output(RemuxError::Output(e)))?;
+    let out = Output {
+        format,
+        method,
+        clean_end,
+        fragments: fragmented.then_some(&data as &dyn Headers),
+    };
+    read_and_write(&open, data.len() as u64, &tracks, muxer, out)
+}
+
+/// What [`read_and_write`] writes and how the input ended.
+struct Output<'a> {
+    format: RemuxFormat,
+    method: &'static str,
+    clean_end: Option<bool>,
+    /// A fragmented MP4's top-level boxes, to count unread `mdat` bytes.
+    fragments: Option<&'a dyn Headers>,
 }
 
 /// Per-stream counts kept during the packet loop, in a fixed table.
@@ -512,34 +648,24 @@ fn grown(before: &[u32], now: &[u32]) -> Option<&'static str> {
 }
 
 /// The route for an input the reader can still read: every whole packet
-/// through the family's muxer into a file sink, counted.
-fn read_and_write(
-    open: &dyn Fn() -> mediaslice::Result<Demuxer<MmapSource>>,
+/// of the `tracks` prepared from it through `muxer` (the family's), counted.
+/// Returns the report and the sink after `finish`; on an error the muxer
+/// and its sink are dropped unfinished (a file sink then leaves no file).
+fn read_and_write<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillStore>(
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
     input_len: u64,
-    format: RemuxFormat,
-    method: &'static str,
-    output: &Path,
-    clean_end: Option<bool>,
-    fragments: Option<&dyn Headers>,
-) -> Result<RepairReport, RepairError> {
-    let tracks = prepare_tracks(open).map_err(RepairError::Input)?;
-    let sink = FileSink::create(output).map_err(RepairError::Io)?;
-    let index = usize::try_from(input_len / 2)
-        .unwrap_or(usize::MAX)
-        .clamp(MIN_INDEX_BYTES, isize::MAX as usize / 2);
-    let (mux_format, scratch) = if matches!(format, RemuxFormat::Fmp4) {
-        crate::fragmented::mux_setup(format.mux_format(), None, index)
-    } else {
-        (format.mux_format(), vec![0u8; index])
-    };
-    // Past its memory bound the index (MP4 sample records, AVI idx1
-    // entries) goes to an unnamed temporary file beside the output.
-    let mut spill = crate::TempSpill::beside(output);
-    let mut muxer = Muxer::with_scratch(sink, mux_format, scratch)
-        .map_err(|e| RepairError::Output(RemuxError::Output(e)))?
-        .with_index_spill(&mut spill, crate::remux::DEFAULT_INDEX_MEMORY);
+    tracks: &[PreparedTrack],
+    mut muxer: Muxer<K, B, P>,
+    out: Output<'_>,
+) -> Result<(RepairReport, K), RepairError> {
+    let Output {
+        format,
+        method,
+        clean_end,
+        fragments,
+    } = out;
     let mut remux_report = RemuxReport::default();
-    let map = declare_tracks(&mut muxer, &tracks, &mut remux_report).map_err(RepairError::Output)?;
+    let map = declare_tracks(&mut muxer, tracks, &mut remux_report).map_err(RepairError::Output)?;
     let mut report = RepairReport {
         method,
         output_format: Some(format),
@@ -661,8 +787,7 @@ fn read_and_write(
     }
     let sink = muxer.finish().map_err(|e| RepairError::Output(RemuxError::Output(e)))?;
     report.output_bytes = sink.position();
-    sink.commit().map_err(RepairError::Io)?;
-    Ok(report)
+    Ok((report, sink))
 }
 
 #[cfg(test)]

@@ -71,11 +71,6 @@ pub(super) struct StreamState {
     pub(super) block_align: u32,
     /// Ticks (or bytes, with a sample size) delivered so far.
     pub(super) frame_offset: u64,
-    /// Ticks of empty index entries (dropped frames) taken since the last
-    /// index entry with data: added to `frame_offset` when the next entry
-    /// with data matches its chunk, dropped when the index stops matching
-    /// (the walk then resumes before them and counts what is there).
-    pub(super) unconfirmed: u64,
     pub(super) start_offset: u64,
     pub(super) max_piece: u32,
     /// Whether an index entry with data was met (the "no keyframe flag
@@ -87,16 +82,10 @@ pub(super) struct StreamState {
 }
 
 impl StreamState {
-    /// Counts an empty chunk (a dropped frame) that `mode` gave: at once
-    /// from the walk, else once the index is confirmed past it
-    /// (`unconfirmed`).
-    fn count_empty(&mut self, mode: Mode) {
-        let t = self.ticks(0);
-        if mode == Mode::Walk {
-            self.frame_offset = self.frame_offset.saturating_add(t);
-        } else {
-            self.unconfirmed = self.unconfirmed.saturating_add(t);
-        }
+    /// Counts an empty chunk (a dropped frame): the index entries that
+    /// give one are checked against the walk like the others (`peek`).
+    fn count_empty(&mut self) {
+        self.frame_offset = self.frame_offset.saturating_add(self.ticks(0));
     }
 
     /// Ticks (bytes with a sample size) a chunk of `len` bytes covers.
@@ -136,10 +125,10 @@ pub struct AviDemuxer {
     pub(super) idx1_delta: i64,
     pub(super) idx1_anykey: bool,
     pub(super) idx1_last_pos: Option<u64>,
+    /// Where the walk of `movi` stands: in the index modes too, where it
+    /// moves in step with the index to check each entry (`peek`).
     pub(super) walk_at: u64,
     pub(super) resync_from: u64,
-    /// End of the furthest chunk delivered (where a walk resumes).
-    max_end: u64,
     piece: Option<Piece>,
     /// Where the input ended inside the last packet delivered.
     cut_at: Option<u64>,
@@ -179,7 +168,6 @@ impl FormatDemuxer for AviDemuxer {
             idx1_last_pos: None,
             walk_at: 0,
             resync_from: 0,
-            max_end: 0,
             piece: None,
             cut_at: None,
             info: None,
@@ -240,7 +228,7 @@ impl FormatDemuxer for AviDemuxer {
             if c.size == 0 {
                 // An empty chunk: a dropped frame. ffmpeg gives no packet but
                 // counts it in the stream's timestamps.
-                st.count_empty(self.mode);
+                st.count_empty();
                 if st.kind == TrackKind::Video {
                     ctx.diags.report("avi.dropped-frame", c.pos);
                 }
@@ -295,10 +283,9 @@ impl FormatDemuxer for AviDemuxer {
                 }
             }
             self.consume(&c);
-            let mode = self.mode;
             if let Some(st) = self.streams.get_mut(c.stream as usize) {
                 if c.size == 0 {
-                    st.count_empty(mode);
+                    st.count_empty();
                 } else {
                     st.frame_offset = st.frame_offset.saturating_add(st.ticks(c.size));
                 }
@@ -345,13 +332,11 @@ impl AviDemuxer {
         self.idx1_last_pos = None;
         self.walk_at = self.movi_start;
         self.resync_from = self.movi_start;
-        self.max_end = self.movi_start;
         self.piece = None;
         self.cut_at = None;
         let odml = self.initial_mode == Mode::Odml;
         for st in self.streams.iter_mut() {
             st.frame_offset = st.start_offset;
-            st.unconfirmed = 0;
             st.seen_entry = false;
             st.ix = match st.indx {
                 Some(r) if odml => IxCursor::open(src, r)?.unwrap_or(IxCursor::empty()),
@@ -410,14 +395,12 @@ impl AviDemuxer {
     /// it. Until then the state is a resume point that gives `c` again.
     fn consume(&mut self, c: &Chunk) {
         let end = c.pos.saturating_add(8).saturating_add(u64::from(c.size));
-        if c.size > 0 || self.mode == Mode::Walk {
-            self.max_end = self.max_end.max(end.saturating_add(u64::from(c.size & 1)));
-        }
+        // The walk moves in step with the index (`peek` checked that it
+        // gives `c` too).
+        self.walk_at = next_of(c.pos, c.size);
+        self.resync_from = end;
         match self.mode {
-            Mode::Walk => {
-                self.walk_at = next_of(c.pos, c.size);
-                self.resync_from = end;
-            }
+            Mode::Walk => {}
             Mode::Odml => {
                 if let Some(st) = self.streams.get_mut(c.stream as usize) {
                     st.ix.head = None;
@@ -435,30 +418,27 @@ impl AviDemuxer {
         }
     }
 
-    /// The next stream chunk in delivery order, without taking it. Falls
-    /// back to walking `movi` when the index is exhausted or stops
-    /// describing the file.
+    /// The next stream chunk in delivery order, without taking it. Packets
+    /// come from the index only while it agrees with the walk of `movi`:
+    /// each entry must name the chunk the walk gives next. At the first one
+    /// that does not (the index leaves out a chunk, goes back to one, names
+    /// one that is not there, or lies past the end of the input), or when
+    /// the index ends, reading goes on by walking from the end of the last
+    /// chunk taken. So the packets of a whole file are those of its walk,
+    /// which is what a prefix cut before the index gives (the `truncation`
+    /// fuzz finding of 7 December 2026: an `idx1` that left out a chunk), and
+    /// what ffmpeg delivers for an interleaved file, which it reads by
+    /// walking `movi` (its index serves keyframe flags and seeking).
     fn peek<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Chunk>> {
         let r = match self.mode {
             Mode::Idx1 => self.peek_idx1(src),
             Mode::Odml => self.peek_odml(src, ctx),
             Mode::Walk => return self.peek_walk(src, ctx),
         };
-        // The empty entries taken before an entry with data that matches
-        // its chunk lie before it: they count. When the index stops
-        // matching (or ends), the walk resumes at the end of the last chunk
-        // with data and counts the dropped frames it finds there itself: a
-        // fuzz find (48) counted an empty entry past that point twice over,
-        // once from the index and again as the walk's stretch.
-        let confirmed = matches!(r, Ok(Some(c)) if c.size > 0);
-        for st in self.streams.iter_mut() {
-            if confirmed {
-                st.frame_offset = st.frame_offset.saturating_add(st.unconfirmed);
-            }
-            if confirmed || !matches!(r, Ok(Some(_))) {
-                st.unconfirmed = 0;
-            }
-        }
+        let r = match r {
+            Ok(Some(c)) => self.agrees_with_walk(src, ctx, c),
+            other => other,
+        };
         match r {
             Ok(Some(c)) => return Ok(Some(c)),
             Ok(None) => {}
@@ -467,11 +447,25 @@ impl AviDemuxer {
             }
             Err(e) => return Err(e),
         }
-        // Walk on from the furthest chunk delivered: picks up chunks after
-        // the index's last (and `AVIX` extensions an `idx1` cannot name).
+        // Walk on from the end of the last chunk taken: picks up chunks
+        // after the index's last (and `AVIX` extensions an `idx1` cannot
+        // name).
         self.mode = Mode::Walk;
-        self.walk_at = self.max_end;
-        self.resync_from = self.max_end;
         self.peek_walk(src, ctx)
+    }
+
+    /// `c`, the chunk the index names next, when the walk gives it next
+    /// too (same header offset, stream, size and cut); else a `Malformed`
+    /// error at the walk's chunk. The walk's position only moves past
+    /// chunks that are not packets, so a mismatch leaves it where reading
+    /// goes on.
+    fn agrees_with_walk<S: Source>(&mut self, src: &mut S, ctx: &mut Context, c: Chunk) -> Result<Option<Chunk>> {
+        match self.peek_walk(src, ctx)? {
+            Some(w) if w.pos == c.pos && w.stream == c.stream && w.size == c.size && w.cut == c.cut => Ok(Some(c)),
+            w => Err(Error::malformed(
+                w.map_or(c.pos, |w| w.pos),
+                &"avi index: entry is not the next stream chunk of movi (AVI RIFF reference, idx1; OpenDML 1.02, ix##)",
+            )),
+        }
     }
 }

@@ -531,3 +531,90 @@ fn resync_stops_at_a_cut_idx1() {
         }
     }
 }
+
+/// The test file (`idx1` relative) with its index entries rewritten by `f`.
+fn with_idx1(f: impl FnOnce(&mut Vec<[u8; 16]>)) -> Vec<u8> {
+    let (b, _) = build(Opts {
+        index: Index::Relative,
+        ..PLAIN
+    });
+    let at = b.windows(4).rposition(|w| w == b"idx1").unwrap();
+    let mut entries: Vec<[u8; 16]> = b[at + 8..].chunks(16).map(|c| c.try_into().unwrap()).collect();
+    f(&mut entries);
+    let mut out = b[..at].to_vec();
+    chunk(&mut out, b"idx1", &entries.concat());
+    let riff_size = (out.len() - 8) as u32;
+    out[4..8].copy_from_slice(&riff_size.to_le_bytes());
+    out
+}
+
+/// An `idx1` that leaves out, reorders or repeats chunks of `movi` gives
+/// the packets of the walk (what a prefix cut before the index gives, and
+/// what ffprobe gives: it walks an interleaved file), with the index's
+/// keyframe flags up to where it stops agreeing (`avi.index-mismatch`).
+/// Before, the whole file was read through the index: the `truncation`
+/// fuzz finding of 7 December 2026.
+#[test]
+fn idx1_that_disagrees_with_movi_gives_the_walk() {
+    let plain = with_idx1(|_| {});
+    let at = plain.windows(4).rposition(|w| w == b"idx1").unwrap();
+    let (walk, err, _) = packets(&plain[..at]);
+    assert!(err.is_none());
+    let unkeyed = |ps: &[P]| {
+        ps.iter()
+            .map(|p| P {
+                key: false,
+                ..p.clone()
+            })
+            .collect::<Vec<_>>()
+    };
+    let (indexed, _, diags) = packets(&plain);
+    assert_eq!(unkeyed(&indexed), unkeyed(&walk));
+    assert!(!diags.contains("avi.index-mismatch"));
+    // Entries 0-4: video 0, audio 0, video 1, video 2, audio 1. The bool:
+    // whether the index still marks video 1 (packet 3), not a keyframe.
+    type Edit = fn(&mut Vec<[u8; 16]>);
+    let variants: [(&str, Edit, bool); 4] = [
+        (
+            "omits a chunk",
+            |e| {
+                e.remove(4);
+            },
+            true,
+        ),
+        (
+            "names one that is not a stream's",
+            |e| e[4][1..4].copy_from_slice(b"\x7f\xff\xff"),
+            true,
+        ),
+        ("reorders two", |e| e.swap(2, 4), false),
+        ("repeats an earlier one", |e| e[4] = e[0], true),
+    ];
+    for (what, edit, indexed_v1) in variants {
+        let f = with_idx1(edit);
+        let (ps, err, diags) = packets(&f);
+        assert!(err.is_none(), "{what}");
+        assert_eq!(unkeyed(&ps), unkeyed(&walk), "{what}");
+        assert!(diags.contains("avi.index-mismatch"), "{what}");
+        // The index's flags up to the mismatch, the walk's (every frame) after.
+        assert_eq!(ps[3].key, !indexed_v1, "{what}");
+        assert!(ps.iter().skip(6).filter(|p| p.track == 0).all(|p| p.key), "{what}");
+        // And every prefix's packets are the whole's (keyframe flags aside:
+        // a prefix without the index takes every video frame for one).
+        for cut in (0..f.len()).step_by(53) {
+            if Demuxer::open(SliceSource::new(&f[..cut]), None).is_err() {
+                continue;
+            }
+            let (part, _, _) = packets(&f[..cut]);
+            let part = unkeyed(&part);
+            let whole = unkeyed(&ps);
+            for (i, p) in part.iter().enumerate() {
+                let w = &whole[i];
+                assert!(
+                    p == w || (i + 1 == part.len() && p.pos == w.pos && p.len <= w.len),
+                    "{what}, cut {cut}"
+                );
+            }
+        }
+    }
+}
