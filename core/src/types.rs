@@ -182,6 +182,8 @@ codecs! {
     Vc1 => "vc1",
     Flv1 => "flv1",
     DvVideo => "dvvideo",
+    Jpeg2000 => "jpeg2000",
+    Dnxhd => "dnxhd",
     RawVideo => "rawvideo",
     Aac => "aac",
     Mp1 => "mp1",
