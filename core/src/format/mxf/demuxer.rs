@@ -4,6 +4,7 @@
 //! packet (frame wrapping) or cutting a clip-wrapped element into edit
 //! units, with ffmpeg's timestamps.
 
+use super::aes3;
 use super::essence::{self, Wrapping};
 use super::index::IndexTable;
 use super::klv;
@@ -14,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::limits::MAX_TRACKS;
 use crate::source::Source;
-use crate::types::{Packet, PacketFlags};
+use crate::types::{Codec, Packet, PacketFlags};
 
 const CUT: &str = "mxf: the input ends inside an essence element";
 /// ffmpeg cuts clip-wrapped PCM of a small edit unit into packets of a
@@ -97,7 +98,49 @@ fn check_size(size: u64, ctx: &Context, at: u64) -> Result<()> {
     Ok(())
 }
 
+/// pts, dts, duration and keyframe flag of a packet.
+type Stamp = (Option<i64>, Option<i64>, u64, Option<bool>);
+
+/// The keyframe flag of a video packet without an index entry, from its
+/// first picture as ffmpeg's parsers decide it (an I picture, an IDR
+/// slice), when the MPEG readers are built in.
+#[cfg(any(feature = "ts", feature = "ps"))]
+fn payload_keyframe(codec: Codec, data: &[u8]) -> bool {
+    crate::format::mpeg::is_keyframe(codec, data)
+}
+
+/// Without the MPEG readers, such packets are not marked.
+#[cfg(not(any(feature = "ts", feature = "ps")))]
+fn payload_keyframe(_codec: Codec, _data: &[u8]) -> bool {
+    false
+}
+
 impl MxfDemuxer {
+    /// The codec of stream `i`.
+    fn codec(&self, i: usize) -> Codec {
+        self.streams.get(i).map_or(Codec::Unknown, |s| s.info.codec)
+    }
+
+    /// The D-10 sound element of `len` bytes at `at` (key at `key_at`) as
+    /// ffmpeg's PCM packet, converted into scratch.
+    fn d10_sound<'s, S: Source>(
+        &mut self,
+        src: &'s mut S,
+        i: usize,
+        at: u64,
+        len: u64,
+        key_at: u64,
+    ) -> Result<Packet<'s>> {
+        let (channels, bits) = self.streams.get(i).map_or((0, 0), |s| (s.info.channels, s.info.bits));
+        let n = aes3::convert(src, at, len, channels, bits)?;
+        let (pts, dts, duration, _) = self.stamp(src, i, n as u64)?;
+        let src: &'s S = src;
+        let data = src.joined(n)?;
+        Ok(Packet::joined(i, Some(key_at), data)
+            .with_times(pts, dts, Some(duration))
+            .with_flags(PacketFlags::keyframe(true)))
+    }
+
     /// The stream an essence element of track number `number` belongs to.
     fn stream_of(&self, number: u32) -> Option<usize> {
         match self.streams.iter().position(|s| s.info.number == number) {
@@ -128,25 +171,30 @@ impl MxfDemuxer {
         }
     }
 
-    /// Timestamps, duration and keyframe flag of the next packet of stream
-    /// `i`, `size` bytes long; advances the stream's count.
-    fn stamp<S: Source>(&mut self, src: &mut S, i: usize, size: u64) -> Result<(Option<i64>, Option<i64>, u64, bool)> {
+    /// Timestamps, duration and keyframe flag (`None`: decided from the
+    /// payload) of the next packet of stream `i`, `size` bytes long;
+    /// advances the stream's count.
+    fn stamp<S: Source>(&mut self, src: &mut S, i: usize, size: u64) -> Result<Stamp> {
         let Some(s) = self.streams.get(i).copied() else {
-            return Ok((None, None, 0, false));
+            return Ok((None, None, 0, Some(false)));
         };
         let k = s.count;
         let kk = k.min(i64::MAX as u64) as i64;
         let (pts, dts, duration, key, next) = if s.info.video {
             if self.index.has_entries() && k < self.index.slots() {
                 let pts = self.index.pts(src, k)?;
-                let key = s.info.intra || self.index.keyframe(src, k)?.unwrap_or(false);
+                let key = if s.info.intra {
+                    Some(true)
+                } else {
+                    self.index.keyframe(src, k)?
+                };
                 (pts, Some(kk.saturating_add(self.index.first_dts)), 1, key, k + 1)
             } else {
-                (Some(kk), Some(kk), 1, s.info.intra, k + 1)
+                (Some(kk), Some(kk), 1, s.info.intra.then_some(true), k + 1)
             }
         } else {
             let samples = size / u64::from(s.info.block_align.max(1));
-            (Some(kk), Some(kk), samples, true, k.saturating_add(samples))
+            (Some(kk), Some(kk), samples, Some(true), k.saturating_add(samples))
         };
         if let Some(st) = self.streams.get_mut(i) {
             st.count = next;
@@ -168,6 +216,7 @@ impl MxfDemuxer {
     ) -> Result<Packet<'s>> {
         let (pts, dts, duration, key) = self.stamp(src, i, size)?;
         let data = src.bytes(at, size as usize)?;
+        let key = key.unwrap_or_else(|| payload_keyframe(self.codec(i), data));
         let p = Packet::contiguous(i, at, data)
             .with_times(pts, dts, Some(duration))
             .with_flags(PacketFlags {
@@ -299,6 +348,10 @@ impl FormatDemuxer for MxfDemuxer {
             check_size(size, ctx, k.at)?;
             if cut && size == 0 {
                 return Err(Error::truncated(k.at, &CUT));
+            }
+            let video = self.streams.get(i).is_some_and(|s| s.info.video);
+            if !video && !cut && aes3::is_d10_sound(&k.key) {
+                return self.d10_sound(src, i, k.value_at, size, k.at).map(Some);
             }
             self.cut = cut;
             return self.emit(src, i, k.value_at, size, cut, Some(k.at)).map(Some);

@@ -12,7 +12,7 @@ use super::klv::{self, Ul};
 use super::local::{self, Region, Set};
 use crate::error::Result;
 use crate::source::Source;
-use crate::types::{Rational, Track, TrackKind};
+use crate::types::{Codec, Rational, Track, TrackKind};
 
 /// Set kinds (byte 14 of the key, ST 377-1 Annex A).
 const MATERIAL_PACKAGE: u8 = 0x36;
@@ -63,6 +63,10 @@ pub(crate) struct StreamInfo {
     pub block_align: u32,
     /// Samples per second (audio).
     pub sample_rate: u32,
+    /// Channels and bits per sample (audio).
+    pub channels: u16,
+    pub bits: u16,
+    pub codec: Codec,
 }
 
 /// A stream found in the metadata: the public track and the walk's facts.
@@ -265,6 +269,8 @@ fn describe<S: Source>(
         track.block_align = align.min(u64::from(u32::MAX)) as u32;
         info.block_align = track.block_align;
         info.sample_rate = sample_rate;
+        info.channels = channels;
+        info.bits = bits;
         info.intra = true;
         if sample_rate > 0 {
             track.time_base = Rational::new(1, sample_rate);
@@ -278,5 +284,6 @@ fn describe<S: Source>(
         track.bit_rate =
             (u64::from(sample_rate) * u64::from(channels) * u64::from(bits)).min(u64::from(u32::MAX)) as u32;
     }
+    info.codec = track.codec;
     Ok(Found { track, info })
 }

@@ -17,6 +17,7 @@
 //! (`local.rs`), the structural metadata (`metadata.rs`), essence
 //! container labels (`essence.rs`), index tables (`index.rs`).
 
+mod aes3;
 mod demuxer;
 mod essence;
 mod index;
