@@ -335,7 +335,8 @@ gen mxf d10.mxf enc:mpeg2video mux:mxf_d10 -- \
 	-b:v 30000k -bufsize 1200000 -rc_init_occupancy 1200000 -top 1 -c:a pcm_s16le -f mxf_d10
 gen mxf dnxhr_opatom.mxf enc:dnxhd mux:mxf_opatom -- \
 	"${LAVFI[@]}" "$(vsrc 256x144 0.12)" -c:v dnxhd -profile:v dnxhr_lb -pix_fmt yuv422p -f mxf_opatom
-# 0.43 s: ten packets of 1920 samples and a last one of 1440.
+# 0.43 s, padded by the muxer to 0.44 s; no index segment: ffmpeg's reader
+# makes one up (one sample frame per edit unit, 1920 per packet).
 gen mxf pcm_opatom.mxf mux:mxf_opatom -- "${LAVFI[@]}" "$(mono 48000 0.43)" -c:a pcm_s16le -f mxf_opatom
 
 # ---------------------------------------------------------------- ASF

@@ -48,7 +48,8 @@ pub mod riff;
         feature = "dff",
         feature = "wavpack",
         feature = "ape",
-        feature = "musepack"
+        feature = "musepack",
+        feature = "mxf"
     )
 ))]
 mod test_drain;

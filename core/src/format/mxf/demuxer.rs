@@ -130,6 +130,7 @@ impl MxfDemuxer {
         at: u64,
         len: u64,
         key_at: u64,
+        truncated: bool,
     ) -> Result<Packet<'s>> {
         let (channels, bits) = self.streams.get(i).map_or((0, 0), |s| (s.info.channels, s.info.bits));
         let n = aes3::convert(src, at, len, channels, bits)?;
@@ -138,7 +139,10 @@ impl MxfDemuxer {
         let data = src.joined(n)?;
         Ok(Packet::joined(i, Some(key_at), data)
             .with_times(pts, dts, Some(duration))
-            .with_flags(PacketFlags::keyframe(true)))
+            .with_flags(PacketFlags {
+                truncated,
+                ..PacketFlags::keyframe(true)
+            }))
     }
 
     /// The stream an essence element of track number `number` belongs to.
@@ -164,9 +168,13 @@ impl MxfDemuxer {
                 u64::from(bytes) * per_packet(u64::from(rate.0), u64::from(rate.1))
             }
             (_, Some((bytes, _, _))) => u64::from(bytes),
+            // ffmpeg's stand-in index (`mxf_handle_missing_index_segment`):
+            // PCM edit units of one sample frame at the sample rate, else
+            // the element split evenly over the track's duration.
             (false, None) if s.info.block_align > 0 && s.info.sample_rate > 0 => {
                 u64::from(s.info.block_align) * per_packet(u64::from(s.info.sample_rate), 1)
             }
+            (true, None) if s.info.duration > 0 && len % s.info.duration == 0 => len / s.info.duration,
             _ => len,
         }
     }
@@ -268,11 +276,15 @@ impl FormatDemuxer for MxfDemuxer {
                 full = true;
                 return false;
             }
+            // ffmpeg reads OP-Atom essence as clip-wrapped whatever its
+            // container label says (ffmpeg's OP-Atom muxer labels PCM
+            // frame-wrapped and writes one element).
+            let mut info = found.info;
+            if header.op_atom {
+                info.wrapping = Wrapping::Clip;
+            }
             if ctx.add_track(found.track, region.start).is_some() {
-                let _ = streams.push(Stream {
-                    info: found.info,
-                    count: 0,
-                });
+                let _ = streams.push(Stream { info, count: 0 });
             }
             true
         })?;
@@ -350,8 +362,9 @@ impl FormatDemuxer for MxfDemuxer {
                 return Err(Error::truncated(k.at, &CUT));
             }
             let video = self.streams.get(i).is_some_and(|s| s.info.video);
-            if !video && !cut && aes3::is_d10_sound(&k.key) {
-                return self.d10_sound(src, i, k.value_at, size, k.at).map(Some);
+            if !video && aes3::is_d10_sound(&k.key) {
+                self.cut = cut;
+                return self.d10_sound(src, i, k.value_at, size, k.at, cut).map(Some);
             }
             self.cut = cut;
             return self.emit(src, i, k.value_at, size, cut, Some(k.at)).map(Some);

@@ -67,6 +67,8 @@ pub(crate) struct StreamInfo {
     pub channels: u16,
     pub bits: u16,
     pub codec: Codec,
+    /// Duration of the material track in edit units, 0 when unknown.
+    pub duration: u64,
 }
 
 /// A stream found in the metadata: the public track and the walk's facts.
@@ -285,5 +287,6 @@ fn describe<S: Source>(
             (u64::from(sample_rate) * u64::from(channels) * u64::from(bits)).min(u64::from(u32::MAX)) as u32;
     }
     info.codec = track.codec;
+    info.duration = duration.unwrap_or(0);
     Ok(Found { track, info })
 }

@@ -46,6 +46,8 @@ pub(crate) struct Partition {
     pub footer: u64,
     /// The offset after the pack's KLV.
     pub end: u64,
+    /// The operational pattern is OP-Atom (ST 390: label byte 12 0x10).
+    pub op_atom: bool,
 }
 
 /// Whether `key` is a partition pack; its kind byte (2 header, 3 body,
@@ -87,6 +89,7 @@ fn pack<S: Source>(src: &mut S, k: &Klv, len: u64) -> Result<Option<Partition>> 
         return Ok(None);
     }
     let f: [u8; 32] = src.array(k.value_at)?;
+    let op: [u8; 16] = src.array(k.value_at + 64)?;
     let u64_at = |i: usize| f.get(i..i + 8).map_or(0, klv::be);
     Ok(Some(Partition {
         at: k.at,
@@ -94,6 +97,7 @@ fn pack<S: Source>(src: &mut S, k: &Klv, len: u64) -> Result<Option<Partition>> 
         previous: u64_at(16),
         footer: u64_at(24),
         end: k.end(),
+        op_atom: op[12] == 0x10,
     }))
 }
 
