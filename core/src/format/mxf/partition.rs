@@ -174,6 +174,7 @@ fn segments_after<S: Source>(
             return Ok(());
         };
         if k.end() > len {
+            diags.report("mxf.index-cut", k.at);
             return Ok(());
         }
         if is_index(&k.key) {
