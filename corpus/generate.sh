@@ -306,6 +306,39 @@ python3 "$CORPUS/dsd.py" files
 # ffmpeg writes neither: apempc.py builds them (deterministic, no ffmpeg).
 python3 "$CORPUS/apempc.py" files
 
+# ---------------------------------------------------------------- MXF
+# OP1a (-f mxf: frame-wrapped, index table in the footer), D-10 (-f
+# mxf_d10: 30 Mb/s MPEG-2 422P@ML I-frames at 720x608 and AES3 sound
+# elements; noise keeps the frames above the CBR size, which the encoder
+# would otherwise stuff past its limit) and OP-Atom (-f mxf_opatom: one
+# clip-wrapped track per file, CBR index). DNxHR LB is the only VC-3
+# profile at a small size; DV and D-10 frames are 144 000 / 150 000 bytes,
+# so those files hold 2 frames.
+MXFV=(-c:v mpeg2video -b:v 300k -g 6 -bf 2 -pix_fmt yuv420p)
+gen mxf mpeg2_pcm.mxf enc:mpeg2video mux:mxf -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 0.4)" "${LAVFI[@]}" "$(stereo 48000 0.4)" "${MXFV[@]}" -c:a pcm_s16le -f mxf
+gen mxf h264_pcm24.mxf enc:libx264 mux:mxf -- \
+	"${LAVFI[@]}" "$(vsrc 160x120 0.4)" "${LAVFI[@]}" "$(stereo 48000 0.4)" \
+	-c:v libx264 -preset veryfast -g 6 -bf 2 -pix_fmt yuv420p -c:a pcm_s24le -f mxf
+gen mxf jpeg2000.mxf enc:jpeg2000 mux:mxf -- "${LAVFI[@]}" "$(vsrc 160x120 0.2)" -c:v jpeg2000 -f mxf
+gen mxf dv_pcm.mxf enc:dvvideo mux:mxf -- \
+	"${LAVFI[@]}" "$(vsrc 720x576 0.08)" "${LAVFI[@]}" "$(stereo 48000 0.08)" \
+	-c:v dvvideo -pix_fmt yuv420p -c:a pcm_s16le -f mxf
+gen mxf dnxhr_pcm.mxf enc:dnxhd mux:mxf -- \
+	"${LAVFI[@]}" "$(vsrc 256x144 0.2)" "${LAVFI[@]}" "$(mono 48000 0.2)" \
+	-c:v dnxhd -profile:v dnxhr_lb -pix_fmt yuv422p -c:a pcm_s16le -f mxf
+gen mxf d10.mxf enc:mpeg2video mux:mxf_d10 -- \
+	"${LAVFI[@]}" "$(vsrc 720x576 0.08),noise=alls=60:allf=t+u:all_seed=7,pad=720:608:0:32" \
+	"${LAVFI[@]}" "$(stereo 48000 0.08)" \
+	-c:v mpeg2video -pix_fmt yuv422p -g 0 -flags:v +ildct+low_delay -dc 10 -non_linear_quant 1 -intra_vlc 1 \
+	-qscale:v 1 -ps 1 -qmin 1 -qmax 12 -rc_max_vbv_use 1 -rc_min_vbv_use 1 -minrate 30000k -maxrate 30000k \
+	-b:v 30000k -bufsize 1200000 -rc_init_occupancy 1200000 -top 1 -c:a pcm_s16le -f mxf_d10
+gen mxf dnxhr_opatom.mxf enc:dnxhd mux:mxf_opatom -- \
+	"${LAVFI[@]}" "$(vsrc 256x144 0.12)" -c:v dnxhd -profile:v dnxhr_lb -pix_fmt yuv422p -f mxf_opatom
+# 0.43 s, padded by the muxer to 0.44 s; no index segment: ffmpeg's reader
+# makes one up (one sample frame per edit unit, 1920 per packet).
+gen mxf pcm_opatom.mxf mux:mxf_opatom -- "${LAVFI[@]}" "$(mono 48000 0.43)" -c:a pcm_s16le -f mxf_opatom
+
 # ---------------------------------------------------------------- ASF
 gen asf wmv2_wmav2.wmv enc:wmv2 enc:wmav2 -- \
 	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 44100 1)" \

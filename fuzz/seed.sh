@@ -35,6 +35,7 @@ declare -A FAMILIES=(
   [wavpack]="wv *.wv"
   [ape]="ape *.ape"
   [musepack]="mpc *.mpc"
+  [mxf]="mxf *.mxf"
   [mpegts]="mpegts *.ts *.m2ts"
   [mpegps]="mpegps *.mpg *.ps *.vob"
   [asf]="asf *.asf *.wma *.wmv"

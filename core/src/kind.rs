@@ -48,6 +48,8 @@ pub enum FormatKind {
     Musepack7,
     /// Musepack stream version 8 (`MPCK` packets).
     Musepack8,
+    /// MXF (SMPTE ST 377-1 header partition pack).
+    Mxf,
     /// Ogg (RFC 3533): Vorbis, Opus, Theora, FLAC, Speex.
     Ogg,
     /// Native FLAC (RFC 9639).
@@ -103,6 +105,7 @@ impl FormatKind {
             FormatKind::Ape => "ape",
             FormatKind::Musepack7 => "mpc",
             FormatKind::Musepack8 => "mpc8",
+            FormatKind::Mxf => "mxf",
             FormatKind::Ogg => "ogg",
             FormatKind::Flac => "flac",
             FormatKind::Mp3 => "mp3",
@@ -144,6 +147,7 @@ impl FormatKind {
             FormatKind::Ape => "Monkey's Audio",
             FormatKind::Musepack7 => "Musepack SV7",
             FormatKind::Musepack8 => "Musepack SV8",
+            FormatKind::Mxf => "MXF",
             FormatKind::Ogg => "Ogg",
             FormatKind::Flac => "FLAC",
             FormatKind::Mp3 => "MPEG audio",

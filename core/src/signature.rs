@@ -114,7 +114,7 @@ fn musepack7_version(head: &[u8]) -> bool {
 /// The formats found by magic bytes, in the order detection tries them.
 /// Formats found by a pattern (MPEG-TS sync bytes, MPEG-PS pack headers, a
 /// FLAC frame header) come after these, in [`crate::detect::detect`].
-pub(crate) static SIGNATURES: [Signature; 27] = [
+pub(crate) static SIGNATURES: [Signature; 28] = [
     Signature::new(FormatKind::Wav, cfg!(feature = "riff"), &[(0, b"RIFF"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"RF64"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"BW64"), (8, b"WAVE")]),
@@ -157,6 +157,12 @@ pub(crate) static SIGNATURES: [Signature; 27] = [
         ..Signature::new(FormatKind::Musepack7, cfg!(feature = "musepack"), &[(0, b"MP+")])
     },
     Signature::new(FormatKind::Musepack8, cfg!(feature = "musepack"), &[(0, b"MPCK")]),
+    // The header partition pack key (ST 377-1 §7.1), byte 7 (version) free.
+    Signature::new(
+        FormatKind::Mxf,
+        cfg!(feature = "mxf"),
+        &[(0, b"\x06\x0e\x2b\x34\x02\x05\x01"), (8, b"\x0d\x01\x02\x01\x01\x02")],
+    ),
     Signature::new(FormatKind::Ogg, cfg!(feature = "ogg"), &[(0, b"OggS\0")]),
     Signature::new(FormatKind::Flac, cfg!(feature = "flac"), &[(0, b"fLaC")]),
     Signature::new(FormatKind::Ivf, cfg!(feature = "ivf"), &[(0, b"DKIF"), (4, &[0, 0])]),

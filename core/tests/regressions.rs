@@ -240,6 +240,7 @@ fn kind_for(family: &str) -> Option<FormatKind> {
         "wv" => Some(FormatKind::WavPack),
         "ape" => Some(FormatKind::Ape),
         "mpc" => Some(FormatKind::Musepack7),
+        "mxf" => Some(FormatKind::Mxf),
         "ogg" => Some(FormatKind::Ogg),
         "flac" => Some(FormatKind::Flac),
         "mp3" => Some(FormatKind::Mp3),

@@ -55,6 +55,7 @@ pub const KINDS: &[FormatKind] = &[
     FormatKind::Ape,
     FormatKind::Musepack7,
     FormatKind::Musepack8,
+    FormatKind::Mxf,
     FormatKind::Ogg,
     FormatKind::Flac,
     FormatKind::Mp3,

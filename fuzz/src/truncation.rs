@@ -60,6 +60,12 @@ pub const KNOWN_TRUNCATION_EXCEPTIONS: &[&str] = &[
     // MPEG-4 Part 2 whose VOL header the end of the input cuts before its
     // time resolution: 25 fps, where a longer input times frames by the VOL.
     "m4v.unconfirmed-rate",
+    // MXF whose footer partition (where ffmpeg's OP1a muxer writes the
+    // index table) the end of the input cut off or into: video is timed
+    // by decode count, where the whole input has the temporal offsets
+    // (core/tests/truncation_exceptions.tsv: mxf/mpeg2_pcm.mxf).
+    "mxf.partition-missing",
+    "mxf.index-cut",
 ];
 
 /// Diagnostics that say a prefix cannot know its video keyframe flags: its

@@ -24,6 +24,7 @@
         feature = "wavpack",
         feature = "ape",
         feature = "musepack",
+        feature = "mxf",
         feature = "ogg",
         feature = "flac",
         feature = "mp3",
@@ -114,6 +115,9 @@ pub enum AnyDemuxer {
     /// Musepack SV7 and SV8.
     #[cfg(feature = "musepack")]
     Musepack(crate::format::musepack::MusepackDemuxer),
+    /// MXF.
+    #[cfg(feature = "mxf")]
+    Mxf(crate::format::mxf::MxfDemuxer),
     /// Ogg.
     #[cfg(feature = "ogg")]
     Ogg(crate::format::ogg::OggDemuxer),
@@ -199,6 +203,8 @@ macro_rules! dispatch {
             AnyDemuxer::Ape($d) => $e,
             #[cfg(feature = "musepack")]
             AnyDemuxer::Musepack($d) => $e,
+            #[cfg(feature = "mxf")]
+            AnyDemuxer::Mxf($d) => $e,
             #[cfg(feature = "ogg")]
             AnyDemuxer::Ogg($d) => $e,
             #[cfg(feature = "flac")]
@@ -272,6 +278,8 @@ impl AnyDemuxer {
             FormatKind::Ape => Ok(AnyDemuxer::Ape(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "musepack")]
             FormatKind::Musepack7 | FormatKind::Musepack8 => Ok(AnyDemuxer::Musepack(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "mxf")]
+            FormatKind::Mxf => Ok(AnyDemuxer::Mxf(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "ogg")]
             FormatKind::Ogg => Ok(AnyDemuxer::Ogg(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "flac")]

@@ -35,6 +35,8 @@ pub mod mp4;
 pub mod mpeg;
 #[cfg(feature = "musepack")]
 pub mod musepack;
+#[cfg(feature = "mxf")]
+pub mod mxf;
 #[cfg(feature = "ogg")]
 pub mod ogg;
 #[cfg(feature = "riff")]
@@ -46,7 +48,8 @@ pub mod riff;
         feature = "dff",
         feature = "wavpack",
         feature = "ape",
-        feature = "musepack"
+        feature = "musepack",
+        feature = "mxf"
     )
 ))]
 mod test_drain;

@@ -42,6 +42,7 @@ pub const FAMILIES: &[&str] = &[
     "wv",
     "ape",
     "mpc",
+    "mxf",
     "asf",
     "flv",
     "matroska",

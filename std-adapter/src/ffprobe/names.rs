@@ -32,6 +32,7 @@ pub fn format_long_name(kind: FormatKind) -> Option<&'static str> {
         FormatKind::Ape => "Monkey's Audio",
         FormatKind::Musepack7 => "Musepack",
         FormatKind::Musepack8 => "Musepack SV8",
+        FormatKind::Mxf => "MXF (Material eXchange Format)",
         FormatKind::Ogg => "Ogg",
         FormatKind::Flac => "raw FLAC",
         FormatKind::Mp3 => "MP2/3 (MPEG audio layer 2/3)",
