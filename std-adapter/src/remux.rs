@@ -640,27 +640,8 @@ pub fn remux_passes<S: Source, K: Sink>(
         muxer.reserve_index(bytes).map_err(RemuxError::Output)?;
     }
     let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
-    for (name, value) in input_tags(open) {
-        if muxer.add_tag(&name, &value).is_ok() {
-            report.tags += 1;
-        } else {
-            report.tags_dropped += 1;
-        }
-    }
+    add_tags_and_chapters(&mut muxer, open, format, &mut report);
     let start = start_us(&tracks);
-    // Matroska Chapters; MP4 and MOV a Nero `chpl` (not the fragmented
-    // and hybrid forms, whose `moov` goes out first).
-    if matches!(
-        format,
-        RemuxFormat::Matroska | RemuxFormat::WebM | RemuxFormat::Mp4 | RemuxFormat::Mov
-    ) {
-        for c in carry::input_chapters(open) {
-            match muxer.add_chapter(&c.as_mux()) {
-                Ok(()) => report.chapters += 1,
-                Err(_) => report.chapters_dropped += 1,
-            }
-        }
-    }
     // WebM has no Attachments (WebM container guidelines).
     let pictures = if format == RemuxFormat::Matroska {
         carry::input_pictures(open, &tracks)
@@ -692,6 +673,37 @@ pub fn remux_passes<S: Source, K: Sink>(
     report.bytes = sink.position();
     report.index_spilled = spill.len();
     Ok((sink, report))
+}
+
+/// The input's file-level tags and its chapters into `muxer`, counted in
+/// `report`: Matroska Chapters; MP4 and MOV a Nero `chpl` (not the
+/// fragmented and hybrid forms, whose `moov` goes out first). Both passes
+/// of `--faststart` add them, so the first one sizes the `moov` the second
+/// writes.
+fn add_tags_and_chapters<S: Source, K: Sink, B: AsMut<[u8]>, P: mediaslice::sink::SpillStore>(
+    muxer: &mut Muxer<K, B, P>,
+    open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
+    format: RemuxFormat,
+    report: &mut RemuxReport,
+) {
+    for (name, value) in input_tags(open) {
+        if muxer.add_tag(&name, &value).is_ok() {
+            report.tags += 1;
+        } else {
+            report.tags_dropped += 1;
+        }
+    }
+    if matches!(
+        format,
+        RemuxFormat::Matroska | RemuxFormat::WebM | RemuxFormat::Mp4 | RemuxFormat::Mov
+    ) {
+        for c in carry::input_chapters(open) {
+            match muxer.add_chapter(&c.as_mux()) {
+                Ok(()) => report.chapters += 1,
+                Err(_) => report.chapters_dropped += 1,
+            }
+        }
+    }
 }
 
 /// The file-level text tags of the input, as (name, value): the name
@@ -736,7 +748,9 @@ fn index_size_ahead<S: Source>(
     let mut muxer = Muxer::with_scratch(NullSink::new(), format.mux_format(), scratch)
         .map_err(RemuxError::Output)?
         .with_index_spill(&mut spill, index_memory(opts));
-    let map = declare_tracks(&mut muxer, tracks, &mut RemuxReport::default())?;
+    let mut report = RemuxReport::default();
+    let map = declare_tracks(&mut muxer, tracks, &mut report)?;
+    add_tags_and_chapters(&mut muxer, open, format, &mut report);
     let mut demuxer = open().map_err(RemuxError::Input)?;
     write_packets(&mut demuxer, &mut muxer, &map, start_us(tracks)).map_err(RemuxError::Output)?;
     let size = muxer.index_size_ahead().map_err(RemuxError::Output)?;

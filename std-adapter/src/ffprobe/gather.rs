@@ -136,9 +136,15 @@ pub fn probe_json_with<S: Source>(
 
 /// The chapters `probe --json --chapters` prints, ends filled as ffmpeg
 /// fills them (from the format's `start_time + duration`, so this probes
-/// the file as [`probe_json`] does), and the format's `start_time` in
-/// microseconds when it has one.
+/// the file as [`probe_json`] does, but only when there are chapters), and
+/// the format's `start_time` in microseconds when it has one (`None` when
+/// there are no chapters).
 pub fn probe_chapters<S: Source>(d: &mut Demuxer<S>) -> (Vec<super::chapters::ChapterEntry>, Option<i64>) {
+    // No chapters, no probe: the probe reads what the JSON needs (an MP4's
+    // whole `moov`, 10 MiB for a 2.5-hour recording) only for their ends.
+    if super::chapters::collect(d).is_empty() {
+        return (Vec::new(), None);
+    }
     let (tags, _) = ffprobe_tags(d);
     let timing = first_packets(d);
     let video = video_facts(d, &timing);
