@@ -14,6 +14,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// several.
 const MAX_IOV: usize = 16;
 
+/// Appends to a [`FileSink`] shorter than this (all parts together) are
+/// copied into its combining buffer; longer ones go out vectored, uncopied.
+const COMBINE_BELOW: usize = 64 << 10;
+
+/// The size of a [`FileSink`]'s combining buffer, allocated once per sink.
+const COMBINE_CAP: usize = 256 << 10;
+
 fn io_error(e: &std::io::Error, pos: u64) -> Error {
     Error::new(ErrorKind::Io(e.kind().into()), pos, &"the file or stream write failed")
 }
@@ -61,15 +68,26 @@ static TEMP_COUNTER: AtomicU32 = AtomicU32::new(0);
 /// existing file of that name stays whole until the new one replaces it in
 /// one rename. Dropped without a commit, the temporary file is removed.
 ///
-/// Appends go through the file's own position with `write`/`writev` (a
-/// header and a borrowed payload in one system call); patches are
-/// positioned writes (`pwrite`), which leave that position where it is.
-/// Nothing is buffered in user space, so [`Sink::flush`] has nothing to do.
-/// [`Sink::stats`] counts the system calls.
+/// Appends are combined: one shorter than 64 KiB (its parts together) is
+/// copied into a 256 KiB buffer, allocated once when the sink is made, and
+/// the buffer goes to the file in one `write` when the next append would
+/// overflow it. A longer append goes out uncopied, with the buffer ahead of
+/// it, in one `writev` through the file's own position. Patches of bytes
+/// still in the buffer rewrite the buffer; patches of bytes already in the
+/// file are positioned writes (`pwrite`), which leave that position where
+/// it is. [`Sink::flush`], [`FileSink::copy_from`] and
+/// [`FileSink::commit`] write the buffer out first; a sink dropped without
+/// a commit drops it with the temporary file. [`Sink::position`] counts the
+/// buffered bytes; [`Sink::stats`] counts the system calls made and the
+/// bytes they took.
 #[derive(Debug)]
 pub struct FileSink {
-    /// Appends go through the file's own position, as to any stream.
+    /// Appends go through the file's own position, as to any stream; its
+    /// position is the bytes that reached the file.
     stream: StreamSink<File>,
+    /// Appended bytes not yet written, which follow the stream's position;
+    /// its capacity is [`COMBINE_CAP`] and it never grows.
+    combine: Vec<u8>,
     target: PathBuf,
     temp: PathBuf,
     committed: bool,
@@ -99,6 +117,7 @@ impl FileSink {
                 Ok(file) => {
                     return Ok(FileSink {
                         stream: StreamSink::new(file),
+                        combine: Vec::with_capacity(COMBINE_CAP),
                         target,
                         temp,
                         committed: false,
@@ -125,12 +144,15 @@ impl FileSink {
     /// [`std::io::copy`], which on Linux hands a file-to-file copy to the
     /// kernel (`copy_file_range`, falling back to `sendfile`): the bytes
     /// do not pass through user space, and memory does not grow with
-    /// `len`. Moves `src`'s own position.
+    /// `len`. Moves `src`'s own position. Buffered appends are written
+    /// first.
     ///
     /// Errors: the read or write error; `UnexpectedEof` when `src` ends
     /// before `len` bytes.
     pub fn copy_from(&mut self, src: &File, start: u64, len: u64) -> std::io::Result<()> {
         use std::io::{Read, Seek, SeekFrom};
+        self.write_combined()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
         let mut reader = src;
         reader.seek(SeekFrom::Start(start))?;
         let n = std::io::copy(&mut reader.take(len), &mut self.stream.writer)?;
@@ -153,6 +175,8 @@ impl FileSink {
     /// Errors: the error of the sync or the rename; the temporary file is
     /// then removed and the target is as it was.
     pub fn commit(mut self) -> std::io::Result<()> {
+        self.write_combined()
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
         self.stream.writer.sync_all()?;
         std::fs::rename(&self.temp, &self.target)?;
         self.committed = true;
@@ -160,6 +184,16 @@ impl FileSink {
         if let Ok(d) = File::open(dir.unwrap_or(Path::new("."))) {
             // Best effort: some systems cannot sync a folder.
             let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Writes the combining buffer to the file (one `write`, more only on
+    /// a short write) and empties it.
+    fn write_combined(&mut self) -> Result<()> {
+        if !self.combine.is_empty() {
+            self.stream.write_vectored(&[&self.combine])?;
+            self.combine.clear();
         }
         Ok(())
     }
@@ -175,15 +209,39 @@ impl Drop for FileSink {
 
 impl Sink for FileSink {
     fn position(&self) -> u64 {
-        self.stream.pos
+        self.stream.pos + self.combine.len() as u64
     }
 
     fn write_all(&mut self, data: &[u8]) -> Result<()> {
-        self.stream.write_all(data)
+        self.write_vectored(&[data])
     }
 
     fn write_vectored(&mut self, parts: &[&[u8]]) -> Result<()> {
-        self.stream.write_vectored(parts)
+        let total = parts.iter().fold(0usize, |n, p| n.saturating_add(p.len()));
+        if total < COMBINE_BELOW {
+            if self.combine.len() + total > self.combine.capacity() {
+                self.write_combined()?;
+            }
+            for part in parts {
+                self.combine.extend_from_slice(part);
+            }
+            return Ok(());
+        }
+        if self.combine.is_empty() || parts.len() >= MAX_IOV {
+            self.write_combined()?;
+            return self.stream.write_vectored(parts);
+        }
+        // The buffer and the long append in one `writev`.
+        let mut all: [&[u8]; MAX_IOV] = [&[]; MAX_IOV];
+        for (slot, part) in all
+            .iter_mut()
+            .zip(core::iter::once(self.combine.as_slice()).chain(parts.iter().copied()))
+        {
+            *slot = part;
+        }
+        self.stream.write_vectored(all.get(..=parts.len()).unwrap_or(&[]))?;
+        self.combine.clear();
+        Ok(())
     }
 
     fn can_patch(&self) -> bool {
@@ -191,7 +249,24 @@ impl Sink for FileSink {
     }
 
     fn patch_at(&mut self, pos: u64, data: &[u8]) -> Result<()> {
-        check_patch(pos, data.len(), self.stream.pos)?;
+        check_patch(pos, data.len(), self.position())?;
+        // The bytes before `flushed` are in the file, the rest in the buffer.
+        let flushed = self.stream.pos;
+        let in_file = usize::try_from(flushed.saturating_sub(pos))
+            .unwrap_or(usize::MAX)
+            .min(data.len());
+        let (data, buffered) = data.split_at(in_file);
+        if !buffered.is_empty() {
+            let at = usize::try_from((pos + in_file as u64) - flushed).unwrap_or(usize::MAX);
+            self.combine
+                .get_mut(at..at.saturating_add(buffered.len()))
+                .ok_or(Error::new(
+                    ErrorKind::InvalidArgument,
+                    pos,
+                    &"sink patch: range reaches past the bytes written",
+                ))?
+                .copy_from_slice(buffered);
+        }
         let stats = &mut self.stream.stats;
         let mut done = 0usize;
         while let Some(rest) = data.get(done..).filter(|r| !r.is_empty()) {
@@ -211,10 +286,10 @@ impl Sink for FileSink {
         Ok(())
     }
 
-    /// Nothing to do: a file sink buffers nothing in user space (see
-    /// [`FileSink::commit`] for durability).
+    /// Writes the combining buffer to the file (see [`FileSink::commit`]
+    /// for durability).
     fn flush(&mut self) -> Result<()> {
-        Ok(())
+        self.write_combined()
     }
 
     fn stats(&self) -> SinkStats {
@@ -291,5 +366,89 @@ impl<W: Write> Sink for StreamSink<W> {
 
     fn stats(&self) -> SinkStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used)]
+    use super::*;
+
+    /// Appends `parts` to the sink and to the model.
+    fn append(s: &mut FileSink, model: &mut Vec<u8>, parts: &[&[u8]]) {
+        s.write_vectored(parts).unwrap();
+        for p in parts {
+            model.extend_from_slice(p);
+        }
+        assert_eq!(s.position(), model.len() as u64);
+    }
+
+    /// Patches the sink and the model at `pos`.
+    fn patch(s: &mut FileSink, model: &mut [u8], pos: usize, data: &[u8]) {
+        s.patch_at(pos as u64, data).unwrap();
+        model[pos..pos + data.len()].copy_from_slice(data);
+    }
+
+    /// Bytes that differ from packet to packet.
+    fn packet(n: usize, len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 31 + n * 7) as u8).collect()
+    }
+
+    #[test]
+    fn combined_writes_give_the_bytes_of_the_same_operations_on_a_vec() {
+        let dir = std::env::temp_dir().join(format!("mediaslice-combine-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let src_path = dir.join("src.bin");
+        let src_bytes = packet(99, 300_000);
+        std::fs::write(&src_path, &src_bytes).unwrap();
+        let src = File::open(&src_path).unwrap();
+
+        let mut s = FileSink::create(dir.join("out.bin")).unwrap();
+        let mut model = Vec::new();
+        // 400 small appends (header and payload): the buffer fills and is
+        // written more than once.
+        for n in 0..400 {
+            append(&mut s, &mut model, &[b"hdr:", &packet(n, 956)]);
+        }
+        // 273 appends of 960 bytes fit in the buffer, the 274th writes it.
+        let written = s.stream.pos as usize;
+        assert_eq!((written, s.stats().writes), (273 * 960, 1));
+        // A patch in the file, one in the buffer, one across the boundary.
+        patch(&mut s, &mut model, 10, b"in-file");
+        let len = model.len();
+        patch(&mut s, &mut model, len - 20, b"in-buffer");
+        patch(&mut s, &mut model, written - 3, b"across");
+        assert_eq!(s.stream.pos as usize, written, "patches write nothing out");
+        // A large append goes out with the buffer ahead of it.
+        let writes = s.stats().writes;
+        append(&mut s, &mut model, &[b"big:", &packet(1, 100_000)]);
+        assert_eq!(s.stats().writes, writes + 1);
+        assert_eq!(s.stream.pos as usize, model.len());
+        for n in 0..10 {
+            append(&mut s, &mut model, &[&packet(n, 500)]);
+        }
+        // copy_from writes the buffer out first.
+        s.copy_from(&src, 1000, 200_000).unwrap();
+        model.extend_from_slice(&src_bytes[1000..201_000]);
+        assert_eq!(s.position(), model.len() as u64);
+        append(&mut s, &mut model, &[b"tail", &packet(3, 70)]);
+        let len = model.len();
+        patch(&mut s, &mut model, len - 70, b"patched tail");
+        patch(&mut s, &mut model, 200, b"patched head");
+        assert!(s.patch_at(len as u64 - 2, b"abc").is_err());
+        let before = s.stats();
+        s.flush().unwrap();
+        assert_eq!(s.stats().writes, before.writes + 1);
+        assert_eq!(s.stats().patches, 5);
+        assert_eq!(std::fs::read(s.temp_path()).unwrap(), model);
+        s.flush().unwrap();
+        assert_eq!(s.stats().writes, before.writes + 1, "an empty buffer writes nothing");
+        // Bytes buffered at the commit reach the target.
+        append(&mut s, &mut model, &[b"last"]);
+        let target = s.target().to_path_buf();
+        s.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), model);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -34,8 +34,12 @@ fn file_sink_writes_patches_and_commits_over_the_target() {
     s.write_all(b"tail").unwrap();
     assert_eq!(s.position(), 17);
     assert_eq!(s.patch_at(15, b"xyz").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    // The appends are combined in user space, the patch rewrites the
+    // buffer: nothing reaches the file before the flush, then one write.
+    assert_eq!(s.stats().writes, 0);
+    s.flush().unwrap();
     let st = s.stats();
-    assert_eq!((st.bytes_written, st.patches, st.seeks), (21, 1, 0));
+    assert_eq!((st.bytes_written, st.writes, st.patches, st.seeks), (17, 1, 1, 0));
     // Until the commit, the target is the old file, whole.
     assert_eq!(std::fs::read(&target).unwrap(), b"old contents");
     assert_eq!(std::fs::read(s.temp_path()).unwrap(), b"HEAD[payload]tail");
