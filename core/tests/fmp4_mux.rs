@@ -629,3 +629,104 @@ fn check_mfra(name: &str, file: &[u8]) {
         assert_eq!(f & 0x1_0000, 0, "{name}: entry {i} is a sync sample");
     }
 }
+
+/// A sink that records its position at every flush.
+struct FlushLog<K> {
+    inner: K,
+    flushed_at: Vec<u64>,
+}
+
+impl<K: mediaslice::Sink> mediaslice::Sink for FlushLog<K> {
+    fn position(&self) -> u64 {
+        self.inner.position()
+    }
+    fn write_all(&mut self, data: &[u8]) -> mediaslice::Result<()> {
+        self.inner.write_all(data)
+    }
+    fn write_vectored(&mut self, parts: &[&[u8]]) -> mediaslice::Result<()> {
+        self.inner.write_vectored(parts)
+    }
+    fn can_patch(&self) -> bool {
+        self.inner.can_patch()
+    }
+    fn patch_at(&mut self, pos: u64, data: &[u8]) -> mediaslice::Result<()> {
+        self.inner.patch_at(pos, data)
+    }
+    fn flush(&mut self) -> mediaslice::Result<()> {
+        self.flushed_at.push(self.inner.position());
+        self.inner.flush()
+    }
+    fn stats(&self) -> mediaslice::SinkStats {
+        self.inner.stats()
+    }
+}
+
+/// A recorder killed after a fragment (a Matroska Cluster) closed loses at
+/// most the open one, also on a sink that combines small writes (the std
+/// file sink): the muxer flushes the sink as each one closes, at the
+/// position where the next begins. 20 s of a synthetic camera (video at 30
+/// fps, a keyframe a second, AAC), fragments of 2 s, Clusters of 5 s.
+#[test]
+fn each_closed_fragment_and_cluster_is_flushed() {
+    let ([video, audio], avcc, asc) = camera_tracks();
+    let payload = vec![0x55u8; 40_000];
+    for (format, unit) in [
+        (FMP4, &b"moof"[..]),
+        (MuxFormat::Matroska, &[0x1f, 0x43, 0xb6, 0x75][..]),
+    ] {
+        let mut out = vec![0u8; 32 << 20];
+        let sink = FlushLog {
+            inner: SliceSink::new(&mut out),
+            flushed_at: Vec::new(),
+        };
+        let mut m = Muxer::with_scratch(sink, format, vec![0u8; SCRATCH]).unwrap();
+        m.add_track(&TrackSpec::new(&video).with_config(&avcc)).unwrap();
+        m.add_track(&TrackSpec::new(&audio).with_config(&asc)).unwrap();
+        m.write_header().unwrap();
+        let mut a = 0i64;
+        for f in 0..30 * 20 {
+            let t = f as i64 * 3000;
+            let size = if f % 30 == 0 {
+                30_000
+            } else {
+                4_000 + (f * 37 % 3000) as usize
+            };
+            let p = Packet::contiguous(0, 0, &payload[..size]).with_times(Some(t), Some(t), Some(3000));
+            let p = Packet {
+                flags: mediaslice::PacketFlags {
+                    keyframe: f % 30 == 0,
+                    ..Default::default()
+                },
+                ..p
+            };
+            m.write_packet(&p).unwrap();
+            while a * 1024 * 90_000 <= t * 48_000 {
+                let p =
+                    Packet::contiguous(1, 0, &payload[..400]).with_times(Some(a * 1024), Some(a * 1024), Some(1024));
+                m.write_packet(&p).unwrap();
+                a += 1;
+            }
+        }
+        let sink = m.finish().unwrap();
+        let written = sink.inner.written();
+        // Where each fragment (its moof's header) or Cluster starts.
+        let back = if format == FMP4 { 4 } else { 0 };
+        let starts: Vec<u64> = written
+            .windows(unit.len())
+            .enumerate()
+            .filter(|(_, w)| *w == unit)
+            .map(|(i, _)| (i - back) as u64)
+            .collect();
+        assert!(starts.len() >= 4, "{format:?}: {} units", starts.len());
+        for s in &starts[1..] {
+            // A fragment may follow a `free` box of reserved room: the
+            // flush is at the end of the previous unit, at most a few KiB
+            // before the next one's header.
+            assert!(
+                sink.flushed_at.iter().any(|&f| f <= *s && f + 4096 > *s),
+                "{format:?}: no flush before the unit at {s}: {:?}",
+                sink.flushed_at
+            );
+        }
+    }
+}

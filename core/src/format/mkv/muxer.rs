@@ -253,6 +253,10 @@ impl MkvMuxer {
                 })?;
                 sink.patch_at(c.start + 4, &v)?;
             }
+            // A closed Cluster reaches the sink's destination (a sink that
+            // combines small writes writes them out): a recorder that is
+            // killed loses at most the open one.
+            sink.flush()?;
         }
         Ok(())
     }

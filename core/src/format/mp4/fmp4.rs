@@ -468,7 +468,10 @@ impl Fmp4Muxer {
         self.stats.most_samples = self.stats.most_samples.max(samples);
         self.stats.most_payload = self.stats.most_payload.max(o.payload);
         self.stats.last_fragment = (start, sink.position());
-        Ok(())
+        // A closed fragment reaches the sink's destination (a sink that
+        // combines small writes writes them out): a recorder that is
+        // killed loses at most the open fragment.
+        sink.flush()
     }
 
     /// Offers the fragment `f` whose `moof` is at `moof` to the `mfra`
