@@ -10,7 +10,7 @@
 //! the new `moov` as the pieces of a plan, every container's size computed
 //! again from what it holds (ISO/IEC 14496-12 §4.2). The memory of an edit
 //! is the skeleton's, not the `moov`'s: the 10 MiB `moov` of a 4.5 GiB
-//! camera file (716,810 samples) is a skeleton of 1.5 KiB.
+//! camera file (716,810 samples) is a skeleton of 25 KB.
 
 use super::mp4_box::{box_at, box_header, children, BoxAt};
 use super::mp4_offsets::Table;
