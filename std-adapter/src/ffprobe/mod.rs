@@ -14,6 +14,7 @@ pub mod facts;
 pub mod gather;
 pub mod mkv;
 pub mod mp4;
+mod mp4_moov;
 pub mod names;
 pub mod probe;
 pub mod programs;

@@ -28,10 +28,11 @@
 //!   of the last track when it is AAC (`start_pad`), so its `start_time`
 //!   moves by them.
 
+use super::mp4_moov;
 use mediaslice::Source;
 
-/// The most `moov` bytes read.
-const MAX_MOOV: u64 = 64 << 20;
+/// The most `moof` bytes read in all.
+const MAX_MOOFS: u64 = 64 << 20;
 /// The most bytes of one `moof` read.
 const MAX_MOOF: u64 = 4 << 20;
 /// The most top-level boxes looked at after a fragmented file's `moov`
@@ -266,9 +267,8 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
         if &kind == b"ftyp" {
             isom = head.get(8..12) != Some(b"qt  ");
         } else if &kind == b"moov" && moov.is_none() {
-            let body_len = (size - hl).min(len.saturating_sub(off + hl)).min(MAX_MOOV);
-            let mut body = vec![0u8; usize::try_from(body_len).ok()?];
-            src.read_exact_at(off + hl, &mut body).ok()?;
+            let body_len = (size - hl).min(len.saturating_sub(off + hl));
+            let body = mp4_moov::read(src, off + hl, body_len);
             let mut m = Moov {
                 isom,
                 ..Moov::default()
@@ -287,7 +287,7 @@ pub fn read<S: Source>(src: &mut S) -> Option<Moov> {
             parse_sidx(&body, m);
         } else if let (b"moof", Some(m)) = (&kind, moov.as_mut()) {
             let body_len = size - hl;
-            if body_len > MAX_MOOF || moof_bytes + body_len > MAX_MOOV {
+            if body_len > MAX_MOOF || moof_bytes + body_len > MAX_MOOFS {
                 return moov.map(Moov::without_fragments);
             }
             moof_bytes += body_len;
@@ -633,24 +633,11 @@ fn parse_trak(b: &[u8], isom: bool, t: &mut Trak) {
                 }
             }
             b"stsd" => sample_entries(body, t),
-            b"stsz" => {
-                let (size, count) = (be32(body, 4).unwrap_or(0), be32(body, 8).unwrap_or(0));
-                t.data_size = if size != 0 {
-                    u64::from(size) * u64::from(count)
-                } else {
-                    (0..count as usize)
-                        .map_while(|i| be32(body, 12 + 4 * i))
-                        .map(u64::from)
-                        .sum()
-                };
-            }
-            b"stts" => {
-                let count = be32(body, 4).unwrap_or(0) as usize;
-                let entry = |i: usize| (be32(body, 8 + 8 * i).unwrap_or(0), be32(body, 12 + 8 * i).unwrap_or(0));
-                t.stts_head = (count as u32, [entry(0), entry(1)]);
-                t.stts_duration = (0..count)
-                    .map_while(|i| Some(u64::from(be32(body, 8 + 8 * i)?) * u64::from(be32(body, 12 + 8 * i)?)))
-                    .sum();
+            &mp4_moov::SIZES => t.data_size = be64(body, 0).unwrap_or(0),
+            &mp4_moov::TIMES => {
+                let v = |at: usize| be32(body, at).unwrap_or(0);
+                t.stts_head = (v(0), [(v(4), v(8)), (v(12), v(16))]);
+                t.stts_duration = be64(body, 20).unwrap_or(0);
             }
             _ => {}
         }
