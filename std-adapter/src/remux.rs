@@ -392,9 +392,13 @@ pub fn prepare_tracks<S: Source>(
                 config = xiph_lace(&headers);
             }
         }
-        let skip = track
-            .attached_picture
-            .then_some("an attached picture (cover art); Matroska stores it as an attachment, this target does not");
+        let skip = if track.attached_picture {
+            Some("an attached picture (cover art); Matroska stores it as an attachment, this target does not")
+        } else if track.codec == Codec::BinData {
+            Some("binary data (bin_data): a QuickTime chapter track, whose titles go out as chapters, or data no target carries")
+        } else {
+            None
+        };
         out.push(PreparedTrack {
             track,
             config,

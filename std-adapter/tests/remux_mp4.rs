@@ -197,8 +197,9 @@ fn faststart_puts_moov_first_with_the_same_packets() {
     }
 }
 
-/// File-level tags go into `udta/meta/ilst` as ffmpeg writes them for MP4:
-/// ffprobe shows the same format tags (the writer's `encoder` aside).
+/// File-level tags go into `udta/meta/ilst` as ffmpeg writes them for MP4,
+/// and into QuickTime's `udta` text atoms for MOV: ffprobe shows the same
+/// format tags (the writer's `encoder` aside).
 #[test]
 fn tags_are_carried_as_ffmpeg_carries_them() {
     if !have("ffmpeg") || !have("ffprobe") {
@@ -207,13 +208,106 @@ fn tags_are_carried_as_ffmpeg_carries_them() {
     }
     let dir = temp_dir("remux_mp4_tags");
     for name in ["mp3/cbr_id3v2_id3v1.mp3", "mp4/h264_aac_tags.mp4"] {
-        let input = corpus_dir().join("files").join(name);
-        let (ours, theirs) = (dir.join("ours.mp4"), dir.join("theirs.mp4"));
-        let r = remux_file(&input, &ours, &RemuxOptions::default()).unwrap();
-        assert!(r.tags >= 5, "{name}: {} tags", r.tags);
-        ffmpeg_copy(&input, &theirs);
-        let t = format_tags(&ours);
-        assert!(t.iter().any(|(k, _)| k == "title"), "{name}: {t:?}");
-        assert_eq!(t, format_tags(&theirs), "{name}");
+        for ext in ["mp4", "mov"] {
+            let input = corpus_dir().join("files").join(name);
+            let (ours, theirs) = (dir.join(format!("ours.{ext}")), dir.join(format!("theirs.{ext}")));
+            let r = remux_file(&input, &ours, &RemuxOptions::default()).unwrap();
+            assert!(r.tags >= 5, "{name}: {} tags", r.tags);
+            ffmpeg_copy(&input, &theirs);
+            let t = format_tags(&ours);
+            assert!(t.iter().any(|(k, _)| k == "title"), "{name} {ext}: {t:?}");
+            assert_eq!(t, format_tags(&theirs), "{name} {ext}");
+        }
+    }
+}
+
+/// A QuickTime chapter track (ffmpeg's `-map_chapters` writes one, as do
+/// audiobooks): ffprobe shows it as a `bin_data` data stream with no
+/// packets, and so do we (the library: `TrackKind::Data`, `Codec::BinData`,
+/// no packets); remuxing the file leaves that stream out with a note and
+/// carries its chapters, to MP4, MOV and Matroska (it failed on the
+/// stream's codec before).
+#[test]
+fn a_quicktime_chapter_track_is_data_and_its_chapters_are_carried() {
+    if !have("ffmpeg") || !have_ffprobe() {
+        println!("ffmpeg or ffprobe not installed: skipped");
+        return;
+    }
+    let dir = temp_dir("remux_qt_chapter_track");
+    let meta = dir.join("meta.txt");
+    std::fs::write(
+        &meta,
+        ";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=400\ntitle=One\n\
+         [CHAPTER]\nTIMEBASE=1/1000\nSTART=400\nEND=1000\ntitle=Two\n",
+    )
+    .unwrap();
+    let input = dir.join("in.mov");
+    let made = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(corpus_dir().join("files/mp4/h264_aac.mp4"))
+        .arg("-i")
+        .arg(&meta)
+        .args([
+            "-map",
+            "0",
+            "-map_chapters",
+            "1",
+            "-c",
+            "copy",
+            "-metadata",
+            "comment=C",
+        ])
+        .arg(&input)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let streams = |args: &[&str], path: &Path, bin: &str| -> Vec<(String, String)> {
+        let out = Command::new(bin).args(args).arg(path).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["streams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["codec_type"].as_str().unwrap().to_owned(),
+                    s["codec_name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let ours = streams(&["probe", "--json"], &input, env!("CARGO_BIN_EXE_mediaslice"));
+    let theirs = streams(&["-v", "error", "-show_streams", "-of", "json"], &input, "ffprobe");
+    assert_eq!(ours, theirs);
+    assert_eq!(ours[2], ("data".to_owned(), "bin_data".to_owned()));
+    // The comment is in both `©des` and `©cmt`; ffmpeg reads only `©cmt`.
+    let tags = |args: &[&str], bin: &str| -> serde_json::Value {
+        let out = Command::new(bin).args(args).arg(&input).output().unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["format"]["tags"].clone()
+    };
+    let want = tags(&["-v", "error", "-show_format", "-of", "json"], "ffprobe");
+    assert_eq!(want["comment"], "C");
+    assert_eq!(tags(&["probe", "--json"], env!("CARGO_BIN_EXE_mediaslice")), want);
+    // No packets from the chapter track, here or in ffprobe.
+    let bytes = std::fs::read(&input).unwrap();
+    assert_eq!(our_count(&bytes).unwrap(), ffprobe_count(&input).0);
+    for ext in ["mp4", "mov", "mkv"] {
+        let out = dir.join(format!("out.{ext}"));
+        let r = remux_file(&input, &out, &RemuxOptions::default()).unwrap();
+        assert_eq!((r.tracks, r.chapters), (2, 2), "{ext}");
+        assert_eq!(r.skipped.len(), 1, "{ext}: {:?}", r.skipped);
+        let o = Command::new("ffprobe")
+            .args(["-v", "error", "-show_chapters", "-of", "json"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let titles: Vec<&str> = v["chapters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["tags"]["title"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(titles, ["One", "Two"], "{ext}");
     }
 }

@@ -574,7 +574,6 @@ fn udta_key(k: &[u8; 4]) -> Option<&'static str> {
         b"\xA9gen" => "genre",
         b"\xA9wrt" => "composer",
         b"\xA9too" => "encoder",
-        b"\xA9des" => "description",
         _ => return None,
     })
 }

@@ -65,12 +65,21 @@ pub(super) struct Mp4Track {
     /// Raw decode time after the last sample delivered (fragments continue
     /// from it when a `traf` has no `tfdt`).
     pub(super) next_dts: i64,
+    /// The QuickTime chapter track (not video): its samples are chapter
+    /// titles, never packets (see [`Mp4Demuxer::hide_chapter_track`]).
+    #[cfg(feature = "chapters")]
+    pub(super) hidden: bool,
 }
 
 impl Mp4Track {
     /// Makes `s` the track's next sample.
     #[inline]
     pub(super) fn set_pending(&mut self, s: Option<Sample>) {
+        #[cfg(feature = "chapters")]
+        if self.hidden {
+            self.pending = None;
+            return;
+        }
         #[cfg(feature = "mp4-windows")]
         if let Some(s) = &s {
             self.pending_us = self.dts_us(s);
@@ -192,6 +201,30 @@ impl Mp4Demuxer {
 }
 
 impl Mp4Demuxer {
+    /// The track a `tref/chap` names, when it is not video, is a data track
+    /// (`bin_data`) that gives no packets: its samples are the chapter
+    /// titles, read by [`super::chapter_track`]. ffmpeg's
+    /// `mov_read_chapters` does the same (codec type data, codec
+    /// `bin_data`, every packet discarded); a video chapter track (chapter
+    /// thumbnails) stays a video track.
+    #[cfg(feature = "chapters")]
+    fn hide_chapter_track(&mut self, ctx: &mut Context) {
+        let Some(t) = self
+            .chap_track
+            .and_then(|id| self.tracks.iter_mut().find(|t| t.track_id == id))
+        else {
+            return;
+        };
+        let Some(track) = ctx.tracks.get_mut(t.index) else {
+            return;
+        };
+        if track.kind != TrackKind::Video {
+            track.kind = TrackKind::Data;
+            track.codec = Codec::BinData;
+            t.hidden = true;
+        }
+    }
+
     /// Finds `covr` images in `ilst` and adds an attached-picture track for
     /// each, as ffmpeg does (`mov_read_covr`).
     fn find_covers<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<()> {
@@ -331,6 +364,8 @@ impl FormatDemuxer for Mp4Demuxer {
         if first_moof.is_some() {
             d.fragmented = true;
         }
+        #[cfg(feature = "chapters")]
+        d.hide_chapter_track(ctx);
         for t in d.tracks.iter_mut() {
             reset_cursor(src, t)?;
             if t.stsz_const != 0 {

@@ -146,9 +146,7 @@ pub fn write_moov<K: Sink>(
     if let Some(e) = failed.take() {
         return Err(e);
     }
-    if !m.qt {
-        super::muxer_tags::write_udta(&mut w, ctx)?;
-    }
+    super::muxer_tags::write_udta(&mut w, ctx, m.qt)?;
     w.close()?;
     w.flush()
 }

@@ -1,9 +1,13 @@
 //! File-level tags in an MP4 (`Muxer::add_tag`): `moov/udta/meta` with an
 //! `mdir` handler and an `ilst` of iTunes items, as ffmpeg's mov muxer
-//! writes them for the MP4 brands (QuickTime's `udta` text atoms for MOV are
-//! not written). Each item is an atom named by its four-character code
-//! holding one `data` box (type 1, UTF-8 text; type 0 for `trkn`/`disk`,
-//! the pair of 16-bit numbers ffmpeg writes). Chapters
+//! writes them for the MP4 brands. Each item is an atom named by its
+//! four-character code holding one `data` box (type 1, UTF-8 text; type 0
+//! for `trkn`/`disk`, the pair of 16-bit numbers ffmpeg writes). A
+//! QuickTime movie (`qt  `) gets QuickTime's `udta` text atoms instead
+//! (QuickTime File Format, "User data atoms"): `©nam`, `©ART`, ... each a
+//! 16-bit text length, a 16-bit packed language (`und`, as ffmpeg writes
+//! it) and the text, in the order and with the names ffmpeg's mov muxer
+//! uses (a comment goes in both `©des` and `©cmt`). Chapters
 //! (`Muxer::add_chapter`) go in a Nero `chpl` box in the same `udta`, as
 //! ffmpeg's mov muxer writes them (and its reader reads them): version 1,
 //! 4 reserved bytes, a count, then per chapter its start in 100 ns units
@@ -37,6 +41,44 @@ fn item(name: &str) -> Option<[u8; 4]> {
         .map(|&(_, code)| code)
 }
 
+/// The QuickTime `udta` text atoms, in the order ffmpeg writes them, and
+/// the tag each takes (ffprobe's names).
+const QT_ATOMS: [([u8; 4], &str); 14] = [
+    (*b"\xa9ART", "artist"),
+    (*b"\xa9nam", "title"),
+    (*b"\xa9aut", "author"),
+    (*b"\xa9alb", "album"),
+    (*b"\xa9day", "date"),
+    (*b"\xa9swr", "encoder"),
+    (*b"\xa9des", "comment"),
+    (*b"\xa9cmt", "comment"),
+    (*b"\xa9gen", "genre"),
+    (*b"\xa9cpy", "copyright"),
+    (*b"\xa9mak", "make"),
+    (*b"\xa9mod", "model"),
+    (*b"\xa9xyz", "location"),
+    (*b"\xa9key", "keywords"),
+];
+
+/// `und` as a packed ISO 639-2/T code (ISO/IEC 14496-12 §8.4.2.3).
+const UND: u16 = 0x55C4;
+
+/// The value of the first tag of `ctx` named `name` (ASCII case ignored).
+fn tag<'c>(ctx: &'c MuxContext, name: &str) -> Option<&'c str> {
+    ctx.tags
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+}
+
+/// Whether the QuickTime atom of `(code, name)` is written: not the
+/// writer's own `encoder` (as for MP4), and not an empty value.
+fn qt_atom<'c>(ctx: &'c MuxContext, (code, name): &([u8; 4], &str)) -> Option<([u8; 4], &'c str)> {
+    let v = tag(ctx, name).filter(|v| !v.is_empty() && *name != "encoder")?;
+    // The text length is 16 bits.
+    (v.len() <= usize::from(u16::MAX)).then_some((*code, v))
+}
+
 /// `n/total` (or `n`) as the 8-byte body of `trkn` (`disk` is 6 bytes):
 /// two zero bytes, the number, the total, and for `trkn` two zero bytes.
 fn pair(value: &str, trkn: bool) -> Option<([u8; 8], usize)> {
@@ -48,9 +90,14 @@ fn pair(value: &str, trkn: bool) -> Option<([u8; 8], usize)> {
     Some(([0, 0, a, b, c, d, 0, 0], if trkn { 8 } else { 6 }))
 }
 
-/// Whether `ctx` holds a tag that [`write_udta`] writes.
-fn any(ctx: &MuxContext) -> bool {
-    ctx.tags.iter().any(|(n, _)| item(n).is_some())
+/// Whether `ctx` holds a tag that [`write_udta`] writes (`qt`: for a
+/// QuickTime movie).
+fn any(ctx: &MuxContext, qt: bool) -> bool {
+    if qt {
+        QT_ATOMS.iter().any(|a| qt_atom(ctx, a).is_some())
+    } else {
+        ctx.tags.iter().any(|(n, _)| item(n).is_some())
+    }
 }
 
 /// The first `max` bytes of `s` or fewer, ending at a character boundary.
@@ -92,18 +139,28 @@ fn write_chpl<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext) -> Result<()>
 }
 
 /// Writes `udta` with the tags and chapters of `ctx` (nothing when there
-/// is no tag with an item and no chapter).
-pub(crate) fn write_udta<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext) -> Result<()> {
+/// is no tag with an item and no chapter); `qt`: a QuickTime movie's (text
+/// atoms, then `chpl`, in ffmpeg's order).
+pub(crate) fn write_udta<K: Sink>(w: &mut BoxWriter<'_, K>, ctx: &MuxContext, qt: bool) -> Result<()> {
     let chapters = has_chapters(ctx);
-    if !any(ctx) && !chapters {
+    if !any(ctx, qt) && !chapters {
         return Ok(());
     }
     w.open(b"udta")?;
+    if qt {
+        for (code, v) in QT_ATOMS.iter().filter_map(|a| qt_atom(ctx, a)) {
+            w.open(&code)?;
+            w.put(&u16::try_from(v.len()).unwrap_or(0).to_be_bytes())?;
+            w.put(&UND.to_be_bytes())?;
+            w.put(v.as_bytes())?;
+            w.close()?;
+        }
+    }
     #[cfg(feature = "chapters")]
     if chapters {
         write_chpl(w, ctx)?;
     }
-    if !any(ctx) {
+    if qt || !any(ctx, false) {
         return w.close();
     }
     w.open_full(b"meta", 0, 0)?;

@@ -23,7 +23,7 @@ pub(crate) fn atom_name(k: &[u8; 4]) -> Option<&'static str> {
         b"\xa9wrt" => "composer",
         b"\xa9too" | b"\xa9enc" | b"\xa9swr" => "encoder",
         b"\xa9cpy" | b"cprt" => "copyright",
-        b"desc" | b"\xa9des" => "description",
+        b"desc" => "description",
         b"ldes" => "synopsis",
         b"trkn" => "track",
         b"disk" => "disc",
