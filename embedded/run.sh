@@ -365,6 +365,10 @@ if [ "$SIZES" = 1 ]; then
   step "sizes per format family ($M4, opt-level s, LTO; no corpus; ReaderSource only)"
   families=$(sed -n 's/^formats *= *\[\(.*\)\].*/\1/p' "$HERE/Cargo.toml" | grep -o 'mediaslice/[a-z0-9_-]*' | sed 's,mediaslice/,,')
   first=$(echo "$families" | head -1)
+  # Readers left out of the all-formats image (docs/embedded.md says why),
+  # measured alone all the same. SIZES_ONLY="au mxf" limits the rows.
+  families="$families au tta dsf dff wavpack ape musepack mxf"
+  [ -n "${SIZES_ONLY:-}" ] && families=$SIZES_ONLY
   row() { # name elf
     local t r d
     t=$(section "$2" .text) r=$(section "$2" .rodata) d=$(section "$2" .data)
