@@ -14,7 +14,8 @@
 
 use mediaslice::codec::facts::{gcd, VideoFacts};
 use mediaslice::codec::image::{ImageFacts, ImageLayout};
-use mediaslice::{Codec, Track};
+use mediaslice::format::iff::PixelLayout;
+use mediaslice::{Codec, Source, Track, TrackKind};
 use serde_json::{Map, Value};
 
 /// ffmpeg's profile name for `codec`'s profile number.
@@ -237,6 +238,42 @@ pub fn insert_image(m: &mut Map<String, Value>, f: &ImageFacts) {
     }
     if let Some((n, d)) = f.sar {
         insert_aspect(m, (n, d), (f.width, f.height));
+    }
+}
+
+/// ffmpeg's name for an IFF picture's pixel layout (the `iff_ilbm`
+/// decoder's output on a little-endian machine).
+fn iff_pix_fmt(l: PixelLayout) -> &'static str {
+    match l {
+        PixelLayout::Pal8 => "pal8",
+        PixelLayout::Gray8 => "gray",
+        PixelLayout::Bgra => "bgra",
+        PixelLayout::Rgb0 => "rgb0",
+        PixelLayout::Rgba => "rgba",
+        PixelLayout::Rgb444Le => "rgb444le",
+        PixelLayout::Rgb24 => "rgb24",
+        PixelLayout::Argb => "argb",
+        PixelLayout::Abgr => "abgr",
+    }
+}
+
+/// An IFF stream as ffprobe shows it: a picture's `pix_fmt` and aspect
+/// from its header chunks; no start time (ffmpeg's `iff` demuxer sets
+/// none, and its one sound packet's time does not make one).
+pub fn insert_iff<S: Source>(m: &mut Map<String, Value>, t: &Track, src: &mut S) {
+    m.remove("start_pts");
+    m.remove("start_time");
+    if t.kind != TrackKind::Video {
+        return;
+    }
+    let Ok(Some(f)) = mediaslice::format::iff::picture_facts(src) else {
+        return;
+    };
+    if let Some(l) = f.layout {
+        m.insert("pix_fmt".into(), iff_pix_fmt(l).into());
+    }
+    if let Some(sar) = f.sar {
+        insert_aspect(m, sar, (t.width, t.height));
     }
 }
 
