@@ -79,3 +79,24 @@ fn the_ilbm_sample_is_packet_exact() {
     let exp = root.join("expected/other/tinytag__ilbm.aiff.json.gz");
     assert_eq!(check(&f, &exp), 1);
 }
+
+/// `FORM` and a type at offset 8 (no chunks).
+fn form(kind: &[u8; 4]) -> Vec<u8> {
+    let mut v = b"FORM\0\0\0\x04".to_vec();
+    v.extend_from_slice(kind);
+    v
+}
+
+#[test]
+fn detection_takes_iff_forms_and_leaves_aiff_and_dsdiff_alone() {
+    use mediaslice::detect::detect;
+    for t in [
+        b"ILBM", b"PBM ", b"ACBM", b"DEEP", b"RGB8", b"RGBN", b"ANIM", b"8SVX", b"16SV", b"MAUD",
+    ] {
+        assert_eq!(detect(&form(t), None), Some(FormatKind::Iff));
+    }
+    assert_eq!(detect(&form(b"AIFF"), None), Some(FormatKind::Aiff));
+    assert_eq!(detect(&form(b"AIFC"), None), Some(FormatKind::Aiff));
+    assert_eq!(detect(b"FRM8\0\0\0\0\0\0\0\x10DSD ", None), Some(FormatKind::Dff));
+    assert_eq!(detect(&form(b"FTXT"), None), None);
+}

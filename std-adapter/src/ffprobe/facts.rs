@@ -428,4 +428,27 @@ mod tests {
         assert_eq!(m["sample_aspect_ratio"], "1:1");
         assert_eq!(m["display_aspect_ratio"], "16:9");
     }
+
+    #[test]
+    fn iff_pictures_name_the_decoders_format_and_aspect() {
+        // FORM ILBM: a 20-byte BMHD (64 x 32, 6 planes, aspect 10:11), a
+        // CAMG with the HAM bit, a BODY.
+        let mut bmhd = vec![0, 64, 0, 32, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 10, 11, 0, 64, 0, 32];
+        let mut file = b"FORM\0\0\0\0ILBMBMHD\0\0\0\x14".to_vec();
+        file.append(&mut bmhd);
+        file.extend_from_slice(b"CAMG\0\0\0\x04\0\0\x08\0BODY\0\0\0\x02\0\0");
+        let t = Track {
+            kind: TrackKind::Video,
+            width: 64,
+            height: 32,
+            ..Track::default()
+        };
+        let mut m = Map::new();
+        m.insert("start_pts".into(), 0.into());
+        insert_iff(&mut m, &t, &mut mediaslice::SliceSource::new(&file[..]));
+        assert_eq!(m["pix_fmt"], "rgb0");
+        assert_eq!(m["sample_aspect_ratio"], "10:11");
+        assert_eq!(m["display_aspect_ratio"], "20:11");
+        assert!(m.get("start_pts").is_none());
+    }
 }

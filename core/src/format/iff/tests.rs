@@ -362,27 +362,3 @@ fn huge_sizes_and_many_chunks_are_bounded() {
     assert!(ctx.diags.contains("iff.too-many-chunks"));
     assert_eq!(tags(&b).len(), 0);
 }
-
-#[test]
-fn detection_takes_iff_forms_and_leaves_aiff_and_dsdiff_alone() {
-    use crate::detect::detect;
-    use crate::kind::FormatKind;
-    for t in [
-        b"ILBM", b"PBM ", b"ACBM", b"DEEP", b"RGB8", b"RGBN", b"ANIM", b"8SVX", b"16SV", b"MAUD",
-    ] {
-        assert_eq!(detect(&form(t, &[]), None), Some(FormatKind::Iff));
-    }
-    assert_eq!(
-        detect(&form(b"AIFF", &[]), None),
-        Some(FormatKind::Aiff).filter(|_| cfg!(feature = "aiff"))
-    );
-    assert_eq!(
-        detect(&form(b"AIFC", &[]), None),
-        Some(FormatKind::Aiff).filter(|_| cfg!(feature = "aiff"))
-    );
-    assert_eq!(
-        detect(b"FRM8\0\0\0\0\0\0\0\x10DSD ", None),
-        Some(FormatKind::Dff).filter(|_| cfg!(feature = "dff"))
-    );
-    assert_eq!(detect(&form(b"XXXX", &[]), None), None);
-}
