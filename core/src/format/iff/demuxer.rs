@@ -114,7 +114,10 @@ impl FormatDemuxer for IffDemuxer {
         }
         let (body_start, body_size) = s.body.ok_or(Error::malformed(FIRST_CHUNK, &"iff: no BODY chunk"))?;
         if body_size == 0 || body_size > i32::MAX as u64 {
-            return Err(Error::malformed(body_start, &"iff: an empty BODY chunk"));
+            return Err(Error::malformed(
+                body_start,
+                &"iff: a BODY chunk of 0 bytes or over 2 GiB",
+            ));
         }
         if body_size > u64::from(ctx.limits.max_packet) {
             return Err(Error::limit(body_start, &"iff: the BODY is over Limits::max_packet"));

@@ -138,7 +138,8 @@ pub(crate) fn scan<S: Source>(src: &mut S) -> Result<Scan> {
                     return Err(short(at, &"iff: DPEL not of whole 4-byte elements (DEEP: DeepPixel)"));
                 }
                 let d = head::<16, _>(src, at, c.size)?;
-                let found = DEEP_FORMATS.iter().find(|(f, _)| c.size == 16 && *f == d);
+                // ffmpeg compares the first 16 bytes of a DPEL of 16 bytes or more.
+                let found = DEEP_FORMATS.iter().find(|(f, _)| c.size >= 16 && *f == d);
                 s.deep = Some(found.map(|&(_, l)| l).ok_or(Error::unsupported(
                     at,
                     &"iff: a DEEP pixel layout other than RGB, RGBA, BGRA, ARGB, ABGR",
