@@ -306,6 +306,11 @@ python3 "$CORPUS/dsd.py" files
 # ffmpeg writes neither: apempc.py builds them (deterministic, no ffmpeg).
 python3 "$CORPUS/apempc.py" files
 
+# ---------------------------------------------------------------- IFF
+# ffmpeg writes no IFF: iff.py builds the pictures and sounds
+# (deterministic, no ffmpeg).
+python3 "$CORPUS/iff.py" files
+
 # ---------------------------------------------------------------- MXF
 # OP1a (-f mxf: frame-wrapped, index table in the footer), D-10 (-f
 # mxf_d10: 30 Mb/s MPEG-2 422P@ML I-frames at 720x608 and AES3 sound

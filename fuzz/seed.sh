@@ -32,6 +32,7 @@ declare -A FAMILIES=(
   [tta]="tta *.tta"
   [dsf]="dsf *.dsf"
   [dff]="dff *.dff"
+  [iff]="iff *.iff *.lbm *.ilbm *.8svx *.16sv"
   [wavpack]="wv *.wv"
   [ape]="ape *.ape"
   [musepack]="mpc *.mpc"

@@ -40,6 +40,11 @@ pub enum FormatKind {
     Dsf,
     /// Philips DSDIFF (`FRM8`/`DSD `): DSD or DST audio.
     Dff,
+    /// EA IFF 85 `FORM` pictures (ILBM, PBM, ACBM, DEEP, RGB8, RGBN) and
+    /// sounds (8SVX, 16SV). Only with the `iff` feature, so that the
+    /// firmware image, which leaves it out, keeps its size.
+    #[cfg(feature = "iff")]
+    Iff,
     /// WavPack (`wvpk` blocks).
     WavPack,
     /// Monkey's Audio (`MAC `).
@@ -101,6 +106,8 @@ impl FormatKind {
             FormatKind::Tta => "tta",
             FormatKind::Dsf => "dsf",
             FormatKind::Dff => "iff",
+            #[cfg(feature = "iff")]
+            FormatKind::Iff => "iff",
             FormatKind::WavPack => "wv",
             FormatKind::Ape => "ape",
             FormatKind::Musepack7 => "mpc",
@@ -143,6 +150,8 @@ impl FormatKind {
             FormatKind::Tta => "TTA",
             FormatKind::Dsf => "DSF",
             FormatKind::Dff => "DSDIFF",
+            #[cfg(feature = "iff")]
+            FormatKind::Iff => "IFF",
             FormatKind::WavPack => "WavPack",
             FormatKind::Ape => "Monkey's Audio",
             FormatKind::Musepack7 => "Musepack SV7",

@@ -74,6 +74,20 @@ impl Signature {
     }
 }
 
+/// The EA IFF 85 form types ffmpeg's `iff` demuxer takes (at offset 8,
+/// after `FORM` and its size): ILBM, PBM, ACBM, DEEP, RGB8, RGBN and ANIM
+/// pictures, 8SVX, 16SV and MAUD sounds.
+#[cfg(feature = "iff")]
+pub(crate) const IFF_FORM_TYPES: [[u8; 4]; 10] = [
+    *b"ILBM", *b"PBM ", *b"ACBM", *b"DEEP", *b"RGB8", *b"RGBN", *b"ANIM", *b"8SVX", *b"16SV", *b"MAUD",
+];
+
+/// An IFF form type this crate's IFF reader takes.
+#[cfg(feature = "iff")]
+fn iff_form_type(head: &[u8]) -> bool {
+    head.get(8..12).is_some_and(|t| IFF_FORM_TYPES.iter().any(|f| f == t))
+}
+
 /// FLV (Adobe FLV spec v10.1 Annex E.2): a header size of at least 9.
 fn flv_header_size_ok(head: &[u8]) -> bool {
     head.get(8).is_some_and(|&b| b >= 9)
@@ -114,7 +128,7 @@ fn musepack7_version(head: &[u8]) -> bool {
 /// The formats found by magic bytes, in the order detection tries them.
 /// Formats found by a pattern (MPEG-TS sync bytes, MPEG-PS pack headers, a
 /// FLAC frame header) come after these, in [`crate::detect::detect`].
-pub(crate) static SIGNATURES: [Signature; 28] = [
+pub(crate) static SIGNATURES: [Signature; 28 + cfg!(feature = "iff") as usize] = [
     Signature::new(FormatKind::Wav, cfg!(feature = "riff"), &[(0, b"RIFF"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"RF64"), (8, b"WAVE")]),
     Signature::new(FormatKind::Rf64, cfg!(feature = "riff"), &[(0, b"BW64"), (8, b"WAVE")]),
@@ -138,6 +152,15 @@ pub(crate) static SIGNATURES: [Signature; 28] = [
     },
     Signature::new(FormatKind::Aiff, cfg!(feature = "aiff"), &[(0, b"FORM"), (8, b"AIFF")]),
     Signature::new(FormatKind::Aiff, cfg!(feature = "aiff"), &[(0, b"FORM"), (8, b"AIFC")]),
+    // EA IFF 85 pictures and sounds, after AIFF (whose `FORM` rows come
+    // first). Only with the feature: the AIFF rows' `FORM` already keeps
+    // the elementary-stream probes off these files, and the firmware image
+    // leaves IFF out.
+    #[cfg(feature = "iff")]
+    Signature {
+        check: Some(iff_form_type),
+        ..Signature::new(FormatKind::Iff, true, &[(0, b"FORM")])
+    },
     Signature::new(FormatKind::Caf, cfg!(feature = "caf"), &[(0, b"caff"), (4, &[0, 1])]),
     Signature::new(FormatKind::Au, cfg!(feature = "au"), &[(0, b".snd")]),
     Signature::new(FormatKind::Tta, cfg!(feature = "tta"), &[(0, b"TTA1")]),

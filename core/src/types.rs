@@ -139,7 +139,14 @@ impl TrackKind {
 }
 
 macro_rules! codecs {
-    ($( $(#[$m:meta])* $v:ident => $n:literal, )*) => {
+    (
+        $( $(#[$m:meta])* $v:ident => $n:literal, )*
+        // After `;`, codecs of formats left out of some builds: the
+        // variant and its name exist only with the feature, so the firmware
+        // image's name table does not grow for a format it does not read.
+        // Last, so the discriminants of the others stay put.
+        ; $( #[cfg($c:meta)] $gv:ident => $gn:literal, )*
+    ) => {
         /// A codec, as far as the container says.
         ///
         /// [`Codec::ffmpeg_name`] gives ffprobe's `codec_name` spelling.
@@ -148,12 +155,13 @@ macro_rules! codecs {
         #[non_exhaustive]
         pub enum Codec {
             $( $(#[$m])* #[doc = $n] $v, )*
+            $( #[cfg($c)] #[doc = $gn] $gv, )*
         }
         /// ffprobe's names in declaration order: one table of `&str`
         /// (a `match` compiles to a pointer table and a length table that
         /// LLVM widens to 256 entries each past 128 variants, 1 KiB more
         /// flash in the firmware image).
-        const CODEC_NAMES: &[&str] = &[ $( $n, )* ];
+        const CODEC_NAMES: &[&str] = &[ $( $n, )* $( #[cfg($c)] $gn, )* ];
         impl Codec {
             /// ffprobe's `codec_name` for this codec.
             pub const fn ffmpeg_name(self) -> &'static str {
@@ -300,6 +308,17 @@ codecs! {
     AdpcmSwf => "adpcm_swf",
     Nellymoser => "nellymoser",
     AacLatm => "aac_latm",
+    ;
+    #[cfg(feature = "iff")]
+    IffIlbm => "iff_ilbm",
+    #[cfg(feature = "iff")]
+    PcmS8Planar => "pcm_s8_planar",
+    #[cfg(feature = "iff")]
+    PcmS16BePlanar => "pcm_s16be_planar",
+    #[cfg(feature = "iff")]
+    Svx8Fib => "8svx_fib",
+    #[cfg(feature = "iff")]
+    Svx8Exp => "8svx_exp",
 }
 
 /// A byte range of the input (for codec configuration, tags, attachments).

@@ -33,6 +33,7 @@ fn allowed_for_folder(folder: &str) -> Option<&'static [FormatKind]> {
         "tta" => &[Tta],
         "dsf" => &[Dsf],
         "dff" => &[Dff],
+        "iff" => &[Iff],
         "wv" => &[WavPack],
         "ape" => &[Ape],
         "mpc" => &[Musepack7, Musepack8],
@@ -56,6 +57,8 @@ fn allowed_for_extension(name: &str) -> &'static [FormatKind] {
         .map(|(_, e)| e.to_ascii_lowercase())
         .unwrap_or_default();
     match ext.as_str() {
+        // tinytag's ILBM picture is named `.aiff`: its content is IFF.
+        _ if name.contains("__ilbm.") => &[Iff],
         "mp3" => &[Mp3],
         "aac" | "adts" => &[Aac],
         "264" | "h264" => &[H264],
@@ -68,6 +71,7 @@ fn allowed_for_extension(name: &str) -> &'static [FormatKind] {
         "tta" => &[Tta],
         "dsf" => &[Dsf],
         "dff" => &[Dff],
+        "iff" | "ilbm" | "lbm" | "8svx" | "16sv" => &[Iff],
         "wv" => &[WavPack],
         "ape" => &[Ape],
         "mpc" => &[Musepack7, Musepack8],

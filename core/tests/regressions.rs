@@ -237,6 +237,7 @@ fn kind_for(family: &str) -> Option<FormatKind> {
         "tta" => Some(FormatKind::Tta),
         "dsf" => Some(FormatKind::Dsf),
         "dff" => Some(FormatKind::Dff),
+        "iff" => Some(FormatKind::Iff),
         "wv" => Some(FormatKind::WavPack),
         "ape" => Some(FormatKind::Ape),
         "mpc" => Some(FormatKind::Musepack7),

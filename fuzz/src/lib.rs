@@ -51,6 +51,7 @@ pub const KINDS: &[FormatKind] = &[
     FormatKind::Tta,
     FormatKind::Dsf,
     FormatKind::Dff,
+    FormatKind::Iff,
     FormatKind::WavPack,
     FormatKind::Ape,
     FormatKind::Musepack7,

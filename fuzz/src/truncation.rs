@@ -17,6 +17,8 @@ pub const STREAM_EXACT: &[FormatKind] = &[
     FormatKind::MpegTs,
     FormatKind::MpegPs,
     FormatKind::Aiff,
+    // One packet, the body chunk: a cut leaves its prefix.
+    FormatKind::Iff,
     FormatKind::Au,
     // Monkey's Audio: the last frame runs to the end of the input (ffmpeg's
     // rule), so a cut inside it gives a shorter one that only the 3.98+

@@ -21,6 +21,7 @@
         feature = "tta",
         feature = "dsf",
         feature = "dff",
+        feature = "iff",
         feature = "wavpack",
         feature = "ape",
         feature = "musepack",
@@ -94,6 +95,9 @@ pub enum AnyDemuxer {
     /// Apple Core Audio Format.
     #[cfg(feature = "caf")]
     Caf(crate::format::caf::CafDemuxer),
+    /// EA IFF 85 pictures and sounds.
+    #[cfg(feature = "iff")]
+    Iff(crate::format::iff::IffDemuxer),
     /// Sun / NeXT audio.
     #[cfg(feature = "au")]
     Au(crate::format::au::AuDemuxer),
@@ -189,6 +193,8 @@ macro_rules! dispatch {
             AnyDemuxer::Aiff($d) => $e,
             #[cfg(feature = "caf")]
             AnyDemuxer::Caf($d) => $e,
+            #[cfg(feature = "iff")]
+            AnyDemuxer::Iff($d) => $e,
             #[cfg(feature = "au")]
             AnyDemuxer::Au($d) => $e,
             #[cfg(feature = "tta")]
@@ -264,6 +270,8 @@ impl AnyDemuxer {
             FormatKind::Aiff => Ok(AnyDemuxer::Aiff(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "caf")]
             FormatKind::Caf => Ok(AnyDemuxer::Caf(FormatDemuxer::open(src, ctx)?)),
+            #[cfg(feature = "iff")]
+            FormatKind::Iff => Ok(AnyDemuxer::Iff(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "au")]
             FormatKind::Au => Ok(AnyDemuxer::Au(FormatDemuxer::open(src, ctx)?)),
             #[cfg(feature = "tta")]

@@ -27,6 +27,8 @@ pub mod es;
 pub mod flac;
 #[cfg(feature = "flv")]
 pub mod flv;
+#[cfg(feature = "iff")]
+pub mod iff;
 #[cfg(feature = "mkv")]
 pub mod mkv;
 #[cfg(feature = "mp4")]
@@ -49,7 +51,9 @@ pub mod riff;
         feature = "wavpack",
         feature = "ape",
         feature = "musepack",
-        feature = "mxf"
+        feature = "mxf",
+        feature = "iff",
+        feature = "au"
     )
 ))]
 mod test_drain;

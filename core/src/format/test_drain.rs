@@ -45,3 +45,22 @@ pub(crate) fn drain_any<D: FormatDemuxer>(b: &[u8]) -> (Vec<DrainedAny>, Option<
         }
     }
 }
+
+/// Every text tag of `D` over `b`, as (name, value); opening and the tag
+/// walk must succeed and every tag be text.
+pub(crate) fn drain_tags<D: FormatDemuxer>(b: &[u8]) -> Vec<(std::string::String, std::string::String)> {
+    use crate::tags::{TagCursor, TagValue};
+    use std::string::ToString;
+    let mut src = SliceSource::new(b);
+    let mut ctx = Context::default();
+    let mut d = D::open(&mut src, &mut ctx).unwrap();
+    let mut cur = TagCursor::default();
+    let mut out = Vec::new();
+    while let Some(t) = d.next_tag(&mut src, &ctx, &mut cur).unwrap() {
+        let (Some(name), TagValue::Text(v)) = (t.name, t.value) else {
+            continue;
+        };
+        out.push((name.to_string(), v.to_string()));
+    }
+    out
+}

@@ -39,6 +39,7 @@ pub const FAMILIES: &[&str] = &[
     "tta",
     "dsf",
     "dff",
+    "iff",
     "wv",
     "ape",
     "mpc",
@@ -75,6 +76,8 @@ pub const STREAM_EXACT_FAMILIES: &[&str] = &[
     "mpegps",
     "aiff",
     "au",
+    // One packet, the body chunk: a cut leaves its prefix.
+    "iff",
     "h264",
     "h265",
     "mpegvideo",

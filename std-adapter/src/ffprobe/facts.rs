@@ -14,7 +14,8 @@
 
 use mediaslice::codec::facts::{gcd, VideoFacts};
 use mediaslice::codec::image::{ImageFacts, ImageLayout};
-use mediaslice::{Codec, Track};
+use mediaslice::format::iff::PixelLayout;
+use mediaslice::{Codec, Source, Track, TrackKind};
 use serde_json::{Map, Value};
 
 /// ffmpeg's profile name for `codec`'s profile number.
@@ -240,6 +241,42 @@ pub fn insert_image(m: &mut Map<String, Value>, f: &ImageFacts) {
     }
 }
 
+/// ffmpeg's name for an IFF picture's pixel layout (the `iff_ilbm`
+/// decoder's output on a little-endian machine).
+fn iff_pix_fmt(l: PixelLayout) -> &'static str {
+    match l {
+        PixelLayout::Pal8 => "pal8",
+        PixelLayout::Gray8 => "gray",
+        PixelLayout::Bgra => "bgra",
+        PixelLayout::Rgb0 => "rgb0",
+        PixelLayout::Rgba => "rgba",
+        PixelLayout::Rgb444Le => "rgb444le",
+        PixelLayout::Rgb24 => "rgb24",
+        PixelLayout::Argb => "argb",
+        PixelLayout::Abgr => "abgr",
+    }
+}
+
+/// An IFF stream as ffprobe shows it: a picture's `pix_fmt` and aspect
+/// from its header chunks; no start time (ffmpeg's `iff` demuxer sets
+/// none, and its one sound packet's time does not make one).
+pub fn insert_iff<S: Source>(m: &mut Map<String, Value>, t: &Track, src: &mut S) {
+    m.remove("start_pts");
+    m.remove("start_time");
+    if t.kind != TrackKind::Video {
+        return;
+    }
+    let Ok(Some(f)) = mediaslice::format::iff::picture_facts(src) else {
+        return;
+    };
+    if let Some(l) = f.layout {
+        m.insert("pix_fmt".into(), iff_pix_fmt(l).into());
+    }
+    if let Some(sar) = f.sar {
+        insert_aspect(m, sar, (t.width, t.height));
+    }
+}
+
 /// `sample_aspect_ratio` and `display_aspect_ratio`, each reduced.
 fn insert_aspect(m: &mut Map<String, Value>, (n, d): (u32, u32), (width, height): (u32, u32)) {
     let g = gcd(u64::from(n), u64::from(d)).max(1);
@@ -390,5 +427,28 @@ mod tests {
         insert(&mut m, &t, Some(&f));
         assert_eq!(m["sample_aspect_ratio"], "1:1");
         assert_eq!(m["display_aspect_ratio"], "16:9");
+    }
+
+    #[test]
+    fn iff_pictures_name_the_decoders_format_and_aspect() {
+        // FORM ILBM: a 20-byte BMHD (64 x 32, 6 planes, aspect 10:11), a
+        // CAMG with the HAM bit, a BODY.
+        let mut bmhd = vec![0, 64, 0, 32, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 10, 11, 0, 64, 0, 32];
+        let mut file = b"FORM\0\0\0\0ILBMBMHD\0\0\0\x14".to_vec();
+        file.append(&mut bmhd);
+        file.extend_from_slice(b"CAMG\0\0\0\x04\0\0\x08\0BODY\0\0\0\x02\0\0");
+        let t = Track {
+            kind: TrackKind::Video,
+            width: 64,
+            height: 32,
+            ..Track::default()
+        };
+        let mut m = Map::new();
+        m.insert("start_pts".into(), 0.into());
+        insert_iff(&mut m, &t, &mut mediaslice::SliceSource::new(&file[..]));
+        assert_eq!(m["pix_fmt"], "rgb0");
+        assert_eq!(m["sample_aspect_ratio"], "10:11");
+        assert_eq!(m["display_aspect_ratio"], "20:11");
+        assert!(m.get("start_pts").is_none());
     }
 }

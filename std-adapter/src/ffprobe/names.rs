@@ -27,7 +27,7 @@ pub fn format_long_name(kind: FormatKind) -> Option<&'static str> {
         FormatKind::Au => "Sun AU",
         FormatKind::Tta => "TTA (True Audio)",
         FormatKind::Dsf => "DSD Stream File (DSF)",
-        FormatKind::Dff => "IFF (Interchange File Format)",
+        FormatKind::Dff | FormatKind::Iff => "IFF (Interchange File Format)",
         FormatKind::WavPack => "WavPack",
         FormatKind::Ape => "Monkey's Audio",
         FormatKind::Musepack7 => "Musepack",
@@ -64,7 +64,8 @@ pub fn bits_per_sample(codec: Codec) -> u16 {
     match codec {
         Codec::PcmU8 | Codec::PcmS8 | Codec::PcmAlaw | Codec::PcmMulaw => 8,
         Codec::DsdLsbfPlanar | Codec::DsdMsbfPlanar | Codec::DsdMsbf => 8,
-        Codec::PcmS16Le | Codec::PcmS16Be => 16,
+        Codec::PcmS8Planar => 8,
+        Codec::PcmS16Le | Codec::PcmS16Be | Codec::PcmS16BePlanar => 16,
         Codec::PcmS24Le | Codec::PcmS24Be => 24,
         Codec::PcmS32Le | Codec::PcmS32Be | Codec::PcmF32Le | Codec::PcmF32Be => 32,
         Codec::PcmF64Le | Codec::PcmF64Be => 64,
@@ -74,7 +75,9 @@ pub fn bits_per_sample(codec: Codec) -> u16 {
         | Codec::AdpcmYamaha
         | Codec::AdpcmSwf
         | Codec::AdpcmImaWs
-        | Codec::AdpcmG722 => 4,
+        | Codec::AdpcmG722
+        | Codec::Svx8Fib
+        | Codec::Svx8Exp => 4,
         _ => 0,
     }
 }
@@ -130,6 +133,9 @@ pub fn sample_fmt(t: &Track) -> Option<(&'static str, Option<u16>)> {
         Codec::Alac => ("s32p", Some(bits)),
         Codec::TrueHd | Codec::Mlp => ("s32", Some(24)),
         Codec::PcmU8 | Codec::PcmS8 => ("u8", None),
+        // ffmpeg's planar 8-bit PCM and 8SVX delta decoders give u8p.
+        Codec::PcmS8Planar | Codec::Svx8Fib | Codec::Svx8Exp => ("u8p", None),
+        Codec::PcmS16BePlanar => ("s16p", None),
         Codec::PcmS16Le | Codec::PcmS16Be | Codec::PcmAlaw | Codec::PcmMulaw => ("s16", None),
         Codec::PcmS24Le | Codec::PcmS24Be => ("s32", Some(24)),
         Codec::PcmS32Le | Codec::PcmS32Be => ("s32", None),
@@ -177,6 +183,11 @@ pub fn channel_layout(t: &Track) -> Option<&'static str> {
             | Codec::DsdMsbfPlanar
             | Codec::DsdMsbf
             | Codec::Dst
+            // ffmpeg's iff demuxer sets mono or stereo.
+            | Codec::PcmS8Planar
+            | Codec::PcmS16BePlanar
+            | Codec::Svx8Fib
+            | Codec::Svx8Exp
             // G.722 and G.726 decoders are mono-only and say so.
             | Codec::AdpcmG722
             | Codec::AdpcmG726

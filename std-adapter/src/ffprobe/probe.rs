@@ -114,6 +114,11 @@ pub fn document<S: Source>(
                 super::facts::insert_image(m, &f);
             }
         }
+        if format == FormatKind::Iff {
+            if let Some(m) = s.as_object_mut() {
+                super::facts::insert_iff(m, t, d.source_mut());
+            }
+        }
         if t.codec == Codec::Pgs {
             if let Some((w, h)) = pgs_size(timing.first_packet(i)) {
                 set(s, "width", w.into());

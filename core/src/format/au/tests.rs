@@ -10,9 +10,10 @@ use std::vec::Vec;
 
 use super::*;
 use crate::error::ErrorKind;
+use crate::format::test_drain::drain_tags;
 use crate::format::traits::{Context, FormatDemuxer};
 use crate::source::SliceSource;
-use crate::tags::{TagCursor, TagValue};
+
 use crate::types::Codec;
 
 fn file(data_offset: u32, size: u32, enc: u32, rate: u32, ch: u32, ann: &[u8], data: &[u8]) -> Vec<u8> {
@@ -37,16 +38,7 @@ fn packets(b: &[u8]) -> Vec<(u64, usize, i64, u64)> {
 }
 
 fn tags(b: &[u8]) -> Vec<(String, String)> {
-    let mut src = SliceSource::new(b);
-    let mut ctx = Context::default();
-    let mut d = AuDemuxer::open(&mut src, &mut ctx).unwrap();
-    let mut cur = TagCursor::default();
-    let mut out = Vec::new();
-    while let Some(t) = d.next_tag(&mut src, &ctx, &mut cur).unwrap() {
-        let TagValue::Text(v) = t.value else { panic!() };
-        out.push((t.name.unwrap().to_string(), v.to_string()));
-    }
-    out
+    drain_tags::<AuDemuxer>(b)
 }
 
 fn open_err(b: &[u8]) -> ErrorKind {
