@@ -367,7 +367,7 @@ if [ "$SIZES" = 1 ]; then
   first=$(echo "$families" | head -1)
   # Readers left out of the all-formats image (docs/embedded.md says why),
   # measured alone all the same. SIZES_ONLY="au mxf" limits the rows.
-  families="$families au tta dsf dff wavpack ape musepack mxf"
+  families="$families au tta dsf dff wavpack ape musepack mxf iff"
   [ -n "${SIZES_ONLY:-}" ] && families=$SIZES_ONLY
   row() { # name elf
     local t r d
