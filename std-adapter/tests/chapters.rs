@@ -143,6 +143,76 @@ fn qt_chapter_track_matches_ffprobe() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// QuickTime chapter samples with UTF-16 titles (a byte order mark, then
+/// big- or little-endian units), made by rewriting the first sample of an
+/// ffmpeg `-map_chapters` MP4 in place: a title ended by a NUL, one that
+/// fills its sample up to the `encd` atom ffmpeg writes after it, one with
+/// an unpaired surrogate (the title stops there), one with a mark and no
+/// text. Compared with ffprobe in every source mode; needs ffmpeg and
+/// ffprobe on PATH (without them it says so and checks nothing).
+#[test]
+fn qt_chapter_track_utf16_matches_ffprobe() {
+    let dir = std::env::temp_dir().join(format!("mediaslice-qtutf16-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let chapters = [(0, 1500, "A title of 24 bytes here"), (1500, 3000, "Second")];
+    let file = dir.join("qt.mp4");
+    let args = ["-c:a", "aac", "-b:a", "16k"];
+    if !ffmpeg_with_chapters(&dir, &chapters, &args, &file) || ffprobe_chapters(&file).is_none() {
+        eprintln!("qt_chapter_track_utf16_matches_ffprobe: ffmpeg/ffprobe not available, not run");
+        return;
+    }
+    let bytes = std::fs::read(&file).unwrap();
+    let stco = bytes.windows(4).rposition(|w| w == b"stco").unwrap();
+    let first = u32::from_be_bytes(bytes[stco + 12..stco + 16].try_into().unwrap()) as usize;
+    assert_eq!(&bytes[first..first + 2], &[0, 24], "the first sample's title length");
+    let units = |s: &str, le: bool| -> Vec<u8> {
+        s.encode_utf16()
+            .flat_map(|u| if le { u.to_le_bytes() } else { u.to_be_bytes() })
+            .collect()
+    };
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        (
+            "be_nul",
+            [&[0xFE, 0xFF], &units("\u{dc}n\u{ef} \u{1F600}\0", false)[..]].concat(),
+            "\u{dc}n\u{ef} \u{1F600}",
+        ),
+        (
+            "le_full",
+            [&[0xFF, 0xFE], &units("Caf\u{e9} cr\u{e8}mes", true)[..]].concat(),
+            "Caf\u{e9} cr\u{e8}mes",
+        ),
+        (
+            "surrogate",
+            [
+                &[0xFE, 0xFF],
+                &units("ab", false)[..],
+                &[0xDC, 0],
+                &units("cd\0", false),
+            ]
+            .concat(),
+            "ab",
+        ),
+        ("mark_only", vec![0xFF, 0xFE], ""),
+    ];
+    for (name, text, title) in cases {
+        assert!(text.len() <= 24, "{name}");
+        let mut b = bytes.clone();
+        b[first..first + 2].copy_from_slice(&(text.len() as u16).to_be_bytes());
+        // The rest of the old title zeroed: ffmpeg 5.1 reads two bytes past
+        // a UTF-16 title (docs/formats/mp4.md), we do not.
+        b[first + 2..first + 26].fill(0);
+        b[first + 2..first + 2 + text.len()].copy_from_slice(&text);
+        let path = dir.join(format!("{name}.mp4"));
+        std::fs::write(&path, b).unwrap();
+        let want = ffprobe_chapters(&path).unwrap();
+        assert_eq!(want[0]["tags"]["title"], title, "{name}: ffprobe's title");
+        for source in ["mmap", "pread", "reader"] {
+            assert_eq!(our_chapters(source, &path), want, "{name} ({source})");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// An ID3v2.3 frame.
 fn id3_frame(id: &[u8; 4], body: &[u8]) -> Vec<u8> {
     [id.as_slice(), &(body.len() as u32).to_be_bytes(), &[0, 0], body].concat()
