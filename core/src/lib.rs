@@ -161,6 +161,8 @@ pub(crate) mod signature;
 pub mod sink;
 pub mod source;
 pub mod tags;
+#[cfg(any(feature = "asf", feature = "chapters"))]
+pub(crate) mod text;
 pub mod types;
 
 #[cfg(feature = "chapters")]

@@ -1,7 +1,8 @@
 //! Programs of an MPEG transport stream (cargo feature `programs`): the
 //! PAT's programs (ISO/IEC 13818-1 §2.4.4.3) with their PMT (§2.4.4.8) and
-//! DVB service names (SDT, ETSI EN 300 468 §5.2.3), walked with
-//! `Demuxer::next_program`. Other formats have none.
+//! DVB service names (SDT, ETSI EN 300 468 §5.2.3), and the SDT's services
+//! that the PAT does not list, walked with `Demuxer::next_program`. Other
+//! formats have none.
 //!
 //! The walk reads the tables again from the start of the stream, within
 //! `Limits::probe_bytes`, for each program: nothing is kept from the open,
@@ -12,13 +13,15 @@ use crate::limits::MAX_TRACKS;
 /// Longest service or provider name kept (a DVB name's length is one byte).
 pub const MAX_NAME: usize = 255;
 
-/// One program.
+/// One program: one the PAT lists (with its PMT), or a service that only
+/// the SDT lists (as ffmpeg makes one, with no PMT and no tracks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Program<'a> {
-    /// program_number, as the PAT lists it.
+    /// program_number, as the PAT lists it (the SDT's service_id for a
+    /// service the PAT does not list).
     pub number: u16,
-    /// PID of its PMT.
+    /// PID of its PMT; 0 when the PAT does not list it.
     pub pmt_pid: u16,
     /// PCR_PID of its PMT; `None` when the PMT was not found.
     pub pcr_pid: Option<u16>,
@@ -30,6 +33,8 @@ pub struct Program<'a> {
     pub service_name: Option<&'a str>,
     /// The same descriptor's service_provider_name, on the same terms.
     pub service_provider: Option<&'a str>,
+    /// Whether the PAT lists it; `false` for a service of the SDT only.
+    pub in_pat: bool,
 }
 
 /// Position of the program walk, and the storage a [`Program`] borrows;

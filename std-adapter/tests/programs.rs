@@ -53,3 +53,140 @@ fn no_programs_without_the_flag_or_outside_ts() {
     assert_eq!(got["programs"], Value::Array(Vec::new()));
     assert_eq!(got["format"]["nb_programs"], 0);
 }
+
+/// CRC-32/MPEG-2 of a PSI section (ISO/IEC 13818-1 Annex A).
+fn crc32_mpeg2(data: &[u8]) -> u32 {
+    mediaslice::crc::crc32_poly04c11db7(u32::MAX, data)
+}
+
+/// An SDT service: service_id, then a service descriptor with `names`
+/// (provider, name) when given, after `extra` descriptors.
+fn service(id: u16, names: Option<(&[u8], &[u8])>, extra: &[u8]) -> Vec<u8> {
+    let mut d = extra.to_vec();
+    if let Some((p, n)) = names {
+        d.extend_from_slice(&[0x48, (3 + p.len() + n.len()) as u8, 1, p.len() as u8]);
+        d.extend_from_slice(p);
+        d.push(n.len() as u8);
+        d.extend_from_slice(n);
+    }
+    [
+        &id.to_be_bytes()[..],
+        &[0xFC],
+        &(0x8000 | d.len() as u16).to_be_bytes(),
+        &d,
+    ]
+    .concat()
+}
+
+/// The corpus's two-program stream with every SDT packet's section
+/// replaced by one listing `services`; with `pat_first`, its first two
+/// packets (SDT, PAT) swapped.
+fn with_sdt(services: &[Vec<u8>], pat_first: bool) -> Vec<u8> {
+    let mut body = vec![0, 1, 0xC1, 0, 0, 0, 1, 0xFF];
+    body.extend(services.concat());
+    let mut sec = vec![0x42];
+    sec.extend_from_slice(&(0xF000 | (body.len() as u16 + 4)).to_be_bytes());
+    sec.extend(body);
+    sec.extend_from_slice(&crc32_mpeg2(&sec).to_be_bytes());
+    let mut ts = std::fs::read(probe_oracle::corpus("files/programs/two_programs.ts")).unwrap();
+    for p in ts.chunks_exact_mut(188) {
+        if u16::from_be_bytes([p[1], p[2]]) & 0x1FFF == 0x11 {
+            assert!(
+                p[1] & 0x40 != 0 && p[3] & 0x30 == 0x10,
+                "an SDT packet with one section"
+            );
+            p[4] = 0;
+            p[5..5 + sec.len()].copy_from_slice(&sec);
+            p[5 + sec.len()..].fill(0xFF);
+        }
+    }
+    if pat_first {
+        let (a, b) = ts.split_at_mut(188);
+        a.swap_with_slice(&mut b[..188]);
+    }
+    ts
+}
+
+/// Services of the SDT that the PAT does not list are programs too, as
+/// ffmpeg's `sdt_cb` makes them (program_num, pmt_pid and pcr_pid 0, no
+/// streams), in ffmpeg's order: the first table in the stream (here the
+/// SDT, or the PAT when swapped) gives its programs first. A PAT program
+/// the SDT leaves out has no tags; a service without a service descriptor
+/// is no program. Compared with the ffprobe on PATH (without one it says
+/// so and checks nothing), `format.nb_programs` too.
+#[test]
+fn sdt_only_services_match_ffprobe() {
+    let (first, second) = (
+        service(1, Some((b"FFmpeg", b"First")), &[]),
+        service(2, Some((b"FFmpeg", b"Second")), &[]),
+    );
+    let ghost = service(99, Some((b"GP", b"Ghost")), &[]);
+    let cases = [
+        ("extra", vec![first.clone(), ghost.clone(), second.clone()], false, 3),
+        ("missing", vec![second.clone()], false, 2),
+        (
+            "sdt_order",
+            vec![ghost.clone(), second.clone(), first.clone()],
+            false,
+            3,
+        ),
+        ("pat_first", vec![ghost.clone(), second.clone(), first.clone()], true, 3),
+        (
+            "no_descriptor",
+            vec![
+                first.clone(),
+                service(77, None, &[0x0A, 4, b'e', b'n', b'g', 0]),
+                second.clone(),
+            ],
+            false,
+            2,
+        ),
+        (
+            "empty_names",
+            vec![service(1, Some((b"", b"")), &[]), service(88, Some((b"", b"")), &[])],
+            false,
+            3,
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("mediaslice-sdt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, services, pat_first, count) in cases {
+        let path = dir.join(format!("{name}.ts"));
+        std::fs::write(&path, with_sdt(&services, pat_first)).unwrap();
+        let Some(want) = ffprobe_programs(&path) else {
+            eprintln!("sdt_only_services_match_ffprobe: ffprobe not available, not run");
+            return;
+        };
+        let want_programs: Vec<_> = want["programs"].as_array().unwrap().iter().map(shape).collect();
+        assert_eq!(want_programs.len(), count, "{name}: ffprobe's program count");
+        for source in ["mmap", "pread", "reader"] {
+            let got = run(&["--source", source, "probe", "--json", "--programs"], &path);
+            let got_programs: Vec<_> = got["programs"].as_array().unwrap().iter().map(shape).collect();
+            assert_eq!(got_programs, want_programs, "{name} ({source})");
+            assert_eq!(got["format"]["nb_programs"], want["format"]["nb_programs"], "{name}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `-show_programs -show_format` of `path` by the ffprobe on PATH, or
+/// `None` without one.
+fn ffprobe_programs(path: &std::path::Path) -> Option<Value> {
+    let o = std::process::Command::new("ffprobe")
+        .args(["-v", "quiet", "-show_programs", "-show_format", "-of", "json"])
+        .arg(path)
+        .output()
+        .ok()?;
+    serde_json::from_slice(&o.stdout).ok()
+}
+
+/// `mediaslice ARGS path`, which must succeed, as JSON.
+fn run(args: &[&str], path: &std::path::Path) -> Value {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}

@@ -7,6 +7,8 @@
 //!   (unless that one started at 0); the id is the ChapterUID.
 //! * Ogg (`ogm_chapter`): a second `CHAPTERxxx` with the same number moves
 //!   the chapter (`avpriv_new_chapter` updates the chapter of that id).
+//! * Every format (`avpriv_new_chapter`): a chapter that ends before it
+//!   starts is dropped; its id is not given to another.
 //! * Every format (`compute_chapters_end`): a chapter without an end ends
 //!   where the next one (by start) starts, else at the end of the file
 //!   (`start_time + duration` of the format), else at its own start.
@@ -55,6 +57,9 @@ pub fn collect<S: Source>(d: &mut Demuxer<S>) -> Vec<ChapterEntry> {
             end: c.end.map(|e| e.min(i64::MAX as u64) as i64),
             title: c.title.map(str::to_owned),
         };
+        if e.end.is_some_and(|end| end < e.start) {
+            continue;
+        }
         if kind == FormatKind::Ogg {
             if let Some(old) = out.iter_mut().find(|o| o.id == e.id) {
                 old.start = e.start;

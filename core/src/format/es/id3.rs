@@ -49,7 +49,7 @@ struct HeaderLayout {
 
 /// Decodes a 28-bit synchsafe integer (ID3v2.4 §6.2): the low 7 bits of
 /// each byte.
-fn synchsafe(b: [u8; 4]) -> u64 {
+pub(crate) fn synchsafe(b: [u8; 4]) -> u64 {
     b.iter().fold(0u64, |v, &c| (v << 7) | u64::from(c & 0x7F))
 }
 

@@ -10,17 +10,24 @@
 //! id), a sample whose length does not fit in it keeps the `chpl` entry, and
 //! a video chapter track gives no chapters, and a sample past the input ends
 //! the track's chapters. Limits: only the first track ID
-//! of the `chap` box is used; edit lists of the chapter track are ignored;
-//! UTF-16 titles (with a byte order mark) are not converted in place and
-//! come without a title.
+//! of the `chap` box is used; edit lists of the chapter track are ignored.
+//!
+//! A title that starts with a byte order mark (FE FF or FF FE) is UTF-16 in
+//! that order, decoded into the source's scratch (`crate::text`) up to its
+//! NUL, as `mov_read_chapters` does; any other is UTF-8 read in place up to
+//! its NUL. ffmpeg 5.1 reads the UTF-16 text `len` bytes past the mark,
+//! two bytes more than the sample's text holds: where a sample ends with
+//! its `encd` atom (ffmpeg's and Apple's writers), those two bytes are the
+//! atom's size, 00 00, and the titles agree; we read only the text.
 
 use super::boxes::{read_box_header, BoxHeader};
 use super::demuxer::Mp4Demuxer;
 use super::sample_table::{reset_cursor, table_sample};
-use crate::chapters::{title, Chapter, ChapterCursor};
+use crate::chapters::{Chapter, ChapterCursor, TitleAt};
 use crate::error::Result;
 use crate::format::traits::Context;
 use crate::source::Source;
+use crate::text::{to_scratch, Encoding};
 use crate::types::{Rational, TrackKind};
 
 /// Children of `tref` looked at for `chap`.
@@ -107,16 +114,10 @@ pub(super) fn next<'s, S: Source>(
         }
         *cur = ahead;
         let at = s.pos + 2;
-        let n = usize::from(len);
-        let name = if n == 0 {
+        let name = if len == 0 {
             Some("")
-        } else if src.is_slice() || n <= src.scratch_len() {
-            match src.bytes(at, n) {
-                Ok([0xFE, 0xFF, ..] | [0xFF, 0xFE, ..]) | Err(_) => None,
-                Ok(b) => title(b),
-            }
         } else {
-            None
+            title_at(src, at, u64::from(len)).borrow(src).unwrap_or(None)
         };
         return Ok(Some(Chapter {
             id,
@@ -125,5 +126,22 @@ pub(super) fn next<'s, S: Source>(
             end,
             title: name,
         }));
+    }
+}
+
+/// Where the title of a chapter sample is: `len` bytes at `at` (its length
+/// field read), UTF-16 when they start with a byte order mark.
+fn title_at<S: Source>(src: &mut S, at: u64, len: u64) -> TitleAt {
+    let bom = if len >= 2 {
+        src.array::<2>(at).ok().and_then(Encoding::from_bom)
+    } else {
+        None
+    };
+    match bom {
+        Some(order) => match to_scratch(src, at + 2, len - 2, order, 0) {
+            Ok(Some(n)) => TitleAt::Decoded(n),
+            Ok(None) | Err(_) => TitleAt::Unavailable,
+        },
+        None => TitleAt::InPlace { at, len: len as usize },
     }
 }
