@@ -189,12 +189,7 @@ fn round_trip(family: &str, exts: &[&str]) -> (usize, usize) {
             assert!(comment.starts_with("xxxx"), "{name}: the long comment is not read back");
         }
         // From an untouched copy into another file: the input stays as it was.
-        let src = dir.join(format!("src-{name}"));
-        let out = dir.join(format!("out-{name}"));
-        std::fs::write(&src, &orig).unwrap();
-        let r = edit(&src, &edits(), Some(&out)).unwrap();
-        assert_eq!(r.mode, EditMode::Copy);
-        assert_eq!(std::fs::read(&src).unwrap(), orig, "{name}: -o changed the input");
+        let out = edit_into_another(&dir, &name, &orig);
         verify(&out, &before);
         edited += 1;
     }
