@@ -123,6 +123,31 @@ fn verify(path: &Path, before: &Before, ours: &[(&str, &str)], ff: &[(&str, &str
     }
 }
 
+/// exiftool's reading of [`WANT`] (it names the Content Description's
+/// Author `Author`, `WM/AlbumTitle` `AlbumTitle`, `WM/Year` `Year`); says
+/// so when exiftool is missing.
+fn exiftool_agrees(path: &Path) {
+    let out = match std::process::Command::new("exiftool")
+        .args(["-j", "-Title", "-Author", "-AlbumTitle", "-Year"])
+        .arg(path)
+        .output()
+    {
+        Ok(o) => o,
+        Err(_) => {
+            eprintln!("exiftool: absent, not compared");
+            return;
+        }
+    };
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = |k: &str| match &v[0][k] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    for (k, w) in [("Title", 0), ("Author", 1), ("AlbumTitle", 2), ("Year", 3)] {
+        assert_eq!(got(k), WANT[w].1, "exiftool: {}: {k}", path.display());
+    }
+}
+
 fn asf_files() -> Vec<(String, std::path::PathBuf)> {
     named_files("asf", &[".wma", ".wmv", ".asf"])
 }
@@ -141,6 +166,7 @@ fn asf_round_trip() {
         std::fs::write(&work, &orig).unwrap();
         let r = edit(&work, &edits(), None).unwrap();
         verify(&work, &before, &OURS, &FFPROBE);
+        exiftool_agrees(&work);
         if r.mode == EditMode::InPlace {
             in_place += 1;
             assert_eq!(std::fs::metadata(&work).unwrap().len(), orig.len() as u64);
