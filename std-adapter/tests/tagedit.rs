@@ -573,6 +573,13 @@ fn malformed_matroska_is_refused() {
     // Truncated: the Segment runs past the end of the file.
     std::fs::write(&f, &mkv[..mkv.len() - 100]).unwrap();
     assert_refused(&f, None);
+    // An EBML header that ends past the end of the file (found by the
+    // tagedit_roundtrip fuzz target: the Segment's header was then looked
+    // for past the end, and the length to read underflowed).
+    let mut bad = mkv.clone();
+    huge_size(&mut bad, 4, false);
+    std::fs::write(&f, &bad[..40]).unwrap();
+    assert_refused(&f, None);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
