@@ -61,6 +61,8 @@ declare -A FAMILIES=(
   [remux]="mp4 matroska mpegts adts h264 h265 flac ac3 ogg mp3 wav avi"
   # Repair takes the families it repairs, each file also cut (see below).
   [repair]="mp4 matroska avi *.mp4 *.mov *.m4a *.mkv *.webm *.avi"
+  # Tag editing takes the families the editor writes.
+  [tagedit_roundtrip]="flac mp3 mp4 wav aiff matroska ogg asf"
 )
 # The detection and differential targets take every family.
 ALL_TARGETS=(any slice_vs_stream truncation)

@@ -14,6 +14,8 @@
 //!   `remux.rs` for its invariants.
 //! * [`run_repair`]: a damaged recording repaired into memory, the output
 //!   read back against the report; see `repair.rs`.
+//! * [`run_tagedit`]: tags set and removed through a file, the result read
+//!   back against the input's packets; see `tagedit.rs`.
 //! * [`run_truncation`]: prefixes of the input must yield prefixes of the
 //!   whole input's packets (a final packet flagged `truncated` may be a
 //!   shorter prefix of the whole one).
@@ -93,6 +95,7 @@ mod log;
 mod reader;
 mod remux;
 mod repair;
+mod tagedit;
 mod targets;
 mod truncation;
 
@@ -100,6 +103,7 @@ pub use log::*;
 pub use reader::*;
 pub use remux::run_remux;
 pub use repair::run_repair;
+pub use tagedit::run_tagedit;
 pub use targets::*;
 pub use truncation::*;
 

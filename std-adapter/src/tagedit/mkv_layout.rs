@@ -48,7 +48,8 @@ impl Layout {
 
 /// Reads the header at `pos` (before `limit`).
 fn header_at(file: &File, pos: u64, limit: u64) -> io::Result<Header> {
-    let n = MAX_HEADER.min(limit - pos) as usize;
+    // An element may claim to end past the file: nothing is left to read.
+    let n = MAX_HEADER.min(limit.saturating_sub(pos)) as usize;
     let b = read_at(file, pos, n, "matroska: an element header")?;
     parse_header(&b, pos)?.ok_or_else(|| malformed(format!("matroska: an element header at byte {pos} is cut")))
 }

@@ -13,11 +13,14 @@
 //! One file per format (`flac`, `mp3` with `id3v2` and `id3v1`, `mp4`
 //! with `mp4_ilst`, `mp4_box`, `mp4_offsets` and `mp4_skeleton`, `wav`, `aiff` with
 //! `id3v2`, both walking chunks with `iff`, `mkv` with `ebml`,
-//! `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`, `ogg`);
+//! `mkv_layout`, `mkv_tags`, `mkv_seek` and `mkv_shift`, `ogg`, `asf` with
+//! `asf_attrs`);
 //! [`plan`] is what a format hands back (positioned writes or the pieces of
 //! a copy) and `output` carries it out. See `docs/tags.md`.
 
 mod aiff;
+mod asf;
+mod asf_attrs;
 mod base64;
 mod ebml;
 mod flac;
@@ -144,7 +147,7 @@ pub enum EditMode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditReport {
     /// The format edited (`flac`, `mp3`, `mp4`, `wav`, `rf64`, `aiff`,
-    /// `matroska`, `ogg`).
+    /// `matroska`, `ogg`, `asf`).
     pub format: &'static str,
     /// In place or by a copy.
     pub mode: EditMode,
@@ -164,7 +167,9 @@ pub struct EditReport {
 /// 2.4, and ID3v1), MP4/M4A/MOV/3GP (`moov/udta/meta/ilst`), WAV and
 /// RF64/BW64 (`LIST`/`INFO`), Matroska/WebM (Info Title, file-level Tags), Ogg
 /// Vorbis and Opus (the comment header; always a copy), AIFF/AIFF-C (the
-/// `ID3 ` chunk, text chunks kept in step).
+/// `ID3 ` chunk, text chunks kept in step), ASF/WMA/WMV (the Header
+/// Object's Content Description, Extended Content Description and
+/// Metadata objects).
 ///
 /// Errors: `Unsupported` for another format; `InvalidData` for a malformed
 /// tag block or one this editor cannot rewrite (the message names the
@@ -192,11 +197,12 @@ pub fn edit(path: &Path, edits: &Edits, output: Option<&Path>) -> io::Result<Edi
         Some(FormatKind::Rf64) => ("rf64", wav::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Matroska) => ("matroska", mkv::plan(&file, edits, in_place_ok)?),
         Some(FormatKind::Ogg) => ("ogg", ogg::plan(&file, edits)?),
+        Some(FormatKind::Asf) => ("asf", asf::plan(&file, edits, in_place_ok)?),
 
         Some(other) => {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV, RF64, AIFF, Matroska/WebM and Ogg Vorbis/Opus are)"),
+                format!("tag editing: {other:?} is not supported yet (FLAC, MP3, MP4, WAV, RF64, AIFF, Matroska/WebM, Ogg Vorbis/Opus and ASF are)"),
             ))
         }
         None => {

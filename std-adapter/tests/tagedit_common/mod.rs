@@ -206,6 +206,18 @@ pub fn edits() -> Edits {
     }
 }
 
+/// Writes `orig` to `src-NAME` in `dir` and edits it with [`edits`]
+/// into `out-NAME`, which it returns: a copy, the input unchanged.
+pub fn edit_into_another(dir: &Path, name: &str, orig: &[u8]) -> PathBuf {
+    let src = dir.join(format!("src-{name}"));
+    let out = dir.join(format!("out-{name}"));
+    std::fs::write(&src, orig).unwrap();
+    let r = edit(&src, &edits(), Some(&out)).unwrap();
+    assert_eq!(r.mode, mediaslice_std::tagedit::EditMode::Copy);
+    assert_eq!(std::fs::read(&src).unwrap(), orig, "{name}: -o changed the input");
+    out
+}
+
 /// A corpus file by its path under `corpus/files`.
 pub fn corpus(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files").join(path)
