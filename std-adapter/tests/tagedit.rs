@@ -84,8 +84,20 @@ fn verify(path: &Path, before: &Before) {
     // exiftool reads RIFF INFO text as ISO-8859-1; ffmpeg writes (and we
     // write) UTF-8 there, so WAV is left to ffprobe and our reader.
     let wav = path.extension().is_some_and(|e| e == "wav");
+    // exiftool does not walk past a Matroska Cluster of unknown size, even
+    // with -ee, so a Tags element after one is out of its reach (ffprobe
+    // and mkvmerge, checked above, follow the SeekHead to it); the title,
+    // in Info before the Clusters, is still checked.
+    let cut_short = is_matroska(path) && unknown_size_cluster(path);
+    if cut_short {
+        eprintln!(
+            "{}: a Cluster of unknown size: exiftool checked for Title only",
+            path.display()
+        );
+    }
     if let Some(x) = exiftool_tags(path).filter(|_| !wav) {
-        for (k, v) in [("Title", WANT[0].1), ("Artist", WANT[1].1), ("Album", WANT[2].1)] {
+        let all = [("Title", WANT[0].1), ("Artist", WANT[1].1), ("Album", WANT[2].1)];
+        for (k, v) in all.into_iter().take(if cut_short { 1 } else { 3 }) {
             assert_eq!(
                 x.get(k).and_then(|v| v.as_str()),
                 Some(v),
@@ -697,4 +709,17 @@ fn wav_info_beside_bext() {
     assert!(edit(&f, &e, None).is_err());
     assert_eq!(std::fs::read(&f).unwrap(), now);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether the Matroska file at `path` has a Cluster whose size is unknown
+/// (a size of all ones, in any of its 1 to 8 byte forms, RFC 9559 §6.2).
+fn unknown_size_cluster(path: &Path) -> bool {
+    let b = std::fs::read(path).unwrap_or_default();
+    const ID: [u8; 4] = [0x1F, 0x43, 0xB6, 0x75];
+    b.windows(12).any(|w| {
+        let Some(len) = (w[..4] == ID && w[4] != 0).then(|| w[4].leading_zeros() as usize + 1) else {
+            return false;
+        };
+        w[4] == (0xFFu8 >> (len - 1)) && w[5..4 + len].iter().all(|&x| x == 0xFF)
+    })
 }

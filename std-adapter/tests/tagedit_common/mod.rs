@@ -143,10 +143,17 @@ pub fn ffprobe_stream_tags(path: &Path) -> Option<Vec<Value>> {
 }
 
 /// exiftool's `Title`, `Artist` and `Album`, or `None` when exiftool is
-/// missing or fails.
+/// missing or fails. Matroska is read with `-ee`: without it exiftool
+/// (12.57) stops at the first Cluster and does not see a Tags element the
+/// editor appended after the Clusters (which the SeekHead points at, and
+/// which ffprobe, mkvmerge and our reader find).
 pub fn exiftool_tags(path: &Path) -> Option<Map<String, Value>> {
+    let matroska = path
+        .extension()
+        .is_some_and(|e| e == "mkv" || e == "mka" || e == "webm" || e == "mks");
     let out = Command::new("exiftool")
         .args(["-j", "-Title", "-Artist", "-Album"])
+        .args(matroska.then_some("-ee"))
         .arg(path)
         .output()
         .ok()?;
