@@ -13,7 +13,7 @@ use crate::format::xiph::base64::Base64Decoder;
 use crate::format::xiph::flac::Picture;
 use crate::source::{SliceSource, Source};
 use crate::tags::{text_or_bytes, Tag, TagKey, TagScope, TagValue};
-use crate::types::{Codec, Packet, PacketFlags, Rational, Track, TrackKind};
+use crate::types::{ByteRange, Codec, Packet, PacketFlags, Rational, Track, TrackKind};
 
 use super::logical::{Stream, Walker};
 use super::tags::comment_walker;
@@ -37,8 +37,12 @@ struct OggPicture {
     text: Walker,
     /// Characters of base64.
     len: u32,
-    /// The block, its ranges counted in the decoded bytes.
-    block: Picture,
+    /// The picture type (RFC 9639 §8.8, table 13), `Other` when unknown.
+    kind: u8,
+    /// The description: offset and length in the decoded block.
+    description: (u32, u32),
+    /// The image: offset and length in the decoded block.
+    data: (u32, u32),
     /// The attached-picture track.
     track: usize,
 }
@@ -121,11 +125,19 @@ impl Pictures {
             ctx.diags.report("ogg.too-many-pictures", at);
             return Ok(());
         }
+        // The ranges lie in the decoded block, which fits the scratch.
+        let range = |r: ByteRange| (r.offset as u32, r.len);
         if let Some(track) = ctx.add_track(track, at) {
             let _ = self.list.push(OggPicture {
                 text,
                 len,
-                block,
+                kind: if (block.kind as usize) < PICTURE_TYPES.len() {
+                    block.kind as u8
+                } else {
+                    0
+                },
+                description: range(block.description),
+                data: range(block.data),
                 track,
             });
         }
@@ -147,7 +159,7 @@ impl Pictures {
             &"ogg picture: none pending",
         ))?;
         self.next += 1;
-        let data = decoded(src, ctx, &p, p.block.data)?;
+        let data = decoded(src, ctx, &p, p.data)?;
         Ok(Packet::joined(p.track, None, data).with_flags(PacketFlags::keyframe(true)))
     }
 
@@ -176,7 +188,7 @@ impl Pictures {
             };
             let scope = TagScope::Track(p.track);
             if i % 2 == 0 {
-                let name = PICTURE_TYPES.get(p.block.kind as usize).copied().unwrap_or("Other");
+                let name = PICTURE_TYPES.get(p.kind as usize).copied().unwrap_or("Other");
                 return Ok(Some(Tag {
                     scope,
                     key: TagKey::Text("comment"),
@@ -184,8 +196,8 @@ impl Pictures {
                     value: TagValue::Text(name),
                 }));
             }
-            if p.block.description.len > 0 {
-                let text = decoded(src, ctx, &p, p.block.description)?;
+            if p.description.1 > 0 {
+                let text = decoded(src, ctx, &p, p.description)?;
                 return Ok(Some(Tag {
                     scope,
                     key: TagKey::Text("title"),
@@ -197,19 +209,13 @@ impl Pictures {
     }
 }
 
-/// The `range` of picture `p`'s decoded block, decoded again into scratch.
-fn decoded<'s, S: Source>(
-    src: &'s mut S,
-    ctx: &Context,
-    p: &OggPicture,
-    range: crate::types::ByteRange,
-) -> Result<&'s [u8]> {
+/// The range (`at`, `len`) of picture `p`'s block, decoded again into
+/// scratch.
+fn decoded<'s, S: Source>(src: &'s mut S, ctx: &Context, p: &OggPicture, (at, len): (u32, u32)) -> Result<&'s [u8]> {
     let n = decode(src, ctx.limits.resync_bytes, p.text, p.len)?.unwrap_or(0);
     let src: &'s S = src;
     let all = src.joined(n)?;
-    Ok(all
-        .get(range.offset as usize..(range.offset + range.len as u64) as usize)
-        .unwrap_or(&[]))
+    Ok(all.get(at as usize..at as usize + len as usize).unwrap_or(&[]))
 }
 
 /// Decodes the `len` base64 characters at `w` into the scratch: the bytes
