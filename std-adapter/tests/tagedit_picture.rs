@@ -39,16 +39,19 @@ fn read(path: &Path) -> Option<(Vec<PacketKey>, Vec<Vec<u8>>)> {
 /// ffprobe's attached-picture streams: (codec, width, height); `None`
 /// when ffprobe cannot read the file.
 fn try_ffprobe_pictures(path: &Path) -> Option<Vec<(String, u64, u64)>> {
+    Some(ffprobe_streams(&try_ffprobe_json(path)?))
+}
+
+/// ffprobe's `-show_streams` JSON; `None` when ffprobe cannot read the file.
+fn try_ffprobe_json(path: &Path) -> Option<Value> {
     let out = Command::new("ffprobe")
         .args(["-v", "error", "-show_streams", "-of", "json"])
         .arg(path)
         .output()
         .unwrap();
-    if !out.status.success() {
-        return None;
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    Some(ffprobe_streams(&v))
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).unwrap())
 }
 
 /// ffprobe's attached-picture streams of a file it read before the edit.
@@ -290,12 +293,7 @@ fn cli_picture_and_its_refusals() {
 /// ffprobe's stream `index` of `path` as JSON, without the fields that
 /// depend on the file around it (its duration).
 fn stream_json(path: &Path, index: usize) -> Value {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_streams", "-of", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = try_ffprobe_json(path).unwrap_or_default();
     let mut s = v["streams"][index].clone();
     if let Some(o) = s.as_object_mut() {
         o.remove("duration");
@@ -382,12 +380,7 @@ fn our_pictures(path: &Path) -> Vec<(String, u64, u64)> {
 /// How many of ffprobe's attached pictures are front covers (type 3: an
 /// added cover replaces them).
 fn ffprobe_front_covers(path: &Path) -> usize {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_streams", "-of", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = try_ffprobe_json(path).unwrap_or_default();
     v["streams"]
         .as_array()
         .unwrap()
