@@ -5,7 +5,9 @@ comment entries `METADATA_BLOCK_PICTURE=<base64 of a FLAC PICTURE block>`
 writes one value per key, so it cannot write two pictures itself.
 
 usage: oggpic.py IN OUT PICTURE... where PICTURE is TYPE:MIME:DESCRIPTION:FILE,
-or `bad:TEXT` for an entry whose value is TEXT as given (broken base64).
+or `bad:TEXT` for an entry whose value is TEXT as given (broken base64);
+oggpic.py --base64 PICTURE prints the value alone (for ffmpeg's
+`-metadata`, which writes one picture).
 
 The header packets are paged again (the identification packet alone on the
 first page, the others after it, granule 0) and the later pages renumbered,
@@ -65,6 +67,9 @@ def picture(spec):
     return base64.b64encode(b)
 
 def main():
+    if sys.argv[1] == "--base64":
+        print(picture(sys.argv[2]).decode())
+        return
     src, dst, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
     buf = open(src, "rb").read()
     ps = list(pages(buf))
