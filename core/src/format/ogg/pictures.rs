@@ -90,6 +90,10 @@ impl Pictures {
                     ctx.diags.report("ogg.picture-too-large", at);
                     continue;
                 }
+                if self.list.is_full() {
+                    ctx.diags.report("ogg.too-many-pictures", at);
+                    continue;
+                }
                 self.add(src, ctx, text, len, at)?;
             }
         }
@@ -121,10 +125,6 @@ impl Pictures {
             attached_picture: true,
             ..Track::default()
         };
-        if self.list.is_full() {
-            ctx.diags.report("ogg.too-many-pictures", at);
-            return Ok(());
-        }
         // The ranges lie in the decoded block, which fits the scratch.
         let range = |r: ByteRange| (r.offset as u32, r.len);
         if let Some(track) = ctx.add_track(track, at) {
