@@ -244,6 +244,26 @@ gen ogg theora_vorbis.ogv enc:libtheora enc:libvorbis -- \
 	"${LAVFI[@]}" "$(vsrc 160x120 1)" "${LAVFI[@]}" "$(stereo 44100 1)" \
 	-c:v libtheora -q:v 5 -g 12 -c:a libvorbis -q:a 3
 gen ogg speex.spx enc:libspeex -- "${LAVFI[@]}" "$(mono 16000 1)" -c:a libspeex -f ogg
+# Cover art as METADATA_BLOCK_PICTURE comments (base64 FLAC PICTURE
+# blocks): ffmpeg's Ogg muxer writes one value per key, so oggpic.py adds
+# the entries to the files above (two pictures; one with a description;
+# one entry of broken base64 before a good one; FLAC in Ogg with one).
+PICS=$(mktemp -d)
+"$FFMPEG" -nostdin -loglevel error "${LAVFI[@]}" "$(vsrc 64x48 1)" -frames:v 1 "${BITEXACT[@]}" "$PICS/front.png"
+"$FFMPEG" -nostdin -loglevel error "${LAVFI[@]}" "$(vsrc 32x32 1)" -frames:v 1 -c:v mjpeg "${BITEXACT[@]}" "$PICS/back.jpg"
+if [[ -f files/ogg/vorbis.ogg ]]; then
+	python3 "$CORPUS/oggpic.py" files/ogg/vorbis.ogg files/ogg/vorbis_pictures.ogg \
+		"3:image/png:Front cover:$PICS/front.png" "4:image/jpeg::$PICS/back.jpg"
+fi
+if [[ -f files/ogg/opus.opus ]]; then
+	python3 "$CORPUS/oggpic.py" files/ogg/opus.opus files/ogg/opus_picture.opus "3:image/png:Front cover:$PICS/front.png"
+	python3 "$CORPUS/oggpic.py" files/ogg/opus.opus files/ogg/opus_bad_picture.opus \
+		"bad:AAAA!AAA" "4:image/jpeg:Back:$PICS/back.jpg"
+fi
+# FLAC in Ogg: ffmpeg writes one picture given as the comment's value.
+gen ogg flac_picture.oga enc:flac -- "${LAVFI[@]}" "$(stereo 44100 1)" -c:a flac -f ogg \
+	-metadata METADATA_BLOCK_PICTURE="$(python3 "$CORPUS/oggpic.py" --base64 "3:image/png:Front cover:$PICS/front.png")"
+rm -rf "$PICS"
 
 # ---------------------------------------------------------------- FLAC
 gen flac s16_stereo.flac enc:flac -- "${LAVFI[@]}" "$(stereo 44100 1)" -c:a flac \

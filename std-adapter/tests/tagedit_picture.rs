@@ -39,16 +39,19 @@ fn read(path: &Path) -> Option<(Vec<PacketKey>, Vec<Vec<u8>>)> {
 /// ffprobe's attached-picture streams: (codec, width, height); `None`
 /// when ffprobe cannot read the file.
 fn try_ffprobe_pictures(path: &Path) -> Option<Vec<(String, u64, u64)>> {
+    Some(ffprobe_streams(&try_ffprobe_json(path)?))
+}
+
+/// ffprobe's `-show_streams` JSON; `None` when ffprobe cannot read the file.
+fn try_ffprobe_json(path: &Path) -> Option<Value> {
     let out = Command::new("ffprobe")
         .args(["-v", "error", "-show_streams", "-of", "json"])
         .arg(path)
         .output()
         .unwrap();
-    if !out.status.success() {
-        return None;
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    Some(ffprobe_streams(&v))
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).unwrap())
 }
 
 /// ffprobe's attached-picture streams of a file it read before the edit.
@@ -290,12 +293,7 @@ fn cli_picture_and_its_refusals() {
 /// ffprobe's stream `index` of `path` as JSON, without the fields that
 /// depend on the file around it (its duration).
 fn stream_json(path: &Path, index: usize) -> Value {
-    let out = Command::new("ffprobe")
-        .args(["-v", "error", "-show_streams", "-of", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = try_ffprobe_json(path).unwrap_or_default();
     let mut s = v["streams"][index].clone();
     if let Some(o) = s.as_object_mut() {
         o.remove("duration");
@@ -370,19 +368,25 @@ fn ffmpeg_picture_bytes(path: &Path, dir: &Path) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Our `probe --json`: the `METADATA_BLOCK_PICTURE` stream tags (we show
-/// the comment as it is, base64; ffprobe decodes it into a picture
-/// stream).
-fn our_picture_tags(path: &Path) -> Vec<String> {
+/// Our `probe --json`'s attached-picture streams, as [`ffprobe_streams`]
+/// gives ffprobe's (the reader's `ogg-pictures` feature decodes each
+/// `METADATA_BLOCK_PICTURE` comment into a picture track, as ffprobe does).
+fn our_pictures(path: &Path) -> Vec<(String, u64, u64)> {
     let o = mediaslice(&["probe".as_ref(), "--json".as_ref(), path.as_os_str()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    ffprobe_streams(&serde_json::from_slice(&o.stdout).unwrap())
+}
+
+/// How many of ffprobe's attached pictures are front covers (type 3: an
+/// added cover replaces them).
+fn ffprobe_front_covers(path: &Path) -> usize {
+    let v = try_ffprobe_json(path).unwrap_or_default();
     v["streams"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|s| s["tags"]["METADATA_BLOCK_PICTURE"].as_str().map(str::to_string))
-        .collect()
+        .filter(|s| s["disposition"]["attached_pic"] == 1 && s["tags"]["comment"] == "Cover (front)")
+        .count()
 }
 
 #[test]
@@ -405,6 +409,9 @@ fn ogg_vorbis_and_opus_metadata_block_picture() {
             eprintln!("{name}: ffprobe does not read it; not edited");
             continue;
         };
+        assert_eq!(our_pictures(&f), before, "{name}: our pictures before the edit");
+        // An added front cover replaces the front covers there are.
+        let after = before.len() + 1 - ffprobe_front_covers(&f);
         let orig = std::fs::read(&f).unwrap();
         let work = dir.join(&name);
         // Add, into another file: only Vorbis and Opus streams are taken.
@@ -419,13 +426,17 @@ fn ogg_vorbis_and_opus_metadata_block_picture() {
         }
         assert_eq!(read(&work).unwrap().0, media, "{name}: packets changed");
         let ff = ffprobe_pictures(&work);
-        assert_eq!(ff.len(), before.len() + 1, "{name}: ffprobe: {ff:?}");
+        assert_eq!(ff.len(), after, "{name}: ffprobe: {ff:?}");
         assert!(ff.contains(&("mjpeg".into(), 64, 48)), "{name}: ffprobe: {ff:?}");
         assert!(
             ffmpeg_picture_bytes(&work, &dir).contains(&jpeg.data),
             "{name}: ffmpeg extracts other bytes than the JPEG"
         );
-        assert_eq!(our_picture_tags(&work).len(), before.len() + 1, "{name}");
+        assert_eq!(our_pictures(&work), ff, "{name}: our pictures");
+        assert!(
+            read(&work).unwrap().1.contains(&jpeg.data),
+            "{name}: our picture packets"
+        );
         // The audio still decodes.
         let st = Command::new("ffmpeg")
             .args(["-v", "error", "-xerror", "-i"])
@@ -442,7 +453,8 @@ fn ogg_vorbis_and_opus_metadata_block_picture() {
             ff.contains(&("png".into(), 40, 30)) && !ff.contains(&("mjpeg".into(), 64, 48)),
             "{name}: ffprobe: {ff:?}"
         );
-        assert_eq!(ff.len(), before.len() + 1, "{name}: ffprobe: {ff:?}");
+        assert_eq!(ff.len(), after, "{name}: ffprobe: {ff:?}");
+        assert_eq!(our_pictures(&work), ff, "{name}: our pictures");
         // Remove: no picture left, and ffmpeg's files are as they were.
         let remove = Edits {
             remove_picture: true,
@@ -451,7 +463,7 @@ fn ogg_vorbis_and_opus_metadata_block_picture() {
         edit(&work, &remove, None).unwrap();
         assert_eq!(read(&work).unwrap().0, media, "{name}: packets changed");
         assert_eq!(ffprobe_pictures(&work), Vec::new(), "{name}");
-        assert!(our_picture_tags(&work).is_empty(), "{name}");
+        assert!(our_pictures(&work).is_empty(), "{name}");
         if f.starts_with(&corpus) && before.is_empty() {
             assert!(
                 std::fs::read(&work).unwrap() == orig,

@@ -200,8 +200,7 @@ fn pictures(entries: &mut Vec<Vec<u8>>, edits: &Edits) -> io::Result<()> {
     let replaced = |e: &[u8]| {
         is_picture(e)
             && (edits.remove_picture
-                || super::base64::decode_prefix(e.get(PICTURE_KEY.len()..).unwrap_or(&[]), 4)
-                    .is_some_and(|t| t == FRONT_COVER.to_be_bytes()))
+                || super::base64::picture_type(e.get(PICTURE_KEY.len()..).unwrap_or(&[])) == Some(FRONT_COVER))
     };
     let first = entries.iter().position(|e| replaced(e));
     entries.retain(|e| !replaced(e));

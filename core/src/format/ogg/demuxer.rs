@@ -35,6 +35,9 @@ pub struct OggDemuxer {
     /// Where the chapter walk stands in the comments.
     #[cfg(feature = "chapters")]
     pub(super) chapters: TagWalk,
+    /// The attached pictures of the comments.
+    #[cfg(feature = "ogg-pictures")]
+    pub(super) pictures: super::pictures::Pictures,
 }
 
 /// A timestamp, or `None` for ffmpeg's [`NOPTS`].
@@ -432,6 +435,8 @@ impl FormatDemuxer for OggDemuxer {
             tags: TagWalk::default(),
             #[cfg(feature = "chapters")]
             chapters: TagWalk::default(),
+            #[cfg(feature = "ogg-pictures")]
+            pictures: super::pictures::Pictures::default(),
         };
         d.read_headers(src, ctx)?;
         if ctx.tracks.is_empty() {
@@ -445,6 +450,8 @@ impl FormatDemuxer for OggDemuxer {
                 ctx.diags.report("ogg.missing-headers", 0);
             }
         }
+        #[cfg(feature = "ogg-pictures")]
+        d.pictures.scan(&d.run.streams, src, ctx)?;
         d.data_start = d.run.cur.as_ref().map_or(d.run.next_page, |c| c.page.offset);
         d.scan_durations(src, ctx)?;
         ctx.info.start_us = Some(0);
@@ -453,6 +460,10 @@ impl FormatDemuxer for OggDemuxer {
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        #[cfg(feature = "ogg-pictures")]
+        if self.pictures.pending() {
+            return self.pictures.next_packet(src, ctx).map(Some);
+        }
         if self.run.done {
             return Ok(None);
         }
@@ -488,6 +499,8 @@ impl FormatDemuxer for OggDemuxer {
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
+        #[cfg(feature = "ogg-pictures")]
+        self.pictures.finish();
         self.seek_to(src, ctx, track, ts)
     }
 
@@ -499,8 +512,17 @@ impl FormatDemuxer for OggDemuxer {
     ) -> Result<Option<Tag<'s>>> {
         if cur.stage == 0 {
             cur.stage = 1;
+            cur.offset = 0;
             self.tags = TagWalk::default();
         }
+        #[cfg(feature = "ogg-pictures")]
+        {
+            let pictures = &self.pictures;
+            let index = &mut cur.offset;
+            self.tags
+                .next_then(&self.run.streams, src, ctx, |src| pictures.next_tag(src, ctx, index))
+        }
+        #[cfg(not(feature = "ogg-pictures"))]
         self.tags.next(&self.run.streams, src, ctx)
     }
 

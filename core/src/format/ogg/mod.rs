@@ -35,6 +35,8 @@ mod demuxer;
 mod logical;
 pub mod mapping;
 pub mod physical;
+#[cfg(feature = "ogg-pictures")]
+mod pictures;
 mod seek;
 mod tags;
 
@@ -45,6 +47,8 @@ pub use mapping::speex::SpeexHeader;
 pub use mapping::theora::TheoraIdHeader;
 pub use mapping::vorbis::VorbisIdHeader;
 pub use mapping::OggCodec;
+#[cfg(feature = "ogg-pictures")]
+pub use pictures::MAX_PICTURES;
 
 #[cfg(test)]
 mod tests;

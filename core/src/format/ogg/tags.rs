@@ -33,11 +33,25 @@ impl TagWalk {
         src: &'s mut S,
         ctx: &Context,
     ) -> Result<Option<Tag<'s>>> {
+        self.next_then(streams, src, ctx, |_| Ok(None))
+    }
+
+    /// As [`TagWalk::next`], with what `at_end` gives after the last
+    /// stream's comments.
+    ///
+    /// Errors: as [`TagWalk::next`], or from `at_end`.
+    pub(super) fn next_then<'s, S: Source, F: FnOnce(&'s mut S) -> Result<Option<Tag<'s>>>>(
+        &mut self,
+        streams: &[Stream],
+        src: &'s mut S,
+        ctx: &Context,
+        at_end: F,
+    ) -> Result<Option<Tag<'s>>> {
         let resync = ctx.limits.resync_bytes;
         loop {
             if !self.active {
                 let Some(st) = streams.get(self.stream) else {
-                    return Ok(None);
+                    return at_end(src);
                 };
                 let (Some((loc, skip)), Some(_)) = (st.comment, st.track) else {
                     self.stream += 1;
@@ -69,7 +83,7 @@ impl TagWalk {
             if in_page {
                 let off = w.pos;
                 self.walker.skip(src, resync, len)?;
-                let ok = split_entry(src.bytes(off, len as usize)?).is_some();
+                let ok = split_entry(src.bytes(off, len as usize)?).is_some_and(|(k, _)| !is_picture(k));
                 if !ok {
                     continue;
                 }
@@ -82,7 +96,7 @@ impl TagWalk {
                 continue;
             }
             let got = self.walker.gather(src, resync, len)?;
-            let ok = split_entry(src.joined(got)?).is_some();
+            let ok = split_entry(src.joined(got)?).is_some_and(|(k, _)| !is_picture(k));
             if !ok {
                 continue;
             }
@@ -93,21 +107,9 @@ impl TagWalk {
         }
     }
 
-    /// Enters the comment block at `skip` bytes into the packet at `loc`:
-    /// steps over the vendor string to the entry count (Vorbis I §5.2.1).
+    /// Enters the comment block at `skip` bytes into the packet at `loc`.
     fn start<S: Source>(&mut self, src: &mut S, resync: u64, serial: u32, loc: Loc, skip: u32) -> Result<()> {
-        let mut w = Walker::new(serial, loc);
-        w.skip(src, resync, skip)?;
-        let mut b = [0u8; 4];
-        let mut remaining = 0;
-        if w.read(src, resync, &mut b)? == 4 {
-            w.skip(src, resync, u32::from_le_bytes(b))?;
-            if w.read(src, resync, &mut b)? == 4 {
-                remaining = u32::from_le_bytes(b);
-            }
-        }
-        self.walker = w;
-        self.remaining = remaining;
+        (self.walker, self.remaining) = comment_walker(src, resync, serial, loc, skip)?;
         self.active = true;
         Ok(())
     }
@@ -119,9 +121,42 @@ impl TagWalk {
     }
 }
 
+/// A walker at the first entry of the comment block `skip` bytes into the
+/// packet at `loc`, past the vendor string and the entry count (Vorbis I
+/// §5.2.1), and that count (0 when the block is cut short).
+///
+/// Errors: a read error of the source, or a truncated page on the way.
+pub(super) fn comment_walker<S: Source>(
+    src: &mut S,
+    resync: u64,
+    serial: u32,
+    loc: Loc,
+    skip: u32,
+) -> Result<(Walker, u32)> {
+    let mut w = Walker::new(serial, loc);
+    w.skip(src, resync, skip)?;
+    let mut b = [0u8; 4];
+    let mut count = 0;
+    if w.read(src, resync, &mut b)? == 4 {
+        w.skip(src, resync, u32::from_le_bytes(b))?;
+        if w.read(src, resync, &mut b)? == 4 {
+            count = u32::from_le_bytes(b);
+        }
+    }
+    Ok((w, count))
+}
+
 /// The error for an entry that was checked a moment before: it cannot be
 /// returned.
 const ENTRY_ERROR: &str = "ogg comment: entry without `KEY=value` (Vorbis I §5.2.3)";
+
+/// Whether an entry is a picture, which is a track rather than a tag.
+fn is_picture(key: &str) -> bool {
+    #[cfg(feature = "ogg-pictures")]
+    return super::pictures::is_picture_key(key);
+    #[cfg(not(feature = "ogg-pictures"))]
+    return key.is_empty();
+}
 
 /// A text tag of `track`, named as ffprobe names it.
 fn tag<'s>(track: usize, key: &'s str, value: TagValue<'s>) -> Tag<'s> {

@@ -340,3 +340,115 @@ impl embedded_io::Seek for Cursor<'_> {
         Ok(self.pos as u64)
     }
 }
+
+/// `data` in base64 (RFC 4648 §4), padded.
+#[cfg(feature = "ogg-pictures")]
+fn to_base64(data: &[u8]) -> Vec<u8> {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &b in data {
+        acc = acc << 8 | u32::from(b);
+        bits += 8;
+        while bits >= 6 {
+            bits -= 6;
+            out.push(A[(acc >> bits & 63) as usize]);
+        }
+    }
+    if bits > 0 {
+        out.push(A[(acc << (6 - bits) & 63) as usize]);
+    }
+    while out.len() % 4 != 0 {
+        out.push(b'=');
+    }
+    out
+}
+
+/// A comment entry `METADATA_BLOCK_PICTURE=` with a PICTURE block (RFC 9639
+/// §8.8) of type `kind` around `image`.
+#[cfg(feature = "ogg-pictures")]
+fn picture_entry(kind: u32, mime: &str, desc: &str, image: &[u8]) -> Vec<u8> {
+    let mut b = kind.to_be_bytes().to_vec();
+    for s in [mime, desc] {
+        b.extend_from_slice(&(s.len() as u32).to_be_bytes());
+        b.extend_from_slice(s.as_bytes());
+    }
+    b.extend_from_slice(&[0; 16]); // width, height, depth, colours: unknown
+    b.extend_from_slice(&(image.len() as u32).to_be_bytes());
+    b.extend_from_slice(image);
+    [&b"METADATA_BLOCK_PICTURE="[..], &to_base64(&b)].concat()
+}
+
+/// An Opus stream whose `OpusTags` hold a title, a picture entry of broken
+/// base64 and a PNG cover long enough that the comment packet spans two
+/// pages (the page boundary falls inside its base64), then two audio
+/// packets.
+#[cfg(feature = "ogg-pictures")]
+#[test]
+fn a_picture_comment_is_an_attached_picture_track() {
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend_from_slice(&[0, 0, 0, 40, 0, 0, 0, 30, 8, 2, 0, 0, 0, 0, 0, 0, 0]);
+    png.extend((0..60_000u32).map(|i| (i * 7 % 251) as u8));
+    let mut tags = b"OpusTags\x01\0\0\0v".to_vec();
+    let entries = [
+        b"TITLE=Song".to_vec(),
+        b"METADATA_BLOCK_PICTURE=AAAA!AAA".to_vec(),
+        picture_entry(3, "image/png", "Front", &png),
+    ];
+    tags.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    for e in &entries {
+        tags.extend_from_slice(&(e.len() as u32).to_le_bytes());
+        tags.extend_from_slice(e);
+    }
+    let mut f = Vec::new();
+    let serial = 7;
+    let head = opus_head(0);
+    page(&mut f, FLAG_BOS, 0, serial, 0, &lacing(&[head.len()]), &head);
+    let segs = lacing(&[tags.len()]);
+    let cut = 255 * 250;
+    assert!(tags.len() > cut);
+    page(&mut f, 0, 0, serial, 1, &segs[..250], &tags[..cut]);
+    page(&mut f, FLAG_CONTINUED, 0, serial, 2, &segs[250..], &tags[cut..]);
+    let audio = [opus_packet(20, 1), opus_packet(30, 2)];
+    let body = [&audio[0][..], &audio[1][..]].concat();
+    page(&mut f, FLAG_EOS, 2 * 960, serial, 3, &lacing(&[20, 30]), &body);
+
+    let mut scratch = vec![0u8; 128 << 10];
+    let mut d = Demuxer::open(SliceSource::with_scratch(&f, &mut scratch), None).unwrap();
+    assert_eq!(d.tracks().len(), 2);
+    let t = &d.tracks()[1];
+    assert_eq!(t.codec.ffmpeg_name(), "png");
+    assert!(t.attached_picture);
+    assert_eq!((t.width, t.height, t.time_base.den), (40, 30, 90000));
+    assert!(d.diagnostics().contains("ogg.bad-picture"));
+    let mut got = Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        got.push((p.track, p.data.to_vec(), p.pts, p.pos, p.flags.keyframe));
+    }
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0], (1, png.clone(), None, None, true));
+    assert_eq!((got[1].0, &got[1].1), (0, &audio[0]));
+    let mut seen = Vec::new();
+    while let Some(t) = d.next_tag().unwrap() {
+        let TagValue::Text(v) = t.value else { panic!("text") };
+        seen.push((t.scope, t.name, v.to_owned()));
+    }
+    assert_eq!(
+        seen,
+        [
+            (TagScope::Track(0), Some("title"), "Song".to_owned()),
+            (TagScope::Track(1), Some("comment"), "Cover (front)".to_owned()),
+            (TagScope::Track(1), Some("title"), "Front".to_owned()),
+        ]
+    );
+    // Through a reader, whose scratch also holds the decoded image.
+    let src = ReaderSource::<_, _, 4>::with_blocks(embedded_io_cursor(&f), vec![0u8; 96 << 10]).unwrap();
+    let mut d = Demuxer::open(src, None).unwrap();
+    let p = d.next_packet().unwrap().unwrap();
+    assert_eq!((p.track, p.data), (1, &png[..]));
+    // A scratch too small for the image: no picture track.
+    let mut small = vec![0u8; 4096];
+    let d = Demuxer::open(SliceSource::with_scratch(&f, &mut small), None).unwrap();
+    assert_eq!(d.tracks().len(), 1);
+    assert!(d.diagnostics().contains("ogg.picture-too-large"));
+}
