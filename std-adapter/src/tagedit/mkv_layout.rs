@@ -81,6 +81,8 @@ pub(super) fn walk(file: &File) -> io::Result<Layout> {
     let mut tops = Vec::new();
     let mut pos = segment.data;
     let mut steps = 0usize;
+    // The known-size Cluster just walked: the bytes after it may change.
+    let mut cluster: Option<Header> = None;
     while pos < segment_end {
         steps += 1;
         if tops.len() >= MAX_ELEMENTS || steps > MAX_ELEMENTS * 64 {
@@ -93,7 +95,11 @@ pub(super) fn walk(file: &File) -> io::Result<Layout> {
                 Some(_) => h.end(),
                 None => unknown_cluster_end(file, h.data, segment_end)?,
             };
+            cluster = h.size.is_some().then_some(h);
             continue;
+        }
+        if let Some(c) = cluster.take() {
+            children_inside(file, &c)?;
         }
         if h.size.is_none() {
             return Err(malformed(format!(
@@ -107,6 +113,9 @@ pub(super) fn walk(file: &File) -> io::Result<Layout> {
         pos = h.end();
         tops.push(h);
     }
+    if let Some(c) = cluster {
+        children_inside(file, &c)?;
+    }
     Ok(Layout {
         segment,
         segment_end,
@@ -119,6 +128,46 @@ fn past(h: &Header) -> io::Error {
     malformed(format!(
         "matroska: element 0x{:X} at byte {} runs past the end of its Segment (RFC 8794 §6)",
         h.id, h.start
+    ))
+}
+
+/// A BlockGroup (RFC 9559 §5.1.3.5), whose Block is checked too.
+const BLOCK_GROUP: u64 = 0xA0;
+
+/// Checks that the children of the known-size Cluster `c` (and of its
+/// BlockGroups) lie inside it, for a Cluster the edit may put new bytes
+/// after (one before a top-level element or the Segment's end): a child
+/// that runs past the Cluster's end, cut by it or by the end of the file,
+/// would read into those bytes and look whole to a reader
+/// (`mkv-cut-last-block-reads-into-the-new-tags.mkv`, a fuzzing find). Such
+/// a Cluster is damaged; the file is refused, as a truncated one is.
+fn children_inside(file: &File, c: &Header) -> io::Result<()> {
+    let mut stack = vec![(c.data, c.end())];
+    let mut n = 0usize;
+    while let Some((mut pos, end)) = stack.pop() {
+        while pos < end {
+            n += 1;
+            if n > MAX_ELEMENTS * 64 {
+                return Err(malformed("matroska: too many elements in a Cluster"));
+            }
+            let h = header_at(file, pos, end)?;
+            if h.size.is_none() || h.end() > end {
+                return Err(cut_cluster(c, pos));
+            }
+            if h.id == BLOCK_GROUP {
+                stack.push((h.data, h.end()));
+            }
+            pos = h.end();
+        }
+    }
+    Ok(())
+}
+
+fn cut_cluster(c: &Header, at: u64) -> io::Error {
+    malformed(format!(
+        "matroska: the element at byte {at} runs past the end of the Cluster at byte {} (a cut or damaged \
+         Cluster, RFC 8794 §6): not edited, the edit would put bytes after it",
+        c.start
     ))
 }
 

@@ -27,6 +27,7 @@ const CONTINUED: u8 = 0x01;
 #[derive(Debug, Clone)]
 struct Page {
     pos: u64,
+    flags: u8,
     serial: u32,
     seq: u32,
     lacing: Vec<u8>,
@@ -52,6 +53,7 @@ fn page_at(file: &File, pos: u64, file_len: u64) -> io::Result<Page> {
     let lacing = read_at(file, pos + HEADER as u64, usize::from(h[26]), "ogg: a lacing table")?;
     let p = Page {
         pos,
+        flags: h[5],
         serial: u32_at(14),
         seq: u32_at(18),
         lacing,
@@ -96,6 +98,16 @@ pub(super) fn plan(file: &File, edits: &Edits) -> io::Result<Plan> {
     let mut packets: Vec<Vec<u8>> = vec![Vec::new()];
     let mut pages = Vec::new();
     let mut pos = first.pos + first.len();
+    // Whether the page before ends with an unfinished packet.
+    let mut pending = false;
+    if first.flags & CONTINUED != 0
+        || first.lacing.last() == Some(&255)
+        || first.lacing.iter().filter(|&&l| l < 255).count() != 1
+    {
+        return Err(malformed(
+            "ogg: the first page does not hold the identification header alone (RFC 7845 §3, Vorbis I §4.2.1)",
+        ));
+    }
     loop {
         if pages.len() == MAX_HEADER_PAGES {
             return Err(malformed("ogg: the header packets take too many pages"));
@@ -106,6 +118,24 @@ pub(super) fn plan(file: &File, edits: &Edits) -> io::Result<Plan> {
                 io::ErrorKind::Unsupported,
                 "ogg: another stream's page among the headers (a multiplexed file): not edited",
             ));
+        }
+        // A page's continued flag must say whether the packet before is
+        // unfinished: readers drop the rest of a packet whose start they
+        // did not see, and the start of one a page leaves unfinished,
+        // while the pages written here are flagged from the packets.
+        if (p.flags & CONTINUED != 0) != pending {
+            return Err(malformed(format!(
+                "ogg: the page at byte {pos} is {} as continuing a packet, but the page before {} (RFC 3533 §6)",
+                if pending { "not flagged" } else { "flagged" },
+                if pending {
+                    "leaves one unfinished"
+                } else {
+                    "ends its packets"
+                },
+            )));
+        }
+        if let Some(&l) = p.lacing.last() {
+            pending = l == 255;
         }
         let body = page_body(file, &p)?;
         let mut at = 0usize;

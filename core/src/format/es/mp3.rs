@@ -279,19 +279,13 @@ fn find_start<S: Source>(src: &mut S, ctx: &mut Context, off: u64) -> Result<u64
     Ok(start)
 }
 
-/// The first frame header: at `start`, else the first within
-/// `Limits::resync_bytes`.
-fn first_header<S: Source>(src: &mut S, ctx: &Context, start: u64) -> Result<MpaHeader> {
-    if let Some(h) = header_at(src, start)? {
-        return Ok(h);
-    }
-    match scan(
-        src,
-        start,
-        start.saturating_add(ctx.limits.resync_bytes),
-        4,
-        sized_frame,
-    )? {
+/// The first frame header from `start` on (the scan tries `start`
+/// first), starting before `limit`: `Limits::resync_bytes` on, and where a
+/// whole header still fits before the trailing tags (a header in an ID3v1
+/// tag's text is no audio, and a tag edit rewrites it: a
+/// `tagedit_roundtrip` find).
+fn first_header<S: Source>(src: &mut S, start: u64, limit: u64) -> Result<MpaHeader> {
+    match scan(src, start, limit, 4, sized_frame)? {
         Some(p) => header_at(src, p)?.ok_or(Error::malformed(
             p,
             &"mp3 frame header: not valid where the scan found it (ISO/IEC 11172-3 §2.4.2.3)",
@@ -340,7 +334,10 @@ impl FormatDemuxer for Mp3Demuxer {
             off += h.frame_len as u64;
         }
         let start = find_start(src, ctx, off)?;
-        let first = first_header(src, ctx, start)?;
+        let limit = start
+            .saturating_add(ctx.limits.resync_bytes)
+            .min(trailer.audio_end.saturating_sub(3));
+        let first = first_header(src, start, limit)?;
         let codec = match first.layer {
             1 => Codec::Mp1,
             2 => Codec::Mp2,
