@@ -146,10 +146,17 @@ fn every_corpus_file_round_trips_through_the_dump() {
             if want.open_err.is_some() {
                 continue;
             }
-            // The configurations, as the demuxer gives them.
-            let mut d = Demuxer::open(SliceSource::new(&bytes), ext.as_deref()).unwrap();
+            // The configurations, as the demuxer gives them: opened with a
+            // scratch, as `pull_slice` and `remux` are, so that streams that
+            // need one (Ogg cover art) are there too.
+            let mut scratch = scratch_for(bytes.len());
+            let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut scratch), ext.as_deref()).unwrap();
             let configs: Vec<Vec<u8>> = (0..want.tracks.len())
-                .map(|i| d.codec_config(i).unwrap().to_vec())
+                .map(|i| {
+                    d.codec_config(i)
+                        .unwrap_or_else(|e| panic!("{}: track {i}: {e}", f.label()))
+                        .to_vec()
+                })
                 .collect();
             let mut buf = vec![0u8; dump_len(&want, configs.iter().map(Vec::len).sum())];
             let (sink, n) = remux(&bytes, ext.as_deref(), SliceSink::new(&mut buf))
