@@ -133,12 +133,15 @@ fn outputs_pass_mkvmerge_and_ffprobe() {
         }
         if ffprobe {
             let (packets, err) = ffprobe_packets(out);
-            if !err.is_empty() || packets.len() as u64 != report.packets {
+            // ffprobe shows each image attachment (the cover art the remux
+            // carried) as an attached-picture stream with one packet.
+            let want = report.packets + report.attachments as u64;
+            if !err.is_empty() || packets.len() as u64 != want {
                 failures.push(format!(
-                    "{}: ffprobe read {} of {} packets: {err}",
+                    "{}: ffprobe read {} of {want} packets ({} attachments): {err}",
                     f.label(),
                     packets.len(),
-                    report.packets
+                    report.attachments
                 ));
             }
         }
