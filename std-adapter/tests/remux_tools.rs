@@ -15,7 +15,7 @@ mod remux_common;
 use common::*;
 use mediaslice::{Demuxer, SliceSource};
 use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};
-use remux_common::{ffmpeg_copy, format_tags, have, remux_corpus, temp_dir};
+use remux_common::{ffmpeg_copy, ffprobe_packet_list, format_tags, have, remux_corpus, temp_dir};
 use std::path::Path;
 use std::process::Command;
 
@@ -76,39 +76,19 @@ const FFMPEG_EXACT: &[&str] = &[
 /// A fresh empty folder under the target directory.
 /// ffprobe's packets of `path`, per stream in order: `size|crc|pts_time|flags`.
 fn ffprobe_packets(path: &Path) -> (Vec<String>, String) {
-    let out = Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_packets",
-            "-show_data_hash",
-            "CRC32",
-            "-of",
-            "json",
-        ])
-        .arg(path)
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let mut rows: Vec<(i64, String)> = doc["packets"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|p| {
-                    let s = |k: &str| p[k].as_str().unwrap_or("").to_owned();
-                    (
-                        p["stream_index"].as_i64().unwrap_or(-1),
-                        format!("{}|{}|{}|{}", s("size"), s("data_hash"), s("pts_time"), s("flags")),
-                    )
-                })
-                .collect()
+    let (packets, err) = ffprobe_packet_list(path);
+    let mut rows: Vec<(i64, String)> = packets
+        .iter()
+        .map(|p| {
+            let s = |k: &str| p[k].as_str().unwrap_or("").to_owned();
+            (
+                p["stream_index"].as_i64().unwrap_or(-1),
+                format!("{}|{}|{}|{}", s("size"), s("data_hash"), s("pts_time"), s("flags")),
+            )
         })
-        .unwrap_or_default();
+        .collect();
     rows.sort_by_key(|r| r.0);
-    (
-        rows.into_iter().map(|(i, r)| format!("{i}|{r}")).collect(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (rows.into_iter().map(|(i, r)| format!("{i}|{r}")).collect(), err)
 }
 
 #[test]

@@ -371,6 +371,20 @@ fn without_moov(data: &[u8]) -> Vec<u8> {
     panic!("no moov found");
 }
 
+/// Bytes and CRC-32 of the packets of `track` of the MP4/MOV `bytes`.
+fn track_bytes(bytes: &[u8], track: usize) -> (u64, u32) {
+    let mut d = mediaslice::Demuxer::open(mediaslice::SliceSource::new(bytes), Some("mov")).unwrap();
+    let mut c = mediaslice::crc::Crc32::new();
+    let mut n = 0u64;
+    while let Some(k) = d.next_packet().unwrap() {
+        if k.track == track {
+            c.update(k.data);
+            n += k.data.len() as u64;
+        }
+    }
+    (n, c.finish())
+}
+
 #[test]
 fn a_lost_moov_is_rebuilt_from_a_reference() {
     let dir = temp_dir("repair_moov");
@@ -428,8 +442,26 @@ fn a_lost_moov_is_rebuilt_from_a_reference() {
         if step <= 0 || got.iter().enumerate().any(|(i, p)| p.dts != Some(i as i64 * step)) {
             failures.push(format!("{name}: repaired times do not step by one frame duration"));
         }
+        // PCM audio is recovered into MOV output (which alone takes it):
+        // every byte of it, in order, as the original's audio packets hold it.
+        let pcm = whole
+            .tracks
+            .iter()
+            .position(|t| t.codec.ffmpeg_name().starts_with("pcm_"))
+            .filter(|_| name.ends_with(".mov"));
+        let mut want_written = vec![video];
+        if let Some(a) = pcm {
+            want_written.push(a);
+            let repaired_bytes = std::fs::read(&out).unwrap();
+            let (a_in, a_out) = (track_bytes(&data, a), track_bytes(&repaired_bytes, 1));
+            if a_in != a_out || a_in.0 == 0 {
+                failures.push(format!(
+                    "{name}: PCM bytes/CRC {a_in:?} in the original, {a_out:?} repaired"
+                ));
+            }
+        }
         let written: Vec<usize> = report.streams.iter().map(|s| s.index).collect();
-        if written != [video] || whole.tracks.len() > 1 && report.left_out.is_empty() {
+        if written != want_written || whole.tracks.len() > want_written.len() && report.left_out.is_empty() {
             failures.push(format!(
                 "{name}: streams written {written:?}, left out {:?}",
                 report.left_out

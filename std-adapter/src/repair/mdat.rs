@@ -339,8 +339,13 @@ impl Bits<'_> {
 }
 
 /// The reference's tracks prepared, the video and PCM tracks chosen, and
-/// why each other track is left out.
-fn read_reference(reference: &Path) -> Result<(Vec<crate::remux::PreparedTrack>, Video, Option<Pcm>), RepairError> {
+/// why each other track is left out. The PCM track is written when the
+/// output is MOV (`mov`), which alone takes uncompressed audio; for MP4 it
+/// is left out and only steps the walk.
+fn read_reference(
+    reference: &Path,
+    mov: bool,
+) -> Result<(Vec<crate::remux::PreparedTrack>, Video, Option<Pcm>), RepairError> {
     let ext = reference.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     MmapSource::open(reference).map_err(RepairError::Io)?;
     let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
@@ -409,9 +414,14 @@ fn read_reference(reference: &Path) -> Result<(Vec<crate::remux::PreparedTrack>,
                     t.skip = Some("PCM whose sample frame size the reference does not give");
                     continue;
                 }
-                // The MP4 muxer has no PCM sample entry: the track is left
-                // out, its frame size still steps the search for video.
-                t.skip = Some("PCM: the MP4 muxer has no PCM sample entry; its chunks are stepped over");
+                // MP4 output takes no PCM (as ffmpeg's): the track is left
+                // out there, its frame size still steps the search for
+                // video. MOV takes it with the sample rate as time base.
+                if mov {
+                    t.track.time_base = Rational::new(1, t.track.sample_rate);
+                } else {
+                    t.skip = Some("PCM goes in MOV output only (repair to a .mov OUT to keep it); its chunks are stepped over");
+                }
                 pcm = Some(Pcm {
                     index: i,
                     frame,
@@ -509,12 +519,12 @@ pub(super) fn repair_mdat(
     reference: &Path,
     output: &Path,
 ) -> Result<RepairReport, RepairError> {
-    let (tracks, video, pcm) = read_reference(reference)?;
     let format = if output.extension().is_some_and(|e| e.eq_ignore_ascii_case("mov")) {
         RemuxFormat::Mov
     } else {
         RemuxFormat::Mp4
     };
+    let (tracks, video, pcm) = read_reference(reference, format == RemuxFormat::Mov)?;
     let sink = FileSink::create(output).map_err(RepairError::Io)?;
     let index = usize::try_from((end - start) / 2)
         .unwrap_or(usize::MAX)

@@ -98,3 +98,26 @@ pub fn format_tags(path: &Path) -> Vec<(String, String)> {
     tags.sort();
     tags
 }
+
+/// ffprobe's packets of `path` (`-show_packets -show_data_hash CRC32`, as
+/// JSON objects) and what it printed on stderr.
+pub fn ffprobe_packet_list(path: &Path) -> (Vec<serde_json::Value>, String) {
+    let out = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_packets",
+            "-show_data_hash",
+            "CRC32",
+            "-of",
+            "json",
+        ])
+        .arg(path)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    (
+        doc["packets"].as_array().cloned().unwrap_or_default(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

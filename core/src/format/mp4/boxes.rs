@@ -237,7 +237,7 @@ pub struct AudioSampleEntry {
 /// The QuickTime sound description version 1 fields that follow an
 /// [`AudioSampleEntry`] (QuickTime File Format, "Sound Sample Description
 /// (Version 1)").
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct SoundDescriptionV1 {
     /// Samples per packet (per compressed frame).
@@ -253,7 +253,7 @@ pub struct SoundDescriptionV1 {
 /// The QuickTime sound description version 2 fields that follow an
 /// [`AudioSampleEntry`] (QuickTime File Format, "Sound Sample Description
 /// (Version 2)").
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub struct SoundDescriptionV2 {
     /// Size of this structure.

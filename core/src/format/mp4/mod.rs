@@ -40,6 +40,7 @@ mod muxer_box;
 mod muxer_entry;
 mod muxer_index;
 mod muxer_moov;
+mod muxer_pcm;
 mod muxer_records;
 mod muxer_tags;
 mod muxer_times;

@@ -28,6 +28,7 @@
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::{entry_kind, needs_config};
 use super::muxer_index::{self, Growing, RunState, Sample};
+use super::muxer_pcm::{self, qt_pcm};
 use super::muxer_records::Index;
 use super::muxer_times;
 use crate::codec::adts::AdtsHeader;
@@ -329,6 +330,19 @@ impl Mp4Muxer {
                 &"mp4 muxer: a sample over 4 GiB (ISO/IEC 14496-12 8.7.3)",
             ));
         }
+        // Uncompressed audio in MOV: whole frames, lasting one tick each.
+        let frame = ctx.tracks.get(i).map_or(0, muxer_pcm::frame_bytes);
+        let pcm_frames = if self.qt && frame > 0 {
+            if size % frame != 0 {
+                return Err(Error::unsupported(
+                    pos,
+                    &"mov muxer: an uncompressed audio packet that is not whole frames (QuickTime File Format, Sound Sample Descriptions)",
+                ));
+            }
+            Some(size / frame)
+        } else {
+            None
+        };
         // Times in the media time scale.
         let mut dts = match packet.dts.or(packet.pts) {
             Some(t) => scaled(t, num, pos)?,
@@ -362,6 +376,7 @@ impl Mp4Muxer {
             &"mp4 muxer: composition offset overflows (ISO/IEC 14496-12 8.6.1.3)",
         ))?;
         let duration = match packet.duration {
+            _ if pcm_frames.is_some() => pcm_frames.unwrap_or(0),
             Some(d) if d > 0 => d.saturating_mul(u64::from(num)),
             // Unknown: the time since the previous sample, or the previous
             // duration (as ffmpeg does for a last sample).
@@ -431,7 +446,19 @@ impl FormatMuxer for Mp4Muxer {
 
     fn add_track(&mut self, ctx: &mut MuxContext, spec: &TrackSpec<'_>) -> Result<usize> {
         let codec = spec.track.codec;
-        entry_kind(codec)?;
+        match qt_pcm(codec) {
+            // Uncompressed audio: MOV only, as ffmpeg 5.1 (muxer_pcm.rs).
+            Some(_) if self.qt => muxer_pcm::check_track(spec.track)?,
+            Some(_) => {
+                return Err(Error::unsupported(
+                    0,
+                    &"mp4 muxer: uncompressed audio (PCM, A-law, mu-law) goes in MOV output, not MP4 (QuickTime File Format, Sound Sample Descriptions)",
+                ))
+            }
+            None => {
+                entry_kind(codec)?;
+            }
+        }
         if spec.track.time_base.den == 0 || spec.track.time_base.num == 0 {
             return Err(Error::unsupported(
                 0,

@@ -6,6 +6,7 @@
 
 use super::boxes::{AudioSampleEntry, VisualSampleEntry};
 use super::muxer_box::BoxWriter;
+use super::muxer_pcm::{qt_pcm, write_entry};
 use crate::error::{Error, Result};
 use crate::sink::Sink;
 use crate::types::{Codec, Track};
@@ -73,11 +74,18 @@ pub fn entry_kind(codec: Codec) -> Result<EntryKind> {
 /// Whether `codec` needs its configuration record to be written (a sample
 /// entry without one is not decodable).
 pub fn needs_config(codec: Codec) -> bool {
-    !matches!(codec, Codec::Mp3 | Codec::Mpeg4 | Codec::Vp9 | Codec::Av1)
+    !matches!(codec, Codec::Mp3 | Codec::Mpeg4 | Codec::Vp9 | Codec::Av1) && qt_pcm(codec).is_none()
 }
 
 /// Writes the `stsd` box of a track (§8.5.2) with its one sample entry.
 pub fn write_stsd<K: Sink>(w: &mut BoxWriter<'_, K>, t: &Track, track_id: u32, config: &[u8]) -> Result<()> {
+    if let Some(p) = qt_pcm(t.codec) {
+        // Only MOV output takes uncompressed audio (`Mp4Muxer::add_track`).
+        w.open_full(b"stsd", 0, 0)?;
+        w.u32(1)?;
+        write_entry(w, t, p)?;
+        return w.close();
+    }
     let kind = entry_kind(t.codec)?;
     w.open_full(b"stsd", 0, 0)?;
     w.u32(1)?;

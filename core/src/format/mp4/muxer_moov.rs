@@ -57,6 +57,17 @@ fn timing(t: &Track, st: &TrackState) -> Timing {
     }
 }
 
+/// `tm` of track `t`, with the media length in frames when it is
+/// uncompressed audio in MOV (one `stts` tick a frame: `muxer_pcm.rs`),
+/// whatever gaps its packets' times had.
+fn pcm_timing(m: &Mp4Muxer, index: Index<'_>, tr: u8, t: &Track, mut tm: Timing) -> Timing {
+    let frame = super::muxer_pcm::frame_bytes(t);
+    if m.qt && frame > 0 {
+        tm.media = super::muxer_pcm::frames(index, tr, frame);
+    }
+    tm
+}
+
 /// `v` in the media time scale `scale`, in the movie's `movie`.
 fn to_movie(v: u64, scale: u32, movie: u32) -> u64 {
     let v = i64::try_from(v).unwrap_or(i64::MAX);
@@ -100,7 +111,13 @@ pub fn write_moov<K: Sink>(
     let mut movie_duration = 0u64;
     for (i, t) in ctx.tracks.iter().enumerate() {
         let tr = u8::try_from(i).unwrap_or(u8::MAX);
-        let tm = timing(t, &settle(index, tr, m.tracks.get(i).copied().unwrap_or_default()));
+        let tm = pcm_timing(
+            m,
+            index,
+            tr,
+            t,
+            timing(t, &settle(index, tr, m.tracks.get(i).copied().unwrap_or_default())),
+        );
         let d = to_movie(tm.empty, tm.scale, movie).saturating_add(to_movie(tm.shown, tm.scale, movie));
         movie_duration = movie_duration.max(if tm.edit {
             d
@@ -117,7 +134,7 @@ pub fn write_moov<K: Sink>(
         let t = &m.sized_track(ctx, i);
         let tr = u8::try_from(i).unwrap_or(u8::MAX);
         let st = settle(index, tr, m.tracks.get(i).copied().unwrap_or_default());
-        let tm = timing(t, &st);
+        let tm = pcm_timing(m, index, tr, t, timing(t, &st));
         let id = u32::try_from(i).unwrap_or(0).saturating_add(1);
         w.open(b"trak")?;
         let shown = if tm.edit {
@@ -137,7 +154,8 @@ pub fn write_moov<K: Sink>(
         write_dinf(&mut w)?;
         w.open(b"stbl")?;
         write_stsd(&mut w, t, id, m.config(ctx, i))?;
-        write_tables(&mut w, index, tr, &st, data_start, wide)?;
+        let pcm_frame = Some(super::muxer_pcm::frame_bytes(t)).filter(|&f| m.qt && f > 0);
+        write_tables(&mut w, index, tr, &st, data_start, wide, pcm_frame)?;
         w.close()?; // stbl
         w.close()?; // minf
         w.close()?; // mdia
@@ -401,6 +419,7 @@ fn write_tables<K: Sink>(
     st: &TrackState,
     data_start: u64,
     wide: bool,
+    pcm_frame: Option<u64>,
 ) -> Result<()> {
     let too_long = |w: &BoxWriter<'_, K>| {
         Error::unsupported(
@@ -408,6 +427,12 @@ fn write_tables<K: Sink>(
             &"mp4 muxer: a sample duration over 2^32 ticks (ISO/IEC 14496-12 8.6.1.2)",
         )
     };
+    // Uncompressed audio in MOV: one sample a frame (muxer_pcm.rs).
+    if let Some(frame) = pcm_frame {
+        let frames = super::muxer_pcm::frames(index, tr, frame);
+        super::muxer_pcm::write_frame_tables(w, frame, frames)?;
+        return write_chunks(w, index, tr, data_start, wide, Some(frame));
+    }
     // stts (§8.6.1.2): sample k lasts until sample k+1 starts.
     let mut stts = Runs::open(w, b"stts", 0)?;
     let next_dts = Times::new(index, tr, st)
@@ -455,7 +480,7 @@ fn write_tables<K: Sink>(
         }
     }
     w.close()?;
-    write_chunks(w, index, tr, data_start, wide)
+    write_chunks(w, index, tr, data_start, wide, None)
 }
 
 /// The chunks of a track: runs of its samples with no other track's
@@ -467,17 +492,20 @@ struct Chunks<'a> {
 }
 
 impl Iterator for Chunks<'_> {
-    /// Offset of the chunk in the file, samples in it.
-    type Item = (u64, u32);
+    /// Offset of the chunk in the file, samples in it, bytes in it.
+    type Item = (u64, u32, u64);
 
-    fn next(&mut self) -> Option<(u64, u32)> {
-        let mut chunk: Option<(u64, u32)> = None;
+    fn next(&mut self) -> Option<(u64, u32, u64)> {
+        let mut chunk: Option<(u64, u32, u64)> = None;
         for s in self.records.by_ref() {
             let at = self.offset;
             self.offset = self.offset.saturating_add(s.size);
             match (&mut chunk, s.track == self.track) {
-                (None, true) => chunk = Some((at, 1)),
-                (Some((_, n)), true) => *n = n.saturating_add(1),
+                (None, true) => chunk = Some((at, 1, s.size)),
+                (Some((_, n, b)), true) => {
+                    *n = n.saturating_add(1);
+                    *b = b.saturating_add(s.size);
+                }
                 (Some(_), false) => return chunk,
                 (None, false) => {}
             }
@@ -486,13 +514,16 @@ impl Iterator for Chunks<'_> {
     }
 }
 
-/// `stsc` (§8.7.4) and `stco`/`co64` (§8.7.5).
+/// `stsc` (§8.7.4) and `stco`/`co64` (§8.7.5); with `frame`, the samples
+/// of a chunk are its bytes over `frame` (uncompressed audio in MOV, one
+/// sample a frame: `muxer_pcm.rs`).
 fn write_chunks<K: Sink>(
     w: &mut BoxWriter<'_, K>,
     index: Index<'_>,
     tr: u8,
     data_start: u64,
     wide: bool,
+    frame: Option<u64>,
 ) -> Result<()> {
     let chunks = || Chunks {
         records: Records::of(index),
@@ -501,7 +532,11 @@ fn write_chunks<K: Sink>(
     };
     let at = open_counted(w, b"stsc")?;
     let (mut entries, mut last) = (0u32, 0u32);
-    for (n, (_, per)) in chunks().enumerate() {
+    for (n, (_, samples, bytes)) in chunks().enumerate() {
+        let per = match frame {
+            Some(f) => u32::try_from(bytes / f.max(1)).unwrap_or(u32::MAX),
+            None => samples,
+        };
         if per != last {
             w.u32(u32::try_from(n).unwrap_or(u32::MAX).saturating_add(1))?;
             w.u32(per)?;
@@ -513,7 +548,7 @@ fn write_chunks<K: Sink>(
     close_counted(w, at, entries)?;
     let at = open_counted(w, if wide { b"co64" } else { b"stco" })?;
     let mut n = 0u32;
-    for (offset, _) in chunks() {
+    for (offset, _, _) in chunks() {
         if wide {
             w.u64(offset)?;
         } else {

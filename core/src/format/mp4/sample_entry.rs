@@ -91,7 +91,7 @@ static SAMPLE_ENTRIES: &[(Codec, TrackKind, &[[u8; 4]])] = {
 };
 
 /// Bits per sample of the PCM codecs, for chunk reading.
-fn pcm_bits(c: Codec) -> u32 {
+pub(super) fn pcm_bits(c: Codec) -> u32 {
     match c {
         Codec::PcmU8 | Codec::PcmS8 | Codec::PcmAlaw | Codec::PcmMulaw => 8,
         Codec::PcmS16Le | Codec::PcmS16Be => 16,

@@ -1,0 +1,180 @@
+//! `mediaslice remux IN OUT.mov` with uncompressed audio (WAV, AIFF, AU,
+//! CAF, camera MOV with PCM), judged against ffmpeg's own `-c copy` to
+//! MOV: ffprobe sees the same packets (stream, pts, size, CRC-32) in both
+//! files, and our reader sees in ours what ffprobe sees. Besides the
+//! corpus, files ffmpeg generates for the descriptions the corpus lacks:
+//! version 1 (24-bit big-endian, 8-bit signed, 64-bit float) and version 2
+//! (96 and 192 kHz). MP4 output of the same inputs is refused and leaves
+//! nothing behind. ffmpeg/ffprobe not installed: skipped with a message.
+
+#[path = "../../core/tests/common/mod.rs"]
+mod common;
+mod remux_common;
+
+use common::*;
+use mediaslice::crc::crc32;
+use mediaslice::{Demuxer, SliceSource};
+use mediaslice_std::remux::{remux_file, RemuxOptions};
+use remux_common::{ffmpeg_copy, ffprobe_packet_list, have, remux_corpus, temp_dir};
+use std::path::Path;
+use std::process::Command;
+
+/// ffprobe's packets of `path`: `stream|pts|size|crc`.
+fn ffprobe_rows(path: &Path) -> (Vec<String>, String) {
+    let (packets, err) = ffprobe_packet_list(path);
+    let rows = packets
+        .iter()
+        .map(|p| {
+            let pts = p["pts"].as_i64().map_or("N/A".to_owned(), |v| v.to_string());
+            let s = |k: &str| p[k].as_str().unwrap_or("").to_owned();
+            format!("{}|{pts}|{}|{}", p["stream_index"], s("size"), s("data_hash"))
+        })
+        .collect();
+    (rows, err)
+}
+
+/// The `rows` of `path`'s uncompressed audio streams, each stream named by
+/// its place among them.
+fn pcm_rows(path: &Path, rows: &[String]) -> Vec<String> {
+    let out = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=index,codec_name",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(path)
+        .output()
+        .unwrap();
+    let pcm: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(",pcm_"))
+        .filter_map(|l| l.split(',').next().map(str::to_owned))
+        .collect();
+    rows.iter()
+        .filter_map(|r| {
+            let (stream, rest) = r.split_once('|')?;
+            let k = pcm.iter().position(|s| s == stream)?;
+            Some(format!("{k}|{rest}"))
+        })
+        .collect()
+}
+
+/// Our reader's packets of the MOV `bytes`, as [`ffprobe_rows`] prints them.
+fn our_rows(bytes: &[u8]) -> mediaslice::Result<Vec<String>> {
+    let mut scratch = vec![0u8; 1 << 22];
+    let mut d = Demuxer::open(SliceSource::with_scratch(bytes, &mut scratch), Some("mov"))?;
+    let mut rows = Vec::new();
+    while let Some(p) = d.next_packet()? {
+        let pts = p.pts.map_or("N/A".to_owned(), |v| v.to_string());
+        rows.push(format!(
+            "{}|{pts}|{}|CRC32:{:08x}",
+            p.track,
+            p.data.len(),
+            crc32(p.data)
+        ));
+    }
+    Ok(rows)
+}
+
+fn has_pcm(path: &Path) -> bool {
+    let bytes = std::fs::read(path).unwrap();
+    let ext = path.extension().and_then(|e| e.to_str());
+    Demuxer::open(SliceSource::new(&bytes), ext)
+        .map(|d| d.tracks().iter().any(|t| t.codec.ffmpeg_name().starts_with("pcm_")))
+        .unwrap_or(false)
+}
+
+/// Ours against ffmpeg's remux of `input` to MOV, and our reader against
+/// ffprobe on ours; the failures.
+fn compare(label: &str, input: &Path, ours: &Path, dir: &Path) -> Vec<String> {
+    let mut failures = Vec::new();
+    let theirs = dir.join(format!("ffmpeg_{}.mov", label.replace('/', "_")));
+    ffmpeg_copy(input, &theirs);
+    let (a, err_a) = ffprobe_rows(ours);
+    if !err_a.is_empty() {
+        failures.push(format!("{label}: ffprobe on ours: {err_a}"));
+    }
+    // The uncompressed audio streams of both: ffmpeg's MOV may have tracks
+    // ours has not (a `tmcd` timecode track from MXF) and other video time
+    // scales, which are not what this test is about.
+    let (pa, pb) = (pcm_rows(ours, &a), pcm_rows(&theirs, &ffprobe_rows(&theirs).0));
+    if pa != pb || pa.is_empty() {
+        failures.push(format!(
+            "{label}: ffprobe sees {} audio packets in ours, {} in ffmpeg's (first difference at {:?})",
+            pa.len(),
+            pb.len(),
+            pa.iter().zip(&pb).position(|(x, y)| x != y)
+        ));
+    }
+    match our_rows(&std::fs::read(ours).unwrap()) {
+        Ok(r) if r == a => {}
+        Ok(r) => failures.push(format!(
+            "{label}: we read {} packets, ffprobe {} (first difference at {:?})",
+            r.len(),
+            a.len(),
+            r.iter().zip(&a).position(|(x, y)| x != y)
+        )),
+        Err(e) => failures.push(format!("{label}: we cannot read ours: {e}")),
+    }
+    failures
+}
+
+#[test]
+fn pcm_in_mov_equals_ffmpegs_remux() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg or ffprobe not installed: skipped");
+        return;
+    }
+    let dir = temp_dir("remux_mov_pcm");
+    let mut checked = 0usize;
+    let (written, refused, mut failures) = remux_corpus(&dir, "mov", |f, out, _| {
+        if !has_pcm(&f.path) {
+            return Vec::new();
+        }
+        checked += 1;
+        compare(&f.label(), &f.path, out, &dir)
+    });
+    println!("{written} corpus files remuxed to MOV ({refused} refused), {checked} with uncompressed audio compared with ffmpeg's");
+    // Generated: the descriptions the corpus has no file for.
+    let made = [
+        ("s24le_96k.wav", "pcm_s24le", 96_000, 2),
+        ("f32le_192k.wav", "pcm_f32le", 192_000, 1),
+        ("f64le.wav", "pcm_f64le", 44_100, 1),
+        ("s24be.aiff", "pcm_s24be", 44_100, 2),
+        ("s8.aiff", "pcm_s8", 22_050, 1),
+    ];
+    for (name, codec, rate, channels) in made {
+        let input = dir.join(name);
+        let st = Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+            .arg(format!("sine=f=440:r={rate}:d=0.5"))
+            .args(["-ac", &channels.to_string(), "-c:a", codec])
+            .arg(&input)
+            .status()
+            .unwrap();
+        assert!(st.success(), "ffmpeg could not make {name}");
+        let out = dir.join(format!("{name}.mov"));
+        match remux_file(&input, &out, &RemuxOptions::default()) {
+            Ok(_) => failures.extend(compare(name, &input, &out, &dir)),
+            Err(e) => failures.push(format!("{name}: not written: {e}")),
+        }
+        checked += 1;
+    }
+    // 18 corpus files with uncompressed audio when this was written.
+    assert!(checked >= 20, "only {checked} files compared");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn pcm_to_mp4_is_refused_and_leaves_nothing() {
+    let dir = temp_dir("remux_mp4_pcm");
+    for name in ["files/wav/pcm_s16le.wav", "files/mp4/h264_pcm.mov"] {
+        let out = dir.join("x.mp4");
+        let e = remux_file(&corpus_dir().join(name), &out, &RemuxOptions::default()).unwrap_err();
+        assert!(format!("{e}").contains("MOV output"), "{name}: {e}");
+        assert!(!out.exists(), "{name}: a refused remux left its output");
+    }
+}
