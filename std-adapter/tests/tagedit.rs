@@ -723,3 +723,214 @@ fn unknown_size_cluster(path: &Path) -> bool {
         w[4] == (0xFFu8 >> (len - 1)) && w[5..4 + len].iter().all(|&x| x == 0xFF)
     })
 }
+
+/// An EBML element: ID bytes, a size (one byte up to 126, else eight),
+/// the data.
+fn ebml_element(id: &[u8], data: &[u8]) -> Vec<u8> {
+    let size = if data.len() < 127 {
+        vec![0x80 | data.len() as u8]
+    } else {
+        (data.len() as u64 | 1 << 56).to_be_bytes().to_vec()
+    };
+    [id, &size, data].concat()
+}
+
+const TAGS_ID: [u8; 4] = [0x12, 0x54, 0xC3, 0x67];
+
+/// A Tags element with one file-level Tag of the SimpleTags `pairs`.
+fn file_level_tags(pairs: &[(&str, &str)]) -> Vec<u8> {
+    let mut tag = ebml_element(&[0x63, 0xC0], &[]);
+    for (n, v) in pairs {
+        let simple = [
+            ebml_element(&[0x45, 0xA3], n.as_bytes()),
+            ebml_element(&[0x44, 0x87], v.as_bytes()),
+        ]
+        .concat();
+        tag.extend(ebml_element(&[0x67, 0xC8], &simple));
+    }
+    ebml_element(&TAGS_ID, &ebml_element(&[0x73, 0x73], &tag))
+}
+
+/// `orig` (a Matroska file whose Segment starts with a SeekHead and a
+/// `Void`, as ffmpeg writes it) with a second Tags, `tags`, at the end of
+/// the Segment, listed by a new Seek that the SeekHead takes from the
+/// `Void` (its CRC-32 recomputed): a file with two Tags elements, as some
+/// muxers write one (RFC 9559 §5.1.8 allows several). `None` for another
+/// layout.
+fn with_second_tags(orig: &[u8], tags: &[u8]) -> Option<Vec<u8>> {
+    let (_, data, size) = ebml_header(orig, 0);
+    let seg = data + size? as usize;
+    let (seg_id, seg_data, seg_size) = ebml_header(orig, seg);
+    let seg_end = seg_size.map_or(orig.len(), |s| seg_data + s as usize);
+    let (sh_id, sh_data, sh_size) = ebml_header(orig, seg_data);
+    let sh_end = sh_data + sh_size? as usize;
+    let (void_id, void_data, void_size) = ebml_header(orig, sh_end);
+    if seg_id != 0x1853_8067 || sh_id != 0x114D_9B74 || void_id != 0xEC || seg_end != orig.len() {
+        return None;
+    }
+    let void_end = void_data + void_size? as usize;
+    let pos = (seg_end - seg_data) as u64;
+    let seek = ebml_element(
+        &[0x4D, 0xBB],
+        &[
+            ebml_element(&[0x53, 0xAB], &TAGS_ID),
+            ebml_element(&[0x53, 0xAC], &pos.to_be_bytes()),
+        ]
+        .concat(),
+    );
+    let mut kids = [&orig[sh_data..sh_end], &seek].concat();
+    if kids.starts_with(&[0xBF, 0x84]) {
+        let crc = mediaslice::crc::crc32(&kids[6..]);
+        kids[2..6].copy_from_slice(&crc.to_le_bytes());
+    }
+    let head = ebml_element(&[0x11, 0x4D, 0x9B, 0x74], &kids);
+    let rest = (void_end - seg_data).checked_sub(head.len())?;
+    if !(2..=128).contains(&rest) {
+        return None;
+    }
+    let mut out = orig[..seg_data].to_vec();
+    out.extend(&head);
+    out.extend([0xEC, 0x80 | (rest - 2) as u8]);
+    out.resize(out.len() + rest - 2, 0);
+    out.extend(&orig[void_end..]);
+    out.extend(tags);
+    if let Some(s) = seg_size {
+        let width = seg_data - seg - 4;
+        let v = (s + tags.len() as u64) | 1 << (7 * width);
+        out[seg + 4..seg_data].copy_from_slice(&v.to_be_bytes()[8 - width..]);
+    }
+    Some(out)
+}
+
+/// Every Tags element of the Segment has a SeekHead entry at its own
+/// position (the files of [`matroska_several_tags`] list each). Returns
+/// how many Tags elements there are.
+fn every_tags_listed(path: &Path) -> usize {
+    let b = std::fs::read(path).unwrap();
+    let (_, data, size) = ebml_header(&b, 0);
+    let (_, seg, seg_size) = ebml_header(&b, data + size.unwrap() as usize);
+    let end = seg_size.map_or(b.len(), |s| seg + s as usize);
+    let uint = |from: usize, to: usize| b[from..to].iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+    let (mut tags, mut listed) = (Vec::new(), Vec::new());
+    let mut at = seg;
+    while at < end {
+        let (id, data, size) = ebml_header(&b, at);
+        let data_end = size.map_or(end, |s| data + s as usize);
+        if id == 0x1254_C367 {
+            tags.push((at - seg) as u64);
+        }
+        if id == 0x114D_9B74 {
+            for (_, sd, se) in ebml_children(&b, data, data_end).into_iter().filter(|c| c.0 == 0x4DBB) {
+                let kids = ebml_children(&b, sd, se);
+                let get = |want| kids.iter().find(|k| k.0 == want).map(|k| uint(k.1, k.2)).unwrap();
+                if get(0x53AB) == 0x1254_C367 {
+                    listed.push(get(0x53AC));
+                }
+            }
+        }
+        if size.is_none() {
+            // An unknown-size Cluster: step over its children.
+            at = data;
+            while at < end && !matches!(ebml_header(&b, at).0, 0x1F43_B675 | 0x1254_C367 | 0x1C53_BB6B) {
+                let (_, d, s) = ebml_header(&b, at);
+                at = d + s.unwrap() as usize;
+            }
+            continue;
+        }
+        at = data_end;
+    }
+    listed.sort_unstable();
+    assert_eq!(listed, tags, "{}: the Tags elements the SeekHead lists", path.display());
+    tags.len()
+}
+
+/// A Matroska file with two Tags elements (the corpus's files with a
+/// second one appended, as some muxers write it): set, removed and moved
+/// fields change only where they are, every other tag (the second Tags'
+/// `LABEL`, the first one's track tags) is kept, both readers and
+/// mkvmerge read the result, and each Tags left stays listed in the
+/// SeekHead. Removing every field of the second Tags removes it (a Tags
+/// holds at least one Tag): its entry goes, the first one's stays (a
+/// SeekHead entry is told by its ID and position).
+#[test]
+fn matroska_several_tags() {
+    let dir = scratch("several-tags");
+    let second = file_level_tags(&[("ALBUM", "second album"), ("LABEL", "kept label")]);
+    let mut built = 0;
+    for (name, f) in named_files("matroska", &[".mkv", ".mka", ".webm"]) {
+        if !f.starts_with(corpus("")) {
+            continue;
+        }
+        let Some(two) = with_second_tags(&std::fs::read(&f).unwrap(), &second) else {
+            eprintln!("{name}: no SeekHead and Void to list a second Tags in; skipped");
+            continue;
+        };
+        built += 1;
+        let work = dir.join(&name);
+        std::fs::write(&work, &two).unwrap();
+        assert_eq!(every_tags_listed(&work), 2);
+        let (packets_before, _) = packets(&work).unwrap();
+        let before = Before {
+            packets: packets_before,
+            ours: our_tags(&work),
+            ffprobe: ffprobe_tags(&work),
+            streams: ffprobe_stream_tags(&work),
+        };
+        assert_eq!(
+            before.ours.get("LABEL").and_then(|v| v.as_str()),
+            Some("kept label"),
+            "{name}: our reader sees the second Tags"
+        );
+        if let Some(ff) = &before.ffprobe {
+            assert_eq!(ff.get("album").and_then(|v| v.as_str()), Some("second album"));
+        }
+        // 1. Title, artist, album (in the second Tags), date.
+        let r = edit(&work, &edits(), None).unwrap();
+        assert_ne!(r.mode, EditMode::Copy, "{name}: room was there");
+        verify(&work, &before);
+        every_tags_listed(&work);
+        // 2. A comment longer than the file: extended or moved.
+        let long = Edits {
+            set: vec![("comment".into(), "x".repeat(two.len().max(70_000)))],
+            ..Edits::default()
+        };
+        edit(&work, &long, None).unwrap();
+        let mut without_comment = before.clone();
+        without_comment.ours.remove("comment");
+        if let Some(ff) = without_comment.ffprobe.as_mut() {
+            ff.remove("comment");
+        }
+        verify(&work, &without_comment);
+        every_tags_listed(&work);
+        // 3. Into another file.
+        verify(&edit_into_another(&dir, &name, &two), &before);
+        // 4. The second Tags emptied: removed, the first still listed.
+        std::fs::write(&work, &two).unwrap();
+        let empty = Edits {
+            remove: vec!["album".into(), "label".into()],
+            ..Edits::default()
+        };
+        edit(&work, &empty, None).unwrap();
+        assert_eq!(every_tags_listed(&work), 1, "{name}: the emptied Tags is still there");
+        mkvmerge_accepts(&work);
+        matroska_index_ok(&work);
+        assert_eq!(packets(&work).unwrap().0, before.packets, "{name}: packets changed");
+        let mut gone = before.clone();
+        for m in [Some(&mut gone.ours), gone.ffprobe.as_mut()].into_iter().flatten() {
+            m.remove("album");
+            m.remove("ALBUM");
+            m.remove("label");
+            m.remove("LABEL");
+        }
+        assert_eq!(our_tags(&work), gone.ours, "{name}: our reader after the removal");
+        if let Some(ff) = &gone.ffprobe {
+            assert_eq!(
+                ffprobe_tags(&work).as_ref(),
+                Some(ff),
+                "{name}: ffprobe after the removal"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(built >= 4, "only {built} corpus files took a second Tags");
+}

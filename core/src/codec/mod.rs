@@ -20,6 +20,7 @@
 //! | [`av1`] | AV1 leb128, OBU header, sequence header, frame type |
 //! | [`mpegvideo`] | MPEG-1/2 video sequence header, frame splitter |
 //! | [`mpeg4v`] | MPEG-4 Part 2 VOL/VOP timing, frame splitter |
+//! | `opus` | Opus packet durations from the TOC byte (Ogg times, Matroska DiscardPadding) |
 //! | [`picture`] | attached-picture types and media-type codecs (ID3v2, FLAC, ASF) |
 //! | [`riff_tags`] | the RIFF codec registry: WAVE format tags, BITMAPINFOHEADER FourCCs, INFO ids (WAV, AVI, ASF, Matroska) |
 //! | [`riff_layout`] | WAVEFORMATEX, WAVEFORMATEXTENSIBLE, BITMAPINFOHEADER layouts |
@@ -38,6 +39,8 @@ pub mod image;
 pub mod mpa;
 pub mod mpeg4v;
 pub mod mpegvideo;
+#[cfg(any(feature = "ogg", feature = "mkv"))]
+pub(crate) mod opus;
 pub mod picture;
 #[cfg(any(feature = "riff", feature = "avi", feature = "asf", feature = "mkv"))]
 pub mod riff_layout;

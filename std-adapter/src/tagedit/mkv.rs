@@ -71,16 +71,14 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> io::Result<
         )));
     };
     let tags = of(TAGS);
-    if tags.len() > 1 {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            format!("matroska: {} Tags elements: not edited (one is)", tags.len()),
-        ));
-    }
     let old_info = read(file, &lay.tops[info], "Info")?;
     let new_info = edit_info(&old_info, edits)?;
-    let old_tags = tags.first().map(|&i| read(file, &lay.tops[i], "Tags")).transpose()?;
-    let new_tags = edit_tags(old_tags.as_deref(), edits)?;
+    let old_tags: Vec<Vec<u8>> = tags
+        .iter()
+        .map(|&i| read(file, &lay.tops[i], "Tags"))
+        .collect::<io::Result<_>>()?;
+    let olds: Vec<&[u8]> = old_tags.iter().map(Vec::as_slice).collect();
+    let new_tags = edit_tags(&olds, edits)?;
     let mut changes = Vec::new();
     if new_info != old_info {
         changes.push(Change {
@@ -89,12 +87,14 @@ pub(super) fn plan(file: &File, edits: &Edits, in_place_ok: bool) -> io::Result<
             new: new_info,
         });
     }
-    if let Some(new) = new_tags.filter(|n| Some(n) != old_tags.as_ref()) {
-        changes.push(Change {
-            old: tags.first().copied(),
-            id: TAGS,
-            new,
-        });
+    for (k, new) in new_tags.into_iter().enumerate() {
+        if old_tags.get(k) != Some(&new) {
+            changes.push(Change {
+                old: tags.get(k).copied(),
+                id: TAGS,
+                new,
+            });
+        }
     }
     if edits.touches_pictures() {
         let atts = of(ATTACHMENTS);
@@ -248,14 +248,16 @@ fn attempt(
         .map(|((i, _), &n)| (lay.tops[*i].start, lay.tops[*i].start + n))
         .collect();
     let mut fail = None;
-    let mut drops: Vec<u64> = Vec::new();
+    // Removed elements, by (ID, position): a Segment may hold several
+    // Tags, and only the one removed leaves the SeekHead.
+    let mut drops: Vec<(u64, u64)> = Vec::new();
     for c in changes {
         let n = c.new.len() as u64;
         if let (Some(i), true) = (c.old, c.new.is_empty()) {
             // Removed: a Void over it, and no SeekHead entry.
             let old = lay.tops[i];
             out.writes.extend(fill(old.start, old.end(), old.start, &[], &old));
-            drops.push(c.id);
+            drops.push((c.id, lay.rel(old.start)));
             continue;
         }
         if let Some(i) = c.old {
@@ -331,13 +333,16 @@ fn attempt(
             Some(i) if last.is_none() => moves.push((c.id, lay.rel(lay.tops[i].start), lay.rel(at))),
             _ => {}
         }
+        // Listed when an entry points at this very element (by ID and
+        // position: the other Tags of the Segment have entries of their own).
+        let was = c.old.map(|i| (c.id, lay.rel(lay.tops[i].start)));
         let listed = heads
             .iter()
             .map(|(_, b)| entries(b))
             .collect::<io::Result<Vec<_>>>()?
             .iter()
             .flatten()
-            .any(|&(id, _)| id == c.id);
+            .any(|&e| Some(e) == was);
         if !listed {
             adds.push((c.id, lay.rel(at)));
         }
@@ -362,7 +367,7 @@ fn attempt(
     }
     let mut new_sizes = Vec::new();
     for (k, (i, old)) in heads.iter().enumerate() {
-        let new = unlist(&repoint(old, &moves, if k == 0 { &adds } else { &[] })?, &drops)?;
+        let new = repoint(&unlist(old, &drops)?, &moves, if k == 0 { &adds } else { &[] })?;
         new_sizes.push(new.len() as u64);
         if new == *old {
             continue;

@@ -93,22 +93,24 @@ pub(super) fn repoint(sh: &[u8], moves: &[(u64, u64, u64)], add: &[(u64, u64)]) 
     Ok(master_like(Some(sh), SEEK_HEAD, &kids))
 }
 
-/// The SeekHead `sh` without the entries for the element IDs `ids` (an
-/// element removed from the Segment); `sh` itself when it lists none.
-pub(super) fn unlist(sh: &[u8], ids: &[u64]) -> io::Result<Vec<u8>> {
+/// The SeekHead `sh` without the entries `(Element ID, SeekPosition)` of
+/// `gone` (elements removed from the Segment); `sh` itself when it lists
+/// none. An entry is matched by its position too: a Segment may hold
+/// several elements of one ID (Tags, RFC 9559 §5.1.8), and the others stay
+/// listed.
+pub(super) fn unlist(sh: &[u8], gone: &[(u64, u64)]) -> io::Result<Vec<u8>> {
     let mut kids = Vec::new();
     let mut changed = false;
     for s in seeks(sh)? {
         let seek = bytes_of(sh, &s);
         if s.id == SEEK {
             let inner = children(seek, (s.data - s.start) as usize, seek.len(), "Seek")?;
-            let id = inner
-                .iter()
-                .find(|c| c.id == SEEK_ID)
-                .and_then(|c| uint(data_of(seek, c)));
-            if id.is_some_and(|id| ids.contains(&id)) {
-                changed = true;
-                continue;
+            let value = |want: u64| inner.iter().find(|c| c.id == want).and_then(|c| uint(data_of(seek, c)));
+            if let (Some(id), Some(pos)) = (value(SEEK_ID), value(SEEK_POSITION)) {
+                if gone.contains(&(id, pos)) {
+                    changed = true;
+                    continue;
+                }
             }
         }
         kids.push(seek.to_vec());
@@ -140,9 +142,18 @@ mod tests {
         );
         assert_eq!(repoint(&sh, &[(0x1F43_B675, 1, 2)], &[]).unwrap(), sh);
         assert_eq!(
-            entries(&unlist(&sh, &[0x1254_C367]).unwrap()).unwrap(),
+            entries(&unlist(&sh, &[(0x1254_C367, 0x200)]).unwrap()).unwrap(),
             [(0x1549_A966, 0x80)]
         );
-        assert_eq!(unlist(&sh, &[0x1941_A469]).unwrap(), sh);
+        assert_eq!(unlist(&sh, &[(0x1941_A469, 0x200)]).unwrap(), sh);
+        // Two Tags: only the one at the position given leaves.
+        let two = master(
+            SEEK_HEAD,
+            &[seek(0x1254_C367, &[0x02, 0x00]), seek(0x1254_C367, &[0x40, 0x00])],
+        );
+        assert_eq!(
+            entries(&unlist(&two, &[(0x1254_C367, 0x4000)]).unwrap()).unwrap(),
+            [(0x1254_C367, 0x200)]
+        );
     }
 }

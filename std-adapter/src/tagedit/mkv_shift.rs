@@ -38,8 +38,10 @@ enum Kind {
     Keep,
     /// Left out (the `Void`s before the first Cluster, a moved Tags).
     Drop,
-    /// New bytes (Info, Tags, the padding `Void`).
+    /// New bytes (Info, the padding `Void`).
     Bytes(Vec<u8>),
+    /// The new bytes of the changed element `extras[k]`.
+    Extra(usize, Vec<u8>),
     /// A SeekHead or Cues (its ID, old bytes, bytes of this round),
     /// rebuilt each round from its old bytes.
     Index(u64, Vec<u8>, Vec<u8>),
@@ -64,12 +66,13 @@ pub(super) fn plan(file: &File, lay: &Layout, info: (usize, Vec<u8>), extras: &[
     let first_cluster = first_cluster(lay);
     let mut items: Vec<Item> = Vec::new();
     let mut cursor = lay.segment.data;
-    let mut placed: Vec<u64> = Vec::new();
+    // The extras placed so far (by index).
+    let mut placed: Vec<usize> = Vec::new();
     let push = |items: &mut Vec<Item>, old_start: u64, old_len: u64, kind: Kind| {
         let len = match &kind {
             Kind::Keep | Kind::Index(..) => old_len,
             Kind::Drop => 0,
-            Kind::Bytes(b) => b.len() as u64,
+            Kind::Bytes(b) | Kind::Extra(_, b) => b.len() as u64,
         };
         items.push(Item {
             old_start,
@@ -87,13 +90,13 @@ pub(super) fn plan(file: &File, lay: &Layout, info: (usize, Vec<u8>), extras: &[
         let kind = match t.id {
             VOID if in_head => Kind::Drop,
             INFO if i == info.0 => Kind::Bytes(info.1.clone()),
-            TAGS | ATTACHMENTS => match extras.iter().find(|e| e.0 == t.id) {
-                Some((id, Some(old), new)) if *old == i && in_head && !new.is_empty() => {
-                    placed.push(*id);
-                    Kind::Bytes(new.clone())
+            TAGS | ATTACHMENTS => match extras.iter().enumerate().find(|(_, e)| e.1 == Some(i)) {
+                Some((k, (_, _, new))) if in_head && !new.is_empty() => {
+                    placed.push(k);
+                    Kind::Extra(k, new.clone())
                 }
-                Some((_, Some(old), _)) if *old == i => Kind::Drop,
-                _ => Kind::Keep,
+                Some(_) => Kind::Drop,
+                None => Kind::Keep,
             },
             SEEK_HEAD | CUES => {
                 if t.len() > MAX_INDEX {
@@ -147,14 +150,14 @@ fn first_cluster(lay: &Layout) -> Option<u64> {
 fn end_of_head(
     items: &mut Vec<Item>,
     extras: &[Extra],
-    placed: &mut Vec<u64>,
+    placed: &mut Vec<usize>,
     at: u64,
     push: &impl Fn(&mut Vec<Item>, u64, u64, Kind),
 ) {
-    for (id, _, new) in extras {
-        if !new.is_empty() && !placed.contains(id) {
-            push(items, at, 0, Kind::Bytes(new.clone()));
-            placed.push(*id);
+    for (k, (_, _, new)) in extras.iter().enumerate() {
+        if !new.is_empty() && !placed.contains(&k) {
+            push(items, at, 0, Kind::Extra(k, new.clone()));
+            placed.push(k);
         }
     }
     let mut pad = void_header(COPY_PADDING);
@@ -182,41 +185,48 @@ fn settle(items: &mut [Item], lay: &Layout, extras: &[Extra]) -> io::Result<()> 
             it.new_start = at;
             at += it.len;
         }
-        // The new Tags and Info: the items holding new bytes for them.
-        let placed = |id: u64| {
-            items.iter().find(|it| match &it.kind {
-                Kind::Bytes(b) => b.starts_with(&super::ebml::id_bytes(id)),
-                _ => false,
+        // The new Info and extras: the items holding their new bytes.
+        let info_at = items.iter().find_map(|it| match &it.kind {
+            Kind::Bytes(b) if b.starts_with(&super::ebml::id_bytes(INFO)) => Some(it.new_start - seg),
+            _ => None,
+        });
+        let extra_at = |k: usize| {
+            items.iter().find_map(|it| match it.kind {
+                Kind::Extra(j, _) if j == k => Some(it.new_start - seg),
+                _ => None,
             })
         };
-        let at_of = |id: u64| placed(id).map(|it| it.new_start - seg);
-        let info_at = at_of(INFO);
-        let removed: Vec<u64> = extras.iter().filter(|e| e.2.is_empty()).map(|e| e.0).collect();
-        let written = |id: u64| extras.iter().any(|e| e.0 == id && !e.2.is_empty());
+        // Each extra's old SeekHead entry (ID, position), if it had an
+        // element: several Tags share an ID, so the position tells them apart.
+        let was = |e: &Extra| e.1.and_then(|i| lay.tops.get(i)).map(|t| (e.0, lay.rel(t.start)));
+        let removed: Vec<(u64, u64)> = extras.iter().filter(|e| e.2.is_empty()).filter_map(was).collect();
         let mut lens = Vec::new();
         for it in items.iter() {
             let Kind::Index(id, old, _) = &it.kind else { continue };
             let new = if *id == SEEK_HEAD {
                 let mut moves = Vec::new();
-                let mut listed = Vec::new();
                 for (eid, pos) in entries(old)? {
-                    let to = match eid {
-                        TAGS | ATTACHMENTS if written(eid) => at_of(eid).unwrap_or(pos),
-                        INFO => info_at.unwrap_or(pos),
+                    let written = extras
+                        .iter()
+                        .position(|e| !e.2.is_empty() && was(e) == Some((eid, pos)));
+                    let to = match (eid, written) {
+                        (_, Some(k)) => extra_at(k).unwrap_or(pos),
+                        (INFO, None) => info_at.unwrap_or(pos),
                         _ => new_pos(items, seg + pos) - seg,
                     };
-                    listed.push(eid);
                     moves.push((eid, pos, to));
                 }
                 let mut add: Vec<(u64, u64)> = Vec::new();
                 if first_head(items, it) {
-                    for id in [TAGS, ATTACHMENTS] {
-                        if let (false, true, Some(p)) = (listed.contains(&id), written(id), at_of(id)) {
-                            add.push((id, p));
+                    let listed = entries(old)?;
+                    for (k, e) in extras.iter().enumerate() {
+                        let unlisted = was(e).is_none_or(|w| !listed.contains(&w));
+                        if let (true, false, Some(p)) = (unlisted, e.2.is_empty(), extra_at(k)) {
+                            add.push((e.0, p));
                         }
                     }
                 }
-                unlist(&repoint(old, &moves, &add)?, &removed)?
+                repoint(&unlist(old, &removed)?, &moves, &add)?
             } else {
                 cues(old, &|p| new_pos(items, seg + p) - seg)?
             };
@@ -316,7 +326,7 @@ fn pieces(lay: &Layout, items: &[Item]) -> io::Result<Plan> {
                 len: it.old_len,
             }),
             Kind::Drop => {}
-            Kind::Bytes(b) => out.push(Piece::Bytes(b.clone())),
+            Kind::Bytes(b) | Kind::Extra(_, b) => out.push(Piece::Bytes(b.clone())),
             Kind::Index(_, _, b) => out.push(Piece::Bytes(b.clone())),
         }
     }

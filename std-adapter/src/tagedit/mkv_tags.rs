@@ -90,37 +90,29 @@ enum Item {
     },
 }
 
-/// The Tags element with `edits` applied to the SimpleTags of the
-/// file-level Tags, or `None` when there is no Tags element and none is
-/// needed. A set field replaces the value of its first SimpleTag (its
-/// other children, nested SimpleTags among them, kept) and every other
-/// SimpleTag of the field goes; without one, a SimpleTag is added to the
-/// first file-level Tag, or a new Tag (TargetTypeValue 50) is made. `title`
-/// lives in Info: here its SimpleTags are only removed.
-pub(super) fn edit_tags(tags: Option<&[u8]>, edits: &Edits) -> io::Result<Option<Vec<u8>>> {
-    let mut items = Vec::new();
-    if let Some(t) = tags {
-        for k in kids_of(t, "Tags")? {
-            let bytes = bytes_of(t, &k);
-            if k.id != TAG {
-                items.push(Item::Raw(bytes.to_vec()));
-                continue;
-            }
-            let tag_kids = children(bytes, (k.data - k.start) as usize, bytes.len(), "Tag")?;
-            let global = is_global(bytes, &tag_kids)?;
-            items.push(Item::Tag {
-                kids: tag_kids.iter().map(|c| bytes_of(bytes, c).to_vec()).collect(),
-                global,
-                changed: false,
-            });
-        }
+/// The Tags elements `tags` (in file order; a Segment may hold several,
+/// RFC 9559 §5.1.8) with `edits` applied to the SimpleTags of their
+/// file-level Tags, as one list: a set field replaces the value of its
+/// first SimpleTag in any of them (its other children, nested SimpleTags
+/// among them, kept) and every other SimpleTag of the field, in any of
+/// them, goes; without one, a SimpleTag is added to the first file-level
+/// Tag, or a new Tag (TargetTypeValue 50) is made in the first Tags. A
+/// file-level Tag the edit leaves without a SimpleTag goes (a Tag holds at
+/// least one, §5.1.8.1.2), and a Tags left without a Tag is empty
+/// (removed). `title` lives in Info: here its SimpleTags are only
+/// removed. Returns one entry per Tags, the old bytes where nothing
+/// changed, plus a new Tags at the end when there was none and one is
+/// needed.
+pub(super) fn edit_tags(tags: &[&[u8]], edits: &Edits) -> io::Result<Vec<Vec<u8>>> {
+    let mut groups: Vec<Vec<Item>> = tags.iter().map(|t| items_of(t)).collect::<io::Result<_>>()?;
+    if groups.is_empty() {
+        groups.push(Vec::new());
     }
-    let mut any_change = false;
     for field in edits.touched() {
         let name = tag_name(field)?;
         let value = edits.value_of(field).filter(|_| !field.eq_ignore_ascii_case("title"));
         let mut placed = false;
-        for item in &mut items {
+        for item in groups.iter_mut().flatten() {
             let Item::Tag {
                 kids,
                 global: true,
@@ -145,12 +137,16 @@ pub(super) fn edit_tags(tags: Option<&[u8]>, edits: &Edits) -> io::Result<Option
         }
         if let (false, Some(v)) = (placed, value) {
             let simple = simple_tag(&name, v);
-            match items.iter_mut().find(|i| matches!(i, Item::Tag { global: true, .. })) {
+            match groups
+                .iter_mut()
+                .flatten()
+                .find(|i| matches!(i, Item::Tag { global: true, .. }))
+            {
                 Some(Item::Tag { kids, changed, .. }) => {
                     kids.push(simple);
                     *changed = true;
                 }
-                _ => items.push(Item::Tag {
+                _ => groups.first_mut().unwrap_or(&mut Vec::new()).push(Item::Tag {
                     kids: vec![
                         master(TARGETS, &[uint_element(TARGET_TYPE_VALUE, TARGET_FILE_LEVEL)]),
                         simple,
@@ -160,22 +156,65 @@ pub(super) fn edit_tags(tags: Option<&[u8]>, edits: &Edits) -> io::Result<Option
                 }),
             }
         }
-        any_change |= items.iter().any(|i| matches!(i, Item::Tag { changed: true, .. }));
     }
-    if !any_change {
-        return Ok(tags.map(<[u8]>::to_vec));
+    let mut out = Vec::with_capacity(groups.len());
+    for (k, items) in groups.into_iter().enumerate() {
+        let old = tags.get(k).copied();
+        if !items.iter().any(|i| matches!(i, Item::Tag { changed: true, .. })) {
+            if let Some(t) = old {
+                out.push(t.to_vec());
+            }
+            continue;
+        }
+        let kids: Vec<Vec<u8>> = items
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::Raw(b) => Some(b),
+                Item::Tag { kids, changed, .. } => {
+                    let emptied = changed && !kids.iter().any(|k| is_simple_tag(k));
+                    (!emptied).then(|| master(TAG, &kids))
+                }
+            })
+            .collect();
+        if !kids
+            .iter()
+            .any(|k| parse_header(k, 0).is_ok_and(|h| h.is_some_and(|h| h.id == TAG)))
+        {
+            // No Tag left: the Tags goes.
+            out.push(Vec::new());
+            continue;
+        }
+        // A Tag not changed is rebuilt from its own children: only its
+        // size's width could differ, so keep the old bytes where they were.
+        let kids = keep_unchanged(old, kids)?;
+        out.push(master_like(old, TAGS, &kids));
     }
-    let kids: Vec<Vec<u8>> = items
-        .into_iter()
-        .map(|i| match i {
-            Item::Raw(b) => b,
-            Item::Tag { kids, .. } => master(TAG, &kids),
-        })
-        .collect();
-    // A Tag not changed is rebuilt from its own children: only its size's
-    // width could differ, so keep the old bytes where they were.
-    let kids = keep_unchanged(tags, kids)?;
-    Ok(Some(master_like(tags, TAGS, &kids)))
+    Ok(out)
+}
+
+/// The children of the Tags element `t`, each Tag split into its children.
+fn items_of(t: &[u8]) -> io::Result<Vec<Item>> {
+    let mut items = Vec::new();
+    for k in kids_of(t, "Tags")? {
+        let bytes = bytes_of(t, &k);
+        if k.id != TAG {
+            items.push(Item::Raw(bytes.to_vec()));
+            continue;
+        }
+        let tag_kids = children(bytes, (k.data - k.start) as usize, bytes.len(), "Tag")?;
+        let global = is_global(bytes, &tag_kids)?;
+        items.push(Item::Tag {
+            kids: tag_kids.iter().map(|c| bytes_of(bytes, c).to_vec()).collect(),
+            global,
+            changed: false,
+        });
+    }
+    Ok(items)
+}
+
+/// Whether the element `k` is a SimpleTag.
+fn is_simple_tag(k: &[u8]) -> bool {
+    parse_header(k, 0).is_ok_and(|h| h.is_some_and(|h| h.id == SIMPLE_TAG))
 }
 
 /// `new` with every child that equals an old child of Tags in content
@@ -310,9 +349,7 @@ mod tests {
             ],
         );
         let tags = master(TAGS, &[track_tag.clone(), file_tag]);
-        let new = edit_tags(Some(&tags), &set(&[("artist", "new"), ("album", "A")]))
-            .unwrap()
-            .unwrap();
+        let new = edit_tags(&[&tags], &set(&[("artist", "new"), ("album", "A")])).unwrap();
         let want_file = master(
             TAG,
             &[
@@ -321,9 +358,51 @@ mod tests {
                 simple_tag("ALBUM", "A"),
             ],
         );
-        assert_eq!(new, master(TAGS, &[track_tag, want_file]));
+        assert_eq!(new, [master(TAGS, &[track_tag, want_file])]);
         // Nothing touched: the same bytes; no Tags and nothing to add: none.
-        assert_eq!(edit_tags(Some(&tags), &Edits::default()).unwrap(), Some(tags));
-        assert_eq!(edit_tags(None, &set(&[("title", "t")])).unwrap(), None);
+        assert_eq!(edit_tags(&[&tags], &Edits::default()).unwrap(), [tags]);
+        assert!(edit_tags(&[], &set(&[("title", "t")])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn several_tags_edited_as_one_list() {
+        let file_tag = |kids: &[(&str, &str)]| {
+            let mut k = vec![master(TARGETS, &[])];
+            k.extend(kids.iter().map(|(n, v)| simple_tag(n, v)));
+            master(TAG, &k)
+        };
+        let first = master(TAGS, &[file_tag(&[("ENCODER", "enc")])]);
+        let second = master(TAGS, &[file_tag(&[("ALBUM", "old"), ("LABEL", "kept")])]);
+        let third = master(TAGS, &[file_tag(&[("COMMENT", "c")])]);
+        let edits = Edits {
+            remove: vec!["comment".into()],
+            ..set(&[("album", "new"), ("artist", "A")])
+        };
+        let new = edit_tags(&[&first, &second, &third], &edits).unwrap();
+        // The album where it was, the artist in the first file-level Tag,
+        // the third Tags emptied by the removal: gone.
+        assert_eq!(
+            new,
+            [
+                master(TAGS, &[file_tag(&[("ENCODER", "enc"), ("ARTIST", "A")])]),
+                master(TAGS, &[file_tag(&[("ALBUM", "new"), ("LABEL", "kept")])]),
+                Vec::new(),
+            ]
+        );
+        // A field in two Tags: the first keeps it, the other loses it.
+        let dup = master(TAGS, &[file_tag(&[("ALBUM", "x"), ("LABEL", "kept")])]);
+        let new = edit_tags(&[&second, &dup], &set(&[("album", "y")])).unwrap();
+        assert_eq!(
+            new,
+            [
+                master(TAGS, &[file_tag(&[("ALBUM", "y"), ("LABEL", "kept")])]),
+                master(TAGS, &[file_tag(&[("LABEL", "kept")])]),
+            ]
+        );
+        // Untouched Tags keep their bytes.
+        assert_eq!(
+            edit_tags(&[&first, &second], &set(&[("label", "l")])).unwrap()[0],
+            first
+        );
     }
 }

@@ -39,6 +39,7 @@ pub(crate) const SIMPLE_BLOCK: u64 = 0xA3;
 pub(crate) const BLOCK_GROUP: u64 = 0xA0;
 pub(crate) const BLOCK: u64 = 0xA1;
 pub(crate) const BLOCK_DURATION: u64 = 0x9B;
+pub(crate) const DISCARD_PADDING: u64 = 0x75A2;
 pub(crate) const REFERENCE_BLOCK: u64 = 0xFB;
 
 // Tracks, RFC 9559 §5.1.4.

@@ -49,7 +49,8 @@ use crate::format::mux_traits::{FormatMuxer, MuxContext, TrackSpec, MAX_CONFIG_B
 use crate::limits::MAX_TRACKS;
 use crate::mux::attachments::Attachment;
 use crate::sink::Sink;
-use crate::types::{rescale_q, Packet, Rational, Track, TrackKind};
+use crate::source::SliceSource;
+use crate::types::{rescale_q, ByteRange, Packet, Rational, Track, TrackKind};
 use ebml_write::{
     f64_bits_of_u64, fixed_size_vint, id_bytes, measure, put_bytes, put_float, put_master, put_uint, put_uint8,
     size_vint, UNKNOWN_SIZE,
@@ -101,6 +102,13 @@ struct TrackOut {
     /// last one's time plus its duration (an elementary stream's access
     /// units carry only durations; MPEG-PS pieces of a frame carry none).
     next: Option<i64>,
+    /// How the samples a packet holds are known, so that one shorter
+    /// than that (the end trim of Ogg's last page) gets a DiscardPadding.
+    trim: Trim,
+    /// Where the DiscardPadding of the track's latest Block is, until the
+    /// track's next packet shows that Block was not its last (the padding
+    /// is then patched into a `Void`).
+    pending_trim: Option<u64>,
     /// Added to the track's times: its CodecDelay in ms (Opus pre-skip),
     /// which a reader subtracts again (RFC 9559 §5.1.4.1.25).
     delay_ms: i64,
@@ -401,9 +409,10 @@ impl MkvMuxer {
     }
 
     /// Writes `packet` at `ms` in the open Cluster: as a SimpleBlock (RFC
-    /// 9559 §10.2), or, given a duration in ms, as a BlockGroup
-    /// (§5.1.3.5) of its Block (§10.1; no keyframe bit there: a BlockGroup
-    /// without ReferenceBlock is a keyframe) and BlockDuration.
+    /// 9559 §10.2), or, given a duration in ms or a DiscardPadding in ns, as
+    /// a BlockGroup (§5.1.3.5) of its Block (§10.1; no keyframe bit there:
+    /// a BlockGroup without ReferenceBlock is a keyframe), BlockDuration
+    /// and DiscardPadding (§5.1.3.5.6), as ffmpeg orders them.
     fn write_block<K: Sink>(
         &self,
         sink: &mut K,
@@ -411,7 +420,7 @@ impl MkvMuxer {
         framing: Framing,
         packet: &Packet<'_>,
         ms: i64,
-        duration_ms: Option<u64>,
+        (duration_ms, discard_ns): (Option<u64>, Option<i64>),
     ) -> Result<()> {
         let pos = sink.position();
         let c = self
@@ -449,33 +458,41 @@ impl MkvMuxer {
         };
         let number = 0x80 | (index as u8 + 1);
         let [r0, r1] = rel.to_be_bytes();
-        let flags = if packet.flags.keyframe && duration_ms.is_none() {
-            0x80
-        } else {
-            0
-        };
+        let grouped = duration_ms.is_some() || discard_ns.is_some();
+        let flags = if packet.flags.keyframe && !grouped { 0x80 } else { 0 };
         let body = [number, r0, r1, flags];
         let block_size = size.saturating_add(4);
         let (sz, sl) = size_vint(block_size)?;
-        // The BlockDuration element after the Block, when in a group.
-        let mut tail = [0u8; 11];
+        // The BlockDuration and DiscardPadding elements after the Block,
+        // when in a group (11 bytes each at most: a 2-byte ID, a size byte,
+        // 8 bytes).
+        let mut tail = [0u8; 22];
         let mut tail_len = 0usize;
         let mut group = ([0u8; 8], 0usize);
-        if let Some(d) = duration_ms {
+        if grouped {
             let mut t = crate::sink::SliceSink::new(&mut tail);
-            put_uint(&mut t, ids::BLOCK_DURATION, d)?;
+            if let Some(d) = duration_ms {
+                put_uint(&mut t, ids::BLOCK_DURATION, d)?;
+            }
+            if let Some(d) = discard_ns {
+                // Eight bytes, two's complement (RFC 8794 §7.1), last in
+                // the group: [`DISCARD_LEN`] bytes that a Void can replace.
+                put_bytes(&mut t, ids::DISCARD_PADDING, &d.to_be_bytes())?;
+            }
             tail_len = t.position() as usize;
             let block_len = 1 + sl as u64 + block_size;
             group = size_vint(block_len.saturating_add(tail_len as u64))?;
         }
         let (gid, gl) = id_bytes(ids::BLOCK_GROUP);
-        let (id, il) = match duration_ms {
-            Some(_) => id_bytes(ids::BLOCK),
-            None => id_bytes(ids::SIMPLE_BLOCK),
+        let (id, il) = if grouped {
+            id_bytes(ids::BLOCK)
+        } else {
+            id_bytes(ids::SIMPLE_BLOCK)
         };
-        let (gid, gsz) = match duration_ms {
-            Some(_) => (gid.get(..gl).unwrap_or(&[]), group.0.get(..group.1).unwrap_or(&[])),
-            None => (&[][..], &[][..]),
+        let (gid, gsz) = if grouped {
+            (gid.get(..gl).unwrap_or(&[]), group.0.get(..group.1).unwrap_or(&[]))
+        } else {
+            (&[][..], &[][..])
         };
         let head = [
             gid,
@@ -501,6 +518,48 @@ impl MkvMuxer {
             }
         }
     }
+}
+
+/// A DiscardPadding element as written: a 2-byte ID, a 1-byte size, an
+/// 8-byte value.
+const DISCARD_LEN: u64 = 11;
+
+/// How a track's packets' samples are known (see [`end_trim_ns`]).
+#[derive(Debug, Clone, Copy)]
+enum Trim {
+    None,
+    /// From the TOC byte (RFC 6716 §3.1), at 48 kHz.
+    Opus,
+    /// From the mode's window and the previous packet's (Vorbis I §4.3.1),
+    /// walked over every packet of the track.
+    Vorbis(super::vorbis::Vorbis),
+}
+
+/// The end trim of an Opus or Vorbis packet as DiscardPadding in ns (RFC
+/// 9559 §5.1.3.5.6): the samples it holds (Opus: its TOC, RFC 6716 §3.1;
+/// Vorbis: its windows, Vorbis I §4.3.1) past its duration, where the
+/// duration is exact in samples (Ogg's time base: the last page's granule
+/// position trims the last packet, RFC 7845 §4.5, Vorbis I §A.2) and
+/// shorter; rounded as ffmpeg's `av_rescale_q`, which is how ffmpeg's
+/// muxer writes the end trim its Ogg reader gives.
+fn end_trim_ns(t: &mut TrackOut, packet: &Packet<'_>) -> Option<i64> {
+    let (full, rate) = match &mut t.trim {
+        Trim::None => return None,
+        Trim::Opus => (crate::codec::opus::packet_samples(packet.data)?, 48_000),
+        Trim::Vorbis(v) => (v.samples(*packet.data.first()?), v.rate),
+    };
+    let full = i64::from(full);
+    let d = i64::try_from(packet.duration?).ok()?;
+    // A duration in a coarser time base (Matroska's ms) may be rounded:
+    // no trim is read from it.
+    let ticks = i128::from(d) * i128::from(t.time_base.num) * i128::from(rate);
+    let den = i128::from(t.time_base.den.max(1));
+    if ticks % den != 0 {
+        return None;
+    }
+    let samples = i64::try_from(ticks / den).ok()?;
+    let trim = full.checked_sub(samples).filter(|&n| n > 0)?;
+    Some(rescale_q(trim, Rational::new(1, rate), Rational::new(1, 1_000_000_000)))
 }
 
 /// The empty identifier and settings lines before a WebVTT cue's text
@@ -560,6 +619,19 @@ impl FormatMuxer for MkvMuxer {
             video: t.kind == TrackKind::Video,
             subtitle: t.kind == TrackKind::Subtitle,
             reorders: may_reorder(t.codec),
+            trim: match t.codec {
+                crate::types::Codec::Opus => Trim::Opus,
+                crate::types::Codec::Vorbis => {
+                    let private = ByteRange {
+                        offset: 0,
+                        len: u32::try_from(config.len()).unwrap_or(0),
+                    };
+                    super::vorbis::Vorbis::from_private(&mut SliceSource::new(config), private, t.sample_rate)
+                        .map_or(Trim::None, Trim::Vorbis)
+                }
+                _ => Trim::None,
+            },
+            pending_trim: None,
             last: None,
             next: None,
             delay_ms: track::codec_delay_ns(t.codec, config).map_or(0, |ns| {
@@ -669,7 +741,22 @@ impl FormatMuxer for MkvMuxer {
             .duration
             .map_or(0, |d| rescale_q(i64::try_from(d).unwrap_or(0), t.time_base, MS));
         let group = (t.subtitle && packet.duration.is_some()).then_some(dur.max(0) as u64);
-        self.write_block(sink, index, t.framing, packet, ms, group)?;
+        // A trim only ends a track (ffmpeg's Ogg reader trims the packet of
+        // the end-of-stream page): the padding of a Block the track goes on
+        // after becomes a Void of its size (RFC 8794 §11.3.2). A sink that
+        // cannot patch gets no DiscardPadding.
+        if let Some(at) = t.pending_trim.take() {
+            let mut void = [0u8; DISCARD_LEN as usize];
+            let [id, size, ..] = &mut void;
+            *id = VOID as u8;
+            *size = 0x80 | (DISCARD_LEN as u8 - 2);
+            sink.patch_at(at, &void)?;
+        }
+        let discard = end_trim_ns(&mut t, packet).filter(|_| !self.live);
+        self.write_block(sink, index, t.framing, packet, ms, (group, discard))?;
+        if discard.is_some() {
+            t.pending_trim = Some(sink.position().saturating_sub(DISCARD_LEN));
+        }
         if let Some(slot) = self.tracks.get_mut(index) {
             *slot = t;
         }

@@ -448,3 +448,53 @@ fn subtitles_go_in_block_groups_with_their_duration() {
         ]
     );
 }
+
+/// Writes four CELT 20 ms Opus packets (960 samples each by their TOC
+/// byte) of durations 960, 600, 960 and 312: the second and the last are
+/// shorter than they hold.
+fn write_trimmed<K: Sink>(sink: K) -> K {
+    let mut m = Muxer::new(sink, MuxFormat::Matroska).unwrap();
+    m.add_track(&TrackSpec::new(&opus()).with_config(OPUS_HEAD)).unwrap();
+    let payload = [0xF8u8, 1, 2, 3];
+    let mut pts = 0;
+    for d in [960u64, 600, 960, 312] {
+        let p = Packet::contiguous(0, 0, &payload)
+            .with_times(Some(pts), Some(pts), Some(d))
+            .with_flags(PacketFlags::keyframe(true));
+        m.write_packet(&p).unwrap();
+        pts += d as i64;
+    }
+    m.finish().unwrap()
+}
+
+/// How often `needle` is in `hay`.
+fn count(hay: &[u8], needle: &[u8]) -> usize {
+    hay.windows(needle.len()).filter(|w| *w == needle).count()
+}
+
+#[test]
+fn an_opus_end_trim_becomes_the_last_blocks_discard_padding() {
+    let mut buf = std::vec![0u8; 1 << 16];
+    let out = write_trimmed(SliceSink::new(&mut buf)).into_written();
+    // The last packet: 648 samples at 48 kHz past its duration, 13.5 ms
+    // (RFC 9559 §5.1.3.5.6: DiscardPadding in ns, eight bytes here).
+    let mut padding = std::vec![0x75, 0xA2, 0x88];
+    padding.extend_from_slice(&13_500_000i64.to_be_bytes());
+    assert_eq!(count(out, &padding), 1);
+    assert_eq!(count(out, &[0x75, 0xA2]), 1, "only the last Block has one");
+    // The second packet's padding, written before the third showed that
+    // the track went on, became a Void of its 11 bytes.
+    let void = [0xEC, 0x89, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    assert_eq!(count(out, &void), 1);
+    let mut d = Demuxer::open(SliceSource::new(out), Some("mkv")).unwrap();
+    let mut n = 0;
+    while let Some(p) = d.next_packet().unwrap() {
+        assert_eq!(p.data, [0xF8, 1, 2, 3]);
+        n += 1;
+    }
+    assert_eq!(n, 4);
+    // A sink that cannot patch: no DiscardPadding at all.
+    let mut out = std::vec![0u8; 1 << 16];
+    let len = write_trimmed(WriterSink::new(&mut out[..])).position() as usize;
+    assert_eq!(count(&out[..len], &[0x75, 0xA2]), 0);
+}

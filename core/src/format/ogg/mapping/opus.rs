@@ -3,6 +3,7 @@
 //! page trims the end); packet durations from the TOC byte (RFC 6716 §3.1).
 
 use crate::bytes;
+use crate::codec::opus::toc_samples;
 use crate::types::Codec;
 
 use super::super::physical::FLAG_BOS;
@@ -100,12 +101,12 @@ impl OpusState {
             return out;
         }
         if ts.first_pending() && !eos {
-            let Some(d) = opus_duration(p.head[0], p.head[1], p.size) else {
+            let Some(d) = toc_samples(p.head[0], p.head[1], p.size) else {
                 return out;
             };
             first_pts(ts, p, d);
         }
-        let Some(d) = opus_duration(p.head[0], p.head[1], p.size) else {
+        let Some(d) = toc_samples(p.head[0], p.head[1], p.size) else {
             out.drop = true;
             return out;
         };
@@ -142,7 +143,7 @@ fn first_pts(ts: &mut Timing, p: &PacketView<'_>, d: u32) {
         run += s as u32;
         if s < 255 && run > 0 {
             let b = p.starts.get(p.segp + i).copied().unwrap_or([0; 2]);
-            if let Some(d) = opus_duration(b[0], b[1], run) {
+            if let Some(d) = toc_samples(b[0], b[1], run) {
                 if d > 0 {
                     duration = duration.wrapping_add(d as i32);
                 }
@@ -154,43 +155,9 @@ fn first_pts(ts: &mut Timing, p: &PacketView<'_>, d: u32) {
     ts.set_next(pts);
 }
 
-/// A packet's duration in 48 kHz samples from its TOC byte `b0` and, for
-/// code 3, the frame count byte `b1` (RFC 6716 §3.1); `None` when a code 3
-/// packet has no count byte.
-fn opus_duration(b0: u8, b1: u8, size: u32) -> Option<u32> {
-    let config = (b0 >> 3) as u32;
-    let count = b0 & 3;
-    let frame = if config < 12 {
-        (960 * (config & 3)).max(480)
-    } else if config < 16 {
-        480 << (config & 1)
-    } else {
-        120 << (config & 3)
-    };
-    let frames = match count {
-        0 => 1,
-        3 => {
-            if size < 2 {
-                return None;
-            }
-            (b1 & 0x3F) as u32
-        }
-        _ => 2,
-    };
-    Some(frame * frames)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn opus_toc_durations() {
-        assert_eq!(opus_duration(0xF8, 0, 1), Some(960)); // CELT FB 20 ms
-        assert_eq!(opus_duration(0x01, 0, 1), Some(960)); // SILK 10 ms x2
-        assert_eq!(opus_duration(0x4B, 0x03, 2), Some(960 * 3)); // SILK WB 20 ms x3
-        assert_eq!(opus_duration(0x4B, 0x03, 1), None);
-    }
 
     #[test]
     fn opus_head() {
