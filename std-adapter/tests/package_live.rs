@@ -130,7 +130,7 @@ fn a_growing_file_is_packaged_as_it_grows() {
         std::thread::spawn(move || grow(input, rest, 4096, Duration::from_millis(15), seen, early))
     };
     let live = LiveInput::follow(&input, fast(16 << 10)).unwrap();
-    let report = package_live(&live, &out, 200, None).unwrap();
+    let report = package_live(&live, &out, 200, None, false).unwrap();
     writer.join().unwrap();
     assert!(
         early.load(Ordering::SeqCst),
@@ -186,7 +186,7 @@ fn the_playlist_has_no_endlist_while_the_input_grows() {
         })
     };
     let live = LiveInput::follow(&input, fast(16 << 10)).unwrap();
-    package_live(&live, &out, 200, None).unwrap();
+    package_live(&live, &out, 200, None, false).unwrap();
     watcher.join().unwrap();
     assert!(checked.load(Ordering::SeqCst));
     assert!(std::fs::read_to_string(out.join("media.m3u8"))
@@ -231,7 +231,7 @@ fn a_window_moves_the_media_sequence_and_deletes_old_segments() {
     let src = corpus("mpegts/h264_aac.ts");
     let out = scratch("window-out");
     let live = LiveInput::stream(Box::new(std::fs::File::open(&src).unwrap()), fast(16 << 10));
-    let report = package_live(&live, &out, 200, Some(2)).unwrap();
+    let report = package_live(&live, &out, 200, Some(2), false).unwrap();
     // Five segments: the last two listed, numbers 3 and 4.
     assert_eq!((report.media_sequence, report.segments.len()), (3, 2));
     let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
