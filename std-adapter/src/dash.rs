@@ -195,6 +195,7 @@ mod tests {
             timescale: 90_000,
             start: 3_000,
             offset: 3_000,
+            first_number: 1,
             segments: vec![seg(1, 540_000), seg(2, 540_000), seg(3, 540_000), seg(4, 90_000)],
         };
         let a = Representation {
@@ -212,5 +213,40 @@ mod tests {
         assert!(x.contains("presentationTimeOffset=\"3000\""), "{x}");
         assert!(x.contains("contentType=\"audio\" mimeType=\"audio/mp4\""), "{x}");
         assert!(x.contains("initialization=\"dash/1/init.mp4\""), "{x}");
+    }
+
+    #[test]
+    fn a_dynamic_mpd_states_the_live_attributes() {
+        let v = Representation {
+            dir: "dash/1".into(),
+            timescale: 90_000,
+            start: 540_000,
+            offset: 0,
+            first_number: 7,
+            segments: vec![seg(7, 540_000)],
+            ..Representation::default()
+        };
+        let live = Dynamic {
+            // 2026-12-07T10:00:00.250Z
+            availability_start: 1_796_637_600.25,
+            publish: 1_796_637_660.0,
+            update: 6.0,
+            depth: Some(30.0),
+            delay: 18.0,
+        };
+        let x = mpd_of(&[v], Some(&live));
+        assert!(
+            x.contains("type=\"dynamic\" availabilityStartTime=\"2026-12-07T10:00:00.250Z\""),
+            "{x}"
+        );
+        assert!(x.contains("publishTime=\"2026-12-07T10:01:00.000Z\""), "{x}");
+        assert!(
+            x.contains("minimumUpdatePeriod=\"PT6.000S\" timeShiftBufferDepth=\"PT30.000S\""),
+            "{x}"
+        );
+        assert!(x.contains("suggestedPresentationDelay=\"PT18.000S\""), "{x}");
+        assert!(x.contains("startNumber=\"7\" presentationTimeOffset=\"0\""), "{x}");
+        assert!(x.contains("<S t=\"540000\" d=\"540000\"/>"), "{x}");
+        assert!(!x.contains("mediaPresentationDuration"), "{x}");
     }
 }
