@@ -5,7 +5,10 @@ with hls.js, the DASH manifest with dash.js (both pinned in
 `benches/scripts/players/package-lock.json`, installed with `npm ci` when
 missing). The browser check of the packager (docs/write-side.md).
 
-    benches/scripts/stream_play.py [--bin target/release/mediaslice] [--segment 2s] FILE...
+    benches/scripts/stream_play.py [--bin target/release/mediaslice] [--segment 2s] [--live] FILE...
+
+With `--live`, each file (MPEG-TS) is piped into `package - OUT` instead
+(live mode), and the finished output is played.
 
 The output folder is served over HTTP on 127.0.0.1 beside the players;
 the page attaches the player to a muted <video>, plays at 4x and reports
@@ -93,6 +96,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release/mediaslice")
     ap.add_argument("--segment", default="2s")
+    ap.add_argument("--live", action="store_true", help="package through a pipe (live mode)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -114,8 +118,10 @@ def main():
     try:
         for n, f in enumerate(a.files):
             out = os.path.join(root, f"out{n}")
-            r = subprocess.run([a.bin, "package", f, out, "--hls", "--dash", "--segment", a.segment],
-                               capture_output=True, text=True)
+            with open(f, "rb") as src:
+                r = subprocess.run([a.bin, "package", "-" if a.live else f, out, "--hls", "--dash",
+                                    "--segment", a.segment],
+                                   stdin=src if a.live else subprocess.DEVNULL, capture_output=True, text=True)
             if r.returncode != 0:
                 print(f"FAIL {f}: package: {r.stderr.strip()}")
                 bad += 1

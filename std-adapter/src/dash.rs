@@ -33,6 +33,12 @@ pub struct Representation {
     pub timescale: u32,
     /// The first segment's decode time, in those ticks.
     pub start: u64,
+    /// The `presentationTimeOffset`: the decode time that is the Period's
+    /// start (for a static MPD, `start`; live, the first segment ever
+    /// written, so the times stay put while the window moves).
+    pub offset: u64,
+    /// The number of the first segment listed (`startNumber`).
+    pub first_number: u64,
     /// The segments, in order.
     pub segments: Vec<Segment>,
 }
@@ -61,8 +67,41 @@ fn timeline(x: &mut String, start: u64, segments: &[Segment]) {
     }
 }
 
-/// The MPD over `sets`.
+/// A live presentation's MPD-level figures (ISO/IEC 23009-1 §5.3.1.2,
+/// `type="dynamic"`; DASH-IF IOP "live services").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dynamic {
+    /// `availabilityStartTime`, UTC seconds since 1970: the wall-clock
+    /// time of the Period's start (a segment is available from this plus
+    /// its end time).
+    pub availability_start: f64,
+    /// `publishTime`, UTC seconds since 1970: when this MPD was written.
+    pub publish: f64,
+    /// `minimumUpdatePeriod`, seconds: how often a client re-reads it.
+    pub update: f64,
+    /// `timeShiftBufferDepth`, seconds, with a sliding window; none: every
+    /// segment since the start stays available.
+    pub depth: Option<f64>,
+    /// `suggestedPresentationDelay`, seconds behind the live edge.
+    pub delay: f64,
+}
+
+/// `YYYY-MM-DDThh:mm:ss.sssZ` (xs:dateTime, UTC) of seconds since 1970.
+fn date_time(unix: f64) -> String {
+    let ms = (unix.max(0.0) * 1000.0).round() as i64;
+    let (secs, frac) = (ms.div_euclid(1000), ms.rem_euclid(1000));
+    format!("{}.{frac:03}Z", crate::ffprobe::mp4::date_time(secs))
+}
+
+/// The static MPD over `sets` (a finished presentation).
 pub fn mpd(sets: &[Representation]) -> String {
+    mpd_of(sets, None)
+}
+
+/// The MPD over `sets`: static (`live` none: `mediaPresentationDuration`
+/// the longest set's segments) or dynamic (the live attributes, no
+/// duration: the presentation is still growing).
+pub fn mpd_of(sets: &[Representation], live: Option<&Dynamic>) -> String {
     let seconds = |r: &Representation| r.segments.iter().map(|s| s.seconds).sum::<f64>();
     let total = sets.iter().map(seconds).fold(0.0, f64::max);
     let longest = sets
@@ -70,11 +109,26 @@ pub fn mpd(sets: &[Representation]) -> String {
         .flat_map(|r| r.segments.iter().map(|s| s.seconds))
         .fold(1.0, f64::max);
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let kind = match live {
+        None => format!("type=\"static\" mediaPresentationDuration=\"{}\"", duration(total)),
+        Some(l) => {
+            let depth = l
+                .depth
+                .map_or(String::new(), |d| format!(" timeShiftBufferDepth=\"{}\"", duration(d)));
+            format!(
+                "type=\"dynamic\" availabilityStartTime=\"{}\" publishTime=\"{}\" minimumUpdatePeriod=\"{}\"{depth} \
+                 suggestedPresentationDelay=\"{}\"",
+                date_time(l.availability_start),
+                date_time(l.publish),
+                duration(l.update),
+                duration(l.delay)
+            )
+        }
+    };
     let _ = writeln!(
         x,
         "<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" profiles=\"urn:mpeg:dash:profile:isoff-live:2011\" \
-         type=\"static\" mediaPresentationDuration=\"{}\" minBufferTime=\"{}\">",
-        duration(total),
+         {kind} minBufferTime=\"{}\">",
         duration(longest)
     );
     x.push_str("  <Period id=\"0\" start=\"PT0S\">\n");
@@ -101,11 +155,12 @@ pub fn mpd(sets: &[Representation]) -> String {
         let _ = writeln!(
             x,
             "        <SegmentTemplate timescale=\"{}\" initialization=\"{}/init.mp4\" media=\"{}/seg_$Number%05d$.m4s\" \
-             startNumber=\"1\" presentationTimeOffset=\"{}\">",
+             startNumber=\"{}\" presentationTimeOffset=\"{}\">",
             r.timescale.max(1),
             r.dir,
             r.dir,
-            r.start
+            r.first_number.max(1),
+            r.offset
         );
         x.push_str("          <SegmentTimeline>\n");
         timeline(&mut x, r.start, &r.segments);
@@ -139,6 +194,8 @@ mod tests {
             bandwidth: 800_000,
             timescale: 90_000,
             start: 3_000,
+            offset: 3_000,
+            first_number: 1,
             segments: vec![seg(1, 540_000), seg(2, 540_000), seg(3, 540_000), seg(4, 90_000)],
         };
         let a = Representation {
@@ -156,5 +213,40 @@ mod tests {
         assert!(x.contains("presentationTimeOffset=\"3000\""), "{x}");
         assert!(x.contains("contentType=\"audio\" mimeType=\"audio/mp4\""), "{x}");
         assert!(x.contains("initialization=\"dash/1/init.mp4\""), "{x}");
+    }
+
+    #[test]
+    fn a_dynamic_mpd_states_the_live_attributes() {
+        let v = Representation {
+            dir: "dash/1".into(),
+            timescale: 90_000,
+            start: 540_000,
+            offset: 0,
+            first_number: 7,
+            segments: vec![seg(7, 540_000)],
+            ..Representation::default()
+        };
+        let live = Dynamic {
+            // 2026-12-07T10:00:00.250Z
+            availability_start: 1_796_637_600.25,
+            publish: 1_796_637_660.0,
+            update: 6.0,
+            depth: Some(30.0),
+            delay: 18.0,
+        };
+        let x = mpd_of(&[v], Some(&live));
+        assert!(
+            x.contains("type=\"dynamic\" availabilityStartTime=\"2026-12-07T10:00:00.250Z\""),
+            "{x}"
+        );
+        assert!(x.contains("publishTime=\"2026-12-07T10:01:00.000Z\""), "{x}");
+        assert!(
+            x.contains("minimumUpdatePeriod=\"PT6.000S\" timeShiftBufferDepth=\"PT30.000S\""),
+            "{x}"
+        );
+        assert!(x.contains("suggestedPresentationDelay=\"PT18.000S\""), "{x}");
+        assert!(x.contains("startNumber=\"7\" presentationTimeOffset=\"0\""), "{x}");
+        assert!(x.contains("<S t=\"540000\" d=\"540000\"/>"), "{x}");
+        assert!(!x.contains("mediaPresentationDuration"), "{x}");
     }
 }

@@ -23,7 +23,9 @@ use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+mod cmaf_split;
 mod live;
+mod live_dash;
 pub use live::package_live;
 
 /// One media segment written.
@@ -626,6 +628,8 @@ pub fn package(
                 bandwidth: peak,
                 timescale: sp.timescale,
                 start: sp.start,
+                offset: sp.start,
+                first_number: 1,
                 segments: sp.segments,
             });
         }
@@ -734,10 +738,6 @@ pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, dash: bool, segment: 
         eprintln!("mediaslice: --window is for --live (a finished file gets a VOD playlist of all its segments)");
         return 64;
     }
-    if is_live && dash {
-        eprintln!("mediaslice: --dash with --live is not supported (no dynamic MPD yet): give --hls");
-        return 64;
-    }
     let started = std::time::Instant::now();
     let result = if is_live {
         let Some(idle) = parse_duration_ms(if live.idle.is_empty() { "10s" } else { live.idle }) else {
@@ -755,7 +755,7 @@ pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, dash: bool, segment: 
         };
         source
             .map_err(RemuxError::Io)
-            .and_then(|src| package_live(&src, outdir, ms, live.window))
+            .and_then(|src| package_live(&src, outdir, ms, live.window, dash))
     } else {
         package(input, outdir, ms, hls, dash)
     };

@@ -130,7 +130,7 @@ fn a_growing_file_is_packaged_as_it_grows() {
         std::thread::spawn(move || grow(input, rest, 4096, Duration::from_millis(15), seen, early))
     };
     let live = LiveInput::follow(&input, fast(16 << 10)).unwrap();
-    let report = package_live(&live, &out, 200, None).unwrap();
+    let report = package_live(&live, &out, 200, None, false).unwrap();
     writer.join().unwrap();
     assert!(
         early.load(Ordering::SeqCst),
@@ -186,7 +186,7 @@ fn the_playlist_has_no_endlist_while_the_input_grows() {
         })
     };
     let live = LiveInput::follow(&input, fast(16 << 10)).unwrap();
-    package_live(&live, &out, 200, None).unwrap();
+    package_live(&live, &out, 200, None, false).unwrap();
     watcher.join().unwrap();
     assert!(checked.load(Ordering::SeqCst));
     assert!(std::fs::read_to_string(out.join("media.m3u8"))
@@ -231,7 +231,7 @@ fn a_window_moves_the_media_sequence_and_deletes_old_segments() {
     let src = corpus("mpegts/h264_aac.ts");
     let out = scratch("window-out");
     let live = LiveInput::stream(Box::new(std::fs::File::open(&src).unwrap()), fast(16 << 10));
-    let report = package_live(&live, &out, 200, Some(2)).unwrap();
+    let report = package_live(&live, &out, 200, Some(2), false).unwrap();
     // Five segments: the last two listed, numbers 3 and 4.
     assert_eq!((report.media_sequence, report.segments.len()), (3, 2));
     let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
@@ -269,13 +269,212 @@ fn a_progressive_mp4_is_refused_live() {
     assert!(!out.exists(), "nothing written");
 }
 
+/// An attribute's value in an XML start tag or element text.
+fn attr<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
+    let at = xml.find(&format!(" {name}=\""))? + name.len() + 3;
+    xml[at..].split('"').next()
+}
+
+/// Per `S` of a timeline: (t, d, r).
+fn timeline(set: &str) -> Vec<(Option<u64>, u64, u64)> {
+    set.split("<S ")
+        .skip(1)
+        .map(|s| {
+            let s = &s[..s.find("/>").unwrap()];
+            let s = format!(" {s}");
+            let n = |k| attr(&s, k).map(|v| v.parse::<u64>().unwrap());
+            (n("t"), n("d").unwrap(), n("r").unwrap_or(0))
+        })
+        .collect()
+}
+
+/// The `tfdt` and the sum of `trun` sample durations of a one-track
+/// fragment as the muxer writes it (default-base-is-moof, durations in
+/// the trun).
+fn fragment_time(frag: &[u8]) -> (u64, u64) {
+    let be = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap());
+    let (mut tfdt, mut ticks) = (0, 0);
+    let moof_end = be(frag, 0) as usize;
+    // mfhd at 8; traf at 8 + mfhd size.
+    let traf = 8 + be(frag, 8) as usize;
+    let mut at = traf + 8;
+    while at < moof_end {
+        let (size, kind) = (be(frag, at) as usize, &frag[at + 4..at + 8]);
+        let b = &frag[at + 8..at + size];
+        if kind == b"tfdt" {
+            tfdt = if b[0] == 1 {
+                u64::from(be(b, 4)) << 32 | u64::from(be(b, 8))
+            } else {
+                u64::from(be(b, 4))
+            };
+        }
+        if kind == b"trun" {
+            let f = be(b, 0) & 0xFF_FFFF;
+            assert!(f & 0x100 != 0, "durations in the trun");
+            let entry = [0x100, 0x200, 0x400, 0x800].iter().filter(|&&x| f & x != 0).count() * 4;
+            let mut q = 8 + if f & 1 != 0 { 4 } else { 0 } + if f & 4 != 0 { 4 } else { 0 };
+            for _ in 0..be(b, 4) {
+                ticks += u64::from(be(b, q));
+                q += entry;
+            }
+        }
+        at += size;
+    }
+    (tfdt, ticks)
+}
+
+/// Checks an MPD against the files on disk: per Adaptation Set, the
+/// timeline's `S` entries are exactly the set's segment files on disk
+/// (`startNumber` the first, one `S` repeat per file), the first `S@t` the
+/// first file's `tfdt` and each `S@d` its duration. `Err` when a file
+/// differs (the packager may be between a segment and the MPD's rewrite).
+fn check_mpd(out: &Path, mpd: &str) -> Result<usize, String> {
+    let mut sets = 0;
+    for set in mpd.split("<AdaptationSet").skip(1) {
+        sets += 1;
+        let dir = out.join(attr(set, "initialization").unwrap().trim_end_matches("/init.mp4"));
+        let first: u64 = attr(set, "startNumber").unwrap().parse().unwrap();
+        let mut on_disk: Vec<u64> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| {
+                let n = e.unwrap().file_name().into_string().unwrap();
+                n.strip_prefix("seg_")?.strip_suffix(".m4s")?.parse().ok()
+            })
+            .collect();
+        on_disk.sort_unstable();
+        let s = timeline(set);
+        let count: u64 = s.iter().map(|x| x.2 + 1).sum();
+        let listed: Vec<u64> = (first..first + count).collect();
+        if on_disk != listed {
+            return Err(format!("on disk {on_disk:?}, listed {listed:?}"));
+        }
+        let mut durations = s.iter().flat_map(|x| std::iter::repeat_n(x.1, x.2 as usize + 1));
+        let mut t = s[0].0.unwrap();
+        for n in listed {
+            let frag = std::fs::read(dir.join(format!("seg_{n:05}.m4s"))).map_err(|e| e.to_string())?;
+            let (tfdt, ticks) = fragment_time(&frag);
+            assert_eq!((tfdt, ticks), (t, durations.next().unwrap()), "{n} in {mpd}");
+            t += ticks;
+        }
+    }
+    Ok(sets)
+}
+
 #[test]
-fn dash_is_refused_live() {
-    let done = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args(["package", "-", "/nonexistent", "--hls", "--dash"])
-        .stdin(Stdio::null())
+fn live_dash_through_a_pipe_with_a_window() {
+    let src = corpus("mpegts/h264_aac.ts");
+    let data = std::fs::read(&src).unwrap();
+    let out = scratch("dash-out");
+    // A pipe, written in 4 KiB chunks 20 ms apart; the packager reads its
+    // other end (a 16 KiB start-up snapshot: the binary's 512 KiB would
+    // take the whole 79 KB file before the first segment).
+    let (reader, mut writer) = std::io::pipe().unwrap();
+    let packager = {
+        let out = out.clone();
+        std::thread::spawn(move || {
+            let live = LiveInput::stream(Box::new(reader), fast(16 << 10));
+            package_live(&live, &out, 200, Some(2), true)
+        })
+    };
+    // Mid-run: a dynamic MPD that states the live attributes and lists
+    // exactly the files on disk. (The first file leaves with the fifth and
+    // last segment, so mid-run startNumber is 1; the end checks 2.)
+    let mut seen = None;
+    for part in data.chunks(4096) {
+        writer.write_all(part).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let Ok(a) = std::fs::read_to_string(out.join("manifest.mpd")) else {
+            continue;
+        };
+        if seen.is_some() || !a.contains("type=\"dynamic\"") {
+            continue;
+        }
+        let checked = check_mpd(&out, &a);
+        if std::fs::read_to_string(out.join("manifest.mpd")).unwrap() == a && checked == Ok(2) {
+            seen = Some(a);
+        }
+    }
+    drop(writer);
+    let report = packager.join().unwrap().unwrap();
+    assert_eq!(report.media_sequence + report.segments.len() as u64, 5);
+    let live = seen.expect("a dynamic MPD mid-run, consistent with the files on disk");
+    assert_eq!(attr(&live, "type"), Some("dynamic"), "{live}");
+    for a in ["availabilityStartTime", "publishTime"] {
+        let v = attr(&live, a).unwrap();
+        assert!(v.len() == 24 && v.ends_with('Z') && v.starts_with("20"), "{a}={v}");
+    }
+    // --segment 200ms: a target of 1 s (whole seconds, as HLS's).
+    assert_eq!(attr(&live, "minimumUpdatePeriod"), Some("PT1.000S"));
+    assert_eq!(attr(&live, "timeShiftBufferDepth"), Some("PT2.000S"));
+    assert_eq!(attr(&live, "suggestedPresentationDelay"), Some("PT3.000S"));
+    assert!(!live.contains("mediaPresentationDuration"), "{live}");
+    // The end: static, over the files still there (segments 2 to 5, the
+    // last two listed in HLS and the two before them kept a window).
+    let end = std::fs::read_to_string(out.join("manifest.mpd")).unwrap();
+    assert_eq!(attr(&end, "type"), Some("static"), "{end}");
+    assert!(!end.contains("availabilityStartTime") && !end.contains("minimumUpdatePeriod"));
+    assert_eq!(check_mpd(&out, &end), Ok(2));
+    assert_eq!(attr(&end, "startNumber"), Some("2"), "{end}");
+    assert!(end.contains("contentType=\"video\"") && end.contains("contentType=\"audio\""));
+    let total = attr(&end, "mediaPresentationDuration").unwrap();
+    assert!(total.starts_with("PT1."), "{total}");
+    assert!(!std::fs::read_dir(out.join("dash/1")).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with(".part")));
+    ffmpeg_reads_cleanly(&out.join("manifest.mpd"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `ffmpeg -v warning -i MPD -c copy -f null -` prints nothing and
+/// succeeds (skipped with a reason when ffmpeg is missing).
+fn ffmpeg_reads_cleanly(mpd: &Path) {
+    let Ok(run) = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "warning", "-i"])
+        .arg(mpd)
+        .args(["-c", "copy", "-f", "null", "-"])
         .output()
-        .unwrap();
-    assert_eq!(done.status.code(), Some(64));
-    assert!(String::from_utf8_lossy(&done.stderr).contains("--dash with --live"));
+    else {
+        eprintln!("skipped: ffmpeg not found");
+        return;
+    };
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success() && err.trim().is_empty(), "{err}");
+}
+
+#[test]
+fn live_dash_streams_hold_the_tracks_packets() {
+    // No window: every segment kept; each stream's init and fragments
+    // joined hold that track's packets of the finished file, in order.
+    let src = corpus("mpegts/h264_aac.ts");
+    let out = scratch("dash-all");
+    let live = LiveInput::stream(Box::new(std::fs::File::open(&src).unwrap()), fast(16 << 10));
+    package_live(&live, &out, 200, None, true).unwrap();
+    let mpd = std::fs::read_to_string(out.join("manifest.mpd")).unwrap();
+    assert_eq!(check_mpd(&out, &mpd), Ok(2));
+    assert_eq!(attr(&mpd, "startNumber"), Some("1"));
+    let whole = reference(&src, "dash-all-ref");
+    let reference = packets(&whole);
+    for (track, expected) in reference.iter().enumerate() {
+        let dir = out.join(format!("dash/{}", track + 1));
+        let mut bytes = std::fs::read(dir.join("init.mp4")).unwrap();
+        let mut n = 1;
+        while let Ok(b) = std::fs::read(dir.join(format!("seg_{n:05}.m4s"))) {
+            bytes.extend(b);
+            n += 1;
+        }
+        let mut join = vec![0u8; bytes.len() + 4096];
+        let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut join), Some("mp4")).unwrap();
+        assert_eq!(d.tracks().len(), 1);
+        let mut got = Vec::new();
+        while let Some(p) = d.next_packet().unwrap() {
+            got.push((p.data.len(), crc32(p.data), p.dts.unwrap_or(0)));
+        }
+        assert_eq!(&got, expected, "track {track}");
+    }
+    ffmpeg_reads_cleanly(&out.join("manifest.mpd"));
+    for d in [&out, &whole] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

@@ -732,14 +732,19 @@ pub fn creation_time(secs_1904: u64) -> Option<String> {
     let secs = i64::try_from(secs)
         .ok()
         .filter(|s| s.checked_mul(1_000_000).is_some())?;
+    Some(format!("{}.000000Z", date_time(secs)))
+}
+
+/// `YYYY-MM-DDThh:mm:ss` (UTC) of seconds since 1970.
+pub(crate) fn date_time(secs: i64) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (y, mo, d) = civil(days);
-    Some(format!(
-        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}.000000Z",
+    format!(
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}",
         rem / 3600,
         rem / 60 % 60,
         rem % 60
-    ))
+    )
 }
 
 /// Days since 1970-01-01 as (year, month, day) in the proleptic Gregorian

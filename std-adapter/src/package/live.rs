@@ -13,6 +13,7 @@
 //! segment) are all that grows, and only without a window; with one they
 //! are at most N.
 
+use super::live_dash::LiveDash;
 use super::{codecs_of, master_playlist, media_playlist, resolution, split_passes, PackageReport, Segment};
 use crate::live::{LiveInput, LiveSource};
 use crate::remux::RemuxError;
@@ -36,10 +37,12 @@ pub(crate) struct LiveHls {
     seconds: f64,
     /// The peak the master playlist states, once written.
     master_peak: Option<u64>,
+    /// With `--dash`: the dynamic MPD's state.
+    dash: Option<LiveDash>,
 }
 
 /// Writes `data` to `path` by a temporary name and a rename.
-fn write_atomic(path: &Path, data: &str) -> std::io::Result<()> {
+pub(super) fn write_atomic(path: &Path, data: impl AsRef<[u8]>) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     std::fs::write(&tmp, data)?;
@@ -66,7 +69,14 @@ impl LiveHls {
             bytes: 0,
             seconds: 0.0,
             master_peak: None,
+            dash: None,
         }
+    }
+
+    /// Also writes `manifest.mpd` (see [`LiveDash`]).
+    pub(crate) fn with_dash(mut self) -> Self {
+        self.dash = Some(LiveDash::default());
+        self
     }
 
     /// The init segment is known: the variant's `CODECS` and size.
@@ -76,12 +86,18 @@ impl LiveHls {
         let codecs = codecs_of(init).map_err(|e| Error::new(ErrorKind::Unsupported, e.to_string()))?;
         self.codecs = codecs.join(",");
         self.resolution = resolution(init);
+        if let Some(d) = self.dash.as_mut() {
+            d.start(&self.dir, init)?;
+        }
         Ok(())
     }
 
     /// A complete segment: listed, the window moved, the playlists
     /// rewritten.
     pub(super) fn push(&mut self, seg: Segment) -> std::io::Result<()> {
+        if let Some(d) = self.dash.as_mut() {
+            d.push(&self.dir, &seg, self.sequence + self.segments.len() as u64)?;
+        }
         let rate = (seg.bytes as f64 * 8.0 / seg.seconds.max(0.001)).ceil() as u64;
         self.peak = self.peak.max(rate);
         self.bytes += seg.bytes;
@@ -93,6 +109,9 @@ impl LiveHls {
                 self.segments.pop_front();
                 if let Some(gone) = self.sequence.checked_sub(w as u64) {
                     let _ = std::fs::remove_file(self.dir.join(segment_name(gone)));
+                    if let Some(d) = self.dash.as_mut() {
+                        d.drop_through(&self.dir, gone);
+                    }
                 }
                 self.sequence += 1;
             }
@@ -115,6 +134,11 @@ impl LiveHls {
             let master = master_playlist(self.peak, average, &self.codecs, self.resolution);
             write_atomic(&self.dir.join("master.m3u8"), &master)?;
             self.master_peak = Some(self.peak);
+        }
+        if let Some(d) = self.dash.as_ref() {
+            let depth = self.window.map(|w| w as f64 * self.target as f64);
+            let mpd = d.mpd(self.target as f64, depth, end);
+            write_atomic(&self.dir.join("manifest.mpd"), &mpd)?;
         }
         Ok(())
     }
@@ -145,6 +169,7 @@ pub fn package_live(
     outdir: &Path,
     segment_ms: u32,
     window: Option<usize>,
+    dash: bool,
 ) -> Result<PackageReport, RemuxError> {
     let head = input.head(4096).map_err(RemuxError::Input)?;
     let kind = mediaslice::detect(&head, None);
@@ -169,7 +194,10 @@ pub fn package_live(
         input.unpin();
         open()
     };
-    let live = LiveHls::new(outdir, window, segment_ms);
+    let mut live = LiveHls::new(outdir, window, segment_ms);
+    if dash {
+        live = live.with_dash();
+    }
     let (sp, live) = split_passes(&open, &main, outdir, segment_ms, None, Some(live))?;
     let mut live = live.ok_or(RemuxError::NoTracks)?;
     live.finish().map_err(RemuxError::Io)?;
