@@ -510,6 +510,9 @@ fn split_passes<S: mediaslice::Source>(
     let opts = RemuxOptions {
         format: Some(RemuxFormat::Fmp4),
         fragment_ms: Some(segment_ms),
+        // One stream per DASH set: each keeps its place on the input's
+        // common timeline, so the sets stay in sync.
+        start_of_all_streams: streams.is_some(),
         streams,
         ..RemuxOptions::default()
     };
@@ -632,6 +635,18 @@ pub fn package(
                 first_number: 1,
                 segments: sp.segments,
             });
+        }
+        // One Period start for every set: the earliest track's first
+        // decode time, in each set's time scale (ISO/IEC 23009-1 §5.3.9.2:
+        // a sample's Period time is its media time less the offset), so a
+        // track that starts later in the input starts later in the Period
+        // and the tracks keep their relative timing.
+        let secs = |r: &crate::dash::Representation| r.start as f64 / f64::from(r.timescale.max(1));
+        let zero = sets.iter().map(secs).fold(f64::INFINITY, f64::min);
+        if zero.is_finite() {
+            for r in &mut sets {
+                r.offset = ((zero * f64::from(r.timescale)).round() as u64).min(r.start);
+            }
         }
         std::fs::write(outdir.join("manifest.mpd"), crate::dash::mpd(&sets)).map_err(RemuxError::Io)?;
     }

@@ -245,9 +245,15 @@ pub struct PreparedTrack {
 /// as ffmpeg's muxer does (ffmpeg's `start_time` does not count the
 /// priming, so ffmpeg itself moves nothing there).
 pub fn start_us(tracks: &[PreparedTrack]) -> i64 {
+    start_of(tracks, false)
+}
+
+/// [`start_us`]; with `all_selected`, also over the tracks left out by
+/// `--streams` alone ([`RemuxOptions::start_of_all_streams`]).
+fn start_of(tracks: &[PreparedTrack], all_selected: bool) -> i64 {
     tracks
         .iter()
-        .filter(|t| t.skip.is_none())
+        .filter(|t| t.skip.is_none() || all_selected && t.skip == Some(NOT_SELECTED))
         .filter_map(|t| t.first_us)
         .min()
         .unwrap_or(0)
@@ -472,6 +478,9 @@ pub fn prepare_tracks<S: Source>(
     Ok(out)
 }
 
+/// Why a track left out by [`select_streams`] is.
+const NOT_SELECTED: &str = "not among --streams";
+
 /// Leaves out every track whose index is not in `streams` (`--streams
 /// 0,2`); `None` keeps them all.
 ///
@@ -489,7 +498,7 @@ pub fn select_streams(tracks: &mut [PreparedTrack], streams: Option<&[usize]>) -
     }
     for (i, t) in tracks.iter_mut().enumerate() {
         if !keep.contains(&i) {
-            t.skip = t.skip.or(Some("not among --streams"));
+            t.skip = t.skip.or(Some(NOT_SELECTED));
         }
     }
     Ok(())
@@ -645,7 +654,7 @@ pub fn remux_passes<S: Source, K: Sink>(
     }
     let map = declare_tracks(&mut muxer, &tracks, &mut report)?;
     add_tags_and_chapters(&mut muxer, open, format, &mut report);
-    let start = start_us(&tracks);
+    let start = start_of(&tracks, opts.start_of_all_streams);
     // WebM has no Attachments (WebM container guidelines).
     let pictures = if format == RemuxFormat::Matroska {
         carry::input_pictures(open, &tracks)
@@ -756,7 +765,13 @@ fn index_size_ahead<S: Source>(
     let map = declare_tracks(&mut muxer, tracks, &mut report)?;
     add_tags_and_chapters(&mut muxer, open, format, &mut report);
     let mut demuxer = open().map_err(RemuxError::Input)?;
-    write_packets(&mut demuxer, &mut muxer, &map, start_us(tracks)).map_err(RemuxError::Output)?;
+    write_packets(
+        &mut demuxer,
+        &mut muxer,
+        &map,
+        start_of(tracks, opts.start_of_all_streams),
+    )
+    .map_err(RemuxError::Output)?;
     let size = muxer.index_size_ahead().map_err(RemuxError::Output)?;
     Ok(size.unwrap_or(0))
 }
@@ -796,6 +811,12 @@ pub struct RemuxOptions {
     /// Where that temporary file is made; the system's temporary folder
     /// when `None` ([`remux_file`] gives the output's folder).
     pub spill_dir: Option<std::path::PathBuf>,
+    /// With `streams`: move the times by the start of every stream the
+    /// input has (that the target could carry), not only of those written,
+    /// so that outputs of different streams of one input keep their
+    /// relative timing (DASH: one Adaptation Set per stream). Off, the
+    /// written streams start at 0, as `ffmpeg -map 0:a -c copy` does.
+    pub start_of_all_streams: bool,
 }
 
 /// The default of [`RemuxOptions::index_memory`]: 1 MiB, the index of
@@ -836,6 +857,7 @@ impl fmt::Debug for RemuxOptions {
             .field("fragment_ms", &self.fragment_ms)
             .field("index_memory", &self.index_memory)
             .field("spill_dir", &self.spill_dir)
+            .field("start_of_all_streams", &self.start_of_all_streams)
             .field("progress", &self.progress.is_some())
             .finish()
     }

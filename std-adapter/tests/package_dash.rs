@@ -172,6 +172,29 @@ fn package_dash_writes_one_adaptation_set_per_stream_that_ffmpeg_reads() {
                 "{rel} set {i}: sum of S@d"
             );
         }
+        // One Period start for every set (ISO/IEC 23009-1 §5.3.9.2): each
+        // presentationTimeOffset is the earliest set's first time, in the
+        // set's own time scale, so the tracks keep their relative timing.
+        let offsets: Vec<u64> = mpd
+            .split("<SegmentTemplate")
+            .skip(1)
+            .map(|t| attr(t, "presentationTimeOffset").unwrap().parse().unwrap())
+            .collect();
+        let zero = sets
+            .iter()
+            .map(|s| s.3 as f64 / s.2 as f64)
+            .fold(f64::INFINITY, f64::min);
+        for ((_, _, scale, start, _), pto) in sets.iter().zip(&offsets) {
+            assert_eq!(
+                *pto,
+                (zero * *scale as f64).round() as u64,
+                "{rel}: presentationTimeOffset\n{mpd}"
+            );
+            assert!(
+                pto <= start,
+                "{rel}: the offset is at or before the set's first segment"
+            );
+        }
         if Command::new("ffmpeg").arg("-version").output().is_ok() {
             let o = Command::new("ffmpeg")
                 .args(["-v", "warning", "-i"])
@@ -189,4 +212,70 @@ fn package_dash_writes_one_adaptation_set_per_stream_that_ffmpeg_reads() {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// Audio that starts 0.5 s after the video in the input (an MPEG-TS that
+/// ffmpeg makes with `-itsoffset`) keeps that lead in the DASH sets: each
+/// set is packaged alone, yet on the input's common timeline (before, each
+/// set started at 0 and the audio played 0.5 s early).
+#[test]
+fn a_late_stream_stays_late_across_the_adaptation_sets() {
+    if Command::new("ffmpeg").arg("-version").output().is_err() {
+        println!("skip: ffmpeg not installed (it makes the input)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mediaslice-dash-late-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("late.ts");
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=s=160x120:r=25:d=3"])
+        .args(["-itsoffset", "0.5", "-f", "lavfi", "-i", "sine=r=48000:d=2.5"])
+        .args(["-map", "0", "-map", "1", "-c:v", "libx264", "-bf", "0", "-c:a", "aac"])
+        .arg(&input)
+        .status()
+        .unwrap();
+    assert!(st.success(), "ffmpeg could not make the input");
+    // The input's lead, from our reader: first times in seconds.
+    let bytes = std::fs::read(&input).unwrap();
+    let mut scratch = vec![0u8; 1 << 20];
+    let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut scratch), Some("ts")).unwrap();
+    let tracks = d.tracks().to_vec();
+    let mut first = vec![None; tracks.len()];
+    while let Some(p) = d.next_packet().unwrap() {
+        let tb = tracks[p.track].time_base;
+        let t = p.dts.or(p.pts).unwrap() as f64 * tb.num as f64 / tb.den as f64;
+        first[p.track].get_or_insert(t);
+    }
+    let lead = first[1].unwrap() - first[0].unwrap();
+    assert!(lead > 0.4, "the input's audio starts {lead} s after the video");
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .arg("package")
+        .arg(&input)
+        .arg(&out)
+        .args(["--dash", "--segment", "1s"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mpd = std::fs::read_to_string(out.join("manifest.mpd")).unwrap();
+    let sets = sets(&mpd);
+    let offsets: Vec<f64> = mpd
+        .split("<SegmentTemplate")
+        .skip(1)
+        .map(|t| attr(t, "presentationTimeOffset").unwrap().parse::<f64>().unwrap())
+        .collect();
+    // Period times: (S@t - presentationTimeOffset) / timescale.
+    let at: Vec<f64> = sets
+        .iter()
+        .zip(&offsets)
+        .map(|(s, pto)| (s.3 as f64 - pto) / s.2 as f64)
+        .collect();
+    assert_eq!(at.len(), 2, "{mpd}");
+    assert!(
+        (at[1] - at[0] - lead).abs() < 0.001,
+        "the audio set starts {} s after the video set, the input's audio {lead} s\n{mpd}",
+        at[1] - at[0]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
