@@ -81,7 +81,7 @@ pub(super) fn next<'s, S: Source>(
         let Some((t, i)) = d.chap_walk.as_mut() else {
             return super::chapters::next(&d.tag_boxes, src, cur);
         };
-        let Ok(Some(s)) = table_sample(&mut *src, &mut scratch, t) else {
+        let Ok(Some(s)) = table_sample(&mut *src, &mut scratch, t, d.windows.of(false)) else {
             d.chap_walk = None;
             continue;
         };

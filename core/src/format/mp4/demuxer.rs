@@ -8,6 +8,7 @@ use super::boxes::{read_box_header, soft, source_fault};
 use super::fragment::Frag;
 use super::sample_table::{next_sample, reset_cursor, ChunkMode, Cursor, Sample, Table};
 use super::seek::restart;
+use super::table_window::WindowSlots;
 use super::tags;
 use crate::error::{Error, Result};
 use crate::format::traits::{Context, FormatDemuxer};
@@ -56,6 +57,10 @@ pub(super) struct Mp4Track {
     pub(super) trex_size: u32,
     pub(super) trex_flags: u32,
     pub(super) cur: Cursor,
+    /// The track reads its tables through its own set of windows (the
+    /// track with the most samples), not the shared one
+    /// ([`WindowSlots`]).
+    pub(super) own_windows: bool,
     pub(super) pending: Option<Sample>,
     /// The decode time of `pending` in microseconds after the shift, for
     /// [`Mp4Demuxer::pick`]: computed once per sample, not for every track
@@ -123,6 +128,8 @@ pub(crate) struct TagBoxes {
 #[derive(Debug, Clone)]
 pub struct Mp4Demuxer {
     pub(super) tracks: heapless::Vec<Mp4Track, MAX_TRACKS>,
+    /// The windows over the tracks' sample tables ([`WindowSlots`]).
+    pub(super) windows: WindowSlots,
     pub(super) frag: Frag,
     pub(super) fragmented: bool,
     pub(super) in_fragments: bool,
@@ -283,6 +290,7 @@ impl FormatDemuxer for Mp4Demuxer {
     fn open<S: Source>(src: &mut S, ctx: &mut Context) -> Result<Self> {
         let mut d = Mp4Demuxer {
             tracks: heapless::Vec::new(),
+            windows: WindowSlots::default(),
             frag: Frag::default(),
             fragmented: false,
             in_fragments: false,
@@ -372,9 +380,13 @@ impl FormatDemuxer for Mp4Demuxer {
                 d.max_sample = d.max_sample.max(t.stsz_const);
             }
         }
+        let most = d.tracks.iter().map(|t| t.sample_count).max().unwrap_or(0);
+        if let Some(t) = d.tracks.iter_mut().find(|t| t.sample_count == most) {
+            t.own_windows = true;
+        }
         for i in 0..d.tracks.len() {
             if let Some(t) = d.tracks.get_mut(i) {
-                restart(src, ctx, t)?;
+                restart(src, ctx, t, d.windows.of(t.own_windows))?;
             }
         }
         Ok(d)
@@ -457,7 +469,7 @@ impl Mp4Demuxer {
                 t.next_dts = s.dts.saturating_add(s.duration as i64);
                 // Read the following sample before borrowing the source for
                 // this one's payload.
-                let next = next_sample(src, ctx, t)?;
+                let next = next_sample(src, ctx, t, self.windows.of(t.own_windows))?;
                 t.set_pending(next);
                 let t = self
                     .tracks

@@ -94,8 +94,6 @@ pub(super) struct Cursor {
     pub(super) stss_i: u32,
     pub(super) next_sync: u32,
     pub(super) dts: i64,
-    /// The last bytes read from each table ([`super::table_window`]).
-    pub(super) win: Windows,
 }
 
 /// Puts `t`'s cursor at its first sample.
@@ -118,11 +116,11 @@ pub(super) fn reset_cursor<S: Source>(src: &mut S, t: &mut Mp4Track) -> Result<(
 }
 
 /// Reads the size of sample `i` (0-based) from `stsz`/`stz2`.
-pub(super) fn sample_size<S: Source>(src: &mut S, t: &mut Mp4Track, i: u32) -> Result<u32> {
+pub(super) fn sample_size<S: Source>(src: &mut S, t: &Mp4Track, w: &mut Windows, i: u32) -> Result<u32> {
     if t.stsz_const != 0 {
         return Ok(t.stsz_const);
     }
-    let w = &mut t.cur.win.stsz;
+    let w = &mut w.stsz;
     match t.stz2_bits {
         0 => w.u32_be(src, t.stsz.off + i as u64 * 4, t.stsz.end(4)),
         16 => {
@@ -146,7 +144,12 @@ pub(super) fn sample_size<S: Source>(src: &mut S, t: &mut Mp4Track, i: u32) -> R
 }
 
 /// Enters the next non-empty chunk; false when the chunk table ends.
-pub(super) fn enter_chunk<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<bool> {
+pub(super) fn enter_chunk<S: Source>(
+    src: &mut S,
+    ctx: &mut Context,
+    t: &mut Mp4Track,
+    w: &mut Windows,
+) -> Result<bool> {
     loop {
         let chunk = t.cur.next_chunk;
         if chunk >= t.stco.count {
@@ -168,20 +171,19 @@ pub(super) fn enter_chunk<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4
             t.cur.stsc_i = i;
             let e = t.stsc.off + i as u64 * 12;
             let end = t.stsc.end(12);
-            t.cur.spc = t.cur.win.stsc.u32_be(src, e + 4, end)?;
+            t.cur.spc = w.stsc.u32_be(src, e + 4, end)?;
             let next = i.saturating_add(1);
             let nf = if next < t.stsc.count {
-                t.cur.win.stsc.u32_be(src, e + 12, end)?
+                w.stsc.u32_be(src, e + 12, end)?
             } else {
                 0
             };
             t.cur.stsc_next_first = if nf > t.cur.stsc_next_first { nf } else { 0 };
         }
-        let w = &mut t.cur.win.stco;
         t.cur.offset = if t.co64 {
-            w.u64_be(src, t.stco.off + chunk as u64 * 8, t.stco.end(8))?
+            w.stco.u64_be(src, t.stco.off + chunk as u64 * 8, t.stco.end(8))?
         } else {
-            w.u32_be(src, t.stco.off + chunk as u64 * 4, t.stco.end(4))? as u64
+            w.stco.u32_be(src, t.stco.off + chunk as u64 * 4, t.stco.end(4))? as u64
         };
         t.cur.next_chunk = chunk + 1;
         t.cur.left_in_chunk = t.cur.spc;
@@ -193,7 +195,7 @@ pub(super) fn enter_chunk<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4
 
 /// Advances the decode-time cursor by `n` samples, returning the
 /// duration of those samples.
-pub(super) fn advance_stts<S: Source>(src: &mut S, t: &mut Mp4Track, mut n: u32) -> Result<u64> {
+pub(super) fn advance_stts<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Windows, mut n: u32) -> Result<u64> {
     let mut total = 0u64;
     let mut guard = 0u32;
     while n > 0 {
@@ -203,7 +205,7 @@ pub(super) fn advance_stts<S: Source>(src: &mut S, t: &mut Mp4Track, mut n: u32)
                 return Ok(total);
             }
             let e = t.stts.off + t.cur.stts_i as u64 * 8;
-            let b: [u8; 8] = t.cur.win.stts.get(src, e, t.stts.end(8))?;
+            let b: [u8; 8] = w.stts.get(src, e, t.stts.end(8))?;
             let [a0, a1, a2, a3, d0, d1, d2, d3] = b;
             t.cur.stts_left = u32::from_be_bytes([a0, a1, a2, a3]);
             t.cur.stts_delta = u32::from_be_bytes([d0, d1, d2, d3]);
@@ -221,7 +223,7 @@ pub(super) fn advance_stts<S: Source>(src: &mut S, t: &mut Mp4Track, mut n: u32)
 }
 
 /// The composition offset of the current sample, advancing `ctts`.
-pub(super) fn next_ctts<S: Source>(src: &mut S, t: &mut Mp4Track) -> Result<i64> {
+pub(super) fn next_ctts<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Windows) -> Result<i64> {
     let mut guard = 0u32;
     while t.cur.ctts_left == 0 {
         guard += 1;
@@ -229,7 +231,7 @@ pub(super) fn next_ctts<S: Source>(src: &mut S, t: &mut Mp4Track) -> Result<i64>
             return Ok(0);
         }
         let e = t.ctts.off + t.cur.ctts_i as u64 * 8;
-        let b: [u8; 8] = t.cur.win.ctts.get(src, e, t.ctts.end(8))?;
+        let b: [u8; 8] = w.ctts.get(src, e, t.ctts.end(8))?;
         let [a0, a1, a2, a3, d0, d1, d2, d3] = b;
         t.cur.ctts_left = u32::from_be_bytes([a0, a1, a2, a3]);
         t.cur.ctts_off = u32::from_be_bytes([d0, d1, d2, d3]) as i32;
@@ -248,11 +250,16 @@ pub(super) fn next_ctts<S: Source>(src: &mut S, t: &mut Mp4Track) -> Result<i64>
 /// module; across modules it is not without the hint (3% more
 /// instructions a packet on the 130k-packet MP4).
 #[inline]
-pub(super) fn next_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
+pub(super) fn next_sample<S: Source>(
+    src: &mut S,
+    ctx: &mut Context,
+    t: &mut Mp4Track,
+    w: &mut Windows,
+) -> Result<Option<Sample>> {
     if t.edit_done {
         return Ok(None);
     }
-    let Some(s) = table_sample(src, ctx, t)? else {
+    let Some(s) = table_sample(src, ctx, t, w)? else {
         return Ok(None);
     };
     if let Some((_, end)) = t.edit {
@@ -270,20 +277,30 @@ pub(super) fn next_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4
 
 /// The next sample of `t` from its tables, whatever its edit list says.
 #[inline]
-pub(super) fn table_sample<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
+pub(super) fn table_sample<S: Source>(
+    src: &mut S,
+    ctx: &mut Context,
+    t: &mut Mp4Track,
+    w: &mut Windows,
+) -> Result<Option<Sample>> {
     #[cfg(feature = "mp4-windows")]
-    if let Some(s) = super::sample_fast::fast_sample(t) {
+    if let Some(s) = super::sample_fast::fast_sample(t, w) {
         return Ok(Some(s));
     }
-    table_sample_read(src, ctx, t)
+    table_sample_read(src, ctx, t, w)
 }
 
 /// [`table_sample`] through the source: every case, and every error.
-pub(super) fn table_sample_read<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<Option<Sample>> {
+pub(super) fn table_sample_read<S: Source>(
+    src: &mut S,
+    ctx: &mut Context,
+    t: &mut Mp4Track,
+    w: &mut Windows,
+) -> Result<Option<Sample>> {
     if t.cur.sample >= t.sample_count && t.chunk.is_none() {
         return Ok(None);
     }
-    if t.cur.left_in_chunk == 0 && !enter_chunk(src, ctx, t)? {
+    if t.cur.left_in_chunk == 0 && !enter_chunk(src, ctx, t, w)? {
         return Ok(None);
     }
     if let Some(mode) = t.chunk {
@@ -291,7 +308,7 @@ pub(super) fn table_sample_read<S: Source>(src: &mut S, ctx: &mut Context, t: &m
         let (samples, size) = chunk_group(mode, t.cur.left_in_chunk);
         let dts = t.cur.dts;
         let pos = t.cur.offset;
-        advance_stts(src, t, samples)?;
+        advance_stts(src, t, w, samples)?;
         t.cur.left_in_chunk -= samples;
         t.cur.sample = t.cur.sample.saturating_add(samples);
         t.cur.offset = t.cur.offset.saturating_add(size as u64);
@@ -305,18 +322,16 @@ pub(super) fn table_sample_read<S: Source>(src: &mut S, ctx: &mut Context, t: &m
         }));
     }
     let i = t.cur.sample;
-    let size = sample_size(src, t, i)?;
+    let size = sample_size(src, t, w, i)?;
     let dts = t.cur.dts;
-    let duration = advance_stts(src, t, 1)?.min(u32::MAX as u64) as u32;
-    let cts = if t.ctts.count > 0 { next_ctts(src, t)? } else { 0 };
+    let duration = advance_stts(src, t, w, 1)?.min(u32::MAX as u64) as u32;
+    let cts = if t.ctts.count > 0 { next_ctts(src, t, w)? } else { 0 };
     let key = if !t.has_stss {
         true
     } else if i.saturating_add(1) == t.cur.next_sync {
         t.cur.stss_i += 1;
         t.cur.next_sync = if t.cur.stss_i < t.stss.count {
-            t.cur
-                .win
-                .stss
+            w.stss
                 .u32_be(src, t.stss.off + t.cur.stss_i as u64 * 4, t.stss.end(4))?
         } else {
             u32::MAX

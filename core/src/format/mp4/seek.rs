@@ -8,6 +8,7 @@ use super::demuxer::{Mp4Demuxer, Mp4Track};
 use super::fragment::Frag;
 use super::sample_table::{advance_stts, chunk_group, enter_chunk, next_sample, reset_cursor, sample_size};
 use super::sample_table::{scan_entries, table_sample, ChunkMode};
+use super::table_window::Windows;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::traits::Context;
 use crate::limits::MAX_TRACKS;
@@ -28,7 +29,7 @@ const MAX_SEEK_CHUNKS: u32 = 1 << 24;
 /// `mt`: the last keyframe whose decode time, and then presentation time,
 /// is at or before it (audio searches a second earlier for decoder
 /// priming).
-fn edit_start<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track, mt: i64) -> Result<u32> {
+fn edit_start<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track, w: &mut Windows, mt: i64) -> Result<u32> {
     let search = if t.audio {
         mt.saturating_sub(t.timescale as i64).max(0)
     } else {
@@ -40,8 +41,8 @@ fn edit_start<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track, mt: i
         let mut guard = 0;
         loop {
             guard += 1;
-            position(src, ctx, t, n)?;
-            let Some(sm) = table_sample(src, ctx, t)? else {
+            position(src, ctx, t, w, n)?;
+            let Some(sm) = table_sample(src, ctx, t, w)? else {
                 break;
             };
             if sm.dts.saturating_add(sm.cts) <= search || n == 0 || guard > MAX_EDIT_START_STEPS {
@@ -61,14 +62,14 @@ fn edit_start<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track, mt: i
 /// Puts `t` where a read from the beginning starts: its first sample, or
 /// the first sample kept by its edit list; and computes its first
 /// pending sample.
-pub(super) fn restart<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track) -> Result<()> {
+pub(super) fn restart<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track, w: &mut Windows) -> Result<()> {
     if let (Some((mt, _)), None) = (t.edit, t.chunk) {
         if t.sample_count > 0 {
-            let n = edit_start(src, ctx, t, mt)?;
-            position(src, ctx, t, n)?;
+            let n = edit_start(src, ctx, t, w, mt)?;
+            position(src, ctx, t, w, n)?;
         }
     }
-    let s = next_sample(src, ctx, t)?;
+    let s = next_sample(src, ctx, t, w)?;
     t.set_pending(s);
     Ok(())
 }
@@ -89,19 +90,19 @@ fn sample_at_key_before<S: Source>(src: &mut S, t: &Mp4Track, n: u32) -> Result<
 
 /// Positions `t`'s cursor at sample `n` (0-based) by walking `stsc`,
 /// `stts`, `ctts` and `stss` in place.
-fn position<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track, n: u32) -> Result<()> {
+fn position<S: Source>(src: &mut S, ctx: &mut Context, t: &mut Mp4Track, w: &mut Windows, n: u32) -> Result<()> {
     reset_cursor(src, t)?;
     if let Some(mode) = t.chunk {
-        return position_in_chunks(src, ctx, t, mode, n);
+        return position_in_chunks(src, ctx, t, w, mode, n);
     }
     if let Some(run) = find_stsc_run(src, t, n)? {
-        enter_run(src, t, run, n)?;
+        enter_run(src, t, w, run, n)?;
     }
     if t.cur.sample != n {
         t.cur.sample = t.sample_count;
         return Ok(());
     }
-    advance_stts(src, t, n)?;
+    advance_stts(src, t, w, n)?;
     skip_ctts(src, t, n)?;
     if t.has_stss {
         skip_stss(src, t, n)?;
@@ -116,31 +117,38 @@ fn position_in_chunks<S: Source>(
     src: &mut S,
     ctx: &mut Context,
     t: &mut Mp4Track,
+    w: &mut Windows,
     mode: ChunkMode,
     n: u32,
 ) -> Result<()> {
     let mut guard = 0u32;
     while t.cur.sample < n {
         guard += 1;
-        if guard > MAX_SEEK_CHUNKS || !enter_chunk(src, ctx, t)? {
+        if guard > MAX_SEEK_CHUNKS || !enter_chunk(src, ctx, t, w)? {
             break;
         }
         let spc = t.cur.left_in_chunk;
         if t.cur.sample.saturating_add(spc) > n {
             // Inside this chunk: skip whole packets before the one
             // holding `n`, on the grid a read from the start uses.
-            return skip_packets_in_chunk(src, t, mode, n);
+            return skip_packets_in_chunk(src, t, w, mode, n);
         }
         t.cur.sample += spc;
         t.cur.left_in_chunk = 0;
-        advance_stts(src, t, spc)?;
+        advance_stts(src, t, w, spc)?;
     }
     Ok(())
 }
 
 /// Inside the chunk holding sample `n`: skips the packets before the one
 /// holding it.
-fn skip_packets_in_chunk<S: Source>(src: &mut S, t: &mut Mp4Track, mode: ChunkMode, n: u32) -> Result<()> {
+fn skip_packets_in_chunk<S: Source>(
+    src: &mut S,
+    t: &mut Mp4Track,
+    w: &mut Windows,
+    mode: ChunkMode,
+    n: u32,
+) -> Result<()> {
     // Every packet but a chunk's last has the same number of
     // samples: skip the whole ones in one step (a chunk may
     // claim 2^32 samples, 4 million packets).
@@ -152,7 +160,7 @@ fn skip_packets_in_chunk<S: Source>(src: &mut S, t: &mut Mp4Track, mode: ChunkMo
         let k = a.min(b);
         if k > 1 {
             let skip = (k - 1) * group;
-            advance_stts(src, t, skip)?;
+            advance_stts(src, t, w, skip)?;
             t.cur.left_in_chunk -= skip;
             t.cur.sample += skip;
             t.cur.offset = t
@@ -166,7 +174,7 @@ fn skip_packets_in_chunk<S: Source>(src: &mut S, t: &mut Mp4Track, mode: ChunkMo
         if t.cur.sample.saturating_add(samples) > n || samples == 0 {
             break;
         }
-        advance_stts(src, t, samples)?;
+        advance_stts(src, t, w, samples)?;
         t.cur.left_in_chunk -= samples;
         t.cur.sample += samples;
         t.cur.offset = t.cur.offset.saturating_add(size as u64);
@@ -230,7 +238,7 @@ fn find_stsc_run<S: Source>(src: &mut S, t: &Mp4Track, n: u32) -> Result<Option<
 
 /// Puts `t`'s chunk cursor at sample `n` of `run`: the chunk, the samples
 /// left in it and the sample's offset.
-fn enter_run<S: Source>(src: &mut S, t: &mut Mp4Track, run: StscRun, n: u32) -> Result<()> {
+fn enter_run<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Windows, run: StscRun, n: u32) -> Result<()> {
     let StscRun {
         entry: i,
         first_chunk,
@@ -258,7 +266,7 @@ fn enter_run<S: Source>(src: &mut S, t: &mut Mp4Track, run: StscRun, n: u32) -> 
         off = off.saturating_add((within as u64).saturating_mul(t.stsz_const as u64));
     } else {
         for s in (n - within)..n {
-            off = off.saturating_add(sample_size(src, t, s)? as u64);
+            off = off.saturating_add(sample_size(src, t, w, s)? as u64);
         }
     }
     t.cur.offset = off;
@@ -370,8 +378,9 @@ impl Mp4Demuxer {
     /// beginning starts (including samples before an edit).
     fn seek_to_start<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<()> {
         for t in self.tracks.iter_mut() {
-            position(src, ctx, t, 0)?;
-            restart(src, ctx, t)?;
+            let w = self.windows.of(t.own_windows);
+            position(src, ctx, t, w, 0)?;
+            restart(src, ctx, t, w)?;
         }
         self.in_fragments = false;
         self.next_cover = 0;
@@ -386,10 +395,11 @@ impl Mp4Demuxer {
         if let Some(t) = self.tracks.get_mut(ai) {
             let raw = ts.saturating_add(t.shift);
             let n = sample_at(src, t, raw, !t.audio)?;
-            position(src, ctx, t, n)?;
+            let w = self.windows.of(t.own_windows);
+            position(src, ctx, t, w, n)?;
             let base = Rational::new(1, t.timescale);
             target_us = rescale(t.cur.dts.saturating_sub(t.shift), base, MICROS);
-            let s = next_sample(src, ctx, t)?;
+            let s = next_sample(src, ctx, t, w)?;
             t.set_pending(s);
         }
         for (i, t) in self.tracks.iter_mut().enumerate() {
@@ -399,8 +409,9 @@ impl Mp4Demuxer {
             let tb = Rational::new(1, t.timescale);
             let raw = rescale(target_us, MICROS, tb).saturating_add(t.shift);
             let n = sample_at(src, t, raw, !t.audio)?;
-            position(src, ctx, t, n)?;
-            let s = next_sample(src, ctx, t)?;
+            let w = self.windows.of(t.own_windows);
+            position(src, ctx, t, w, n)?;
+            let s = next_sample(src, ctx, t, w)?;
             t.set_pending(s);
         }
         self.in_fragments = false;

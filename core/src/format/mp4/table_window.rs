@@ -112,6 +112,30 @@ pub(super) struct Windows {
     pub(super) stss: Window,
 }
 
+/// The demuxer's windows, held outside the tracks so that the demuxer
+/// (moved by value a few times while it opens) stays near its size without
+/// windows: the track with the most samples has its own set, every other
+/// track shares the second. A window is keyed by file offset and serves
+/// only bytes it read, so a shared set never gives a track another
+/// table's bytes; it only refills more often.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct WindowSlots {
+    own: Windows,
+    shared: Windows,
+}
+
+impl WindowSlots {
+    /// The set of a track: its own when `own`, else the shared one.
+    #[inline(always)]
+    pub(super) fn of(&mut self, own: bool) -> &mut Windows {
+        if own {
+            &mut self.own
+        } else {
+            &mut self.shared
+        }
+    }
+}
+
 impl Window {
     /// A big-endian `u32` at `off`.
     #[inline(always)]
