@@ -90,7 +90,7 @@ pub struct Dynamic {
 fn date_time(unix: f64) -> String {
     let ms = (unix.max(0.0) * 1000.0).round() as i64;
     let (secs, frac) = (ms.div_euclid(1000), ms.rem_euclid(1000));
-    format!("{}.{frac:03}Z", crate::ffprobe::mp4::date_time(secs))
+    format!("{}.{frac:03}Z", crate::civil_time::date_time(secs))
 }
 
 /// The static MPD over `sets` (a finished presentation).

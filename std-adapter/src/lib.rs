@@ -185,6 +185,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod civil_time;
 pub mod dash;
 #[cfg(feature = "json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
