@@ -240,14 +240,27 @@ pub struct Fragmenting {
     /// keeps in the caller's scratch, 24 bytes each. A fragment that
     /// reaches it is closed early and counted (`FragmentStats`).
     pub max_samples: u32,
+    /// Writes a segment type box (`styp`, brand `msdh`, ISO/IEC 14496-12
+    /// §8.16.2, ISO/IEC 23009-1 §6.3.4.2) before each fragment, so that
+    /// each is a DASH media segment that says so (24 bytes a fragment).
+    /// Not in a hybrid MP4.
+    pub styp: bool,
+    /// Writes a segment index (`sidx`, §8.16.3: one reference to the
+    /// fragment, its earliest presentation time, duration and whether it
+    /// starts with a sync sample, for the track that cuts the fragments)
+    /// before each fragment (52 bytes a fragment). Not in a hybrid MP4.
+    pub sidx: bool,
 }
 
 impl Fragmenting {
-    /// 2-second fragments, CMAF brand, at most 4096 samples a fragment.
+    /// 2-second fragments, CMAF brand, at most 4096 samples a fragment, no
+    /// `styp` or `sidx`.
     pub const DEFAULT: Fragmenting = Fragmenting {
         duration_ms: 2000,
         cmaf: true,
         max_samples: 4096,
+        styp: false,
+        sidx: false,
     };
 
     /// [`Fragmenting::DEFAULT`] with fragments of at least `ms`.

@@ -449,12 +449,7 @@ fn a_power_cut_while_writing_to_a_patchable_sink_keeps_the_closed_fragments() {
 /// the input that ffprobe reads, less the bytes a conversion removes.
 #[test]
 fn ffprobe_reads_the_outputs_with_the_inputs_packets() {
-    if std::process::Command::new("ffprobe").arg("-version").output().is_err() {
-        println!("skip: ffprobe is not installed");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("mediaslice-fmp4mux-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let Some(dir) = ffprobe_dir("fmp4mux") else { return };
     let files = [
         ("mp4", "h264_aac.mp4"),
         ("mp4", "h264_bframes_aac.mp4"),

@@ -251,12 +251,7 @@ fn input_errors_are_errors_not_panics() {
 /// the input that ffprobe reads, less the bytes a conversion removes.
 #[test]
 fn ffprobe_reads_the_outputs_with_the_inputs_packets() {
-    if std::process::Command::new("ffprobe").arg("-version").output().is_err() {
-        println!("skip: ffprobe is not installed");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("mediaslice-mp4mux-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let Some(dir) = ffprobe_dir("mp4mux") else { return };
     let files = [
         ("mp4", "h264_aac.mp4"),
         ("mp4", "h264_bframes_aac.mp4"),

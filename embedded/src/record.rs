@@ -74,6 +74,8 @@ impl Mode {
             duration_ms: FRAGMENT_MS,
             cmaf: true,
             max_samples: SAMPLES_PER_FRAGMENT,
+            styp: false,
+            sidx: false,
         };
         match self {
             Mode::Fragmented => MuxFormat::Fmp4(f),

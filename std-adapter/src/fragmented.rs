@@ -14,13 +14,16 @@ use mediaslice::{Fragmenting, MuxFormat};
 pub const FRAGMENT_SCRATCH: usize = 64 << 20;
 
 /// The muxer format and scratch for `format`: fragmented MP4 with the
-/// fragment duration `fragment_ms` (2000 ms when not given) and
+/// fragment duration `fragment_ms` (2000 ms when not given), with `styp`
+/// and `sidx` before each fragment when `sidx` (not in hybrid MP4), and
 /// [`FRAGMENT_SCRATCH`] bytes; hybrid MP4 the same and `index` bytes more
 /// for its progressive index (about 4 a sample; zeroed pages never
 /// touched cost no memory); other formats as they are, with none.
-pub fn mux_setup(format: MuxFormat, fragment_ms: Option<u32>, index: usize) -> (MuxFormat, Vec<u8>) {
+pub fn mux_setup(format: MuxFormat, fragment_ms: Option<u32>, sidx: bool, index: usize) -> (MuxFormat, Vec<u8>) {
     let cut = |f: Fragmenting| Fragmenting {
         duration_ms: fragment_ms.unwrap_or(f.duration_ms),
+        styp: f.styp || sidx,
+        sidx: f.sidx || sidx,
         ..f
     };
     match format {
@@ -39,15 +42,15 @@ mod tests {
 
     #[test]
     fn the_fragment_duration_is_the_option_or_the_default() {
-        let (f, s) = mux_setup(MuxFormat::Fmp4(Fragmenting::DEFAULT), Some(500), 7);
+        let (f, s) = mux_setup(MuxFormat::Fmp4(Fragmenting::DEFAULT), Some(500), false, 7);
         assert_eq!(f, MuxFormat::Fmp4(Fragmenting::with_duration_ms(500)));
         assert_eq!(s.len(), FRAGMENT_SCRATCH);
-        let (f, _) = mux_setup(MuxFormat::Fmp4(Fragmenting::DEFAULT), None, 7);
+        let (f, _) = mux_setup(MuxFormat::Fmp4(Fragmenting::DEFAULT), None, false, 7);
         assert_eq!(f, MuxFormat::Fmp4(Fragmenting::DEFAULT));
-        let (f, s) = mux_setup(MuxFormat::HybridMp4(Fragmenting::DEFAULT), Some(500), 7);
+        let (f, s) = mux_setup(MuxFormat::HybridMp4(Fragmenting::DEFAULT), Some(500), false, 7);
         assert_eq!(f, MuxFormat::HybridMp4(Fragmenting::with_duration_ms(500)));
         assert_eq!(s.len(), FRAGMENT_SCRATCH + 7);
-        let (f, s) = mux_setup(MuxFormat::Matroska, Some(500), 7);
+        let (f, s) = mux_setup(MuxFormat::Matroska, Some(500), false, 7);
         assert_eq!((f, s.len()), (MuxFormat::Matroska, 0));
     }
 }

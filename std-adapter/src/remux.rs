@@ -637,7 +637,7 @@ pub fn remux_passes<S: Source, K: Sink>(
     let (mux_format, scratch) = if format.index_scratch() {
         (format.mux_format(), vec![0u8; index])
     } else {
-        crate::fragmented::mux_setup(format.mux_format(), opts.fragment_ms, index)
+        crate::fragmented::mux_setup(format.mux_format(), opts.fragment_ms, opts.sidx, index)
     };
     let ahead = if opts.faststart && format.progressive() {
         Some(index_size_ahead(open, opts, format, &tracks)?)
@@ -803,6 +803,10 @@ pub struct RemuxOptions {
     pub progress: Option<Progress>,
     /// Least fragment duration for fragmented MP4 (`--fragment-ms`).
     pub fragment_ms: Option<u32>,
+    /// Fragmented MP4: a `styp` and a `sidx` before each fragment's `moof`
+    /// (`--sidx`), so that each fragment is an indexed DASH media segment
+    /// ([`mediaslice::Fragmenting::sidx`]).
+    pub sidx: bool,
     /// MP4, MOV, hybrid MP4: most bytes of the sample index kept in memory
     /// (`--index-memory`); past it, full blocks of it go to a temporary
     /// file and are read back at the end (the output is the same). 0:
@@ -855,6 +859,7 @@ impl fmt::Debug for RemuxOptions {
             .field("index_bytes", &self.index_bytes)
             .field("faststart", &self.faststart)
             .field("fragment_ms", &self.fragment_ms)
+            .field("sidx", &self.sidx)
             .field("index_memory", &self.index_memory)
             .field("spill_dir", &self.spill_dir)
             .field("start_of_all_streams", &self.start_of_all_streams)

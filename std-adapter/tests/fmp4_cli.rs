@@ -33,16 +33,7 @@ fn packets(bytes: &[u8], ext: &str) -> Packets {
 }
 
 fn moofs(b: &[u8]) -> usize {
-    let (mut at, mut n) = (0usize, 0);
-    while at + 8 <= b.len() {
-        let size = u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as usize;
-        n += usize::from(&b[at + 4..at + 8] == b"moof");
-        if size < 8 {
-            break;
-        }
-        at += size;
-    }
-    n
+    kinds(b).iter().filter(|k| *k == b"moof").count()
 }
 
 #[test]
@@ -282,4 +273,64 @@ fn package_hls_writes_segments_and_playlists_that_ffmpeg_reads() {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// Top-level box types of `b`, in order.
+fn kinds(b: &[u8]) -> Vec<[u8; 4]> {
+    let (mut at, mut v) = (0usize, Vec::new());
+    while at + 8 <= b.len() {
+        let size = u32::from_be_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+        v.push(b[at + 4..at + 8].try_into().unwrap());
+        if size < 8 {
+            break;
+        }
+        at += size;
+    }
+    v
+}
+
+#[test]
+fn sidx_puts_a_styp_and_a_sidx_before_each_fragment() {
+    let dir = std::env::temp_dir().join(format!("mediaslice-fmp4sidx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = corpus("mpegts/h264_aac.ts");
+    let (plain, indexed) = (dir.join("plain.mp4"), dir.join("indexed.mp4"));
+    for (out, extra) in [(&plain, None), (&indexed, Some("--sidx"))] {
+        let o = bin()
+            .arg("remux")
+            .arg(&input)
+            .arg(out)
+            .args(["--fragmented", "--fragment-ms", "500"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let (p, i) = (std::fs::read(&plain).unwrap(), std::fs::read(&indexed).unwrap());
+    assert_eq!(packets(&p, "mp4"), packets(&i, "mp4"), "the same packets");
+    let k = kinds(&i);
+    assert!(moofs(&i) >= 2, "fragments: {}", moofs(&i));
+    for (n, kind) in k.iter().enumerate() {
+        if kind == b"moof" {
+            assert_eq!(&k[n - 2..n], &[*b"styp", *b"sidx"], "before fragment at box {n}");
+        }
+    }
+    // On standard output too.
+    let o = bin()
+        .arg("remux")
+        .arg(&input)
+        .arg("-")
+        .args(["--format", "fmp4", "--sidx"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let k = kinds(&o.stdout);
+    assert_eq!(k.iter().filter(|x| *x == b"sidx").count(), moofs(&o.stdout));
+    // Not for a progressive MP4: a usage error, and no file.
+    let bad = dir.join("progressive.mp4");
+    let o = bin().arg("remux").arg(&input).arg(&bad).arg("--sidx").output().unwrap();
+    assert_eq!(o.status.code(), Some(64), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--sidx"));
+    assert!(!bad.exists());
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -167,6 +167,19 @@ pub fn corpus_file(family: &str, name: &str) -> (Vec<u8>, Option<String>) {
     (f.read(), f.ext())
 }
 
+/// A fresh folder for a test that hands files to ffprobe, named by `tag`
+/// and the process; `None` (after saying so) when ffprobe is not
+/// installed.
+pub fn ffprobe_dir(tag: &str) -> Option<std::path::PathBuf> {
+    if std::process::Command::new("ffprobe").arg("-version").output().is_err() {
+        println!("skip: ffprobe is not installed");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("mediaslice-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    Some(dir)
+}
+
 /// One ffprobe packet: pts_time, dts_time, size, keyframe.
 pub type ProbePkt = (Option<f64>, Option<f64>, usize, bool);
 

@@ -454,7 +454,7 @@ fn mux_setup(format: RemuxFormat, input_len: u64) -> (mediaslice::MuxFormat, Vec
         .unwrap_or(usize::MAX)
         .clamp(MIN_INDEX_BYTES, isize::MAX as usize / 2);
     if matches!(format, RemuxFormat::Fmp4) {
-        crate::fragmented::mux_setup(format.mux_format(), None, index)
+        crate::fragmented::mux_setup(format.mux_format(), None, false, index)
     } else {
         (format.mux_format(), vec![0u8; index])
     }

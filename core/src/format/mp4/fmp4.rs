@@ -58,9 +58,10 @@
 //! fragment is a `free` box and an `mdat` of size 0 ("to the end of the
 //! file", §4.2) until it closes.
 
-use super::fmp4_boxes::{write_init, write_moof, Count, Fragment, Rec, RECORD};
+use super::fmp4_boxes::{track_span, write_init, write_moof, Count, Fragment, Rec, RECORD};
 use super::fmp4_hybrid::{Hybrid, GAP_TRACK};
 use super::fmp4_mfra::{Entry, RandomAccess};
+use super::fmp4_sidx::{head, head_room, Sidx, HEAD_MAX};
 use super::muxer::{write_payload, Input, Mp4Muxer};
 use super::muxer_box::BoxWriter;
 use super::muxer_entry::needs_config;
@@ -152,6 +153,9 @@ impl Open {
 pub struct Fmp4Muxer {
     base: Mp4Muxer,
     opts: Fragmenting,
+    /// Bytes of `styp`/`sidx` written before each `moof` at most
+    /// (`fmp4_sidx.rs`).
+    head: u64,
     patchable: bool,
     /// Bytes of scratch kept for the init segment, and its length once
     /// built.
@@ -197,6 +201,7 @@ impl Fmp4Muxer {
                 ..Mp4Muxer::with_brand(false)
             },
             opts,
+            head: head_room(&opts),
             patchable: false,
             init_cap: 0,
             init_written: false,
@@ -225,7 +230,12 @@ impl Fmp4Muxer {
     pub(crate) fn hybrid(opts: Fragmenting) -> Self {
         Fmp4Muxer {
             hybrid: Some(Hybrid::new()),
-            ..Fmp4Muxer::with_options(Fragmenting { cmaf: false, ..opts })
+            ..Fmp4Muxer::with_options(Fragmenting {
+                cmaf: false,
+                styp: false,
+                sidx: false,
+                ..opts
+            })
         }
     }
 
@@ -316,7 +326,7 @@ impl Fmp4Muxer {
                 most if self.outgrown => most.saturating_mul(2).saturating_add(256),
                 most => most.saturating_add(most / 4).saturating_add(256),
             };
-            o.reserved = want.min(build) & !3;
+            o.reserved = want.saturating_add(self.head).min(build) & !3;
             if o.reserved < 128 {
                 return Err(Error::capacity(
                     start,
@@ -410,7 +420,13 @@ impl Fmp4Muxer {
                 &"fmp4 muxer: a fragment's mdat over 4 GiB (ISO/IEC 14496-12 8.1.1)",
             )
         })?;
-        let start = if o.buffered {
+        let mut seg = [0u8; HEAD_MAX];
+        let moof = if o.buffered {
+            let mut c = Count::default();
+            write_moof(&mut c, &f)?;
+            let h = self.segment_head(&f, ctx, c.0, mdat, &mut seg)?;
+            self.stats.last_fragment.0 = sink.position();
+            sink.write_all(seg.get(..h).unwrap_or(&[]))?;
             let start = sink.position();
             let mut w = BoxWriter::new(sink);
             let n = write_moof(&mut w, &f)?;
@@ -430,14 +446,20 @@ impl Fmp4Muxer {
         } else {
             let mut c = Count::default();
             write_moof(&mut c, &f)?;
-            let mut gap = o.reserved.checked_sub(c.0).ok_or(Error::capacity(
-                o.start,
-                &"fmp4 muxer: the moof outgrew its reserved room",
-            ))?;
+            let h = self.segment_head(&f, ctx, c.0, mdat, &mut seg)?;
+            let mut gap = o
+                .reserved
+                .checked_sub(c.0.saturating_add(h as u64))
+                .ok_or(Error::capacity(
+                    o.start,
+                    &"fmp4 muxer: the moof outgrew its reserved room",
+                ))?;
             if gap == 4 {
-                // 4 bytes cannot be a box: the moof takes them instead.
+                // 4 bytes cannot be a box: the moof takes them instead
+                // (and a `sidx` references the larger moof).
                 f.pad = true;
                 gap = 0;
+                self.segment_head(&f, ctx, c.0.saturating_add(4), mdat, &mut seg)?;
             }
             let mut s = SliceSink::new(tail);
             let mut w = BoxWriter::new(&mut s);
@@ -445,7 +467,10 @@ impl Fmp4Muxer {
             w.flush()?;
             self.most_moof = self.most_moof.max(u64::from(n));
             let bytes = s.written().get(..n as usize).unwrap_or(&[]);
-            sink.patch_at(o.start.saturating_add(gap), bytes)?;
+            let at = o.start.saturating_add(gap);
+            self.stats.last_fragment.0 = at;
+            sink.patch_at(at, seg.get(..h).unwrap_or(&[]))?;
+            sink.patch_at(at.saturating_add(h as u64), bytes)?;
             if gap >= 8 {
                 let size = u32::try_from(gap).unwrap_or(u32::MAX).to_be_bytes();
                 let mut head = [0u8; 8];
@@ -460,18 +485,46 @@ impl Fmp4Muxer {
                 self.hybrid = Some(h);
             }
             self.stats.padding = self.stats.padding.saturating_add(gap);
-            o.start.saturating_add(gap)
+            at.saturating_add(h as u64)
         };
-        self.offer_random_access(&f, o.tracks, start);
+        self.offer_random_access(&f, o.tracks, moof);
         let samples = u32::try_from(o.samples).unwrap_or(u32::MAX);
         self.stats.fragments = self.stats.fragments.saturating_add(1);
         self.stats.most_samples = self.stats.most_samples.max(samples);
         self.stats.most_payload = self.stats.most_payload.max(o.payload);
-        self.stats.last_fragment = (start, sink.position());
+        // From the `styp`/`sidx` before the `moof` (set above).
+        self.stats.last_fragment.1 = sink.position();
         // A closed fragment reaches the sink's destination (a sink that
         // combines small writes writes them out): a recorder that is
         // killed loses at most the open fragment.
         sink.flush()
+    }
+
+    /// The `styp`/`sidx` to write before fragment `f`'s `moof` of `moof`
+    /// bytes and its `mdat` of `mdat` bytes, as the options ask, in `out`;
+    /// their length.
+    fn segment_head(
+        &self,
+        f: &Fragment<'_>,
+        ctx: &MuxContext,
+        moof: u64,
+        mdat: u32,
+        out: &mut [u8; HEAD_MAX],
+    ) -> Result<usize> {
+        if self.head == 0 {
+            return Ok(0);
+        }
+        let cut = u8::try_from(self.cut_track).unwrap_or(u8::MAX);
+        let sidx = track_span(f, cut).map(|(earliest, duration, key)| Sidx {
+            track_id: u32::from(cut).saturating_add(1),
+            timescale: ctx.tracks.get(self.cut_track).map_or(1, |t| t.time_base.den),
+            earliest: u64::try_from(earliest).unwrap_or(0),
+            duration,
+            starts_with_sap: key,
+            all_sync: !self.cut_video,
+            referenced: moof.saturating_add(u64::from(mdat)),
+        });
+        head(&self.opts, sidx, out)
     }
 
     /// Offers the fragment `f` whose `moof` is at `moof` to the `mfra`
@@ -664,7 +717,7 @@ impl FormatMuxer for Fmp4Muxer {
             self.close_fragment(sink, scratch, index, spill, ctx, next)?;
         }
         if let Some(o) = self.open {
-            let no_room = !o.buffered && o.moof_bound_with(track, cts != 0, p.key) + 4 > o.reserved;
+            let no_room = !o.buffered && o.moof_bound_with(track, cts != 0, p.key) + 4 + self.head > o.reserved;
             if o.samples >= self.rec_cap || no_room {
                 self.outgrown = no_room;
                 self.stats.closed_early = self.stats.closed_early.saturating_add(1);

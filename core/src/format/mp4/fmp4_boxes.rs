@@ -297,6 +297,24 @@ impl Iterator for TrackSamples<'_> {
     }
 }
 
+/// What a segment index (`sidx`, `fmp4_sidx.rs`) says of track `track` in
+/// fragment `f`: its earliest presentation time (decode time plus
+/// composition offset, as written), the sum of its samples' durations, and
+/// whether its first sample is a sync sample; `None` when the track has no
+/// sample in the fragment.
+pub(super) fn track_span(f: &Fragment<'_>, track: u8) -> Option<(i64, u64, bool)> {
+    let mut span: Option<(i64, u64, bool)> = None;
+    for (_, _, r, d) in TrackSamples::new(f, track) {
+        let pts = r.dts.saturating_add(i64::from(r.cts));
+        let d = u64::try_from(d).unwrap_or(0);
+        span = Some(match span {
+            None => (pts, d, r.key),
+            Some((e, total, key)) => (e.min(pts), total.saturating_add(d), key),
+        });
+    }
+    span
+}
+
 /// What a track's `traf` says for all its `trun`s.
 #[derive(Debug, Clone, Copy)]
 struct TrafKind {

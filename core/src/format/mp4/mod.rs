@@ -32,6 +32,7 @@ pub mod fmp4;
 mod fmp4_boxes;
 mod fmp4_hybrid;
 mod fmp4_mfra;
+mod fmp4_sidx;
 mod fragment;
 mod moov;
 pub mod muxer;

@@ -259,6 +259,11 @@ struct RemuxArgs {
     /// Least fragment duration of fragmented MP4, in milliseconds (2000).
     #[arg(long, value_name = "MS")]
     fragment_ms: Option<u32>,
+    /// Fragmented MP4: a `styp` and a `sidx` (segment index: the
+    /// fragment's size, start and duration) before each fragment, so that
+    /// each is an indexed DASH media segment.
+    #[arg(long)]
+    sidx: bool,
     /// MP4, MOV, hybrid MP4: most bytes of the sample index (about 4 a
     /// sample) kept in memory; past it the index goes to a temporary file
     /// beside OUT, removed at the end (1048576, at least 4096).

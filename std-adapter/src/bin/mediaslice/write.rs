@@ -29,6 +29,10 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
         None if a.hybrid => Some(RemuxFormat::HybridMp4),
         None => a.fragmented.then_some(RemuxFormat::Fmp4),
     };
+    if a.sidx && format != Some(RemuxFormat::Fmp4) {
+        eprintln!("mediaslice: --sidx: for fragmented MP4 only (--fragmented or --format fmp4)");
+        return EXIT_USAGE;
+    }
     let started = Instant::now();
     let bar = remux_progress_bar();
     let opts = RemuxOptions {
@@ -43,6 +47,7 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
             })
         }),
         fragment_ms: a.fragment_ms,
+        sidx: a.sidx,
         index_memory: a.index_memory.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
         ..Default::default()
     };
