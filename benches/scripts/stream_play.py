@@ -6,9 +6,19 @@ with hls.js, the DASH manifest with dash.js (both pinned in
 missing). The browser check of the packager (docs/write-side.md).
 
     benches/scripts/stream_play.py [--bin target/release/mediaslice] [--segment 2s] [--live] FILE...
+    benches/scripts/stream_play.py [--bin ...] --during SECONDS
 
 With `--live`, each file (MPEG-TS) is piped into `package - OUT` instead
 (live mode), and the finished output is played.
+
+With `--during SECONDS`, the players join a live packaging while it runs:
+ffmpeg encodes SECONDS of a test picture and tone in real time (`-re`,
+libx264 and AAC into MPEG-TS, as a camera or an encoder would send it)
+into `package - OUT --hls --dash`; once three segments are out, dash.js
+opens the dynamic MPD and hls.js the live playlist, each at normal speed,
+and each passes when playback advances 6 seconds with no player or
+<video> error while the packager is still running (the MPD still
+`dynamic`, the playlist without `#EXT-X-ENDLIST`).
 
 The output folder is served over HTTP on 127.0.0.1 beside the players;
 the page attaches the player to a muted <video>, plays at 4x and reports
@@ -49,8 +59,14 @@ const done = (what) => {
     frames: q.totalVideoFrames || 0, errors, videoError: v.error ? v.error.code + ' ' + v.error.message : null});
 };
 v.addEventListener('error', () => done('video error'));
-v.addEventListener('loadedmetadata', () => { v.playbackRate = 4; v.play(); });
-v.addEventListener('timeupdate', () => { if (v.duration > 0 && v.currentTime >= 0.9 * v.duration) done('played'); });
+v.addEventListener('loadedmetadata', () => { if (!%(live)s) v.playbackRate = 4; v.play(); });
+let t0 = null;
+v.addEventListener('timeupdate', () => {
+  if (%(live)s) {
+    if (t0 === null && v.currentTime > 0) t0 = v.currentTime;
+    if (t0 !== null && v.currentTime - t0 >= 6) done('played');
+  } else if (v.duration > 0 && v.currentTime >= 0.9 * v.duration) done('played');
+});
 v.addEventListener('ended', () => done('played'));
 const url = '%(url)s';
 if ('%(kind)s' === 'hls') {
@@ -92,12 +108,59 @@ def serve(root):
     return server
 
 
+def during(chromium, root, server, binary, seconds, segment):
+    """The `--during` check (see the module docstring); the number of
+    failures."""
+    import time
+    out = os.path.join(root, "during")
+    enc = subprocess.Popen(
+        ["ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+         "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", str(seconds),
+         "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p",
+         "-c:a", "aac", "-f", "mpegts", "-"],
+        stdout=subprocess.PIPE)
+    pkg = subprocess.Popen([binary, "package", "-", out, "--hls", "--dash", "--segment", segment],
+                           stdin=enc.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    enc.stdout.close()
+    bad = 0
+    try:
+        deadline = time.time() + seconds
+        segs = lambda: [f for f in os.listdir(out) if f.endswith(".m4s")] if os.path.isdir(out) else []
+        while len(segs()) < 3 or not os.path.exists(os.path.join(out, "manifest.mpd")):
+            if time.time() > deadline or pkg.poll() is not None:
+                print(f"FAIL during: no three segments while the input ran ({pkg.poll()})")
+                return 1
+            time.sleep(0.5)
+        for kind in ("dash", "hls"):
+            page = os.path.join(root, f"during-{kind}.html")
+            with open(page, "w") as p:
+                p.write(PAGE % {"lib": LIBS[kind], "url": f"/during/{ENTRY[kind]}", "kind": kind,
+                                "timeout_ms": 30000, "live": "true"})
+            url = f"http://127.0.0.1:{server.server_address[1]}/during-{kind}.html"
+            res = poll_page(chromium, url, seconds=40)
+            running = pkg.poll() is None
+            with open(os.path.join(out, ENTRY[kind] if kind == "dash" else "media.m3u8")) as f:
+                text = f.read()
+            still_live = 'type="dynamic"' in text if kind == "dash" else "#EXT-X-ENDLIST" not in text
+            ok = (res.get("what") == "played" and not res.get("errors") and not res.get("videoError")
+                  and running and still_live)
+            bad += not ok
+            print(("ok   " if ok else "FAIL ") + f"{kind:4} during a live packaging (packager running: {running}, "
+                  f"manifest still live: {still_live}) " + json.dumps(res))
+    finally:
+        enc.kill()
+        pkg.wait()
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release/mediaslice")
     ap.add_argument("--segment", default="2s")
     ap.add_argument("--live", action="store_true", help="package through a pipe (live mode)")
-    ap.add_argument("files", nargs="+")
+    ap.add_argument("--during", type=int, metavar="SECONDS",
+                    help="join a live packaging of SECONDS of real-time input while it runs")
+    ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
@@ -116,6 +179,8 @@ def main():
     server = serve(root)
     bad = 0
     try:
+        if a.during:
+            bad += during(chromium, root, server, a.bin, a.during, a.segment)
         for n, f in enumerate(a.files):
             out = os.path.join(root, f"out{n}")
             with open(f, "rb") as src:
@@ -130,7 +195,7 @@ def main():
                 page = os.path.join(root, f"play{n}-{kind}.html")
                 with open(page, "w") as p:
                     p.write(PAGE % {"lib": LIBS[kind], "url": f"/out{n}/{ENTRY[kind]}", "kind": kind,
-                                    "timeout_ms": 60000})
+                                    "timeout_ms": 60000, "live": "false"})
                 url = f"http://127.0.0.1:{server.server_address[1]}/play{n}-{kind}.html"
                 res = poll_page(chromium, url, seconds=75)
                 ok = res.get("what") == "played" and not res.get("errors") and not res.get("videoError")
