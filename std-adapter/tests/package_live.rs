@@ -252,21 +252,25 @@ fn a_window_moves_the_media_sequence_and_deletes_old_segments() {
 }
 
 #[test]
-fn a_progressive_mp4_is_refused_live() {
-    let out = scratch("mp4-out");
-    let done = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args([
-            "package",
-            corpus("mp4/h264_aac.mp4").to_str().unwrap(),
-            out.to_str().unwrap(),
-        ])
-        .args(["--hls", "--live", "--idle", "100ms"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&done.stderr);
-    assert_eq!(done.status.code(), Some(1), "{err}");
-    assert!(err.contains("--live reads MPEG-TS") && err.contains("moov"), "{err}");
-    assert!(!out.exists(), "nothing written");
+fn a_progressive_mp4_and_a_matroska_file_are_refused_live() {
+    for (input, why) in [
+        ("mp4/h264_aac.mp4", "moov"),
+        ("matroska/h264_aac.mkv", "live Matroska input"),
+    ] {
+        let out = scratch("refused-out");
+        let done = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+            .args(["package", corpus(input).to_str().unwrap(), out.to_str().unwrap()])
+            .args(["--hls", "--live", "--idle", "100ms"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(1), "{input}: {err}");
+        assert!(
+            err.contains("--live reads MPEG-TS") && err.contains(why),
+            "{input}: {err}"
+        );
+        assert!(!out.exists(), "{input}: nothing written");
+    }
 }
 
 /// An attribute's value in an XML start tag or element text.

@@ -148,12 +148,20 @@ impl LiveHls {
 /// file, or more than the first bytes, when they open.
 fn refuse(kind: Option<FormatKind>) -> RemuxError {
     let what = kind.map_or("not a container this tool reads", |k| k.name());
+    let why = match kind {
+        Some(FormatKind::Mp4) => {
+            "MP4/MOV needs its moov (often at the end of the file) when it opens, and a live fragmented MP4 input is not done"
+        }
+        Some(FormatKind::Matroska) => {
+            "a live Matroska input is not done (the reader takes an unknown-size Segment's end from the input's length when it opens)"
+        }
+        _ => "only MPEG-TS is read live",
+    };
     RemuxError::Io(Error::new(
         ErrorKind::Unsupported,
         format!(
             "package --live reads MPEG-TS (what an encoder or a tuner writes as it goes); this input is {what}: \
-             MP4/MOV needs its moov (often at the end of the file) when it opens, and live Matroska and \
-             fragmented MP4 are not done; package the finished file without --live"
+             {why}; package the finished file without --live"
         ),
     ))
 }
