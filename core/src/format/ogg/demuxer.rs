@@ -242,6 +242,7 @@ impl OggDemuxer {
             return Ok(None);
         };
         let view = PacketView {
+            page: cur.page.offset,
             size: ex.size,
             head,
             page_flags: st.flags,

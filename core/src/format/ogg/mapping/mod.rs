@@ -255,6 +255,8 @@ fn head_of(head: &[u8], size: u32) -> &[u8] {
 /// What the per-packet timing sees of a packet and of the page it ends on.
 #[derive(Debug, Clone, Copy)]
 pub struct PacketView<'a> {
+    /// Offset of the page the packet ends on: which page `lacing` is.
+    pub page: u64,
     /// Packet length.
     pub size: u32,
     /// Its first bytes (zero-padded).

@@ -56,6 +56,21 @@ pub struct OpusState {
     /// Whether `OpusTags` is still expected.
     pub need_comments: bool,
     cur_dts: i64,
+    rest: RestSum,
+}
+
+/// What [`first_pts`] adds up for the packets after one on its page,
+/// kept for the page and lacing index of the last packet it timed. ffmpeg
+/// adds them up again for every packet (each packet's pts is the page
+/// granule minus the durations from it to the page's end), which is
+/// quadratic in the packets of a page; the next packet's sum is this one
+/// less the durations of the packets in between, the same value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct RestSum {
+    valid: bool,
+    page: u64,
+    segp: usize,
+    sum: i32,
 }
 
 impl OpusState {
@@ -104,7 +119,7 @@ impl OpusState {
             let Some(d) = toc_samples(p.head[0], p.head[1], p.size) else {
                 return out;
             };
-            first_pts(ts, p, d);
+            first_pts(ts, p, d, &mut self.rest);
         }
         let Some(d) = toc_samples(p.head[0], p.head[1], p.size) else {
             out.drop = true;
@@ -134,25 +149,49 @@ impl OpusState {
 }
 
 /// The first data packet, of duration `d`: its pts is the page granule
-/// minus the durations of the packets the page completes from it on.
+/// minus the durations of the packets the page completes from it on
+/// (their sum kept in `rest` from the packet before on the same page).
 #[inline]
-fn first_pts(ts: &mut Timing, p: &PacketView<'_>, d: u32) {
-    let mut duration = d as i32;
+fn first_pts(ts: &mut Timing, p: &PacketView<'_>, d: u32, rest: &mut RestSum) {
+    let later = match *rest {
+        RestSum {
+            valid: true,
+            page,
+            segp,
+            sum,
+        } if page == p.page && segp <= p.segp => sum.wrapping_sub(durations(p, segp, p.segp)),
+        _ => durations(p, p.segp, p.lacing.len()),
+    };
+    *rest = RestSum {
+        valid: true,
+        page: p.page,
+        segp: p.segp,
+        sum: later,
+    };
+    let duration = (d as i32).wrapping_add(later);
+    let pts = ts.granule.wrapping_sub(duration as i64 as u64) as i64;
+    ts.set_next(pts);
+}
+
+/// The durations (48 kHz samples; those above 0) of the packets that end
+/// at lacing values `from..to` of the page, `from` being where a packet
+/// starts; added with wrapping as ffmpeg's `int` does.
+fn durations(p: &PacketView<'_>, from: usize, to: usize) -> i32 {
+    let mut total = 0i32;
     let mut run = 0u32;
-    for (i, &s) in p.rest().iter().enumerate() {
+    for (i, &s) in p.lacing.get(from..to).unwrap_or(&[]).iter().enumerate() {
         run += s as u32;
         if s < 255 && run > 0 {
-            let b = p.starts.get(p.segp + i).copied().unwrap_or([0; 2]);
+            let b = p.starts.get(from + i).copied().unwrap_or([0; 2]);
             if let Some(d) = toc_samples(b[0], b[1], run) {
                 if d > 0 {
-                    duration = duration.wrapping_add(d as i32);
+                    total = total.wrapping_add(d as i32);
                 }
             }
             run = 0;
         }
     }
-    let pts = ts.granule.wrapping_sub(duration as i64 as u64) as i64;
-    ts.set_next(pts);
+    total
 }
 
 #[cfg(test)]
@@ -171,5 +210,48 @@ mod tests {
         assert_eq!((h.channels, h.pre_skip, h.output_gain), (2, 312, -256));
         b[8] = 0x10;
         assert!(OpusHead::parse(&b).is_none());
+    }
+
+    /// The sum kept from packet to packet equals the sum taken afresh for
+    /// every packet of a page, as ffmpeg takes it: with empty packets,
+    /// packets of 255-byte runs, code 3 packets with and without a count
+    /// byte, and a page that ends inside a packet.
+    #[test]
+    fn the_kept_sum_equals_the_sum_taken_afresh() {
+        let lacing = [10u8, 0, 255, 20, 1, 0, 7, 255, 255, 3, 40, 255];
+        let mut starts = [[0u8; 2]; crate::format::ogg::physical::MAX_SEGMENTS];
+        // TOC bytes: configs 0, 13, 18 and 31 with codes 0 to 3.
+        let tocs = [[0x00, 0], [0x69, 0], [0x92, 0], [0xFB, 0x05], [0x03, 0x02], [0x13, 0]];
+        for (i, t) in tocs.iter().cycle().take(lacing.len()).enumerate() {
+            starts[i] = *t;
+        }
+        let view = |segp: usize| PacketView {
+            page: 4096,
+            size: 1,
+            head: [0; 16],
+            page_flags: 0,
+            lacing: &lacing,
+            segp,
+            starts: &starts,
+        };
+        // Where packets end: after each lacing value below 255.
+        let ends = (1..=lacing.len()).filter(|&e| lacing.get(e - 1).is_some_and(|&s| s < 255));
+        let mut kept = RestSum::default();
+        for segp in ends {
+            let mut ts = Timing {
+                granule: 1_000_000,
+                ..Timing::default()
+            };
+            first_pts(&mut ts, &view(segp), 960, &mut kept);
+            let afresh = durations(&view(segp), segp, lacing.len());
+            assert_eq!(kept.sum, afresh, "segp {segp}");
+            assert_eq!(ts.lastpts, 1_000_000 - 960 - i64::from(afresh), "segp {segp}");
+        }
+        // Another page at the same lacing index is summed afresh.
+        let other = PacketView { page: 8192, ..view(4) };
+        let mut ts = Timing::default();
+        first_pts(&mut ts, &other, 0, &mut kept);
+        assert_eq!(kept.sum, durations(&other, 4, lacing.len()));
+        assert_eq!(kept.page, 8192);
     }
 }
