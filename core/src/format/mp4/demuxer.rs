@@ -87,12 +87,13 @@ impl Mp4Track {
         }
         #[cfg(feature = "mp4-windows")]
         if let Some(s) = &s {
-            self.pending_us = self.dts_us(s);
+            self.pending_us = micros(s.dts.saturating_sub(self.shift), self.timescale);
         }
         self.pending = s;
     }
 
     /// The decode time of `s` in microseconds, after the edit list's shift.
+    #[cfg(not(feature = "mp4-windows"))]
     #[inline]
     fn dts_us(&self, s: &Sample) -> i64 {
         rescale(
@@ -102,7 +103,8 @@ impl Mp4Track {
         )
     }
 
-    /// [`Mp4Track::dts_us`] of the pending sample `s`.
+    /// The decode time in microseconds of the pending sample `s`, after the
+    /// edit list's shift.
     #[inline]
     fn pending_us(&self, s: &Sample) -> i64 {
         #[cfg(feature = "mp4-windows")]
@@ -112,6 +114,28 @@ impl Mp4Track {
         }
         #[cfg(not(feature = "mp4-windows"))]
         self.dts_us(s)
+    }
+}
+
+/// `v` ticks of `1/timescale` in microseconds: [`rescale`] to `1/1000000`
+/// inlined for the pending sample of every packet, with the same product,
+/// the same rounding (to nearest, half away from zero) and, when the
+/// product overflows 64 bits or `timescale` is 0, `rescale` itself.
+#[cfg(feature = "mp4-windows")]
+#[inline(always)]
+fn micros(v: i64, timescale: u32) -> i64 {
+    let d = i64::from(timescale);
+    let half = d / 2;
+    let sum = v.checked_mul(1_000_000).and_then(|n| {
+        if n >= 0 {
+            n.checked_add(half)
+        } else {
+            n.checked_sub(half)
+        }
+    });
+    match sum {
+        Some(n) if d != 0 => n / d,
+        _ => rescale(v, Rational::new(1, timescale), Rational::new(1, 1_000_000)),
     }
 }
 
@@ -156,8 +180,18 @@ pub struct Mp4Demuxer {
 impl Mp4Demuxer {
     /// The packet of sample `s` of `t`: timestamps shifted by the edit
     /// list, `discard` before the edit's start, `truncated` when the input
-    /// ends inside it.
-    fn packet<'s, S: Source>(src: &'s mut S, t: &Mp4Track, s: Sample, limits_max: u32) -> Result<Packet<'s>> {
+    /// ends inside it (then `cut` is set to where its bytes end, and the
+    /// next call reports the truncation). Built in the caller's return
+    /// value (`Ok(Some(..))` here, not moved through `map`). Not inlined:
+    /// inlined (measured) it costs more instructions a packet on the host,
+    /// the larger `next_packet` spilling registers.
+    fn packet<'s, S: Source>(
+        src: &'s mut S,
+        t: &Mp4Track,
+        s: Sample,
+        limits_max: u32,
+        cut: &mut Option<u64>,
+    ) -> Result<Option<Packet<'s>>> {
         if s.size > limits_max {
             return Err(Error::limit(
                 s.pos,
@@ -167,6 +201,9 @@ impl Mp4Demuxer {
         let avail = src.len().saturating_sub(s.pos);
         let truncated = (s.size as u64) > avail && avail > 0;
         let len = if truncated { avail as usize } else { s.size as usize };
+        if truncated {
+            *cut = Some(s.pos.saturating_add(len as u64));
+        }
         let data = src.bytes(s.pos, len)?;
         let dts = s.dts.saturating_sub(t.shift);
         let pts = s.dts.saturating_add(s.cts).saturating_sub(t.shift);
@@ -175,35 +212,42 @@ impl Mp4Demuxer {
         } else {
             pts < t.start
         };
-        Ok(Packet::contiguous(t.index, s.pos, data)
-            .with_times(Some(pts), Some(dts), Some(s.duration as u64))
-            .with_flags(PacketFlags {
-                keyframe: s.key,
-                discard,
-                truncated,
-            }))
+        Ok(Some(
+            Packet::contiguous(t.index, s.pos, data)
+                .with_times(Some(pts), Some(dts), Some(s.duration as u64))
+                .with_flags(PacketFlags {
+                    keyframe: s.key,
+                    discard,
+                    truncated,
+                }),
+        ))
     }
 
     /// Picks the track whose pending sample comes next (ffmpeg
     /// `mov_find_next_sample`).
+    ///
+    /// The first track with a pending sample is the best so far; a later
+    /// one replaces it when it is within a second of it and stored before
+    /// it, or more than a second earlier.
+    #[inline]
     fn pick(&self) -> Option<usize> {
-        let mut best: Option<(usize, i64, u64)> = None;
+        let (mut best, mut bd, mut bp) = (None, 0i64, 0u64);
         for (i, t) in self.tracks.iter().enumerate() {
             let Some(s) = &t.pending else { continue };
             let dts = t.pending_us(s);
-            best = match best {
-                None => Some((i, dts, s.pos)),
-                Some((bi, bd, bp)) => {
-                    let close = dts.abs_diff(bd) <= 1_000_000;
-                    if (close && s.pos < bp) || (!close && dts < bd) {
-                        Some((i, dts, s.pos))
-                    } else {
-                        Some((bi, bd, bp))
-                    }
+            let better = best.is_none() || {
+                let close = dts.abs_diff(bd) <= 1_000_000;
+                if close {
+                    s.pos < bp
+                } else {
+                    dts < bd
                 }
             };
+            if better {
+                (best, bd, bp) = (Some(i), dts, s.pos);
+            }
         }
-        best.map(|b| b.0)
+        best
     }
 }
 
@@ -400,13 +444,7 @@ impl FormatDemuxer for Mp4Demuxer {
                 &"mp4 mdat: the input ends inside a sample (ISO/IEC 14496-12 8.1.1)",
             ));
         }
-        let p = self.next_packet_inner(src, ctx, max)?;
-        if let Some(p) = &p {
-            if p.flags.truncated {
-                self.cut = Some(src_len_hint(p));
-            }
-        }
-        Ok(p)
+        self.next_packet_inner(src, ctx, max)
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
@@ -438,11 +476,6 @@ impl FormatDemuxer for Mp4Demuxer {
     }
 }
 
-/// Where a truncated packet's bytes end.
-fn src_len_hint(p: &Packet<'_>) -> u64 {
-    p.pos.unwrap_or(0).saturating_add(p.data.len() as u64)
-}
-
 impl Mp4Demuxer {
     fn next_packet_inner<'s, S: Source>(
         &mut self,
@@ -471,11 +504,7 @@ impl Mp4Demuxer {
                 // this one's payload.
                 let next = next_sample(src, ctx, t, self.windows.of(t.own_windows))?;
                 t.set_pending(next);
-                let t = self
-                    .tracks
-                    .get(i)
-                    .ok_or_else(|| Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
-                return Self::packet(src, t, s, max).map(Some);
+                return Self::packet(src, t, s, max, &mut self.cut);
             }
             if !self.fragmented {
                 return Ok(None);
@@ -511,7 +540,60 @@ impl Mp4Demuxer {
                 .tracks
                 .get(i)
                 .ok_or_else(|| Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
-            return Self::packet(src, t, s, max).map(Some);
+            return Self::packet(src, t, s, max, &mut self.cut);
+        }
+    }
+}
+
+#[cfg(all(test, feature = "mp4-windows"))]
+mod tests {
+    use super::micros;
+    use crate::types::{rescale, Rational};
+
+    /// The inlined conversion gives `rescale`'s value for every timescale
+    /// kind (dividing 10^6 or not, odd, 0, the largest) and for times of
+    /// both signs, ties, and products past 64 bits.
+    #[test]
+    fn micros_is_rescale() {
+        let scales = [
+            0u32,
+            1,
+            2,
+            3,
+            600,
+            1000,
+            15_360,
+            44_100,
+            48_000,
+            90_000,
+            1_000_000,
+            3_000_001,
+            u32::MAX,
+        ];
+        let times = [
+            0i64,
+            1,
+            -1,
+            7,
+            -7,
+            22_050,
+            -22_050,
+            45_000,
+            1 << 40,
+            -(1 << 40),
+            i64::MAX / 1_000_000,
+            i64::MAX / 1_000_000 + 1,
+            i64::MAX,
+            i64::MIN,
+        ];
+        for &ts in &scales {
+            for &v in &times {
+                for d in -3..=3i64 {
+                    let v = v.saturating_add(d);
+                    let want = rescale(v, Rational::new(1, ts), Rational::new(1, 1_000_000));
+                    assert_eq!(micros(v, ts), want, "{v} ticks of 1/{ts}");
+                }
+            }
         }
     }
 }

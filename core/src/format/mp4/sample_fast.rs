@@ -1,22 +1,27 @@
-//! The common step of the sample walk (§8.6, §8.7) taken from the table
-//! windows ([`super::table_window`]) alone: a sample inside the current
+//! The common step of the sample walk (§8.6, §8.7) taken through the
+//! table windows ([`super::table_window`]): a sample inside the current
 //! chunk, or the first of the next chunk (one `stsc` entry further at most);
 //! its size from `stsz` (or the constant size), its duration and
-//! composition offset from the current `stts`/`ctts` runs or the next ones.
-//! Anything else (a window that does not hold the entry, `stz2`, a sync
-//! sample to look up in `stss`, an empty run, the end of
-//! a table, uncompressed-audio chunks) is left to
-//! [`super::sample_table::table_sample`]'s general path, which reads the
-//! source and reports errors; this step changes nothing unless it
-//! completes, so the general path then starts from the same state.
+//! composition offset from the current `stts`/`ctts` runs or the next ones,
+//! and its sync flag from the next `stss` entry. A window that does not
+//! hold an entry is refilled here (one read of the source, as the general
+//! path would make); a refill that fails, `stz2`, an empty run, several
+//! `stsc` entries in one step, the end of a table and uncompressed-audio
+//! chunks are left to [`super::sample_table::table_sample`]'s general
+//! path, which reads the source and reports errors. This step changes the
+//! cursor only when it completes (a refill changes a window, which is a
+//! cache of the table's bytes), so the general path then starts from the
+//! same state.
 
 use super::demuxer::Mp4Track;
 use super::sample_table::{Sample, Table};
 use super::table_window::{Window, Windows};
+use crate::source::Source;
 
-/// The next sample of `t` when every entry it needs is in a window.
+/// The next sample of `t` in the common case, or `None` to leave it to
+/// the general path.
 #[inline]
-pub(super) fn fast_sample(t: &mut Mp4Track, w: &Windows) -> Option<Sample> {
+pub(super) fn fast_sample<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Windows) -> Option<Sample> {
     let c = &t.cur;
     if t.chunk.is_some() || c.sample >= t.sample_count {
         return None;
@@ -33,9 +38,10 @@ pub(super) fn fast_sample(t: &mut Mp4Track, w: &Windows) -> Option<Sample> {
             // One `stsc` entry further (the general path takes several).
             let i = stsc_i.wrapping_add(1);
             let e = t.stsc.off + i as u64 * 12;
-            spc = u32::from_be_bytes(w.stsc.held(e + 4)?);
+            let end = t.stsc.end(12);
+            spc = u32::from_be_bytes(entry(&mut w.stsc, src, e + 4, end)?);
             let nf = if i.saturating_add(1) < t.stsc.count {
-                u32::from_be_bytes(w.stsc.held(e + 12)?)
+                u32::from_be_bytes(entry(&mut w.stsc, src, e + 12, end)?)
             } else {
                 0
             };
@@ -49,9 +55,14 @@ pub(super) fn fast_sample(t: &mut Mp4Track, w: &Windows) -> Option<Sample> {
             return None;
         }
         let off = if t.co64 {
-            u64::from_be_bytes(w.stco.held(t.stco.off + chunk as u64 * 8)?)
+            u64::from_be_bytes(entry(&mut w.stco, src, t.stco.off + chunk as u64 * 8, t.stco.end(8))?)
         } else {
-            u64::from(u32::from_be_bytes(w.stco.held(t.stco.off + chunk as u64 * 4)?))
+            u64::from(u32::from_be_bytes(entry(
+                &mut w.stco,
+                src,
+                t.stco.off + chunk as u64 * 4,
+                t.stco.end(4),
+            )?))
         };
         (off, spc, chunk + 1)
     };
@@ -59,21 +70,26 @@ pub(super) fn fast_sample(t: &mut Mp4Track, w: &Windows) -> Option<Sample> {
     let size = if t.stsz_const != 0 {
         t.stsz_const
     } else if t.stz2_bits == 0 {
-        u32::from_be_bytes(w.stsz.held(t.stsz.off + i as u64 * 4)?)
+        u32::from_be_bytes(entry(&mut w.stsz, src, t.stsz.off + i as u64 * 4, t.stsz.end(4))?)
     } else {
         return None;
     };
-    let key = if !t.has_stss {
-        true
-    } else if i.saturating_add(1) == c.next_sync {
-        return None;
+    let (key, stss_i, next_sync) = if !t.has_stss || i.saturating_add(1) != c.next_sync {
+        (!t.has_stss, c.stss_i, c.next_sync)
     } else {
-        false
+        // A sync sample: the next one from `stss`.
+        let k = c.stss_i + 1;
+        let next = if k < t.stss.count {
+            u32::from_be_bytes(entry(&mut w.stss, src, t.stss.off + k as u64 * 4, t.stss.end(4))?)
+        } else {
+            u32::MAX
+        };
+        (true, k, next)
     };
     let (stts_i, stts_left, delta) = if c.stts_left > 0 {
         (c.stts_i, c.stts_left - 1, c.stts_delta)
     } else {
-        let (n, d) = run(&w.stts, t.stts, c.stts_i)?;
+        let (n, d) = run(&mut w.stts, src, t.stts, c.stts_i)?;
         (c.stts_i + 1, n - 1, d)
     };
     let (ctts_i, ctts_left, ctts_off) = if t.ctts.count == 0 {
@@ -81,7 +97,7 @@ pub(super) fn fast_sample(t: &mut Mp4Track, w: &Windows) -> Option<Sample> {
     } else if c.ctts_left > 0 {
         (c.ctts_i, c.ctts_left - 1, c.ctts_off)
     } else {
-        let (n, o) = run(&w.ctts, t.ctts, c.ctts_i)?;
+        let (n, o) = run(&mut w.ctts, src, t.ctts, c.ctts_i)?;
         (c.ctts_i + 1, n - 1, o as i32)
     };
     let cts = if t.ctts.count > 0 { ctts_off as i64 } else { 0 };
@@ -101,6 +117,8 @@ pub(super) fn fast_sample(t: &mut Mp4Track, w: &Windows) -> Option<Sample> {
     c.ctts_i = ctts_i;
     c.ctts_left = ctts_left;
     c.ctts_off = ctts_off;
+    c.stss_i = stss_i;
+    c.next_sync = next_sync;
     Some(Sample {
         pos,
         size,
@@ -111,14 +129,22 @@ pub(super) fn fast_sample(t: &mut Mp4Track, w: &Windows) -> Option<Sample> {
     })
 }
 
-/// Entry `i` of an `stts` or `ctts` table (sample count, value) when the
-/// window holds it and its run is not empty.
+/// The `N` bytes at `off` of a table ending at `end`, through its window;
+/// `None` when they cannot be read (the general path reads them again and
+/// reports why).
+#[inline(always)]
+fn entry<S: Source, const N: usize>(w: &mut Window, src: &mut S, off: u64, end: u64) -> Option<[u8; N]> {
+    w.get(src, off, end).ok()
+}
+
+/// Entry `i` of an `stts` or `ctts` table (sample count, value) when it
+/// can be read and its run is not empty.
 #[inline]
-fn run(w: &Window, table: Table, i: u32) -> Option<(u32, u32)> {
+fn run<S: Source>(w: &mut Window, src: &mut S, table: Table, i: u32) -> Option<(u32, u32)> {
     if i >= table.count {
         return None;
     }
-    let [a0, a1, a2, a3, b0, b1, b2, b3] = w.held::<8>(table.off + i as u64 * 8)?;
+    let [a0, a1, a2, a3, b0, b1, b2, b3] = entry::<_, 8>(w, src, table.off + i as u64 * 8, table.end(8))?;
     let n = u32::from_be_bytes([a0, a1, a2, a3]);
     if n == 0 {
         return None;
@@ -173,7 +199,7 @@ mod tests {
                 let (mut wa, mut wb) = (Windows::default(), Windows::default());
                 for _ in 0..1_000_000 {
                     let want = table_sample_read(&mut src, &mut ctx, &mut b, &mut wb);
-                    let got = match fast_sample(&mut a, &wa) {
+                    let got = match fast_sample(&mut src, &mut a, &mut wa) {
                         Some(s) => {
                             fast += 1;
                             Ok(Some(s))

@@ -284,7 +284,7 @@ pub(super) fn table_sample<S: Source>(
     w: &mut Windows,
 ) -> Result<Option<Sample>> {
     #[cfg(feature = "mp4-windows")]
-    if let Some(s) = super::sample_fast::fast_sample(t, w) {
+    if let Some(s) = super::sample_fast::fast_sample(src, t, w) {
         return Ok(Some(s));
     }
     table_sample_read(src, ctx, t, w)

@@ -59,13 +59,17 @@ impl Window {
 
     /// The `N` bytes at `off` if the window holds them.
     #[inline]
-    pub(super) fn held<const N: usize>(&self, off: u64) -> Option<[u8; N]> {
-        let rel = usize::try_from(off.checked_sub(self.at)?).ok()?;
-        let end = rel.checked_add(N)?;
-        if end > self.len as usize {
+    fn held<const N: usize>(&self, off: u64) -> Option<[u8; N]> {
+        // One comparison for both sides: an `off` before the window wraps
+        // to a distance far past its length.
+        let rel = off.wrapping_sub(self.at);
+        let len = u64::from(self.len);
+        if rel >= len || len - rel < N as u64 {
             return None;
         }
-        <[u8; N]>::try_from(self.buf.get(rel..end)?).ok()
+        // rel < len <= WINDOW: no truncation, no overflow.
+        let rel = rel as usize;
+        <[u8; N]>::try_from(self.buf.get(rel..rel.wrapping_add(N))?).ok()
     }
 
     #[cold]
