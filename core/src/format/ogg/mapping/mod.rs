@@ -292,6 +292,26 @@ impl PacketView<'_> {
     }
 }
 
+/// What a codec's `first_pts` adds up for the packets after one on its
+/// page (Opus, Vorbis), kept for the page and lacing index of the last
+/// packet it timed. ffmpeg adds them up again for every packet (each
+/// packet's pts is the page granule minus the durations from it to the
+/// page's end), which is quadratic in the packets of a page; the next
+/// packet's sum is this one less the durations of the packets in
+/// between, the same value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct RestSum {
+    pub valid: bool,
+    /// Offset of the page, and the lacing index after the packet.
+    pub page: u64,
+    pub segp: usize,
+    /// The durations of the packets after it, added with wrapping.
+    pub sum: i32,
+    /// The codec's state after the packet (Vorbis: the block size that
+    /// times the next short block).
+    pub state: u32,
+}
+
 /// The timing state ffmpeg keeps per Ogg stream (`lastpts`, `lastdts`,
 /// `granule`, `start_time`), with its sentinels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

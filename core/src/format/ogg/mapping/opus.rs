@@ -7,7 +7,7 @@ use crate::codec::opus::toc_samples;
 use crate::types::Codec;
 
 use super::super::physical::FLAG_BOS;
-use super::{head_of, HeaderOutcome, PacketTiming, PacketView, Timing, TrackInfo, NOPTS};
+use super::{head_of, HeaderOutcome, PacketTiming, PacketView, RestSum, Timing, TrackInfo, NOPTS};
 
 /// Granule positions above this are not taken (ffmpeg's `opus_packet`
 /// rejects them as implausible: 2^62 samples at 48 kHz are 3 million
@@ -57,20 +57,6 @@ pub struct OpusState {
     pub need_comments: bool,
     cur_dts: i64,
     rest: RestSum,
-}
-
-/// What [`first_pts`] adds up for the packets after one on its page,
-/// kept for the page and lacing index of the last packet it timed. ffmpeg
-/// adds them up again for every packet (each packet's pts is the page
-/// granule minus the durations from it to the page's end), which is
-/// quadratic in the packets of a page; the next packet's sum is this one
-/// less the durations of the packets in between, the same value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct RestSum {
-    valid: bool,
-    page: u64,
-    segp: usize,
-    sum: i32,
 }
 
 impl OpusState {
@@ -159,6 +145,7 @@ fn first_pts(ts: &mut Timing, p: &PacketView<'_>, d: u32, rest: &mut RestSum) {
             page,
             segp,
             sum,
+            ..
         } if page == p.page && segp <= p.segp => sum.wrapping_sub(durations(p, segp, p.segp)),
         _ => durations(p, p.segp, p.lacing.len()),
     };
@@ -167,6 +154,7 @@ fn first_pts(ts: &mut Timing, p: &PacketView<'_>, d: u32, rest: &mut RestSum) {
         page: p.page,
         segp: p.segp,
         sum: later,
+        state: 0,
     };
     let duration = (d as i32).wrapping_add(later);
     let pts = ts.granule.wrapping_sub(duration as i64 as u64) as i64;

@@ -7,7 +7,7 @@
 use crate::bytes;
 use crate::types::{Codec, Rational};
 
-use super::{HeaderOutcome, PacketTiming, PacketView, Timing, TrackInfo, NOPTS};
+use super::{HeaderOutcome, PacketTiming, PacketView, RestSum, Timing, TrackInfo, NOPTS};
 
 /// The fewest bits left in the setup packet for the backward scan to go on:
 /// the packet type and `vorbis` (56 bits) and one mode (41 bits), as
@@ -138,6 +138,7 @@ pub struct VorbisState {
     previous: u32,
     final_pts: i64,
     final_duration: i32,
+    rest: RestSum,
 }
 
 /// A Vorbis packet's kind, as the parser reports it.
@@ -169,6 +170,24 @@ impl VorbisState {
         if self.valid {
             self.previous = self.block(0);
         }
+    }
+
+    /// The durations of the packets that end at lacing values
+    /// `from..to`, each timed from the block size before it (the state
+    /// this leaves is the last audio packet's); `None` at a Bad packet.
+    fn durations(&mut self, p: &PacketView<'_>, from: usize, to: usize) -> Option<i32> {
+        let mut total = 0i32;
+        for (i, &s) in p.lacing.get(from..to).unwrap_or(&[]).iter().enumerate() {
+            if s < 255 {
+                let b0 = p.starts.get(from + i).map_or(0, |b| b[0]);
+                match self.frame(b0) {
+                    VorbisFrame::Bad => return None,
+                    VorbisFrame::Header => {}
+                    VorbisFrame::Audio(d) => total = total.wrapping_add(d as i32),
+                }
+            }
+        }
+        Some(total)
     }
 
     /// The duration of a packet from its first byte (Vorbis I §4.3.1).
@@ -279,25 +298,40 @@ impl VorbisState {
     fn first_pts(&mut self, ts: &mut Timing, p: &PacketView<'_>) -> bool {
         let granule = ts.granule;
         self.reset();
-        let d = match self.frame(p.head[0]) {
+        let (d, audio) = match self.frame(p.head[0]) {
             VorbisFrame::Bad => return false,
-            VorbisFrame::Header => 0,
-            VorbisFrame::Audio(d) => d,
+            VorbisFrame::Header => (0, false),
+            VorbisFrame::Audio(d) => (d, true),
         };
-        let mut duration = d as i32;
-        for (i, &s) in p.rest().iter().enumerate() {
-            if s < 255 {
-                let b0 = p.starts.get(p.segp + i).map_or(0, |b| b[0]);
-                match self.frame(b0) {
-                    VorbisFrame::Bad => {
-                        duration = granule as i32;
-                        break;
-                    }
-                    VorbisFrame::Header => {}
-                    VorbisFrame::Audio(d) => duration = duration.wrapping_add(d as i32),
-                }
-            }
+        // The durations of the later packets of the page, in the chain
+        // that starts from this packet's block size. Kept from the packet
+        // timed before on the page when this one is audio (then both
+        // chains hold its block size after it); a Bad packet ends the sum
+        // (the pts is then 0, as ffmpeg's).
+        let after = self.previous;
+        let kept = self.rest;
+        let mut later = None;
+        if kept.valid && kept.page == p.page && kept.segp <= p.segp && audio {
+            self.previous = kept.state;
+            later = self
+                .durations(p, kept.segp, p.segp)
+                .map(|between| kept.sum.wrapping_sub(between));
+            self.previous = after;
         }
+        if later.is_none() {
+            later = self.durations(p, p.segp, p.lacing.len());
+        }
+        self.rest = RestSum {
+            valid: later.is_some(),
+            page: p.page,
+            segp: p.segp,
+            sum: later.unwrap_or(0),
+            state: after,
+        };
+        let duration = match later {
+            Some(s) => (d as i32).wrapping_add(s),
+            None => granule as i32,
+        };
         let pts = granule.wrapping_sub(duration as i64 as u64) as i64;
         ts.set_next(pts);
         if granule == 0 && duration != 0 {
@@ -367,5 +401,86 @@ mod tests {
         assert_eq!(v.frame(0x03), VorbisFrame::Header);
         assert_eq!(v.frame(0x05), VorbisFrame::Header);
         assert_eq!(v.frame(0x07), VorbisFrame::Bad);
+    }
+
+    /// The sum kept from packet to packet gives every packet of a page the
+    /// pts the sum taken afresh gives (as ffmpeg takes it): short and long
+    /// blocks with both previous-window flags, a header packet, an empty
+    /// packet, 255-byte runs and a packet left open at the page's end; and
+    /// a Bad packet ends the sum in both.
+    #[test]
+    fn the_kept_sum_gives_the_pts_the_sum_taken_afresh_gives() {
+        let lacing = [10u8, 0, 255, 20, 1, 7, 255, 255, 3, 40, 9, 12, 255];
+        let mut starts = [[0u8; 2]; crate::format::ogg::physical::MAX_SEGMENTS];
+        let mut fresh = VorbisState {
+            blocksize: [256, 2048],
+            ..VorbisState::default()
+        };
+        fresh.set_modes(2, 0b10);
+        for bad in [false, true] {
+            // b0: short (0x00), long after short (0x02), long after long
+            // (0x06), a header (0x03); 0x07 is Bad.
+            let b0s = [
+                0x00, 0x02, 0x06, 0x06, 0x00, 0x03, 0x02, 0x00, 0x06, 0x00, 0x00, 0x02, 0x00,
+            ];
+            for (i, b) in b0s.iter().enumerate() {
+                starts[i] = [*b, 0];
+            }
+            if bad {
+                starts[10] = [0x07, 0];
+            }
+            let view = |segp: usize| PacketView {
+                page: 512,
+                size: 1,
+                head: [
+                    starts.get(segp.wrapping_sub(1)).map_or(0, |b| b[0]),
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                ],
+                page_flags: 0,
+                lacing: &lacing,
+                segp,
+                starts: &starts,
+            };
+            let mut kept = fresh;
+            let mut timed = 0;
+            for segp in (1..=lacing.len()).filter(|&e| lacing.get(e - 1).is_some_and(|&s| s < 255)) {
+                let p = view(segp);
+                let (mut a, mut b) = (
+                    Timing {
+                        granule: 90_000,
+                        ..Timing::default()
+                    },
+                    Timing {
+                        granule: 90_000,
+                        ..Timing::default()
+                    },
+                );
+                let mut afresh = fresh;
+                let ka = kept.first_pts(&mut a, &p);
+                let kb = afresh.first_pts(&mut b, &p);
+                assert_eq!(ka, kb, "segp {segp}");
+                assert_eq!(
+                    (a.lastpts, a.start_time),
+                    (b.lastpts, b.start_time),
+                    "bad {bad} segp {segp}"
+                );
+                timed += usize::from(ka);
+            }
+            assert!(timed >= 6, "{timed} packets timed");
+        }
     }
 }
