@@ -10,7 +10,7 @@ use crate::tags::{Tag, TagCursor};
 use crate::types::{ByteRange, Packet, PacketFlags, Track};
 
 use super::logical::{packet_head, Extracted, Piece, Run, Starts, Stream, Walker, MAX_STREAMS};
-use super::mapping::{vorbis, CodecState, PacketView, NOPTS};
+use super::mapping::{vorbis, CodecState, PacketView, RestSum, NOPTS};
 use super::physical::{find_page, Found, MAX_PAGE, MAX_SEGMENTS, NO_GRANULE};
 use super::tags::TagWalk;
 
@@ -30,6 +30,9 @@ pub struct OggDemuxer {
     pub(super) starts: Starts,
     /// The open is done: the track list is fixed.
     pub(super) opened: bool,
+    /// The later packets' durations summed for the last packet timed
+    /// (one for all streams: it is keyed by the page, which has one).
+    pub(super) rest: RestSum,
     /// Where the tag walk stands.
     pub(super) tags: TagWalk,
     /// Where the chapter walk stands in the comments.
@@ -250,7 +253,7 @@ impl OggDemuxer {
             segp: cur.segp,
             starts: &self.starts,
         };
-        let t = st.state.packet(&mut st.timing, &view);
+        let t = st.state.packet(&mut st.timing, &view, &mut self.rest);
         if t.drop {
             ctx.diags.report("ogg.invalid-packet", ex.loc.start);
             return Ok(None);
@@ -433,6 +436,7 @@ impl FormatDemuxer for OggDemuxer {
             data_start: 0,
             starts: [[0; 2]; MAX_SEGMENTS],
             opened: false,
+            rest: RestSum::default(),
             tags: TagWalk::default(),
             #[cfg(feature = "chapters")]
             chapters: TagWalk::default(),

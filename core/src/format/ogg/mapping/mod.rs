@@ -143,10 +143,12 @@ impl CodecState {
     /// Runs the codec's packet step (ffmpeg's `packet` callbacks): the
     /// first-packet handling that derives the first timestamp from the page
     /// granule, the packet duration, and the end trimming of the last page.
-    pub fn packet(&mut self, ts: &mut Timing, p: &PacketView<'_>) -> PacketTiming {
+    /// `rest`: the sum of the later packets' durations kept from the
+    /// packet timed before (Opus, Vorbis).
+    pub fn packet(&mut self, ts: &mut Timing, p: &PacketView<'_>, rest: &mut RestSum) -> PacketTiming {
         match self {
-            CodecState::Vorbis(v) => v.packet(ts, p),
-            CodecState::Opus(o) => o.packet(ts, p),
+            CodecState::Vorbis(v) => v.packet(ts, p, rest),
+            CodecState::Opus(o) => o.packet(ts, p, rest),
             CodecState::Theora(t) => t.packet(ts, p),
             CodecState::Speex(s) => s.packet(ts, p),
             CodecState::Flac(f) => f.packet(p),
@@ -300,7 +302,7 @@ impl PacketView<'_> {
 /// packet's sum is this one less the durations of the packets in
 /// between, the same value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct RestSum {
+pub struct RestSum {
     pub valid: bool,
     /// Offset of the page, and the lacing index after the packet.
     pub page: u64,

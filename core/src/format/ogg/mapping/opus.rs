@@ -56,7 +56,6 @@ pub struct OpusState {
     /// Whether `OpusTags` is still expected.
     pub need_comments: bool,
     cur_dts: i64,
-    rest: RestSum,
 }
 
 impl OpusState {
@@ -93,7 +92,7 @@ impl OpusState {
     /// duration from the TOC byte, the pre-skip, and the end trimming of
     /// the last page (RFC 7845 §4).
     #[inline]
-    pub(super) fn packet(&mut self, ts: &mut Timing, p: &PacketView<'_>) -> PacketTiming {
+    pub(super) fn packet(&mut self, ts: &mut Timing, p: &PacketView<'_>, rest: &mut RestSum) -> PacketTiming {
         let mut out = PacketTiming::default();
         let eos = p.eos();
         let granule = ts.granule;
@@ -105,7 +104,7 @@ impl OpusState {
             let Some(d) = toc_samples(p.head[0], p.head[1], p.size) else {
                 return out;
             };
-            first_pts(ts, p, d, &mut self.rest);
+            first_pts(ts, p, d, rest);
         }
         let Some(d) = toc_samples(p.head[0], p.head[1], p.size) else {
             out.drop = true;

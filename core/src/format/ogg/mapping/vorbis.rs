@@ -138,7 +138,6 @@ pub struct VorbisState {
     previous: u32,
     final_pts: i64,
     final_duration: i32,
-    rest: RestSum,
 }
 
 /// A Vorbis packet's kind, as the parser reports it.
@@ -262,11 +261,11 @@ impl VorbisState {
     /// The packet step: the first packet's pts from the page granule, the
     /// duration from the modes, and the end trimming of the last page.
     #[inline]
-    pub(super) fn packet(&mut self, ts: &mut Timing, p: &PacketView<'_>) -> PacketTiming {
+    pub(super) fn packet(&mut self, ts: &mut Timing, p: &PacketView<'_>, rest: &mut RestSum) -> PacketTiming {
         let mut out = PacketTiming::default();
         let eos = p.eos();
         let granule = ts.granule;
-        if ts.first_pending() && !eos && (granule as i64) >= 0 && !self.first_pts(ts, p) {
+        if ts.first_pending() && !eos && (granule as i64) >= 0 && !self.first_pts(ts, p, rest) {
             return out;
         }
         if p.size > 0 {
@@ -295,7 +294,7 @@ impl VorbisState {
     /// durations of the packets the page completes from it on. Returns
     /// `false` when the packet is not Vorbis audio (it is then not timed).
     #[inline]
-    fn first_pts(&mut self, ts: &mut Timing, p: &PacketView<'_>) -> bool {
+    fn first_pts(&mut self, ts: &mut Timing, p: &PacketView<'_>, rest: &mut RestSum) -> bool {
         let granule = ts.granule;
         self.reset();
         let (d, audio) = match self.frame(p.head[0]) {
@@ -309,7 +308,7 @@ impl VorbisState {
         // chains hold its block size after it); a Bad packet ends the sum
         // (the pts is then 0, as ffmpeg's).
         let after = self.previous;
-        let kept = self.rest;
+        let kept = *rest;
         let mut later = None;
         if kept.valid && kept.page == p.page && kept.segp <= p.segp && audio {
             self.previous = kept.state;
@@ -321,7 +320,7 @@ impl VorbisState {
         if later.is_none() {
             later = self.durations(p, p.segp, p.lacing.len());
         }
-        self.rest = RestSum {
+        *rest = RestSum {
             valid: later.is_some(),
             page: p.page,
             segp: p.segp,
@@ -456,6 +455,7 @@ mod tests {
                 starts: &starts,
             };
             let mut kept = fresh;
+            let mut cache = RestSum::default();
             let mut timed = 0;
             for segp in (1..=lacing.len()).filter(|&e| lacing.get(e - 1).is_some_and(|&s| s < 255)) {
                 let p = view(segp);
@@ -470,8 +470,8 @@ mod tests {
                     },
                 );
                 let mut afresh = fresh;
-                let ka = kept.first_pts(&mut a, &p);
-                let kb = afresh.first_pts(&mut b, &p);
+                let ka = kept.first_pts(&mut a, &p, &mut cache);
+                let kb = afresh.first_pts(&mut b, &p, &mut RestSum::default());
                 assert_eq!(ka, kb, "segp {segp}");
                 assert_eq!(
                     (a.lastpts, a.start_time),
