@@ -327,51 +327,54 @@ impl TsDemuxer {
     }
 
     /// Joins the pieces of `walk` in scratch at `self.base`; returns the
-    /// bytes joined. Over a slice source the pieces are found
-    /// [`JOIN_BATCH`] at a time from one window of the input
-    /// ([`TsWalk::skim`]), then copied; the rest (junk between packets, any
-    /// other source) one at a time.
+    /// bytes joined. Over a slice source [`TsDemuxer::join_windows`] takes
+    /// them first; the rest (junk between packets, any other source) come
+    /// one at a time.
     ///
     /// Errors: `ScratchTooSmall` when the PES does not fit the scratch.
     fn join<S: Source>(&self, src: &mut S, mut walk: TsWalk) -> Result<usize> {
-        let mut have = 0usize;
-        if src.is_slice() {
-            let mut batch = [(0u64, 0usize); JOIN_BATCH];
-            loop {
-                let k = walk.skim(src, &mut batch);
-                for &(off, n) in batch.get(..k).unwrap_or(&[]) {
-                    have = self.join_piece(src, off, n, have)?;
-                }
-                if k < JOIN_BATCH {
-                    break;
-                }
-            }
-        }
+        let mut have = if src.is_slice() {
+            self.join_windows(src, &mut walk)?
+        } else {
+            0
+        };
         while let Some((off, n)) = walk.next_range(src)? {
-            have = self.join_piece(src, off, n, have)?;
+            if self.base + have + n > src.scratch_len() {
+                return Err(Error::new(
+                    ErrorKind::ScratchTooSmall,
+                    off,
+                    &"mpegts PES: spans TS packets and needs scratch to join them \
+                     (SliceSource::with_scratch; ISO/IEC 13818-1 §2.4.3.6)",
+                ));
+            }
+            src.gather(off, n, self.base + have)?;
+            have += n;
         }
         Ok(have)
     }
 
-    /// Copies the piece of `n` bytes at `off` into scratch after the `have`
-    /// bytes joined; returns the bytes joined then.
-    ///
-    /// Errors: `ScratchTooSmall` when the PES does not fit the scratch.
-    ///
-    /// `inline(always)`: a firmware image has one caller, the loop of
-    /// [`TsDemuxer::join`]; as a call it cost 36 bytes of flash.
-    #[inline(always)]
-    fn join_piece<S: Source>(&self, src: &mut S, off: u64, n: usize, have: usize) -> Result<usize> {
-        if self.base + have + n > src.scratch_len() {
-            return Err(Error::new(
-                ErrorKind::ScratchTooSmall,
-                off,
-                &"mpegts PES: spans TS packets and needs scratch to join them \
-                 (SliceSource::with_scratch; ISO/IEC 13818-1 §2.4.3.6)",
-            ));
+    /// The first part of [`TsDemuxer::join`] over a slice source: the
+    /// pieces found [`JOIN_BATCH`] at a time in one window of the input
+    /// ([`TsWalk::skim`]), then copied; returns the bytes joined, and
+    /// leaves in `walk` what is left (after junk between packets). Nothing
+    /// when the scratch may not hold the whole payload: the piece that
+    /// does not fit is then reported by `join`'s own loop.
+    fn join_windows<S: Source>(&self, src: &mut S, walk: &mut TsWalk) -> Result<usize> {
+        if self.base.saturating_add(walk.left) > src.scratch_len() {
+            return Ok(0);
         }
-        src.gather(off, n, self.base + have)?;
-        Ok(have + n)
+        let mut have = 0usize;
+        let mut batch = [(0u64, 0usize); JOIN_BATCH];
+        loop {
+            let k = walk.skim(src, &mut batch);
+            for &(off, n) in batch.get(..k).unwrap_or(&[]) {
+                src.gather(off, n, self.base + have)?;
+                have += n;
+            }
+            if k < JOIN_BATCH {
+                return Ok(have);
+            }
+        }
     }
 }
 
