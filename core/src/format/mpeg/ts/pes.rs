@@ -20,6 +20,9 @@ use crate::types::{Codec, Packet, PacketFlags};
 /// Bytes of a PES header copied out of its first TS packet: they cover
 /// every header with stuffing that fits one TS packet.
 const HEAD_COPY: usize = 64;
+/// Pieces of a PES found per window of a slice source before they are
+/// copied (`TsDemuxer::join`).
+const JOIN_BATCH: usize = 32;
 /// Bytes of the fixed PES header that PES_packet_length does not count
 /// (packet_start_code_prefix, stream_id, PES_packet_length; §2.4.3.7).
 pub(super) const PES_FIXED: usize = 6;
@@ -324,11 +327,17 @@ impl TsDemuxer {
     }
 
     /// Joins the pieces of `walk` in scratch at `self.base`; returns the
-    /// bytes joined.
+    /// bytes joined. Over a slice source [`TsDemuxer::join_windows`] takes
+    /// them first; the rest (junk between packets, any other source) come
+    /// one at a time.
     ///
     /// Errors: `ScratchTooSmall` when the PES does not fit the scratch.
     fn join<S: Source>(&self, src: &mut S, mut walk: TsWalk) -> Result<usize> {
-        let mut have = 0usize;
+        let mut have = if src.is_slice() {
+            self.join_windows(src, &mut walk)?
+        } else {
+            0
+        };
         while let Some((off, n)) = walk.next_range(src)? {
             if self.base + have + n > src.scratch_len() {
                 return Err(Error::new(
@@ -342,6 +351,30 @@ impl TsDemuxer {
             have += n;
         }
         Ok(have)
+    }
+
+    /// The first part of [`TsDemuxer::join`] over a slice source: the
+    /// pieces found [`JOIN_BATCH`] at a time in one window of the input
+    /// ([`TsWalk::skim`]), then copied; returns the bytes joined, and
+    /// leaves in `walk` what is left (after junk between packets). Nothing
+    /// when the scratch may not hold the whole payload: the piece that
+    /// does not fit is then reported by `join`'s own loop.
+    fn join_windows<S: Source>(&self, src: &mut S, walk: &mut TsWalk) -> Result<usize> {
+        if self.base.saturating_add(walk.left) > src.scratch_len() {
+            return Ok(0);
+        }
+        let mut have = 0usize;
+        let mut batch = [(0u64, 0usize); JOIN_BATCH];
+        loop {
+            let k = walk.skim(src, &mut batch);
+            for &(off, n) in batch.get(..k).unwrap_or(&[]) {
+                src.gather(off, n, self.base + have)?;
+                have += n;
+            }
+            if k < JOIN_BATCH {
+                return Ok(have);
+            }
+        }
     }
 }
 

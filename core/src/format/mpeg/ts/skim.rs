@@ -19,12 +19,12 @@ use crate::source::Source;
 
 /// TS packets read from one window: enough that the window's setup costs
 /// nothing per packet, few enough that the window stays in the L2 cache.
-const WINDOW_PACKETS: u64 = 256;
+pub(super) const WINDOW_PACKETS: u64 = 256;
 
 /// The header facts of the TS packet at offset `at` of the input, from
 /// `b`, the bytes of the window from its sync byte on (at least 5).
 #[inline]
-fn header(b: &[u8], at: u64, prefix: u64) -> Option<TsPacket> {
+pub(super) fn header(b: &[u8], at: u64, prefix: u64) -> Option<TsPacket> {
     let &[sync, b1, b2, b3, b4, ..] = b else { return None };
     if sync != SYNC {
         return None;
@@ -60,6 +60,10 @@ impl TsDemuxer {
             return Ok(false);
         };
         let mut at = start;
+        // The stream of the last PID looked up (a PID has 13 bits, so
+        // `u16::MAX` matches none): runs of one PID's packets skip the
+        // table search.
+        let (mut hit_pid, mut hit) = (u16::MAX, 0usize);
         loop {
             let rel = (at - start + self.prefix) as usize;
             // A whole packet must be in the input, as the reading loop asks.
@@ -69,9 +73,15 @@ impl TsDemuxer {
             let Some(tp) = window.get(rel..).and_then(|b| header(b, at, self.prefix)) else {
                 break;
             };
-            let Some(i) = self.es.iter().position(|e| e.pid == tp.pid) else {
-                at += self.packet_size;
-                continue;
+            let i = if tp.pid == hit_pid {
+                hit
+            } else {
+                let Some(i) = self.es.iter().position(|e| e.pid == tp.pid) else {
+                    at += self.packet_size;
+                    continue;
+                };
+                (hit_pid, hit) = (tp.pid, i);
+                i
             };
             if tp.pusi && tp.has_payload {
                 break;
