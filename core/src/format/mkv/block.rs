@@ -595,9 +595,10 @@ impl MkvDemuxer {
     /// header-stripped track, the stripped bytes and the frame joined in
     /// scratch.
     pub(super) fn emit<'s, S: Source>(&self, src: &'s mut S, e: Emit) -> Result<Packet<'s>> {
-        let t = self.tracks.get(e.track).ok_or_else(|| {
-            Error::malformed(e.offset, &"mkv Block: TrackNumber names no TrackEntry (RFC 9559 §10.1)")
-        })?;
+        let t = self.tracks.get(e.track).ok_or(Error::malformed(
+            e.offset,
+            &"mkv Block: TrackNumber names no TrackEntry (RFC 9559 §10.1)",
+        ))?;
         let size = e.size as usize;
         let (pts, dts, duration) = (e.pts, e.dts, (e.duration != 0).then_some(e.duration));
         if let super::Encoding::Strip(head) = &t.encoding {

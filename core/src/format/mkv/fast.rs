@@ -1,6 +1,6 @@
 //! The common Block in one step (feature `mkv-fast`): an unlaced
-//! SimpleBlock (RFC 9559 §10.2) inside a Cluster of known size, of a track
-//! stored as it is.
+//! SimpleBlock (RFC 9559 §10.2) inside a Cluster, of a track stored as it
+//! is.
 //!
 //! One 16-byte read at the reading position holds the SimpleBlock's
 //! Element ID (1 byte), its data size (1 to 8 bytes, RFC 8794 §6), the
@@ -79,7 +79,9 @@ impl MkvDemuxer {
         if !self.in_cluster || self.skip.is_some() {
             return None;
         }
-        let (cluster_end, cluster_ts) = (self.cluster_end?, self.cluster_ts?);
+        // A Cluster of unknown size runs to the Segment's end (the general
+        // path's bound); a SimpleBlock is no Top-Level Element that would end it.
+        let (cluster_end, cluster_ts) = (self.cluster_end.unwrap_or(self.segment_end), self.cluster_ts?);
         let pos = self.pos;
         let h: [u8; WINDOW] = if self.head.at == pos {
             self.head.bytes
