@@ -54,18 +54,6 @@ impl Default for Head {
     }
 }
 
-/// Test-only switches (per thread, so tests may run in parallel).
-#[cfg(test)]
-pub(super) mod switch {
-    extern crate std;
-    std::thread_local! {
-        /// The general path reads every Block.
-        pub(in super::super) static DISABLED: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-        /// Count of the packets the fast path decided.
-        pub(in super::super) static TAKEN: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
-    }
-}
-
 impl MkvDemuxer {
     /// The packet of the SimpleBlock at the reading position when it is the
     /// common case (see the module docs), with the reading position moved
@@ -179,4 +167,16 @@ pub(super) fn packet<'s, S: Source>(src: &'s mut S, head: &mut Head, e: Emit) ->
         contiguous: true,
         data,
     })
+}
+
+/// Test-only switches (per thread, so tests may run in parallel).
+#[cfg(test)]
+pub(super) mod switch {
+    extern crate std;
+    std::thread_local! {
+        /// The general path reads every Block.
+        pub(in super::super) static DISABLED: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+        /// Count of the packets the fast path decided.
+        pub(in super::super) static TAKEN: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+    }
 }
