@@ -29,6 +29,12 @@ pub(super) struct Laces {
 }
 
 impl Laces {
+    /// Whether every frame of the Block was delivered.
+    #[cfg(feature = "mkv-fast")]
+    pub(super) fn is_done(&self) -> bool {
+        self.next >= self.sizes.len()
+    }
+
     /// Drops the frames not yet delivered.
     pub(super) fn clear(&mut self) {
         self.sizes.clear();
@@ -77,7 +83,7 @@ impl TrackState {
     /// (libavformat's `compute_pkt_fields`): the pts itself when the codec
     /// does not reorder; with a known reorder depth `d`, the smallest of
     /// the last `d + 1` pts (none for the first `d` packets); else unknown.
-    fn dts_for(&mut self, pts: Option<i64>) -> Option<i64> {
+    pub(super) fn dts_for(&mut self, pts: Option<i64>) -> Option<i64> {
         if !self.reorders {
             return pts;
         }
@@ -618,7 +624,7 @@ impl MkvDemuxer {
 /// shown frame), which is what ffprobe reports for these codecs in
 /// Matroska: its parsers replace the Block's flag. `None` for other codecs
 /// or a header too short to tell.
-fn bitstream_key(codec: Codec, data: &[u8]) -> Option<bool> {
+pub(super) fn bitstream_key(codec: Codec, data: &[u8]) -> Option<bool> {
     match codec {
         Codec::Vp8 => {
             let b = *data.first()?;

@@ -34,6 +34,10 @@ mod chapters;
 mod codec_id;
 #[doc(hidden)]
 pub mod ebml;
+#[cfg(feature = "mkv-fast")]
+mod fast;
+#[cfg(all(test, feature = "mkv-fast"))]
+mod fast_tests;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub use ebml::fuzz_walk as fuzz_ebml;
@@ -201,6 +205,9 @@ pub struct MkvDemuxer {
     pictures_done: bool,
     skip: Option<Skip>,
     tag_walk: tags::TagWalk,
+    /// The input bytes after the last frame the fast path delivered.
+    #[cfg(feature = "mkv-fast")]
+    head: fast::Head,
 }
 
 /// State gathered while walking the Segment's Top-Level Elements.
@@ -255,6 +262,8 @@ impl FormatDemuxer for MkvDemuxer {
             pictures_done: false,
             skip: None,
             tag_walk: tags::TagWalk::default(),
+            #[cfg(feature = "mkv-fast")]
+            head: fast::Head::default(),
         };
         let mut walk = Walk {
             seeks: heapless::Vec::new(),
@@ -284,6 +293,13 @@ impl FormatDemuxer for MkvDemuxer {
     }
 
     fn next_packet<'s, S: Source>(&mut self, src: &'s mut S, ctx: &mut Context) -> Result<Option<Packet<'s>>> {
+        // The common Block first, without the general path's checks.
+        #[cfg(feature = "mkv-fast")]
+        if self.pictures_done && self.laces.is_done() {
+            if let Some(e) = self.fast_block(src, ctx) {
+                return fast::packet(src, &mut self.head, e).map(Some);
+            }
+        }
         let mut steps = 0u32;
         loop {
             if !self.pictures_done {
@@ -326,6 +342,10 @@ impl FormatDemuxer for MkvDemuxer {
                     }
                 }
                 return self.emit(src, e).map(Some);
+            }
+            #[cfg(feature = "mkv-fast")]
+            if let Some(e) = self.fast_block(src, ctx) {
+                return fast::packet(src, &mut self.head, e).map(Some);
             }
             if !self.step(src, ctx)? {
                 return Ok(None);
