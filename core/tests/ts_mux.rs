@@ -45,6 +45,9 @@ enum Expect<'a> {
     Length(NalCodec, ToAnnexB<'a>, usize),
     /// Raw AAC: an ADTS header (checked field by field) before the frame.
     Adts(AdtsHeader),
+    /// MPEG-4 Part 2 with its headers in the configuration: they go before
+    /// a keyframe that does not start with a VOS/VO/VOL start code.
+    Mpeg4(Vec<u8>),
 }
 
 fn nal_codec(c: Codec) -> Option<NalCodec> {
@@ -95,8 +98,14 @@ fn starts_idr(n: NalCodec, au: &[u8]) -> bool {
 }
 
 /// The payload expected in the TS for `data`.
-fn expected(e: &mut Expect<'_>, data: &[u8]) -> mediaslice::Result<Vec<u8>> {
+fn expected(e: &mut Expect<'_>, data: &[u8], key: bool) -> mediaslice::Result<Vec<u8>> {
     Ok(match e {
+        Expect::Mpeg4(c) => {
+            let own = data.len() > 3 && data[..3] == [0, 0, 1] && matches!(data[3], 0xB0 | 0xB5 | 0x00..=0x2F);
+            let mut v = if key && !own { c.clone() } else { Vec::new() };
+            v.extend_from_slice(data);
+            v
+        }
         Expect::AsIs | Expect::Adts(_) => data.to_vec(),
         Expect::AnnexB(n) => {
             let first = data.iter().position(|&b| b == 1).and_then(|i| data.get(i + 1).copied());
@@ -181,11 +190,13 @@ fn remux_ts(bytes: &[u8], ext: Option<&str>, limit: usize) -> mediaslice::Result
                 ]);
                 Expect::Adts(h.expect("ADTS header"))
             }
+            None if t.codec == Codec::Mpeg4 && !c.is_empty() => Expect::Mpeg4(c.clone()),
             None => Expect::AsIs,
         });
     }
     let mut want = vec![Vec::new(); m.tracks().len()];
     let mut shift: Option<i64> = None;
+    let mut next: Vec<Option<i64>> = vec![None; tracks.len()];
     let mut n = 0;
     loop {
         let p = match d.next_packet() {
@@ -209,7 +220,7 @@ fn remux_ts(bytes: &[u8], ext: Option<&str>, limit: usize) -> mediaslice::Result
         let t = &tracks[p.track];
         let to90 = |v: i64| rescale_q(v, t.time_base, TS_TB);
         let sh = *shift.get_or_insert_with(|| START_OFFSET + (-p.dts.or(p.pts).map_or(0, to90)).max(0));
-        let data = match expected(&mut expects[p.track], p.data) {
+        let data = match expected(&mut expects[p.track], p.data, p.flags.keyframe) {
             Ok(d) => d,
             Err(e) => {
                 // A sample whose NAL lengths do not parse: the muxer
@@ -220,7 +231,12 @@ fn remux_ts(bytes: &[u8], ext: Option<&str>, limit: usize) -> mediaslice::Result
                 break;
             }
         };
-        let (pts, dts) = (p.pts.map(|v| to90(v) + sh), p.dts.map(|v| to90(v) + sh));
+        let (mut pts, dts) = (p.pts.map(|v| to90(v) + sh), p.dts.map(|v| to90(v) + sh));
+        // A packet with no time: the previous one's plus its duration.
+        if pts.is_none() && dts.is_none() {
+            pts = Some(next[p.track].unwrap_or(sh));
+        }
+        next[p.track] = dts.or(pts).zip(p.duration).map(|(t, d)| t + to90(d as i64));
         want[j].push((
             Seen {
                 crc: 0,

@@ -23,7 +23,10 @@
 //!   [`START_OFFSET`] (1.4 s, where ffmpeg's muxer starts), plus the first
 //!   packet's negative decode time when it has one, so that no time is
 //!   below 0. A later packet still before 0 is refused. Times wrap at 2^33
-//!   (26.5 hours) as the field does.
+//!   (26.5 hours) as the field does. A packet with no time (a raw
+//!   elementary stream) gets the previous packet's time plus its duration
+//!   as its PTS, decode order, as ffmpeg does for a stream without
+//!   reordering (0 for the first).
 //! * **PCR** (§2.4.3.5): in the adaptation field of the first TS packet of
 //!   every PES of the PCR PID; before a packet of another track whose time
 //!   is 40 ms or more past the last PCR, packets of their own (adaptation
@@ -45,15 +48,17 @@
 //!   `00 00 00 01 46 01 50` H.265), as ffmpeg's muxer does. Raw AAC (an
 //!   AudioSpecificConfig) gets a 7-byte ADTS header before each frame
 //!   (adts.rs); ADTS input, MPEG audio, AC-3 and E-AC-3 are written as they
-//!   are.
+//!   are. MPEG-4 Part 2 whose headers (VOS, VOL) are in its configuration
+//!   (an MP4 `esds`) gets them before each keyframe that starts without
+//!   one: a TS reader has only the stream.
 //!
 //! Nothing is patched and nothing is held back: the muxer writes to a
 //! stream. Its state is a few bytes a track ([`crate::limits::MAX_TRACKS`]).
 
-pub mod adts;
-pub mod packets;
-pub mod pes;
-pub mod psi;
+mod adts;
+mod packets;
+mod pes;
+mod psi;
 
 use self::adts::AdtsFromConfig;
 use self::packets::{write_pcr_only, write_section, FirstPacket, PesWriter};
@@ -96,6 +101,9 @@ enum Framing {
     LengthPrefixed(NalCodec, AnnexBState),
     /// Raw AAC: an ADTS header before each frame.
     Adts(AdtsFromConfig),
+    /// MPEG-4 Part 2 with its VOS/VOL headers in the configuration: they
+    /// go before each keyframe that does not bring its own.
+    Mpeg4Headers,
 }
 
 /// Per-track state.
@@ -108,6 +116,9 @@ struct StreamOut {
     framing: Framing,
     /// Continuity counter of the next packet with payload.
     cc: u8,
+    /// The shifted 90 kHz time after the last packet (its time plus its
+    /// duration), for a packet with no time.
+    next: Option<u64>,
 }
 
 /// The transport stream muxer's state.
@@ -210,6 +221,7 @@ impl FormatMuxer for TsMuxer {
             (Some(n), _) => Framing::AnnexB(n),
             (None, Codec::Aac) if AdtsHeader::has_sync(config) || config.is_empty() => Framing::AsIs,
             (None, Codec::Aac) => Framing::Adts(AdtsFromConfig::parse(config)?),
+            (None, Codec::Mpeg4) if !config.is_empty() => Framing::Mpeg4Headers,
             _ => Framing::AsIs,
         };
         let n = self.streams.len();
@@ -220,6 +232,7 @@ impl FormatMuxer for TsMuxer {
             video: is_video(t),
             framing,
             cc: 0,
+            next: None,
         };
         if self.streams.is_full() {
             return Err(Error::capacity(0, &"ts muxer: more streams than MAX_TRACKS"));
@@ -252,8 +265,16 @@ impl FormatMuxer for TsMuxer {
             let first = decode.map_or(0, |d| rescale_q(d, tb, Rational::new(1, 90_000)));
             self.shift = Some(START_OFFSET.saturating_add(first.saturating_neg().max(0)));
         }
-        let pts = packet.pts.map(|v| self.to_90k(v, tb, at)).transpose()?;
+        let mut pts = packet.pts.map(|v| self.to_90k(v, tb, at)).transpose()?;
         let dts = packet.dts.map(|v| self.to_90k(v, tb, at)).transpose()?;
+        if pts.is_none() && dts.is_none() {
+            // No time (a raw elementary stream): the previous packet's
+            // time plus its duration, as the PTS (decode order).
+            pts = Some(match s.next {
+                Some(n) => n,
+                None => self.to_90k(0, tb, at)?,
+            });
+        }
         let now = dts.or(pts);
         // PAT/PMT before each video keyframe, or every 100 ms without video.
         let has_video = self.streams.iter().any(|v| v.video);
@@ -315,6 +336,14 @@ impl FormatMuxer for TsMuxer {
                 (p, p.len() as u64 + body, Some(c))
             }
             Framing::Adts(_) => (&[], 7 + data.len() as u64, None),
+            Framing::Mpeg4Headers => {
+                let p = if packet.flags.keyframe && !starts_with_mpeg4_header(data) {
+                    config
+                } else {
+                    &[][..]
+                };
+                (p, (p.len() + data.len()) as u64, None)
+            }
         };
         let adts_header = match s.framing {
             Framing::Adts(a) => Some(a.header(data.len())?),
@@ -349,6 +378,11 @@ impl FormatMuxer for TsMuxer {
             None => w.write_all(data)?,
         }
         w.finish()?;
+        let duration = packet.duration.and_then(|d| i64::try_from(d).ok());
+        out.next = match (now, duration) {
+            (Some(n), Some(d)) => Some((n as i64 + rescale_q(d, tb, Rational::new(1, 90_000))).rem_euclid(WRAP) as u64),
+            _ => None,
+        };
         self.psi_fresh = false;
         Ok(())
     }
@@ -368,4 +402,14 @@ fn first_length_prefixed_nal(codec: NalCodec, config: &[u8], data: &[u8]) -> Opt
     };
     let size = crate::codec::convert::LengthSize::from_minus_one(config.get(at)? & 3).ok()?;
     data.get(size.bytes()).copied()
+}
+
+/// Whether an MPEG-4 Part 2 packet starts with a visual object sequence,
+/// visual object or video object layer start code (ISO/IEC 14496-2 §6.2.1:
+/// 0xB0, 0xB5, 0x00..=0x2F), so it brings its own headers.
+fn starts_with_mpeg4_header(data: &[u8]) -> bool {
+    match data {
+        [0, 0, 1, code, ..] => matches!(code, 0xB0 | 0xB5 | 0x00..=0x2F),
+        _ => false,
+    }
 }
