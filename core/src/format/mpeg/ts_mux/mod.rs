@@ -381,7 +381,7 @@ impl FormatMuxer for TsMuxer {
         let duration = packet.duration.and_then(|d| i64::try_from(d).ok());
         out.next = match (now, duration) {
             (Some(n), Some(d)) => Some((n as i64 + rescale_q(d, tb, Rational::new(1, 90_000))).rem_euclid(WRAP) as u64),
-            _ => None,
+            (n, _) => n,
         };
         self.psi_fresh = false;
         Ok(())
