@@ -236,6 +236,7 @@ fn remux_ts(bytes: &[u8], ext: Option<&str>, limit: usize) -> mediaslice::Result
         if pts.is_none() && dts.is_none() {
             pts = Some(next[p.track].unwrap_or(sh));
         }
+        let pts = pts.or(dts);
         next[p.track] = dts.or(pts).map(|t| t + p.duration.map_or(0, |d| to90(d as i64)));
         want[j].push((
             Seen {

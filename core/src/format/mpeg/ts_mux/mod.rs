@@ -275,6 +275,9 @@ impl FormatMuxer for TsMuxer {
                 None => self.to_90k(0, tb, at)?,
             });
         }
+        // A decode time alone is the presentation time too (a PES has no
+        // DTS without a PTS, ISO/IEC 13818-1 §2.4.3.7).
+        let pts = pts.or(dts);
         let now = dts.or(pts);
         // PAT/PMT before each video keyframe, or every 100 ms without video.
         let has_video = self.streams.iter().any(|v| v.video);
