@@ -116,6 +116,8 @@ struct StreamOut {
     framing: Framing,
     /// Continuity counter of the next packet with payload.
     cc: u8,
+    /// The ISO 639 language of an audio track (3 letters, not `und`).
+    language: Option<[u8; 3]>,
     /// The shifted 90 kHz time after the last packet (its time plus its
     /// duration), for a packet with no time.
     next: Option<u64>,
@@ -176,10 +178,18 @@ impl TsMuxer {
             let _ = list.push(PmtStream {
                 stream_type: s.stream_type,
                 pid: s.pid,
+                language: s.language,
             });
         }
         let pcr_pid = self.streams.get(self.pcr_track).map_or(FIRST_PID, |s| s.pid);
-        let n = psi::pmt(&mut buf, pcr_pid, &list)?;
+        // Many tracks with languages may not fit one packet: then none.
+        let n = match psi::pmt(&mut buf, pcr_pid, &list) {
+            Ok(n) => n,
+            Err(_) => {
+                list.iter_mut().for_each(|s| s.language = None);
+                psi::pmt(&mut buf, pcr_pid, &list)?
+            }
+        };
         write_section(sink, PMT_PID, &mut self.pmt_cc, buf.get(..n).unwrap_or(&[]))?;
         self.psi_fresh = true;
         Ok(())
@@ -233,6 +243,16 @@ impl FormatMuxer for TsMuxer {
             framing,
             cc: 0,
             next: None,
+            language: match t.language.as_bytes() {
+                [a, b, c]
+                    if t.kind == crate::types::TrackKind::Audio
+                        && [a, b, c].iter().all(|x| x.is_ascii_lowercase())
+                        && [*a, *b, *c] != *b"und" =>
+                {
+                    Some([*a, *b, *c])
+                }
+                _ => None,
+            },
         };
         if self.streams.is_full() {
             return Err(Error::capacity(0, &"ts muxer: more streams than MAX_TRACKS"));

@@ -2,7 +2,8 @@
 //! (ISO/IEC 13818-1 §2.4.4.3 PAT, §2.4.4.8 PMT), each ending with its
 //! CRC-32/MPEG-2 (Annex A). One program, number 1, as ffmpeg's muxer
 //! writes it; both fit one TS packet for [`crate::limits::MAX_TRACKS`]
-//! streams (12 + 5 bytes a stream + 4 for the PMT).
+//! streams (12 + 5 bytes a stream + 4 for the PMT; 6 more a stream with a
+//! language, left out when they would not fit).
 
 use crate::error::{Error, Result};
 use crate::format::mpeg::pes::crc32_mpeg2;
@@ -25,6 +26,9 @@ pub struct PmtStream {
     pub stream_type: u8,
     /// elementary_PID.
     pub pid: u16,
+    /// An ISO 639 language code, written as an ISO_639_language_descriptor
+    /// (§2.6.18, tag 0x0A; audio_type 0), as ffmpeg does for audio.
+    pub language: Option<[u8; 3]>,
 }
 
 /// A section being built in a fixed buffer.
@@ -88,7 +92,7 @@ pub fn pat(out: &mut [u8; MAX_SECTION]) -> Result<usize> {
 }
 
 /// Writes the PMT section of `streams`, with `pcr_pid`, into `out`;
-/// returns its length. No descriptors.
+/// returns its length. A stream's only descriptor is its language.
 ///
 /// Errors: `CapacityExceeded` when the streams do not fit one section of
 /// one packet.
@@ -99,7 +103,10 @@ pub fn pmt(out: &mut [u8; MAX_SECTION], pcr_pid: u16, streams: &[PmtStream]) -> 
     s.put(&[0xE0 | c0, c1, 0xF0, 0]);
     for st in streams {
         let [p0, p1] = st.pid.to_be_bytes();
-        s.put(&[st.stream_type, 0xE0 | p0, p1, 0xF0, 0]);
+        match st.language {
+            Some([a, b, c]) => s.put(&[st.stream_type, 0xE0 | p0, p1, 0xF0, 6, 0x0A, 4, a, b, c, 0]),
+            None => s.put(&[st.stream_type, 0xE0 | p0, p1, 0xF0, 0]),
+        }
     }
     let b = s.close()?;
     let n = b.len();
@@ -129,16 +136,29 @@ mod tests {
             PmtStream {
                 stream_type: 0x1B,
                 pid: 0x100,
+                language: None,
             },
             PmtStream {
                 stream_type: 0x0F,
                 pid: 0x101,
+                language: Some(*b"eng"),
             },
         ];
         let n = pmt(&mut b, 0x100, &streams).unwrap();
-        assert_eq!(n, 12 + 10 + 4);
-        assert_eq!(b[..12], [0x02, 0xB0, 0x17, 0, 1, 0xC1, 0, 0, 0xE1, 0x00, 0xF0, 0]);
-        assert_eq!(b[12..17], [0x1B, 0xE1, 0x00, 0xF0, 0]);
+        assert_eq!(n, 12 + 16 + 4);
+        // ffmpeg 5.1's stream loop for AAC with language "eng".
+        assert_eq!(
+            b[17..28],
+            [0x0F, 0xE1, 0x01, 0xF0, 0x06, 0x0A, 0x04, b'e', b'n', b'g', 0]
+        );
+        // Byte for byte ffmpeg 5.1's PMT for H.264 + AAC (language eng),
+        // CRC included.
+        let ffmpeg = [
+            0x00, 0x02, 0xB0, 0x1D, 0x00, 0x01, 0xC1, 0x00, 0x00, 0xE1, 0x00, 0xF0, 0x00, 0x1B, 0xE1, 0x00, 0xF0, 0x00,
+            0x0F, 0xE1, 0x01, 0xF0, 0x06, 0x0A, 0x04, b'e', b'n', b'g', 0x00, 0x8D, 0x82, 0x9A, 0x07,
+        ];
+        // ffmpeg's packet has the pointer_field first.
+        assert_eq!(b[..n], ffmpeg[1..]);
         // The CRC over the whole section, itself included, is 0.
         assert_eq!(crc32_mpeg2(&b[..n]), 0);
         let many = [streams[0]; 40];
