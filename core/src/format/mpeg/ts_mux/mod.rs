@@ -195,6 +195,63 @@ impl TsMuxer {
         Ok(())
     }
 
+    /// Before the PES of a packet of track `i` at time `now`: the PAT/PMT
+    /// when due, PCR-only packets when the PCR is 40 ms old (another
+    /// track's packet); gives the PCR the PES carries (track `i` is the
+    /// PCR track).
+    fn psi_and_pcr<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        i: usize,
+        video: bool,
+        keyframe: bool,
+        now: Option<u64>,
+    ) -> Result<Option<u64>> {
+        // PAT/PMT before each video keyframe, or every 100 ms without video.
+        let has_video = self.streams.iter().any(|v| v.video);
+        let psi_due = match (video, has_video, now, self.last_psi) {
+            (true, _, _, _) => keyframe,
+            (false, false, Some(n), Some(last)) => (n as i64 - last).rem_euclid(WRAP) >= PSI_EVERY,
+            (false, false, Some(_), None) => !self.psi_fresh,
+            _ => false,
+        };
+        if psi_due && !self.psi_fresh {
+            self.write_psi(sink)?;
+        }
+        // Without video the PAT/PMT times step by 100 ms (so they average
+        // one every 100 ms whatever the packet spacing); past a gap, from
+        // this packet.
+        let n = now.map(|n| n as i64);
+        self.last_psi = match (psi_due, self.last_psi, n) {
+            (true, Some(l), Some(n)) if !has_video && (n - l).rem_euclid(WRAP) < 2 * PSI_EVERY => Some(l + PSI_EVERY),
+            (true, _, Some(n)) | (_, None, Some(n)) => Some(n),
+            (_, l, _) => l,
+        };
+        // The clock, never backwards.
+        let clock = now.map(|n| (n as i64 - PCR_LEAD).max(0) as u64);
+        let clock = match (clock, self.last_pcr) {
+            (Some(c), Some(l)) => Some(c.max(l)),
+            (c, l) => c.or(l),
+        };
+        let pcr_stream = self.streams.get(self.pcr_track).copied();
+        let mut pcr = None;
+        if i == self.pcr_track {
+            pcr = clock;
+        } else if let (Some(c), Some(mut l), Some(p)) = (clock, self.last_pcr, pcr_stream) {
+            // PCRs 40 ms apart up to this packet's time; past a gap of
+            // MAX_CATCH_UP one PCR at its time (a gap in the input).
+            while c >= l + PCR_EVERY {
+                l = if c - l > MAX_CATCH_UP { c } else { l + PCR_EVERY };
+                write_pcr_only(sink, p.pid, p.cc, l)?;
+            }
+            self.last_pcr = Some(l);
+        }
+        if pcr.is_some() {
+            self.last_pcr = pcr;
+        }
+        Ok(pcr)
+    }
+
     /// `v` in `tb` as a shifted 90 kHz time stamp.
     fn to_90k(&self, v: i64, tb: Rational, at: u64) -> Result<u64> {
         let t = rescale_q(v, tb, Rational::new(1, 90_000)).saturating_add(self.shift.unwrap_or(START_OFFSET));
@@ -299,48 +356,7 @@ impl FormatMuxer for TsMuxer {
         // DTS without a PTS, ISO/IEC 13818-1 §2.4.3.7).
         let pts = pts.or(dts);
         let now = dts.or(pts);
-        // PAT/PMT before each video keyframe, or every 100 ms without video.
-        let has_video = self.streams.iter().any(|v| v.video);
-        let psi_due = match (s.video, has_video, now, self.last_psi) {
-            (true, _, _, _) => packet.flags.keyframe,
-            (false, false, Some(n), Some(last)) => (n as i64 - last).rem_euclid(WRAP) >= PSI_EVERY,
-            (false, false, Some(_), None) => !self.psi_fresh,
-            _ => false,
-        };
-        if psi_due && !self.psi_fresh {
-            self.write_psi(sink)?;
-        }
-        // Without video the PAT/PMT times step by 100 ms (so they average
-        // one every 100 ms whatever the packet spacing); past a gap, from
-        // this packet.
-        let n = now.map(|n| n as i64);
-        self.last_psi = match (psi_due, self.last_psi, n) {
-            (true, Some(l), Some(n)) if !has_video && (n - l).rem_euclid(WRAP) < 2 * PSI_EVERY => Some(l + PSI_EVERY),
-            (true, _, Some(n)) | (_, None, Some(n)) => Some(n),
-            (_, l, _) => l,
-        };
-        // The clock, never backwards.
-        let clock = now.map(|n| (n as i64 - PCR_LEAD).max(0) as u64);
-        let clock = match (clock, self.last_pcr) {
-            (Some(c), Some(l)) => Some(c.max(l)),
-            (c, l) => c.or(l),
-        };
-        let pcr_stream = self.streams.get(self.pcr_track).copied();
-        let mut pcr = None;
-        if i == self.pcr_track {
-            pcr = clock;
-        } else if let (Some(c), Some(mut l), Some(p)) = (clock, self.last_pcr, pcr_stream) {
-            // PCRs 40 ms apart up to this packet's time; past a gap of
-            // MAX_CATCH_UP one PCR at its time (a gap in the input).
-            while c >= l + PCR_EVERY {
-                l = if c - l > MAX_CATCH_UP { c } else { l + PCR_EVERY };
-                write_pcr_only(sink, p.pid, p.cc, l)?;
-            }
-            self.last_pcr = Some(l);
-        }
-        if pcr.is_some() {
-            self.last_pcr = pcr;
-        }
+        let pcr = self.psi_and_pcr(sink, i, s.video, packet.flags.keyframe, now)?;
         // The payload's size as written.
         let config = ctx.config(i);
         let data = packet.data;
