@@ -222,6 +222,10 @@ pub enum MuxFormat {
     /// `hdrl`, `movi` and `idx1`; past 1 GiB OpenDML `RIFF AVIX`
     /// extensions with `indx`/`ix##` indexes. Needs a sink that can patch.
     Avi,
+    /// MPEG transport stream (feature `ts`, `format/mpeg/ts_mux/`): PAT,
+    /// one PMT, one PES per packet in 188-byte packets (ISO/IEC 13818-1).
+    /// Writes to a stream: nothing is patched.
+    Ts,
 }
 
 /// How [`MuxFormat::Fmp4`] cuts fragments.
@@ -290,6 +294,7 @@ impl MuxFormat {
             MuxFormat::Fmp4(_) => "fragmented MP4 (CMAF)",
             MuxFormat::HybridMp4(_) => "hybrid MP4 (fragmented while written, progressive when finished)",
             MuxFormat::Avi => "AVI",
+            MuxFormat::Ts => "MPEG transport stream",
         }
     }
 }

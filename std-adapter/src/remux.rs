@@ -53,6 +53,10 @@ pub enum RemuxFormat {
     /// AVI (`.avi`): `idx1` after the media, OpenDML past 1 GiB; needs an
     /// output that seeks.
     Avi,
+    /// MPEG transport stream (`.ts`, `.m2ts`, `.mts`): 188-byte packets,
+    /// written to a file or a stream (`-`). H.264, H.265, MPEG-1/2/4
+    /// video, AAC, MPEG audio, AC-3, E-AC-3.
+    Ts,
 }
 
 impl RemuxFormat {
@@ -65,6 +69,7 @@ impl RemuxFormat {
         RemuxFormat::Fmp4,
         RemuxFormat::HybridMp4,
         RemuxFormat::Avi,
+        RemuxFormat::Ts,
     ];
 
     /// The names `--format` takes for this target.
@@ -77,6 +82,7 @@ impl RemuxFormat {
             RemuxFormat::Fmp4 => &["fmp4", "cmaf"],
             RemuxFormat::HybridMp4 => &["hybrid", "hybrid-mp4"],
             RemuxFormat::Avi => &["avi"],
+            RemuxFormat::Ts => &["ts", "mpegts", "m2ts", "mts"],
         }
     }
 
@@ -88,6 +94,7 @@ impl RemuxFormat {
             RemuxFormat::Mp4 => &["mp4", "m4a", "m4v"],
             RemuxFormat::Mov => &["mov", "qt"],
             RemuxFormat::Avi => &["avi"],
+            RemuxFormat::Ts => &["ts", "m2ts", "mts"],
             RemuxFormat::Fmp4 | RemuxFormat::HybridMp4 => &[],
         }
     }
@@ -102,6 +109,7 @@ impl RemuxFormat {
             RemuxFormat::Fmp4 => MuxFormat::Fmp4(mediaslice::Fragmenting::DEFAULT),
             RemuxFormat::HybridMp4 => MuxFormat::HybridMp4(mediaslice::Fragmenting::DEFAULT),
             RemuxFormat::Avi => MuxFormat::Avi,
+            RemuxFormat::Ts => MuxFormat::Ts,
         }
     }
 
@@ -170,7 +178,7 @@ impl fmt::Display for RemuxError {
         match self {
             RemuxError::NoFormat => write!(
                 f,
-                "no output format: give --format, or an output name ending in .mkv, .mka, .webm, .mp4, .m4a, .mov or .avi"
+                "no output format: give --format, or an output name ending in .mkv, .mka, .webm, .mp4, .m4a, .mov, .avi, .ts, .m2ts or .mts"
             ),
             RemuxError::Io(e) => write!(f, "{e}"),
             RemuxError::Input(e) => write!(f, "reading: {e}"),
@@ -969,6 +977,12 @@ mod tests {
         assert_eq!(RemuxFormat::from_name("webm"), Some(RemuxFormat::WebM));
         assert_eq!(RemuxFormat::from_name("AVI"), Some(RemuxFormat::Avi));
         assert_eq!(RemuxFormat::from_path(Path::new("o.avi")), Some(RemuxFormat::Avi));
+        assert_eq!(RemuxFormat::from_name("MpegTS"), Some(RemuxFormat::Ts));
+        for ext in ["ts", "m2ts", "MTS"] {
+            let p = format!("o.{ext}");
+            assert_eq!(RemuxFormat::from_path(Path::new(&p)), Some(RemuxFormat::Ts), "{p}");
+        }
+        assert!(!RemuxFormat::Ts.needs_seek());
         assert_eq!(RemuxFormat::from_name("flv"), None);
         assert_eq!(
             RemuxFormat::from_path(Path::new("a/b.Mka")),

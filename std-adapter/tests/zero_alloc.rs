@@ -348,6 +348,30 @@ fn conversions_allocate_nothing() {
 /// `finish()`.
 #[test]
 fn matroska_remux_loop_allocates_nothing() {
+    let (files_checked, packets, refused) = remux_loop_allocations(MuxFormat::Matroska);
+    println!("{files_checked} corpus files, {packets} packets remuxed to Matroska with the allocator counting ({refused} not carried)");
+    assert!(
+        files_checked >= 50 && packets > 2500,
+        "{files_checked} files, {packets} packets"
+    );
+}
+
+/// The MPEG-TS remux loop allocates nothing either (`format/mpeg/ts_mux/`:
+/// each TS packet's header on the stack, the payload borrowed).
+#[test]
+fn ts_remux_loop_allocates_nothing() {
+    let (files_checked, packets, refused) = remux_loop_allocations(MuxFormat::Ts);
+    println!("{files_checked} corpus files, {packets} packets remuxed to MPEG-TS with the allocator counting ({refused} not carried)");
+    assert!(
+        files_checked >= 20 && packets > 1500,
+        "{files_checked} files, {packets} packets"
+    );
+}
+
+/// `mediaslice remux`'s packet loop to `format` over every corpus file,
+/// counting allocations from the first `next_packet()` through `finish()`;
+/// fails on any. Gives (files, packets, files whose tracks it refused).
+fn remux_loop_allocations(format: MuxFormat) -> (u64, u64, u64) {
     use mediaslice_std::remux::{declare_tracks, prepare_tracks, start_us, write_packets, RemuxError, RemuxReport};
     let mut failures = Vec::new();
     let (mut files_checked, mut packets, mut refused) = (0u64, 0u64, 0u64);
@@ -359,7 +383,7 @@ fn matroska_remux_loop_allocates_nothing() {
             let open = || Demuxer::open(SliceSource::new(&bytes), ext);
             let Ok(tracks) = prepare_tracks(&open) else { continue };
             let mut out = vec![0u8; bytes.len() * 2 + (1 << 20)];
-            let mut muxer = Muxer::new(SliceSink::new(&mut out), MuxFormat::Matroska).unwrap();
+            let mut muxer = Muxer::new(SliceSink::new(&mut out), format).unwrap();
             let map = match declare_tracks(&mut muxer, &tracks, &mut RemuxReport::default()) {
                 Ok(map) => map,
                 Err(RemuxError::Output(_) | RemuxError::NoTracks) => {
@@ -385,12 +409,8 @@ fn matroska_remux_loop_allocates_nothing() {
             files_checked += 1;
         }
     }
-    println!("{files_checked} corpus files, {packets} packets remuxed to Matroska with the allocator counting ({refused} not carried)");
-    assert!(
-        files_checked >= 50 && packets > 2500,
-        "{files_checked} files, {packets} packets"
-    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    (files_checked, packets, refused)
 }
 
 /// The MP4 muxer's write loop allocates nothing either: every corpus file

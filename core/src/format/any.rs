@@ -44,7 +44,7 @@
 )]
 
 #[cfg_attr(
-    not(any(feature = "dump", feature = "mkv", feature = "mp4", feature = "avi")),
+    not(any(feature = "dump", feature = "mkv", feature = "mp4", feature = "avi", feature = "ts")),
     allow(unused_imports)
 )]
 use super::mux_traits::FormatMuxer;
@@ -430,6 +430,9 @@ pub enum AnyMuxer {
     /// AVI (`format/avi/muxer.rs`).
     #[cfg(feature = "avi")]
     Avi(super::avi::AviMuxer),
+    /// MPEG transport stream (`format/mpeg/ts_mux/`).
+    #[cfg(feature = "ts")]
+    Ts(super::mpeg::ts_mux::TsMuxer),
     /// No value: keeps the enum inhabited-by-type when no muxer is compiled
     /// in, so `core` builds with none (it can never be made).
     #[doc(hidden)]
@@ -449,6 +452,8 @@ macro_rules! dispatch_mux {
             AnyMuxer::Fmp4($m) => $e,
             #[cfg(feature = "avi")]
             AnyMuxer::Avi($m) => $e,
+            #[cfg(feature = "ts")]
+            AnyMuxer::Ts($m) => $e,
             AnyMuxer::NoFormat(never) => match *never {},
         }
     };
@@ -456,7 +461,7 @@ macro_rules! dispatch_mux {
 
 // With no muxer compiled in, the dispatch uses none of its arguments.
 #[cfg_attr(
-    not(any(feature = "dump", feature = "mkv", feature = "mp4", feature = "avi")),
+    not(any(feature = "dump", feature = "mkv", feature = "mp4", feature = "avi", feature = "ts")),
     allow(unused_variables)
 )]
 impl AnyMuxer {
@@ -481,6 +486,8 @@ impl AnyMuxer {
             MuxFormat::HybridMp4(opts) => Ok(AnyMuxer::Fmp4(super::mp4::fmp4::Fmp4Muxer::hybrid(opts))),
             #[cfg(feature = "avi")]
             MuxFormat::Avi => Ok(AnyMuxer::Avi(FormatMuxer::new())),
+            #[cfg(feature = "ts")]
+            MuxFormat::Ts => Ok(AnyMuxer::Ts(FormatMuxer::new())),
             #[allow(unreachable_patterns)]
             _ => Err(Error::new(
                 ErrorKind::UnknownFormat,

@@ -230,3 +230,27 @@ pub fn camera_tracks() -> ([Track; 2], Vec<u8>, Vec<u8>) {
     ];
     ([video, audio], avcc, vec![0x11, 0x90])
 }
+
+/// Runs `check` on every corpus and sample file of `families` (it gives
+/// `None` for a file it skips, after saying why) and asserts that at least
+/// 8 were remuxed to `target`; gives the count.
+pub fn round_trip_families(
+    families: &[&str],
+    target: &str,
+    mut check: impl FnMut(&TestFile) -> Option<usize>,
+) -> usize {
+    let mut done = 0;
+    for fam in families {
+        for f in family_files(fam) {
+            if check(&f).is_some() {
+                done += 1;
+            }
+        }
+    }
+    if samples_dir().is_none() {
+        println!("skip ../shared/samples: absent");
+    }
+    println!("{done} files remuxed to {target} and read back");
+    assert!(done >= 8, "only {done} files remuxed");
+    done
+}

@@ -7,6 +7,8 @@ pub mod ps;
 pub(crate) mod split;
 #[cfg(feature = "ts")]
 pub mod ts;
+#[cfg(feature = "ts")]
+pub mod ts_mux;
 
 use crate::format::traits::Context;
 use crate::types::Codec;

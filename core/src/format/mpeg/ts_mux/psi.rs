@@ -1,0 +1,167 @@
+//! The program association and program map sections the muxer writes
+//! (ISO/IEC 13818-1 §2.4.4.3 PAT, §2.4.4.8 PMT), each ending with its
+//! CRC-32/MPEG-2 (Annex A). One program, number 1, as ffmpeg's muxer
+//! writes it; both fit one TS packet for [`crate::limits::MAX_TRACKS`]
+//! streams (12 + 5 bytes a stream + 4 for the PMT; 6 more a stream with a
+//! language, left out when they would not fit).
+
+use crate::error::{Error, Result};
+use crate::format::mpeg::pes::crc32_mpeg2;
+
+/// The PID of the PAT (§2.4.4.3, Table 2-3).
+pub const PAT_PID: u16 = 0;
+/// The PID of the one PMT: 0x1000, as ffmpeg's muxer.
+pub const PMT_PID: u16 = 0x1000;
+/// transport_stream_id and program_number: 1, as ffmpeg's muxer.
+const TS_ID: u16 = 1;
+const PROGRAM: u16 = 1;
+/// Most bytes of a section built here: one TS packet's payload less the
+/// pointer_field.
+pub const MAX_SECTION: usize = 183;
+
+/// One elementary stream of the PMT.
+#[derive(Debug, Clone, Copy)]
+pub struct PmtStream {
+    /// stream_type (§2.4.4.10, Table 2-34).
+    pub stream_type: u8,
+    /// elementary_PID.
+    pub pid: u16,
+    /// An ISO 639 language code, written as an ISO_639_language_descriptor
+    /// (§2.6.18, tag 0x0A; audio_type 0), as ffmpeg does for audio.
+    pub language: Option<[u8; 3]>,
+}
+
+/// A section being built in a fixed buffer.
+struct Section {
+    buf: [u8; MAX_SECTION],
+    len: usize,
+}
+
+impl Section {
+    /// table_id, then room for section_length, then the long-form header
+    /// (table_id_extension, version 0, current_next_indicator 1, section
+    /// numbers 0).
+    fn new(table_id: u8, extension: u16) -> Self {
+        let mut s = Section {
+            buf: [0; MAX_SECTION],
+            len: 0,
+        };
+        let [e0, e1] = extension.to_be_bytes();
+        s.put(&[table_id, 0, 0, e0, e1, 0xC1, 0, 0]);
+        s
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if let Some(d) = self.buf.get_mut(self.len) {
+                *d = b;
+            }
+            self.len += 1;
+        }
+    }
+
+    /// Sets section_length (section_syntax_indicator 1, reserved bits
+    /// set), appends the CRC; gives the section's bytes.
+    fn close(&mut self) -> Result<&[u8]> {
+        if self.len + 4 > MAX_SECTION {
+            return Err(Error::capacity(0, &"ts muxer: a PSI section over one packet"));
+        }
+        let length = (self.len + 4 - 3) as u16;
+        let [l0, l1] = length.to_be_bytes();
+        if let Some(b) = self.buf.get_mut(1..3) {
+            b.copy_from_slice(&[0xB0 | (l0 & 0x0F), l1]);
+        }
+        let crc = crc32_mpeg2(self.buf.get(..self.len).unwrap_or(&[]));
+        self.put(&crc.to_be_bytes());
+        Ok(self.buf.get(..self.len).unwrap_or(&[]))
+    }
+}
+
+/// Writes the PAT section into `out`; returns its length.
+///
+/// Errors: none in practice (the section is 16 bytes).
+pub fn pat(out: &mut [u8; MAX_SECTION]) -> Result<usize> {
+    let mut s = Section::new(0x00, TS_ID);
+    let [p0, p1] = PROGRAM.to_be_bytes();
+    let [m0, m1] = PMT_PID.to_be_bytes();
+    s.put(&[p0, p1, 0xE0 | m0, m1]);
+    let b = s.close()?;
+    let n = b.len();
+    out.get_mut(..n).unwrap_or(&mut []).copy_from_slice(b);
+    Ok(n)
+}
+
+/// Writes the PMT section of `streams`, with `pcr_pid`, into `out`;
+/// returns its length. A stream's only descriptor is its language.
+///
+/// Errors: `CapacityExceeded` when the streams do not fit one section of
+/// one packet.
+pub fn pmt(out: &mut [u8; MAX_SECTION], pcr_pid: u16, streams: &[PmtStream]) -> Result<usize> {
+    let mut s = Section::new(0x02, PROGRAM);
+    let [c0, c1] = pcr_pid.to_be_bytes();
+    // PCR_PID, program_info_length 0.
+    s.put(&[0xE0 | c0, c1, 0xF0, 0]);
+    for st in streams {
+        let [p0, p1] = st.pid.to_be_bytes();
+        match st.language {
+            Some([a, b, c]) => s.put(&[st.stream_type, 0xE0 | p0, p1, 0xF0, 6, 0x0A, 4, a, b, c, 0]),
+            None => s.put(&[st.stream_type, 0xE0 | p0, p1, 0xF0, 0]),
+        }
+    }
+    let b = s.close()?;
+    let n = b.len();
+    out.get_mut(..n).unwrap_or(&mut []).copy_from_slice(b);
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pat_as_ffmpeg_writes_it() {
+        let mut b = [0u8; MAX_SECTION];
+        let n = pat(&mut b).unwrap();
+        // ffmpeg 5.1's PAT for one program on PID 0x1000.
+        assert_eq!(
+            b[..n],
+            [0x00, 0xB0, 0x0D, 0x00, 0x01, 0xC1, 0x00, 0x00, 0x00, 0x01, 0xF0, 0x00, 0x2A, 0xB1, 0x04, 0xB2]
+        );
+    }
+
+    #[test]
+    fn pmt_lists_streams_and_checks_its_crc() {
+        let mut b = [0u8; MAX_SECTION];
+        let streams = [
+            PmtStream {
+                stream_type: 0x1B,
+                pid: 0x100,
+                language: None,
+            },
+            PmtStream {
+                stream_type: 0x0F,
+                pid: 0x101,
+                language: Some(*b"eng"),
+            },
+        ];
+        let n = pmt(&mut b, 0x100, &streams).unwrap();
+        assert_eq!(n, 12 + 16 + 4);
+        // ffmpeg 5.1's stream loop for AAC with language "eng".
+        assert_eq!(
+            b[17..28],
+            [0x0F, 0xE1, 0x01, 0xF0, 0x06, 0x0A, 0x04, b'e', b'n', b'g', 0]
+        );
+        // Byte for byte ffmpeg 5.1's PMT for H.264 + AAC (language eng),
+        // CRC included.
+        let ffmpeg = [
+            0x00, 0x02, 0xB0, 0x1D, 0x00, 0x01, 0xC1, 0x00, 0x00, 0xE1, 0x00, 0xF0, 0x00, 0x1B, 0xE1, 0x00, 0xF0, 0x00,
+            0x0F, 0xE1, 0x01, 0xF0, 0x06, 0x0A, 0x04, b'e', b'n', b'g', 0x00, 0x8D, 0x82, 0x9A, 0x07,
+        ];
+        // ffmpeg's packet has the pointer_field first.
+        assert_eq!(b[..n], ffmpeg[1..]);
+        // The CRC over the whole section, itself included, is 0.
+        assert_eq!(crc32_mpeg2(&b[..n]), 0);
+        let many = [streams[0]; 40];
+        assert!(pmt(&mut b, 0x100, &many).is_err());
+    }
+}
