@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! PAT (PID 0)  PMT (PID 0x1000)      at the start, again before each video
-//!                                    keyframe (every 100 ms without video)
+//!                                    keyframe and every 100 ms
 //! PES packets, one per packet        PID 0x100 + track index, cut into
 //!                                    188-byte TS packets (packets.rs)
 //! ```
@@ -82,7 +82,7 @@ const PCR_EVERY: u64 = 3_600;
 /// Most clock time filled with PCR-only packets 40 ms apart before a
 /// packet: 320 ms (8 packets); a longer gap gets one PCR at its end.
 const MAX_CATCH_UP: u64 = 8 * PCR_EVERY;
-/// PAT/PMT repetition without video: 100 ms in 90 kHz.
+/// PAT/PMT repetition: 100 ms in 90 kHz (ffmpeg's `pat_period`).
 const PSI_EVERY: i64 = 9_000;
 /// The first elementary stream PID; track `i` is on `FIRST_PID + i`.
 pub const FIRST_PID: u16 = 0x100;
@@ -207,11 +207,14 @@ impl TsMuxer {
         keyframe: bool,
         now: Option<u64>,
     ) -> Result<Option<u64>> {
-        // PAT/PMT before each video keyframe, or every 100 ms without video.
+        // PAT/PMT before each video keyframe, and every 100 ms of packet
+        // time (ffmpeg's `pat_period`; ETSI TR 101 290 §5.2.1 wants them
+        // at most 0.5 s apart, so a receiver that tunes in finds the
+        // program between two keyframes too).
         let has_video = self.streams.iter().any(|v| v.video);
-        let psi_due = match (video, has_video, now, self.last_psi) {
-            (true, _, _, _) => keyframe,
-            (false, false, Some(n), Some(last)) => (n as i64 - last).rem_euclid(WRAP) >= PSI_EVERY,
+        let psi_due = match (video && keyframe, has_video, now, self.last_psi) {
+            (true, _, _, _) => true,
+            (false, _, Some(n), Some(last)) => (n as i64 - last).rem_euclid(WRAP) >= PSI_EVERY,
             (false, false, Some(_), None) => !self.psi_fresh,
             _ => false,
         };
