@@ -108,6 +108,20 @@ def serve(root):
     return server
 
 
+def play_page(chromium, root, server, name, folder, kind, live):
+    """Writes the player page `name` for `kind` (hls or dash) over the
+    output in `folder` of the served root and plays it: the page's JSON
+    report, and whether it passed (played, no player or <video> error)."""
+    page = os.path.join(root, f"{name}.html")
+    with open(page, "w") as p:
+        p.write(PAGE % {"lib": LIBS[kind], "url": f"/{folder}/{ENTRY[kind]}", "kind": kind,
+                        "timeout_ms": 30000 if live else 60000, "live": "true" if live else "false"})
+    url = f"http://127.0.0.1:{server.server_address[1]}/{name}.html"
+    res = poll_page(chromium, url, seconds=40 if live else 75)
+    ok = res.get("what") == "played" and not res.get("errors") and not res.get("videoError")
+    return res, ok
+
+
 def during(chromium, root, server, binary, seconds, segment):
     """The `--during` check (see the module docstring); the number of
     failures."""
@@ -132,18 +146,12 @@ def during(chromium, root, server, binary, seconds, segment):
                 return 1
             time.sleep(0.5)
         for kind in ("dash", "hls"):
-            page = os.path.join(root, f"during-{kind}.html")
-            with open(page, "w") as p:
-                p.write(PAGE % {"lib": LIBS[kind], "url": f"/during/{ENTRY[kind]}", "kind": kind,
-                                "timeout_ms": 30000, "live": "true"})
-            url = f"http://127.0.0.1:{server.server_address[1]}/during-{kind}.html"
-            res = poll_page(chromium, url, seconds=40)
+            res, played = play_page(chromium, root, server, f"during-{kind}", "during", kind, live=True)
             running = pkg.poll() is None
             with open(os.path.join(out, ENTRY[kind] if kind == "dash" else "media.m3u8")) as f:
                 text = f.read()
             still_live = 'type="dynamic"' in text if kind == "dash" else "#EXT-X-ENDLIST" not in text
-            ok = (res.get("what") == "played" and not res.get("errors") and not res.get("videoError")
-                  and running and still_live)
+            ok = played and running and still_live
             bad += not ok
             print(("ok   " if ok else "FAIL ") + f"{kind:4} during a live packaging (packager running: {running}, "
                   f"manifest still live: {still_live}) " + json.dumps(res))
@@ -192,13 +200,7 @@ def main():
                 bad += 1
                 continue
             for kind in ("hls", "dash"):
-                page = os.path.join(root, f"play{n}-{kind}.html")
-                with open(page, "w") as p:
-                    p.write(PAGE % {"lib": LIBS[kind], "url": f"/out{n}/{ENTRY[kind]}", "kind": kind,
-                                    "timeout_ms": 60000, "live": "false"})
-                url = f"http://127.0.0.1:{server.server_address[1]}/play{n}-{kind}.html"
-                res = poll_page(chromium, url, seconds=75)
-                ok = res.get("what") == "played" and not res.get("errors") and not res.get("videoError")
+                res, ok = play_page(chromium, root, server, f"play{n}-{kind}", f"out{n}", kind, live=False)
                 bad += not ok
                 print(("ok   " if ok else "FAIL ") + f"{kind:4} {os.path.basename(f)} " + json.dumps(res))
     finally:

@@ -9,6 +9,7 @@
 //! | [`avcc`] | `AVCDecoderConfigurationRecord` from in-band SPS/PPS | ISO/IEC 14496-15 §5.3.3.1 |
 //! | [`hvcc`] | `HEVCDecoderConfigurationRecord` from in-band VPS/SPS/PPS | ISO/IEC 14496-15 §8.3.3.1 |
 //! | [`adts`] | ADTS frame → raw AAC frame + `AudioSpecificConfig` | ISO/IEC 14496-3 §1.6.2.1, §1.A.2 |
+//! | [`to_adts`] | raw AAC frame + `AudioSpecificConfig` → ADTS header (the MPEG-TS muxer) | ISO/IEC 14496-3 §1.A.2.2 |
 //! | [`dac3`] | AC-3 / E-AC-3 sync frame → `dac3` / `dec3` payload | ETSI TS 102 366 Annex F.4, F.6 |
 //!
 //! Timestamps are rescaled with [`crate::types::rescale_q`] (ffmpeg's
@@ -34,6 +35,7 @@ pub mod adts;
 pub mod avcc;
 pub mod dac3;
 pub mod hvcc;
+pub mod to_adts;
 pub mod to_annexb;
 pub mod to_length;
 

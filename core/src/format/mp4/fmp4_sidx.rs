@@ -21,8 +21,10 @@
 //! Both are of fixed size, so a sink that patches reserves their room
 //! with the `moof`'s and writes them when the fragment closes.
 
+use super::muxer_box::BoxWriter;
 use crate::error::{Error, Result};
 use crate::kind::Fragmenting;
+use crate::sink::{Sink, SliceSink};
 
 /// Bytes of the `sidx` written: version 1, one reference.
 const SIDX_LEN: usize = 52;
@@ -65,18 +67,18 @@ fn styp_len(indexed: bool) -> usize {
 /// `sidx` is `None` when the fragment has no sample of the reference
 /// track or `opts` asks for none.
 pub(super) fn head(opts: &Fragmenting, sidx: Option<Sidx>, out: &mut [u8; HEAD_MAX]) -> Result<usize> {
-    let mut w = Bytes { out, at: 0 };
     let sidx = sidx.filter(|_| opts.sidx);
+    let mut sink = SliceSink::new(out);
+    let mut w = BoxWriter::new(&mut sink);
     if opts.styp {
-        let indexed = sidx.is_some();
-        w.u32(styp_len(indexed) as u32);
-        w.put(b"styp");
-        w.put(b"msdh");
-        w.u32(0);
-        w.put(b"msdh");
-        if indexed {
-            w.put(b"msix");
+        w.open(b"styp")?;
+        w.put(b"msdh")?;
+        w.u32(0)?;
+        w.put(b"msdh")?;
+        if sidx.is_some() {
+            w.put(b"msix")?;
         }
+        w.close()?;
     }
     if let Some(s) = sidx {
         let referenced = u32::try_from(s.referenced).ok().filter(|n| n >> 31 == 0).ok_or(Error::unsupported(
@@ -89,44 +91,23 @@ pub(super) fn head(opts: &Fragmenting, sidx: Option<Sidx>, out: &mut [u8; HEAD_M
                 &"fmp4 muxer: a fragment lasting 2^32 ticks or more cannot be indexed (sidx subsegment_duration, ISO/IEC 14496-12 8.16.3)",
             )
         })?;
-        w.u32(SIDX_LEN as u32);
-        w.put(b"sidx");
-        w.u32(1 << 24);
-        w.u32(s.track_id);
-        w.u32(s.timescale);
-        w.u64(s.earliest);
+        w.open_full(b"sidx", 1, 0)?;
+        w.u32(s.track_id)?;
+        w.u32(s.timescale)?;
+        w.u64(s.earliest)?;
         // first_offset: the moof follows the sidx directly.
-        w.u64(0);
+        w.u64(0)?;
         // reserved, reference_count 1
-        w.u32(1);
+        w.u32(1)?;
         // reference_type 0 (media), referenced_size
-        w.u32(referenced);
-        w.u32(duration);
+        w.u32(referenced)?;
+        w.u32(duration)?;
         let sap_type = u32::from(s.starts_with_sap && s.all_sync);
-        w.u32(u32::from(s.starts_with_sap) << 31 | sap_type << 28);
+        w.u32(u32::from(s.starts_with_sap) << 31 | sap_type << 28)?;
+        w.close()?;
     }
-    Ok(w.at)
-}
-
-/// Big-endian bytes into a fixed array (the head never exceeds it).
-struct Bytes<'a> {
-    out: &'a mut [u8; HEAD_MAX],
-    at: usize,
-}
-
-impl Bytes<'_> {
-    fn put(&mut self, b: &[u8]) {
-        if let Some(d) = self.out.get_mut(self.at..self.at + b.len()) {
-            d.copy_from_slice(b);
-            self.at += b.len();
-        }
-    }
-    fn u32(&mut self, v: u32) {
-        self.put(&v.to_be_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.put(&v.to_be_bytes());
-    }
+    w.flush()?;
+    Ok(sink.position() as usize)
 }
 
 #[cfg(test)]

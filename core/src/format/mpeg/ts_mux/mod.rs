@@ -47,7 +47,7 @@
 //!   delimiter one is written (`00 00 00 01 09 F0` H.264,
 //!   `00 00 00 01 46 01 50` H.265), as ffmpeg's muxer does. Raw AAC (an
 //!   AudioSpecificConfig) gets a 7-byte ADTS header before each frame
-//!   (adts.rs); ADTS input, MPEG audio, AC-3 and E-AC-3 are written as they
+//!   (`codec::convert::to_adts`); ADTS input, MPEG audio, AC-3 and E-AC-3 are written as they
 //!   are. MPEG-4 Part 2 whose headers (VOS, VOL) are in its configuration
 //!   (an MP4 `esds`) gets them before each keyframe that starts without
 //!   one: a TS reader has only the stream.
@@ -55,16 +55,15 @@
 //! Nothing is patched and nothing is held back: the muxer writes to a
 //! stream. Its state is a few bytes a track ([`crate::limits::MAX_TRACKS`]).
 
-mod adts;
 mod packets;
 mod pes;
 mod psi;
 
-use self::adts::AdtsFromConfig;
 use self::packets::{write_pcr_only, write_section, FirstPacket, PesWriter};
 use self::pes::{carriage, is_video, pes_header};
 use self::psi::{PmtStream, MAX_SECTION, PAT_PID, PMT_PID};
 use crate::codec::adts::AdtsHeader;
+use crate::codec::convert::to_adts::AdtsFromConfig;
 use crate::codec::convert::to_annexb::{AnnexBState, ToAnnexB};
 use crate::codec::convert::NalCodec;
 use crate::error::{Error, ErrorKind, Result};

@@ -1,7 +1,9 @@
-//! Raw AAC frames + AudioSpecificConfig → ADTS (ISO/IEC 14496-3 §1.A.2.2),
-//! which stream_type 0x0F carries: a 7-byte header (no CRC) before each
-//! borrowed frame, as ffmpeg's muxer writes with its `adts` wrapper.
+//! Raw AAC frames + `AudioSpecificConfig` → ADTS (ISO/IEC 14496-3
+//! §1.A.2.2), the inverse of [`super::adts`]: a 7-byte header (no CRC)
+//! written before each borrowed frame, as ffmpeg's `adts` wrapper does.
+//! The MPEG-TS muxer needs it (stream_type 0x0F carries ADTS).
 
+use crate::codec::bits::BitReader;
 use crate::error::{Error, Result};
 
 /// The fixed part of the ADTS headers of a stream, from its
@@ -16,16 +18,6 @@ pub struct AdtsFromConfig {
 
 /// Most bytes of an ADTS frame: frame_length has 13 bits.
 const MAX_FRAME: usize = 0x1FFF;
-
-/// Reads `n` bits at bit `at` of `b` (MSB first).
-fn bits(b: &[u8], at: usize, n: usize) -> Option<u32> {
-    let mut v = 0u32;
-    for i in at..at + n {
-        let byte = b.get(i / 8)?;
-        v = (v << 1) | u32::from((byte >> (7 - i % 8)) & 1);
-    }
-    Some(v)
-}
 
 impl AdtsFromConfig {
     /// The header fields from an AudioSpecificConfig: audioObjectType,
@@ -44,27 +36,35 @@ impl AdtsFromConfig {
                 &"ts muxer: AudioSpecificConfig shorter than its fields (ISO/IEC 14496-3 1.6.2.1)",
             )
         };
-        let mut aot = bits(asc, 0, 5).ok_or_else(short)?;
-        let mut at = 5;
+        let mut r = BitReader::new(asc);
+        // `n` bits, or Truncated when the config ends before them.
+        let mut read = |n: u32| {
+            let v = r.bits(n);
+            if r.overrun() {
+                Err(short())
+            } else {
+                Ok(v)
+            }
+        };
+        let mut aot = read(5)?;
         if aot == 31 {
-            aot = 32 + bits(asc, at, 6).ok_or_else(short)?;
-            at += 6;
+            aot = 32 + read(6)?;
         }
-        let sr = bits(asc, at, 4).ok_or_else(short)?;
-        at += 4;
+        let sr = read(4)?;
         if sr == 15 {
             return Err(Error::unsupported(
                 0,
                 &"ts muxer: AAC with an explicit sampling frequency has no ADTS form (ISO/IEC 14496-3 1.A.2.2)",
             ));
         }
-        let channels = bits(asc, at, 4).ok_or_else(short)?;
-        at += 4;
+        let channels = read(4)?;
         if aot == 5 || aot == 29 {
-            // extensionSamplingFrequencyIndex, then the core object type.
-            let ext = bits(asc, at, 4).ok_or_else(short)?;
-            at += if ext == 15 { 28 } else { 4 };
-            aot = bits(asc, at, 5).ok_or_else(short)?;
+            // extensionSamplingFrequencyIndex (and its explicit 24-bit
+            // frequency), then the core object type.
+            if read(4)? == 15 {
+                read(24)?;
+            }
+            aot = read(5)?;
         }
         if !(1..=4).contains(&aot) {
             return Err(Error::unsupported(
