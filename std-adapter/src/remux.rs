@@ -832,10 +832,11 @@ pub struct RemuxOptions {
     /// relative timing (DASH: one Adaptation Set per stream). Off, the
     /// written streams start at 0, as `ffmpeg -map 0:a -c copy` does.
     pub start_of_all_streams: bool,
-    /// A file output writes every payload itself, instead of handing the
-    /// unchanged ones to the kernel (`--no-kernel-copy`; see
-    /// [`crate::FileSink::set_input`]).
-    pub no_kernel_copy: bool,
+    /// A file output hands the payloads that go to it unchanged to the
+    /// kernel instead of writing them itself (`--kernel-copy`; see
+    /// [`crate::FileSink::set_input`]). Off by default: on ext4 it costs
+    /// more time than it saves (`docs/bench/remux.md`, "Kernel copy").
+    pub kernel_copy: bool,
     /// The least payload handed to the kernel, in bytes; 0:
     /// [`crate::DEFAULT_KERNEL_COPY_MIN`].
     pub kernel_copy_min: usize,
@@ -881,7 +882,7 @@ impl fmt::Debug for RemuxOptions {
             .field("index_memory", &self.index_memory)
             .field("spill_dir", &self.spill_dir)
             .field("start_of_all_streams", &self.start_of_all_streams)
-            .field("no_kernel_copy", &self.no_kernel_copy)
+            .field("kernel_copy", &self.kernel_copy)
             .field("kernel_copy_min", &self.kernel_copy_min)
             .field("progress", &self.progress.is_some())
             .finish()
@@ -969,7 +970,7 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
         return Ok(report);
     }
     let mut sink = FileSink::create(output).map_err(RemuxError::Io)?;
-    if !opts.no_kernel_copy {
+    if opts.kernel_copy {
         if let Some(mapped) = first.mapped_input().map_err(RemuxError::Io)? {
             sink.set_input(mapped, opts.kernel_copy_min);
         }

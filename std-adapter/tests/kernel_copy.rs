@@ -2,12 +2,12 @@
 //! `copy_file_range`) changes no byte of a remux: every MP4, Matroska,
 //! MPEG-TS and AVI file of the corpus and of the samples
 //! (`$MEDIASLICE_SAMPLES`; only the corpus when absent, said on stderr)
-//! remuxed to the targets below with the copy off, with it on for every
-//! payload of the map (least length 1 byte) and with the default least
-//! length gives byte-equal files, or is refused in all three. The payloads
+//! remuxed to the targets below with the copy off (the default), with it
+//! on for every payload of the map (least length 1 byte) and with it on at
+//! the default least length gives byte-equal files, or is refused in all three. The payloads
 //! an MP4 or Matroska input gives a Matroska or MP4 output unchanged do
 //! reach the kernel (or, where it refuses, are counted as fallbacks). The
-//! CLI's `--no-kernel-copy` and `MEDIASLICE_KERNEL_COPY_MIN` do the same.
+//! CLI's `--kernel-copy` and `MEDIASLICE_KERNEL_COPY_MIN` do the same.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../../core/tests/common/mod.rs"]
@@ -51,23 +51,23 @@ fn remuxes_with_and_without_the_kernel_copy_are_byte_equal() {
         let (mut compared, mut qualified, mut copied, mut fell_back) = (0, 0u64, 0u64, 0u64);
         for f in family_files(family) {
             let out = dir.join(format!("{}.{ext}", f.name));
-            let base = RemuxOptions {
+            let off = RemuxOptions {
                 faststart,
                 ..Default::default()
             };
-            let off = RemuxOptions {
-                no_kernel_copy: true,
-                ..base.clone()
+            let on = RemuxOptions {
+                kernel_copy: true,
+                ..off.clone()
             };
             let every = RemuxOptions {
                 kernel_copy_min: 1,
-                ..base.clone()
+                ..on.clone()
             };
             let plain = remux(&f.path, &out, &off);
             if let Some((_, k)) = &plain {
                 assert_eq!(*k, KernelCopyStats::default(), "{}: copy off", f.label());
             }
-            for (what, opts) in [("every payload", &every), ("default", &base)] {
+            for (what, opts) in [("every payload", &every), ("default length", &on)] {
                 let got = remux(&f.path, &out, opts);
                 match (&plain, &got) {
                     (None, None) => {}
@@ -137,13 +137,13 @@ fn cli_reports_the_kernel_copy_and_turns_it_off() {
         .expect("a corpus MP4 with H.264");
     let dir = temp_dir("kernel_copy_cli");
     let out = dir.join("out.mkv");
-    let (err_on, on) = cli(&f.path, &out, &[], Some("1"));
-    let (err_off, off) = cli(&f.path, &out, &["--no-kernel-copy"], Some("1"));
+    let (err_on, on) = cli(&f.path, &out, &["--kernel-copy"], Some("1"));
+    let (err_off, off) = cli(&f.path, &out, &[], Some("1"));
     assert_eq!(on, off, "{}", f.label());
     assert!(err_on.contains("mediaslice: kernel copy: "), "{err_on}");
     assert!(!err_off.contains("kernel copy"), "{err_off}");
     let c = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args(["remux", "x.mp4", "y.mkv"])
+        .args(["remux", "x.mp4", "y.mkv", "--kernel-copy"])
         .env("MEDIASLICE_KERNEL_COPY_MIN", "lots")
         .output()
         .unwrap();

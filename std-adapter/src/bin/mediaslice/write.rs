@@ -49,7 +49,7 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
         fragment_ms: a.fragment_ms,
         sidx: a.sidx,
         index_memory: a.index_memory.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-        no_kernel_copy: a.no_kernel_copy,
+        kernel_copy: a.kernel_copy,
         kernel_copy_min: match kernel_copy_min() {
             Ok(n) => n,
             Err(e) => {
