@@ -22,7 +22,9 @@
 //! * [`FileSink`]: a file for a muxer to write, under a temporary name in
 //!   its target's folder until [`FileSink::commit`] renames it over the
 //!   target; dropped without a commit, it is removed. Patchable (positioned
-//!   writes), with `writev` for a header and a borrowed payload.
+//!   writes), with `writev` for a header and a borrowed payload, and
+//!   `copy_file_range` for a long payload borrowed from the input's map
+//!   ([`FileSink::set_input`] with a [`MappedInput`]).
 //! * [`StdoutSink`] (a [`StreamSink`] over standard output): a stream, not
 //!   patchable.
 //! * [`remux`]: `mediaslice remux` as a library: any input rewrapped into
@@ -194,6 +196,7 @@ mod file;
 pub mod fragmented;
 #[cfg(feature = "http")]
 mod http;
+mod kernel_copy;
 pub mod live;
 mod mmap;
 pub mod package;
@@ -213,6 +216,7 @@ pub use file::{open_regular_file, FileSource};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{is_http_url, ErrorLog, HttpConfig, HttpSource, HttpStats};
+pub use kernel_copy::{KernelCopyStats, MappedInput, DEFAULT_KERNEL_COPY_MIN};
 pub use mmap::MmapSource;
 pub use sink::{FileSink, StdoutSink, StreamSink};
 pub use spill::TempSpill;

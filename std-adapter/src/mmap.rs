@@ -1,11 +1,13 @@
 //! [`MmapSource`]: a memory-mapped file as a zero-copy source.
 
+use crate::kernel_copy::MappedInput;
 use crate::scratch::Scratch;
 use crate::sigbus::Guard;
 use mediaslice::{Error, ErrorKind, IoStats, Limits, Result, Source};
 use memmap2::{Advice, Mmap, UncheckedAdvice};
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 /// A read-only memory map of a file, served like a
 /// [`mediaslice::SliceSource`]: [`Source::bytes`] borrows the map with no
@@ -70,7 +72,9 @@ pub struct MmapSource {
     /// The registration of `map` with the `SIGBUS` guard. Declared before
     /// `map` so it is dropped (unregistered) before the map is unmapped.
     guard: Option<Guard>,
-    map: Option<Mmap>,
+    /// Shared with the [`MappedInput`]s taken from it, which keep its
+    /// addresses reserved after the source is dropped.
+    map: Option<Arc<Mmap>>,
     /// A handle on the file, to learn its length after a fault.
     file: File,
     scratch: Scratch,
@@ -164,7 +168,7 @@ impl MmapSource {
             // fault on a lost page is absorbed by the `SIGBUS` guard
             // registered below (a zero page mapped in its place, see
             // `sigbus.rs`), so the memory behind every slice stays readable.
-            Some(unsafe { Mmap::map(file)? })
+            Some(Arc::new(unsafe { Mmap::map(file)? }))
         };
         let guard = map.as_ref().and_then(|m| Guard::register(m.as_ptr(), m.len()));
         Ok(MmapSource {
@@ -354,9 +358,21 @@ impl MmapSource {
         self.releases += 1;
     }
 
+    /// The map and the file behind it, for a [`crate::FileSink`] that
+    /// hands appends of the map's bytes to the kernel
+    /// ([`crate::FileSink::set_input`]); `None` for a zero-length file.
+    /// The map stays in place while the handle lives, so an address inside
+    /// it always names this file's bytes.
+    ///
+    /// Errors: the file handle cannot be duplicated.
+    pub fn mapped_input(&self) -> std::io::Result<Option<MappedInput>> {
+        let Some(map) = &self.map else { return Ok(None) };
+        Ok(Some(MappedInput::new(Arc::clone(map), self.file.try_clone()?)))
+    }
+
     /// The whole file as a slice (empty for a zero-length file).
     pub fn data(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        self.map.as_deref().map_or(&[][..], |m| &m[..])
     }
 
     /// Sets the most bytes the join scratch may grow to.
@@ -378,7 +394,7 @@ impl Source for MmapSource {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         self.check()?;
         self.serve(offset, buf.len());
-        let data = self.map.as_deref().unwrap_or(&[]);
+        let data = self.map.as_deref().map_or(&[][..], |m| &m[..]);
         let avail = match usize::try_from(offset) {
             Ok(s) => data.get(s..).unwrap_or(&[]),
             Err(_) => &[],
@@ -396,7 +412,7 @@ impl Source for MmapSource {
     fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
         self.check()?;
         self.serve(offset, len);
-        let r = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
+        let r = range(self.map.as_deref().map_or(&[][..], |m| &m[..]), offset, len)?;
         if let Some(last) = r.last() {
             // A truncation cuts a suffix of the file: if the range lost any
             // byte, it lost its last one. Touching it now makes the fault
@@ -417,7 +433,7 @@ impl Source for MmapSource {
     fn gather(&mut self, offset: u64, len: usize, at: usize) -> Result<()> {
         self.check()?;
         self.serve(offset, len);
-        let src = range(self.map.as_deref().unwrap_or(&[]), offset, len)?;
+        let src = range(self.map.as_deref().map_or(&[][..], |m| &m[..]), offset, len)?;
         self.scratch.range_mut(offset, at, len)?.copy_from_slice(src);
         self.check()?;
         self.stats.reads += 1;

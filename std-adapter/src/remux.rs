@@ -230,6 +230,9 @@ pub struct RemuxReport {
     /// MP4, MOV, hybrid MP4: bytes of the sample index spilled to a
     /// temporary file (past [`RemuxOptions::index_memory`]).
     pub index_spilled: u64,
+    /// Payload handed to the kernel by a file output
+    /// ([`crate::FileSink::set_input`]), and the fallbacks.
+    pub kernel_copy: crate::KernelCopyStats,
 }
 
 /// An input track prepared for the muxer: its facts and the configuration
@@ -829,6 +832,14 @@ pub struct RemuxOptions {
     /// relative timing (DASH: one Adaptation Set per stream). Off, the
     /// written streams start at 0, as `ffmpeg -map 0:a -c copy` does.
     pub start_of_all_streams: bool,
+    /// A file output hands the payloads that go to it unchanged to the
+    /// kernel instead of writing them itself (`--kernel-copy`; see
+    /// [`crate::FileSink::set_input`]). Off by default: on ext4 it costs
+    /// more time than it saves (`docs/bench/remux.md`, "Kernel copy").
+    pub kernel_copy: bool,
+    /// The least payload handed to the kernel, in bytes; 0:
+    /// [`crate::DEFAULT_KERNEL_COPY_MIN`].
+    pub kernel_copy_min: usize,
 }
 
 /// The default of [`RemuxOptions::index_memory`]: 1 MiB, the index of
@@ -871,6 +882,8 @@ impl fmt::Debug for RemuxOptions {
             .field("index_memory", &self.index_memory)
             .field("spill_dir", &self.spill_dir)
             .field("start_of_all_streams", &self.start_of_all_streams)
+            .field("kernel_copy", &self.kernel_copy)
+            .field("kernel_copy_min", &self.kernel_copy_min)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -951,18 +964,33 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
     // Mapped once; each demuxer gets its own view of the same pages.
     let open = || open_mapped(input, ext.as_deref());
     // A clear I/O message when the input cannot be opened at all.
-    MmapSource::open(input).map_err(RemuxError::Io)?;
+    let first = MmapSource::open(input).map_err(RemuxError::Io)?;
     if to_stdout {
         let (_, report) = remux_into(&open, &opts, StdoutSink::stdout())?;
         return Ok(report);
     }
-    let sink = FileSink::create(output).map_err(RemuxError::Io)?;
-    let (sink, report) = if opts.live {
-        let (NoPatch(sink), report) = remux_into(&open, &opts, NoPatch(sink))?;
+    let mut sink = FileSink::create(output).map_err(RemuxError::Io)?;
+    if opts.kernel_copy {
+        if let Some(mapped) = first.mapped_input().map_err(RemuxError::Io)? {
+            sink.set_input(mapped, opts.kernel_copy_min);
+        }
+    }
+    // The writing pass reads that map, whose addresses the sink knows.
+    let first = std::cell::Cell::new(Some(first));
+    let main = || match first.take() {
+        Some(src) => {
+            src.advise_sequential();
+            Demuxer::open(src, ext.as_deref())
+        }
+        None => open(),
+    };
+    let (sink, mut report) = if opts.live {
+        let (NoPatch(sink), report) = remux_passes(&open, &main, &opts, NoPatch(sink))?;
         (sink, report)
     } else {
-        remux_into(&open, &opts, sink)?
+        remux_passes(&open, &main, &opts, sink)?
     };
+    report.kernel_copy = sink.kernel_copy_stats();
     sink.commit().map_err(RemuxError::Io)?;
     Ok(report)
 }

@@ -2,6 +2,7 @@
 //! renamed over its target on [`FileSink::commit`]) and [`StreamSink`] /
 //! [`StdoutSink`] (a stream, no patching).
 
+use crate::kernel_copy::{KernelCopy, KernelCopyStats, MappedInput};
 use mediaslice::sink::{cannot_patch, check_patch};
 use mediaslice::{Error, ErrorKind, Result, Sink, SinkStats};
 use std::fs::{File, OpenOptions};
@@ -88,6 +89,9 @@ pub struct FileSink {
     /// Appended bytes not yet written, which follow the stream's position;
     /// its capacity is [`COMBINE_CAP`] and it never grows.
     combine: Vec<u8>,
+    /// Appended parts inside the input's map go file to file
+    /// ([`FileSink::set_input`]).
+    kernel: Option<KernelCopy>,
     target: PathBuf,
     temp: PathBuf,
     committed: bool,
@@ -118,6 +122,7 @@ impl FileSink {
                     return Ok(FileSink {
                         stream: StreamSink::new(file),
                         combine: Vec::with_capacity(COMBINE_CAP),
+                        kernel: None,
                         target,
                         temp,
                         committed: false,
@@ -168,6 +173,28 @@ impl FileSink {
         Ok(())
     }
 
+    /// Hands appended parts that lie entirely inside `input`'s map and are
+    /// at least `min_len` bytes long (0:
+    /// [`crate::DEFAULT_KERNEL_COPY_MIN`]) to the kernel: the bytes before
+    /// such a part (the combining buffer, the parts ahead of it in the same
+    /// append) are written first, then the part goes from the input file
+    /// at the same offset with `copy_file_range`, never entering user
+    /// space. The output's bytes and their order are those of the ordinary
+    /// writes. When the kernel refuses (`EXDEV` across file systems,
+    /// `ENOSYS`, `EINVAL`, ...) or stops short, the rest of the part is
+    /// written the ordinary way and every later part too, counted in
+    /// [`FileSink::kernel_copy_stats`]. Why an address names the file's
+    /// byte: [`MappedInput`].
+    pub fn set_input(&mut self, input: MappedInput, min_len: usize) {
+        self.kernel = Some(KernelCopy::new(input, min_len));
+    }
+
+    /// What was handed to the kernel (all zero without
+    /// [`FileSink::set_input`]).
+    pub fn kernel_copy_stats(&self) -> KernelCopyStats {
+        self.kernel.as_ref().map(KernelCopy::stats).unwrap_or_default()
+    }
+
     /// Makes the file durable (`fsync`) and renames it over the target, then
     /// makes the rename durable (`fsync` of the folder, where the system
     /// allows it). Call it after [`mediaslice::Muxer::finish`].
@@ -186,6 +213,72 @@ impl FileSink {
             let _ = d.sync_all();
         }
         Ok(())
+    }
+
+    /// Appends `parts` through the combining buffer (see the type's
+    /// documentation).
+    fn write_buffered(&mut self, parts: &[&[u8]]) -> Result<()> {
+        let total = parts.iter().fold(0usize, |n, p| n.saturating_add(p.len()));
+        if total < COMBINE_BELOW {
+            if self.combine.len() + total > self.combine.capacity() {
+                self.write_combined()?;
+            }
+            for part in parts {
+                self.combine.extend_from_slice(part);
+            }
+            return Ok(());
+        }
+        if self.combine.is_empty() || parts.len() >= MAX_IOV {
+            self.write_combined()?;
+            return self.stream.write_vectored(parts);
+        }
+        // The buffer and the long append in one `writev`.
+        let mut all: [&[u8]; MAX_IOV] = [&[]; MAX_IOV];
+        for (slot, part) in all
+            .iter_mut()
+            .zip(core::iter::once(self.combine.as_slice()).chain(parts.iter().copied()))
+        {
+            *slot = part;
+        }
+        self.stream.write_vectored(all.get(..=parts.len()).unwrap_or(&[]))?;
+        self.combine.clear();
+        Ok(())
+    }
+
+    /// Appends `parts`, some of which lie in the input's map: each of those
+    /// goes to the kernel after everything before it is written.
+    fn write_copying(&mut self, parts: &[&[u8]]) -> Result<()> {
+        let mut from = 0;
+        for (i, part) in parts.iter().enumerate() {
+            let Some(offset) = self.kernel.as_ref().and_then(|k| k.offset_of(part)) else {
+                continue;
+            };
+            self.write_buffered(parts.get(from..i).unwrap_or(&[]))?;
+            self.write_combined()?;
+            self.copy_part(part, offset)?;
+            from = i + 1;
+        }
+        self.write_buffered(parts.get(from..).unwrap_or(&[]))
+    }
+
+    /// Appends `part`, which lies at `offset` in the input, with the
+    /// kernel's copy; what the kernel did not copy is written from `part`.
+    /// The combining buffer is empty.
+    fn copy_part(&mut self, part: &[u8], offset: u64) -> Result<()> {
+        let Some(k) = &mut self.kernel else {
+            return self.stream.write_vectored(&[part]);
+        };
+        let (done, calls) = k.copy(part, offset, &self.stream.writer);
+        self.stream.pos += done as u64;
+        self.stream.stats.writes += calls;
+        self.stream.stats.bytes_written += done as u64;
+        match part.get(done..) {
+            Some(rest) if !rest.is_empty() => {
+                k.fell_back(1);
+                self.stream.write_vectored(&[rest])
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Writes the combining buffer to the file (one `write`, more only on
@@ -217,31 +310,14 @@ impl Sink for FileSink {
     }
 
     fn write_vectored(&mut self, parts: &[&[u8]]) -> Result<()> {
-        let total = parts.iter().fold(0usize, |n, p| n.saturating_add(p.len()));
-        if total < COMBINE_BELOW {
-            if self.combine.len() + total > self.combine.capacity() {
-                self.write_combined()?;
+        if let Some(k) = &mut self.kernel {
+            let qualifying = parts.iter().filter(|p| k.offset_of(p).is_some()).count() as u64;
+            if qualifying > 0 && !k.is_off() {
+                return self.write_copying(parts);
             }
-            for part in parts {
-                self.combine.extend_from_slice(part);
-            }
-            return Ok(());
+            k.fell_back(if k.is_off() { qualifying } else { 0 });
         }
-        if self.combine.is_empty() || parts.len() >= MAX_IOV {
-            self.write_combined()?;
-            return self.stream.write_vectored(parts);
-        }
-        // The buffer and the long append in one `writev`.
-        let mut all: [&[u8]; MAX_IOV] = [&[]; MAX_IOV];
-        for (slot, part) in all
-            .iter_mut()
-            .zip(core::iter::once(self.combine.as_slice()).chain(parts.iter().copied()))
-        {
-            *slot = part;
-        }
-        self.stream.write_vectored(all.get(..=parts.len()).unwrap_or(&[]))?;
-        self.combine.clear();
-        Ok(())
+        self.write_buffered(parts)
     }
 
     fn can_patch(&self) -> bool {

@@ -269,6 +269,11 @@ struct RemuxArgs {
     /// beside OUT, removed at the end (1048576, at least 4096).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(4096..))]
     index_memory: Option<u64>,
+    /// Hand the payloads that go to OUT unchanged (64 KiB and longer;
+    /// `MEDIASLICE_KERNEL_COPY_MIN` sets the length) to the kernel with
+    /// `copy_file_range` instead of writing them from memory.
+    #[arg(long)]
+    kernel_copy: bool,
 }
 
 #[derive(Args, Debug)]

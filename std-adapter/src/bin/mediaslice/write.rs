@@ -49,6 +49,14 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
         fragment_ms: a.fragment_ms,
         sidx: a.sidx,
         index_memory: a.index_memory.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        kernel_copy: a.kernel_copy,
+        kernel_copy_min: match kernel_copy_min() {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("mediaslice: {e}");
+                return EXIT_USAGE;
+            }
+        },
         ..Default::default()
     };
     let result = remux_file(&a.input, &a.output, &opts);
@@ -69,6 +77,7 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
                 r.packets,
                 r.bytes
             );
+            report_kernel_copy(&r.kernel_copy);
             if r.index_spilled > 0 {
                 eprintln!(
                     "mediaslice: index: {} bytes spilled to a temporary file (past --index-memory), read back and removed",
@@ -102,6 +111,35 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
             EXIT_FAILED
         }
     }
+}
+
+/// `MEDIASLICE_KERNEL_COPY_MIN`: the least payload, in bytes, that a file
+/// output hands to the kernel (0 or unset: the default).
+fn kernel_copy_min() -> Result<usize, String> {
+    match std::env::var("MEDIASLICE_KERNEL_COPY_MIN") {
+        Err(_) => Ok(0),
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map_err(|_| format!("MEDIASLICE_KERNEL_COPY_MIN={v}: not a number of bytes")),
+    }
+}
+
+/// One stderr line on the payload handed to the kernel, when any
+/// qualified: the bytes, and the parts written the ordinary way because
+/// the kernel refused (with its reason).
+fn report_kernel_copy(k: &mediaslice_std::KernelCopyStats) {
+    if k.parts == 0 && k.fallbacks == 0 {
+        return;
+    }
+    let why = k
+        .failed_errno
+        .map(|e| format!(" ({})", io::Error::from_raw_os_error(e)))
+        .unwrap_or_default();
+    eprintln!(
+        "mediaslice: kernel copy: {} payloads, {} bytes in {} copy_file_range calls; {} fallbacks to write{why}",
+        k.parts, k.bytes, k.calls, k.fallbacks
+    );
 }
 
 /// `mediaslice tags IN --set NAME=VALUE --remove NAME --picture FILE [-o
