@@ -13,7 +13,8 @@
 //! playlists are always written (they cost a few hundred bytes). Each
 //! segment file is written under a temporary name (`.part`) and renamed
 //! once complete. [`package_live`] does the same while the input is still
-//! arriving (`--live`, IN `-`), updating the playlist per segment.
+//! arriving (`--live`, IN `-`), updating the playlist per segment;
+//! [`package_ts`] writes MPEG-TS segments instead (`--ts`).
 
 use crate::remux::{remux_passes, RemuxError, RemuxFormat, RemuxOptions};
 use crate::MmapSource;
