@@ -13,7 +13,8 @@
 //! playlists are always written (they cost a few hundred bytes). Each
 //! segment file is written under a temporary name (`.part`) and renamed
 //! once complete. [`package_live`] does the same while the input is still
-//! arriving (`--live`, IN `-`), updating the playlist per segment.
+//! arriving (`--live`, IN `-`), updating the playlist per segment;
+//! [`package_ts`] writes MPEG-TS segments instead (`--ts`).
 
 use crate::remux::{remux_passes, RemuxError, RemuxFormat, RemuxOptions};
 use crate::MmapSource;
@@ -26,7 +27,9 @@ use std::path::{Path, PathBuf};
 mod cmaf_split;
 mod live;
 mod live_dash;
+mod ts;
 pub use live::package_live;
+pub use ts::package_ts;
 
 /// One media segment written.
 #[derive(Debug, Clone)]
@@ -66,7 +69,6 @@ pub struct PackageReport {
 /// segment, then one file per `moof` + `mdat`.
 struct SplitSink {
     dir: PathBuf,
-    pos: u64,
     head: [u8; 8],
     head_len: usize,
     /// Bytes left of the current top-level box, and its type.
@@ -83,8 +85,6 @@ struct SplitSink {
     timing_track: u32,
     first_decode: Option<u64>,
     segments: Vec<Segment>,
-    error: Option<std::io::Error>,
-    stats: SinkStats,
     /// Live mode: each segment goes to the playlist as soon as it is
     /// complete (see [`live`]).
     live: Option<live::LiveHls>,
@@ -242,12 +242,51 @@ fn part_name(name: &str) -> String {
     format!("{name}.part")
 }
 
-impl Sink for SplitSink {
+impl FileSplit for SplitSink {
+    fn take(&mut self, data: &[u8]) -> std::io::Result<()> {
+        SplitSink::take(self, data)
+    }
+    fn flush_file(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), |f| f.flush())
+    }
+}
+
+/// What cuts a muxer's byte stream into files: [`SplitSink`] (CMAF), the
+/// TS segmenter ([`ts`]).
+trait FileSplit {
+    /// The next bytes of the stream.
+    fn take(&mut self, data: &[u8]) -> std::io::Result<()>;
+    /// Flushes the file being written.
+    fn flush_file(&mut self) -> std::io::Result<()>;
+}
+
+/// A stream sink (it cannot patch) over a [`FileSplit`]: counts the bytes
+/// and keeps the first I/O error, whose message the muxer's error cannot
+/// carry.
+struct Files<T> {
+    split: T,
+    pos: u64,
+    stats: SinkStats,
+    error: Option<std::io::Error>,
+}
+
+impl<T> Files<T> {
+    fn new(split: T) -> Self {
+        Files {
+            split,
+            pos: 0,
+            stats: SinkStats::default(),
+            error: None,
+        }
+    }
+}
+
+impl<T: FileSplit> Sink for Files<T> {
     fn position(&self) -> u64 {
         self.pos
     }
     fn write_all(&mut self, data: &[u8]) -> mediaslice::Result<()> {
-        if let Err(e) = self.take(data) {
+        if let Err(e) = self.split.take(data) {
             let err = io_err(std::io::Error::new(e.kind(), e.to_string()));
             self.error = Some(e);
             return Err(err);
@@ -264,10 +303,7 @@ impl Sink for SplitSink {
         Err(mediaslice::sink::cannot_patch(pos))
     }
     fn flush(&mut self) -> mediaslice::Result<()> {
-        if let Some(f) = self.file.as_mut() {
-            f.flush().map_err(io_err)?;
-        }
-        Ok(())
+        self.split.flush_file().map_err(io_err)
     }
     fn stats(&self) -> SinkStats {
         self.stats
@@ -395,38 +431,9 @@ fn trun_ticks(moof: &[u8], id: u32) -> u64 {
 /// `ac-3`, `ec-3`.
 fn codec_string(kind: &[u8; 4], entry: &[u8]) -> Option<String> {
     match kind {
-        b"avc1" => {
-            // VisualSampleEntry: 78 bytes before its boxes.
-            let avcc = child(entry.get(78..)?, b"avcC")?;
-            Some(format!(
-                "avc1.{:02x}{:02x}{:02x}",
-                avcc.get(1)?,
-                avcc.get(2)?,
-                avcc.get(3)?
-            ))
-        }
-        b"hvc1" | b"hev1" => {
-            // RFC 6381 / ISO/IEC 14496-15 Annex E.3: profile space and
-            // profile, compatibility flags bit-reversed, tier and level,
-            // constraint bytes without trailing zeros.
-            let h = child(entry.get(78..)?, b"hvcC")?;
-            let b1 = *h.get(1)?;
-            let space = ["", "A", "B", "C"][usize::from(b1 >> 6)];
-            let compat = u32::from_be_bytes([*h.get(2)?, *h.get(3)?, *h.get(4)?, *h.get(5)?]).reverse_bits();
-            let tier = if b1 & 0x20 != 0 { 'H' } else { 'L' };
-            let mut out = format!(
-                "{}.{space}{}.{compat:X}.{tier}{}",
-                String::from_utf8_lossy(kind),
-                b1 & 0x1F,
-                h.get(12)?
-            );
-            let cons = h.get(6..12)?;
-            let keep = cons.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-            for b in &cons[..keep] {
-                let _ = write!(out, ".{b:X}");
-            }
-            Some(out)
-        }
+        // VisualSampleEntry: 78 bytes before its boxes.
+        b"avc1" => avc_codecs(child(entry.get(78..)?, b"avcC")?),
+        b"hvc1" | b"hev1" => hevc_codecs(kind, child(entry.get(78..)?, b"hvcC")?),
         b"Opus" => Some("opus".into()),
         b"fLaC" => Some("fLaC".into()),
         b"ac-3" => Some("ac-3".into()),
@@ -443,15 +450,54 @@ fn codec_string(kind: &[u8; 4], entry: &[u8]) -> Option<String> {
                 return Some(format!("mp4a.{oti:02X}"));
             }
             let at = esds.windows(4).position(|w| w == [0x05, 0x80, 0x80, 0x80])? + 5;
-            let b0 = *esds.get(at)?;
-            let aot = match b0 >> 3 {
-                31 => 32 + (u32::from(b0 & 7) << 3 | u32::from(*esds.get(at + 1)? >> 5)),
-                n => u32::from(n),
-            };
-            Some(format!("mp4a.40.{aot}"))
+            aac_codecs(esds.get(at..)?)
         }
         _ => None,
     }
+}
+
+/// `avc1.PPCCLL` (RFC 6381 §3.3): profile, constraint flags and level
+/// from an `avcC` record (ISO/IEC 14496-15 §5.3.3.1).
+fn avc_codecs(avcc: &[u8]) -> Option<String> {
+    Some(format!(
+        "avc1.{:02x}{:02x}{:02x}",
+        avcc.get(1)?,
+        avcc.get(2)?,
+        avcc.get(3)?
+    ))
+}
+
+/// `hvc1.…`/`hev1.…` from an `hvcC` record (RFC 6381 / ISO/IEC 14496-15
+/// Annex E.3): profile space and profile, compatibility flags
+/// bit-reversed, tier and level, constraint bytes without trailing zeros.
+fn hevc_codecs(kind: &[u8; 4], h: &[u8]) -> Option<String> {
+    let b1 = *h.get(1)?;
+    let space = ["", "A", "B", "C"][usize::from(b1 >> 6)];
+    let compat = u32::from_be_bytes([*h.get(2)?, *h.get(3)?, *h.get(4)?, *h.get(5)?]).reverse_bits();
+    let tier = if b1 & 0x20 != 0 { 'H' } else { 'L' };
+    let mut out = format!(
+        "{}.{space}{}.{compat:X}.{tier}{}",
+        String::from_utf8_lossy(kind),
+        b1 & 0x1F,
+        h.get(12)?
+    );
+    let cons = h.get(6..12)?;
+    let keep = cons.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    for b in &cons[..keep] {
+        let _ = write!(out, ".{b:X}");
+    }
+    Some(out)
+}
+
+/// `mp4a.40.N` (RFC 6381 §3.3): N the audioObjectType of an
+/// AudioSpecificConfig (ISO/IEC 14496-3 §1.6.2.1, with its escape).
+fn aac_codecs(asc: &[u8]) -> Option<String> {
+    let b0 = *asc.first()?;
+    let aot = match b0 >> 3 {
+        31 => 32 + (u32::from(b0 & 7) << 3 | u32::from(*asc.get(1)? >> 5)),
+        n => u32::from(n),
+    };
+    Some(format!("mp4a.40.{aot}"))
 }
 
 /// The picture size of the first video sample entry.
@@ -516,9 +562,8 @@ fn split_passes<S: mediaslice::Source>(
         streams,
         ..RemuxOptions::default()
     };
-    let sink = SplitSink {
+    let sink = Files::new(SplitSink {
         dir: dir.to_path_buf(),
-        pos: 0,
         head: [0; 8],
         head_len: 0,
         left: 0,
@@ -531,15 +576,14 @@ fn split_passes<S: mediaslice::Source>(
         timing_track: 1,
         first_decode: None,
         segments: Vec::new(),
-        error: None,
-        stats: SinkStats::default(),
         live,
-    };
+    });
     let (mut sink, report) = remux_passes(open, main, &opts, sink)?;
     if let Some(e) = sink.error.take() {
         return Err(RemuxError::Io(e));
     }
     sink.flush().map_err(RemuxError::Output)?;
+    let mut sink = sink.split;
     sink.end_segment().map_err(RemuxError::Io)?;
     if sink.started == 0 {
         std::fs::write(dir.join("init.mp4"), &sink.init).map_err(RemuxError::Io)?;
@@ -670,38 +714,89 @@ fn media_streams(input: &Path) -> Result<Vec<usize>, RemuxError> {
 
 /// `media.m3u8` and `master.m3u8` over the segments of `sp`.
 fn write_hls(outdir: &Path, sp: &Split, codecs: &[String]) -> Result<(), RemuxError> {
-    let segments = &sp.segments;
+    write_playlists(
+        outdir,
+        &sp.segments,
+        &codecs.join(","),
+        resolution(&sp.init),
+        Form::CMAF,
+    )
+}
+
+/// `media.m3u8` (VOD) and `master.m3u8` over `segments`, each written
+/// under a temporary name and renamed.
+fn write_playlists(
+    outdir: &Path,
+    segments: &[Segment],
+    codecs: &str,
+    resolution: Option<(u16, u16)>,
+    form: Form,
+) -> Result<(), RemuxError> {
     let target = segments
         .iter()
         .map(|s| s.seconds.ceil() as u64)
         .max()
         .unwrap_or(1)
         .max(1);
-    let media = media_playlist(segments.iter(), target, 0, Some("VOD"), true);
-    std::fs::write(outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
+    let media = media_playlist(segments.iter(), target, 0, Some("VOD"), true, form);
+    live::write_atomic(&outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
     let (peak, average) = bit_rates(segments);
-    let master = master_playlist(peak, average, &codecs.join(","), resolution(&sp.init));
-    std::fs::write(outdir.join("master.m3u8"), master).map_err(RemuxError::Io)
+    let master = master_playlist(peak, average, codecs, resolution, form);
+    live::write_atomic(&outdir.join("master.m3u8"), master).map_err(RemuxError::Io)
 }
 
-/// A media playlist (RFC 8216 §4.3): version 7 (`#EXT-X-MAP` with CMAF
-/// segments), `#EXT-X-MEDIA-SEQUENCE` of the first segment listed, the
-/// playlist type when given (`VOD`, `EVENT`; none for a sliding window),
-/// `#EXT-X-ENDLIST` when `end`.
+/// What a playlist's segments are: CMAF ones with their init segment
+/// (`#EXT-X-MAP`, version 7), or MPEG-TS ones, whole in themselves
+/// (version 3, RFC 8216 §7: decimal `#EXTINF`); and whether each starts
+/// with a keyframe (`#EXT-X-INDEPENDENT-SEGMENTS`, §4.3.5.1).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Form {
+    map: Option<&'static str>,
+    independent: bool,
+}
+
+impl Form {
+    /// CMAF segments: the fragmented muxer starts each at a keyframe.
+    pub(crate) const CMAF: Form = Form {
+        map: Some("init.mp4"),
+        independent: true,
+    };
+
+    /// MPEG-TS segments.
+    pub(crate) const fn ts(independent: bool) -> Form {
+        Form { map: None, independent }
+    }
+
+    fn head(self) -> String {
+        let version = if self.map.is_some() { 7 } else { 3 };
+        let mut s = format!("#EXTM3U\n#EXT-X-VERSION:{version}\n");
+        if self.independent {
+            s.push_str("#EXT-X-INDEPENDENT-SEGMENTS\n");
+        }
+        s
+    }
+}
+
+/// A media playlist (RFC 8216 §4.3) of `form`, `#EXT-X-MEDIA-SEQUENCE` of
+/// the first segment listed, the playlist type when given (`VOD`,
+/// `EVENT`; none for a sliding window), `#EXT-X-ENDLIST` when `end`.
 fn media_playlist<'a>(
     segments: impl Iterator<Item = &'a Segment>,
     target: u64,
     sequence: u64,
     kind: Option<&str>,
     end: bool,
+    form: Form,
 ) -> String {
-    let mut media = String::from("#EXTM3U\n#EXT-X-VERSION:7\n");
+    let mut media = form.head();
     let _ = writeln!(media, "#EXT-X-TARGETDURATION:{target}");
     let _ = writeln!(media, "#EXT-X-MEDIA-SEQUENCE:{sequence}");
     if let Some(k) = kind {
         let _ = writeln!(media, "#EXT-X-PLAYLIST-TYPE:{k}");
     }
-    media.push_str("#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"init.mp4\"\n");
+    if let Some(map) = form.map {
+        let _ = writeln!(media, "#EXT-X-MAP:URI=\"{map}\"");
+    }
     for s in segments {
         let _ = writeln!(media, "#EXTINF:{:.6},\n{}", s.seconds, s.name);
     }
@@ -712,8 +807,8 @@ fn media_playlist<'a>(
 }
 
 /// The multivariant playlist (RFC 8216 §4.3.4.2) of the one variant.
-fn master_playlist(peak: u64, average: u64, codecs: &str, resolution: Option<(u16, u16)>) -> String {
-    let mut master = String::from("#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-INDEPENDENT-SEGMENTS\n");
+fn master_playlist(peak: u64, average: u64, codecs: &str, resolution: Option<(u16, u16)>, form: Form) -> String {
+    let mut master = form.head();
     let _ = write!(
         master,
         "#EXT-X-STREAM-INF:BANDWIDTH={peak},AVERAGE-BANDWIDTH={average},CODECS=\"{codecs}\""
@@ -738,7 +833,23 @@ pub struct LiveArgs<'a> {
 
 /// The `package` command: prints its report on stderr; the exit code
 /// (0, 1 for a failure, 64 for a usage error).
-pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, dash: bool, segment: &str, live: &LiveArgs<'_>) -> u8 {
+/// With `ts`, MPEG-TS segments ([`package_ts`]) rather than CMAF ones:
+/// HLS only (not with `--dash`), and not live.
+pub fn cmd_package(
+    input: &Path,
+    outdir: &Path,
+    hls: bool,
+    dash: bool,
+    ts: bool,
+    segment: &str,
+    live: &LiveArgs<'_>,
+) -> u8 {
+    if ts && dash {
+        eprintln!(
+            "mediaslice: package: --ts is for HLS alone; --dash takes CMAF segments (leave --ts out, or give --fmp4)"
+        );
+        return 64;
+    }
     if !hls && !dash {
         eprintln!("mediaslice: package: give --hls, --dash or both");
         return 64;
@@ -753,8 +864,14 @@ pub fn cmd_package(input: &Path, outdir: &Path, hls: bool, dash: bool, segment: 
         eprintln!("mediaslice: --window is for --live (a finished file gets a VOD playlist of all its segments)");
         return 64;
     }
+    if ts && is_live {
+        eprintln!("mediaslice: package: --ts with --live is not done; live HLS is written with CMAF segments (leave --ts out)");
+        return 64;
+    }
     let started = std::time::Instant::now();
-    let result = if is_live {
+    let result = if ts {
+        package_ts(input, outdir, ms)
+    } else if is_live {
         let Some(idle) = parse_duration_ms(if live.idle.is_empty() { "10s" } else { live.idle }) else {
             eprintln!("mediaslice: --idle {}: not a duration (10s, 500ms)", live.idle);
             return 64;

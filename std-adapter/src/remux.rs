@@ -574,6 +574,23 @@ pub fn write_packets_with_progress<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillS
     start_us: i64,
     progress: Option<&(dyn Fn(u64, u64) + Send + Sync)>,
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
+    for_each_packet(demuxer, map, start_us, progress, &mut |p| muxer.write_packet(p))
+}
+
+/// The packet loop of [`write_packets_with_progress`] with what is done
+/// to each packet given: `each` gets every packet of a track `map` keeps,
+/// under its output index and with its times moved by `start_us` (so
+/// `package --ts` can cut its segments between two packets). Allocates
+/// nothing.
+///
+/// Errors: `each`'s.
+pub fn for_each_packet<S: Source>(
+    demuxer: &mut Demuxer<S>,
+    map: &[Option<usize>],
+    start_us: i64,
+    progress: Option<&(dyn Fn(u64, u64) + Send + Sync)>,
+    each: &mut dyn FnMut(&Packet<'_>) -> mediaslice::Result<()>,
+) -> mediaslice::Result<Option<mediaslice::Error>> {
     let start = start_us;
     let total = demuxer.source().len();
     let mut count = 0u32;
@@ -606,7 +623,7 @@ pub fn write_packets_with_progress<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillS
             let off = offsets.get(p.track).copied().unwrap_or(0);
             let pts = p.pts.map(|t| t.saturating_sub(off));
             let dts = p.dts.map(|t| t.saturating_sub(off));
-            muxer.write_packet(&Packet { track, pts, dts, ..p })?;
+            each(&Packet { track, pts, dts, ..p })?;
         }
     }
 }

@@ -14,7 +14,7 @@
 //! are at most N.
 
 use super::live_dash::LiveDash;
-use super::{codecs_of, master_playlist, media_playlist, resolution, split_passes, PackageReport, Segment};
+use super::{codecs_of, master_playlist, media_playlist, resolution, split_passes, Form, PackageReport, Segment};
 use crate::live::{LiveInput, LiveSource};
 use crate::remux::RemuxError;
 use mediaslice::{Demuxer, FormatKind, Limits};
@@ -127,11 +127,11 @@ impl LiveHls {
 
     fn write(&mut self, end: bool) -> std::io::Result<()> {
         let kind = if self.window.is_some() { None } else { Some("EVENT") };
-        let media = media_playlist(self.segments.iter(), self.target, self.sequence, kind, end);
+        let media = media_playlist(self.segments.iter(), self.target, self.sequence, kind, end, Form::CMAF);
         write_atomic(&self.dir.join("media.m3u8"), &media)?;
         if self.master_peak != Some(self.peak) {
             let average = (self.bytes as f64 * 8.0 / self.seconds.max(0.001)).ceil() as u64;
-            let master = master_playlist(self.peak, average, &self.codecs, self.resolution);
+            let master = master_playlist(self.peak, average, &self.codecs, self.resolution, Form::CMAF);
             write_atomic(&self.dir.join("master.m3u8"), &master)?;
             self.master_peak = Some(self.peak);
         }

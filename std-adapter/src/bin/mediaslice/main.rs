@@ -307,6 +307,13 @@ struct PackageArgs {
     /// same CMAF segments.
     #[arg(long)]
     dash: bool,
+    /// HLS with MPEG-TS segments (`seg_NNNNN.ts`, playlist version 3, no
+    /// init segment) rather than CMAF ones; not with `--dash` or `--live`.
+    #[arg(long, conflicts_with = "fmp4")]
+    ts: bool,
+    /// CMAF (fragmented MP4) segments: the default.
+    #[arg(long)]
+    fmp4: bool,
     /// Least segment duration (`6s`, `2.5s`, `500ms`); segments start at
     /// video keyframes.
     #[arg(long, value_name = "DURATION", default_value = "6s")]
@@ -502,7 +509,7 @@ fn run(cli: &Cli) -> u8 {
                 idle: &a.idle,
                 window: a.window,
             };
-            return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, &a.segment, &live);
+            return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, a.ts, &a.segment, &live);
         }
         Cmd::Io(a) => (a, SourceKind::Pread),
         Cmd::Tags(t) if !t.set.is_empty() || !t.remove.is_empty() || t.picture.is_some() => return cmd_tag_edit(t),
