@@ -196,9 +196,10 @@ impl MkvDemuxer {
         };
         let e = match read_element(src, self.pos, limit) {
             Ok(e) => e,
-            // A live input that ended between two elements: it had not
-            // said so when asked before the read.
-            Err(err) if err.is_truncation() && self.pos >= self.data_end(src) => return Ok(false),
+            // A live input that ended between two elements (`pos` is
+            // before the declared end): it had not said so when asked
+            // before the read.
+            Err(err) if err.is_truncation() && self.pos >= src.len() => return Ok(false),
             Err(err) if err.is_truncation() => return Err(err),
             Err(_) => return self.resync(src, ctx),
         };
