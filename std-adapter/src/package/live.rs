@@ -152,26 +152,25 @@ fn refuse(kind: Option<FormatKind>) -> RemuxError {
         Some(FormatKind::Mp4) => {
             "MP4/MOV needs its moov (often at the end of the file) when it opens, and a live fragmented MP4 input is not done"
         }
-        Some(FormatKind::Matroska) => {
-            "a live Matroska input is not done (the reader takes an unknown-size Segment's end from the input's length when it opens)"
-        }
-        _ => "only MPEG-TS is read live",
+        _ => "only MPEG-TS and Matroska/WebM are read live",
     };
     RemuxError::Io(Error::new(
         ErrorKind::Unsupported,
         format!(
-            "package --live reads MPEG-TS (what an encoder or a tuner writes as it goes); this input is {what}: \
-             {why}; package the finished file without --live"
+            "package --live reads MPEG-TS or Matroska/WebM (what an encoder or a tuner writes as it goes); \
+             this input is {what}: {why}; package the finished file without --live"
         ),
     ))
 }
 
 /// `mediaslice package - OUTDIR --hls --live [--window N]`: packages the
-/// live `input` (MPEG-TS) into `outdir` as it arrives (see the module).
-/// The report lists the segments still in the playlist.
+/// live `input` (MPEG-TS, or Matroska/WebM: a stream's Segment and
+/// Clusters of unknown size, as a muxer writes to a pipe) into `outdir`
+/// as it arrives (see the module). The report lists the segments still in
+/// the playlist.
 ///
-/// Errors: as [`super::package`]; an input that is not MPEG-TS is
-/// refused (`Io` with `Unsupported`) before anything is written.
+/// Errors: as [`super::package`]; another input is refused (`Io` with
+/// `Unsupported`) before anything is written.
 pub fn package_live(
     input: &LiveInput,
     outdir: &Path,
@@ -180,21 +179,21 @@ pub fn package_live(
     dash: bool,
 ) -> Result<PackageReport, RemuxError> {
     let head = input.head(4096).map_err(RemuxError::Input)?;
-    let kind = mediaslice::detect(&head, None);
-    if kind != Some(FormatKind::MpegTs) {
-        return Err(refuse(kind));
-    }
+    let kind = match mediaslice::detect(&head, None) {
+        Some(k @ (FormatKind::MpegTs | FormatKind::Matroska)) => k,
+        other => return Err(refuse(other)),
+    };
     std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
     // The delivery bound (Limits::max_delivery_ratio) is set at open from
-    // the length, here the snapshot's: MPEG-TS reads forward and never
-    // hands out the same bytes twice, so a live input lifts it (to about
-    // 2 PiB after a 512 KiB snapshot).
+    // the length, here the snapshot's: MPEG-TS and Matroska read forward
+    // and never hand out the same bytes twice, so a live input lifts it
+    // (to about 2 PiB after a 512 KiB snapshot).
     let limits = Limits {
         max_delivery_ratio: u32::MAX,
         ..Limits::default()
     };
     let open = || -> mediaslice::Result<Demuxer<LiveSource>> {
-        let mut d = Demuxer::open_as(input.source()?, FormatKind::MpegTs, limits)?;
+        let mut d = Demuxer::open_as(input.source()?, kind, limits)?;
         d.source_mut().go_live();
         Ok(d)
     };

@@ -186,15 +186,20 @@ impl MkvDemuxer {
                 }
             }
         }
-        if self.pos >= self.segment_end {
+        let segment_end = self.data_end(src);
+        if self.pos >= segment_end {
             return Ok(false);
         }
         let limit = match (self.in_cluster, self.cluster_end) {
             (true, Some(end)) => end,
-            _ => self.segment_end,
+            _ => segment_end,
         };
         let e = match read_element(src, self.pos, limit) {
             Ok(e) => e,
+            // A live input that ended between two elements (`pos` is
+            // before the declared end): it had not said so when asked
+            // before the read.
+            Err(err) if err.is_truncation() && self.pos >= src.len() => return Ok(false),
             Err(err) if err.is_truncation() => return Err(err),
             Err(_) => return self.resync(src, ctx),
         };
@@ -203,7 +208,7 @@ impl MkvDemuxer {
                 ids::CLUSTER => {
                     self.in_cluster = true;
                     self.cluster_ts = None;
-                    self.cluster_end = e.end().map(|x| x.min(self.segment_end));
+                    self.cluster_end = e.end().map(|x| x.min(segment_end));
                     if e.size.is_none() {
                         ctx.diags.report("mkv.unknown-size-cluster", e.start);
                     }
@@ -271,10 +276,11 @@ impl MkvDemuxer {
         ctx.diags.report("mkv.resync", self.pos);
         self.laces.clear();
         let start = self.pos.saturating_add(1);
-        let stop = start.saturating_add(ctx.limits.resync_bytes).min(self.segment_end);
-        let next = super::resync::next_element(src, start, stop, self.segment_end, |id| id == ids::CLUSTER)?;
+        let segment_end = self.data_end(src);
+        let stop = start.saturating_add(ctx.limits.resync_bytes).min(segment_end);
+        let next = super::resync::next_element(src, start, stop, segment_end, |id| id == ids::CLUSTER)?;
         self.in_cluster = false;
-        self.pos = next.unwrap_or(self.segment_end);
+        self.pos = next.unwrap_or(segment_end);
         Ok(next.is_some())
     }
 

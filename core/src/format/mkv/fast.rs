@@ -69,7 +69,8 @@ impl MkvDemuxer {
         }
         // A Cluster of unknown size runs to the Segment's end (the general
         // path's bound); a SimpleBlock is no Top-Level Element that would end it.
-        let (cluster_end, cluster_ts) = (self.cluster_end.unwrap_or(self.segment_end), self.cluster_ts?);
+        let cluster_ts = self.cluster_ts?;
+        let cluster_end = self.cluster_end.unwrap_or_else(|| self.data_end(src));
         let pos = self.pos;
         let h: [u8; WINDOW] = if self.head.at == pos {
             self.head.bytes

@@ -10,7 +10,10 @@
 //! BlockGroup/Block, with Xiph, EBML and fixed-size lacing (§10.4). Each
 //! laced frame is its own packet and a slice of the input. Clusters of
 //! unknown size (live recordings, RFC 8794 §6.2) end at the next Top-Level
-//! Element ID. Header stripping (ContentCompAlgo 3, RFC 9559 §5.1.4.1.31.6)
+//! Element ID. A Segment of unknown size, or one past the input's end,
+//! ends where the input does, as [`Source::len`] states it at each step
+//! (a live source's grows).
+//! Header stripping (ContentCompAlgo 3, RFC 9559 §5.1.4.1.31.6)
 //! is undone by joining the stripped bytes and the frame in scratch; zlib
 //! frames are inflated into scratch (feature `mkv-zlib`); bzlib and LZO
 //! compression are reported unsupported and their tracks' packets skipped.
@@ -175,6 +178,9 @@ struct Skip {
 #[derive(Debug, Clone)]
 pub struct MkvDemuxer {
     segment_start: u64,
+    /// The Segment's end as `open` found it: the declared end, or the
+    /// input's length then (unknown size, or a size past the input). Once
+    /// open, [`MkvDemuxer::data_end`] is the bound for reading.
     segment_end: u64,
     /// The Segment's end as declared: `u64::MAX` when its size is unknown.
     /// A Top-Level Element ending past the input but within this end is
@@ -456,6 +462,19 @@ fn time_base(scale: u64) -> Rational {
 }
 
 impl MkvDemuxer {
+    /// Where reading stops: the Segment's end, or where the input ends
+    /// before it as [`Source::len`] states it now. A live source's length
+    /// grows, so a Segment of unknown size (a stream, RFC 8794 §6.2) or
+    /// one not yet all there is read as it arrives; for any other source
+    /// this is the end `open` fixed.
+    fn data_end<S: Source>(&self, src: &S) -> u64 {
+        if self.segment_end < self.segment_declared_end {
+            self.segment_declared_end.min(src.len())
+        } else {
+            self.segment_end
+        }
+    }
+
     /// The Segment's Top-Level Elements from its start to the first Cluster.
     fn walk_top_level<S: Source>(&mut self, src: &mut S, ctx: &mut Context, walk: &mut Walk) -> Result<()> {
         let mut at = self.segment_start;

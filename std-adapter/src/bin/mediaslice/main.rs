@@ -143,7 +143,7 @@ enum Cmd {
     Repair(RepairArgs),
     /// Package IN for HLS into OUTDIR: CMAF init + media segments, media
     /// and multivariant playlists (`--hls [--segment 6s]`); live from a
-    /// growing MPEG-TS (`--live`) or standard input (IN `-`).
+    /// growing MPEG-TS or Matroska/WebM (`--live`) or standard input (IN `-`).
     Package(PackageArgs),
     /// Peak resident memory and heap per phase (open, tracks and tags, every
     /// packet, seek), as JSON; for benches/scripts/memory.sh.
@@ -318,7 +318,8 @@ struct PackageArgs {
     /// video keyframes.
     #[arg(long, value_name = "DURATION", default_value = "6s")]
     segment: String,
-    /// Live: package IN while it is still being written (MPEG-TS): each
+    /// Live: package IN while it is still being written (MPEG-TS,
+    /// Matroska/WebM with a Segment of unknown size): each
     /// segment and the playlist as soon as the segment is complete,
     /// `#EXT-X-ENDLIST` when the input ends. Implied by IN `-`.
     #[arg(long, visible_alias = "follow")]
