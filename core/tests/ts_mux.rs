@@ -636,3 +636,32 @@ fn ffprobe_reads_the_output_as_ours_and_as_ffmpegs() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A TS that holds only its tables (tracks declared, no packet written,
+/// as a recording stopped before its first frame leaves it) is two
+/// packets: PAT and PMT. Detection finds it and the reader lists its
+/// tracks and no packet, as ffprobe does.
+#[test]
+fn a_ts_of_tables_only_is_detected_and_lists_its_tracks() {
+    let (bytes, ext) = common::mux::corpus_file("mp4", "h264_aac.mp4");
+    let mut join = scratch_for(bytes.len());
+    let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut join), ext.as_deref()).unwrap();
+    let mut out = vec![0u8; 4096];
+    let mut m = Muxer::new(SliceSink::new(&mut out), MuxFormat::Ts).unwrap();
+    add_tracks(&mut d, &mut m).unwrap();
+    let n = m.finish().unwrap().written().len();
+    assert_eq!(n, 2 * 188, "PAT and PMT");
+    let ts = &out[..n];
+    assert_eq!(
+        mediaslice::detect::detect(ts, None),
+        Some(mediaslice::FormatKind::MpegTs)
+    );
+    let mut back = Demuxer::open(SliceSource::new(ts), None).unwrap();
+    let codecs: Vec<Codec> = back.tracks().iter().map(|t| t.codec).collect();
+    assert_eq!(codecs, [Codec::H264, Codec::Aac]);
+    assert!(back.next_packet().unwrap().is_none());
+    // Two packets that do not start with a PAT are not taken for TS.
+    let mut other = ts.to_vec();
+    other[2] = 0x11;
+    assert_eq!(mediaslice::detect::detect(&other, None), None);
+}

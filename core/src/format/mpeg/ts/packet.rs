@@ -192,8 +192,18 @@ pub(super) fn find_start<S: Source>(src: &mut S, limit: u64) -> Result<Option<St
 /// Whether the first bytes look like a transport stream (for detection).
 ///
 /// Three packets in a row must carry the sync byte, starting at the first
-/// byte or, after leading junk, anywhere in `head`.
+/// byte or, after leading junk, anywhere in `head`; or `head` is a whole
+/// input of two 188-byte packets, the first a PAT's start (PID 0, payload
+/// unit start): the tables a writer puts first and nothing after them, as
+/// a recording stopped before its first frame leaves it (ffprobe reads
+/// such a file as TS too).
 pub(crate) fn looks_like_ts(head: &[u8]) -> bool {
+    if head.len() == 2 * 188 && head.first() == Some(&SYNC) && head.get(188) == Some(&SYNC) {
+        let pat_start = head.get(1).is_some_and(|b| b & 0x5F == 0x40) && head.get(2) == Some(&0);
+        if pat_start {
+            return true;
+        }
+    }
     for start in 0..head.len() {
         if head.get(start) != Some(&SYNC) {
             continue;
