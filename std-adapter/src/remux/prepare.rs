@@ -14,7 +14,7 @@ use mediaslice::{Codec, Demuxer, Rational, Source};
 pub struct PreparedTrack {
     /// The input's track.
     pub track: mediaslice::Track,
-    /// The configuration for [`TrackSpec::with_config`].
+    /// The configuration for [`mediaslice::TrackSpec::with_config`].
     pub config: Vec<u8>,
     /// `Some(reason)` when the track is not written.
     pub skip: Option<&'static str>,
