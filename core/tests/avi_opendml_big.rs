@@ -6,7 +6,7 @@
 //! the file takes a few seconds, hence `#[ignore]`:
 //!
 //! ```text
-//! cargo test -p mediaslice --release --test avi_opendml_big -- --ignored
+//! cargo test -p mediaslice --release --test suite avi_opendml_big:: -- --ignored
 //! ```
 // Test code: a panic is the failure report.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -5,7 +5,7 @@
 //! or a hang.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::StdReader;
 use mediaslice::{Demuxer, ReaderSource, SliceSource, Source};

@@ -17,7 +17,7 @@
 //! A missing ffmpeg, Python or corpus file is a printed note and a skip.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::corpus_dir;
 use mediaslice::codec::convert::adts::{adts_to_raw, audio_specific_config};

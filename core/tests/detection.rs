@@ -5,7 +5,7 @@
 
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use mediaslice::detect::detect_source;
 use mediaslice::{FormatKind, Limits, SliceSource};

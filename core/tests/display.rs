@@ -2,7 +2,7 @@
 //! of a demuxer and its sources.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use mediaslice::{Codec, Demuxer, Rational, SliceSource, TrackKind};
 

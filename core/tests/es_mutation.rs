@@ -3,7 +3,7 @@
 //! byte changes, cuts and insertions (xorshift, `SEED`), and each mutant is
 //! read as every ES format and through detection, via a slice and a 7-byte
 //! reader that must agree, within 5 s. Ignored by default; run with
-//! `SEED=1 ITERS=3000 cargo test --release -p mediaslice --test es_mutation -- --ignored`.
+//! `SEED=1 ITERS=3000 cargo test --release -p mediaslice --test suite es_mutation:: -- --ignored`.
 //! Failing inputs are written to `/tmp/pfuzz/`.
 #![allow(
     clippy::all,
@@ -12,7 +12,7 @@
     clippy::expect_used,
     clippy::panic
 )]
-mod common;
+use crate::common;
 
 use mediaslice::{Demuxer, FormatKind, Limits, ReaderSource, SliceSource, Source};
 

@@ -6,7 +6,7 @@
 //! `frag_keyframe`, one video and one audio `traf` per `moof`).
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use mediaslice::{Demuxer, SliceSource};

@@ -7,7 +7,7 @@
 //! fragment boundary and inside fragments; ffprobe reads the outputs.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::fragments::*;
 use common::mux::*;

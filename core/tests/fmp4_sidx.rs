@@ -9,7 +9,7 @@
 //! output with the packets of the output without them.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::fragments::*;
 use common::mux::*;

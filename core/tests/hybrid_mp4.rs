@@ -9,7 +9,7 @@
 //! reads the finished and the interrupted file.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::fragments::*;
 use common::mux::*;

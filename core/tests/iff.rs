@@ -6,7 +6,7 @@
 // Test code: a panic is the failure report.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use mediaslice::{FormatKind, Limits, SliceSource};
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! touched; a store that fails stops the muxer with its error.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::mux::*;
 use common::*;

@@ -10,7 +10,7 @@
 //! same packets, and the first two the same bytes.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::mux::VecFile;
 use common::*;

@@ -7,7 +7,7 @@
 //! before anything is written into it, a larger one leaves a `free` box.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use mediaslice::crc::crc32;

@@ -5,7 +5,7 @@
 //! seeking writer, and input errors.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::fragments::same_packets;
 use common::mux::*;
@@ -290,7 +290,7 @@ fn ffprobe_reads_the_outputs_with_the_inputs_packets() {
 }
 
 /// Not a timed test: `MP4MUX_BENCH=file cargo test --release -p mediaslice
-/// --test mp4_mux bench -- --ignored --nocapture` prints the remux time of
+/// --test suite mp4_mux::bench -- --ignored --nocapture` prints the remux time of
 /// a file held in memory to a memory sink, and the index bytes a sample.
 #[test]
 #[ignore]

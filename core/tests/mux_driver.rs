@@ -9,7 +9,7 @@
 //! which core forbids for its tests too).
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::mux::VecFile;
 use common::*;

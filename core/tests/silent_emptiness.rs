@@ -6,7 +6,7 @@
 //! or than its data (an error, not an empty success).
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use mediaslice::{Demuxer, ErrorKind, SliceSource};

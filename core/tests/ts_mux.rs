@@ -5,7 +5,7 @@
 //! counters, PCR spacing), by ffprobe when installed, and a truncated input.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::mux::{ffprobe_dir, ffprobe_packets, round_trip_families};
 use common::*;

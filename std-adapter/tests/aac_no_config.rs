@@ -11,6 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::remux_common::temp_dir;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mediaslice"))
 }
@@ -24,13 +26,6 @@ fn have(tool: &str) -> bool {
         .arg("-version")
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The `esds` payload: its descriptors from the ES_Descriptor on.

@@ -9,7 +9,7 @@
 
 #![cfg(target_pointer_width = "64")]
 
-mod common;
+use crate::http_common as common;
 
 use common::RangeServer;
 use mediaslice::crc::{crc32, Crc32};

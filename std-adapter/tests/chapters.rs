@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-mod probe_oracle;
+use crate::probe_oracle;
 use probe_oracle::{expected, probe};
 
 const FILES: [&str; 4] = [

@@ -2,7 +2,7 @@
 //! server (tests/common): the same output as for the file, `io --json` with
 //! requests, and one clear line for bad URLs and HTTP errors.
 
-mod common;
+use crate::http_common as common;
 
 use common::RangeServer;
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! stops early. Each run is bounded in time by small settings, and each
 //! asserts the error and that what was received stays under the cap.
 
-mod common;
+use crate::http_common as common;
 
 use mediaslice::{ErrorKind, Source};
 use mediaslice_std::{HttpConfig, HttpSource};

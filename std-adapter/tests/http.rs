@@ -3,7 +3,7 @@
 //! ignore ranges, omit lengths, send endless bodies, redirect in a loop,
 //! refuse ranges or hang.
 
-mod common;
+use crate::http_common as common;
 
 use common::{corpus_files, test_config as cfg, RangeServer};
 use mediaslice::crc::Crc32;

@@ -1,11 +1,11 @@
 //! What a probe and a full read cost over HTTP, per family of
 //! `corpus/files/` served on 127.0.0.1, checked against the default caps
 //! (`docs/bench/io.md` has the table this prints:
-//! `cargo test --release -p mediaslice-std --test http_budget -- --nocapture`;
+//! `cargo test --release -p mediaslice-std --test suite http_budget:: -- --nocapture`;
 //! with `HTTP_BUDGET_EXTRA=DIR`, the files in DIR are measured too, as the
 //! set `extra`, one family per extension).
 
-mod common;
+use crate::http_common as common;
 
 use common::{corpus_files, test_config as cfg, RangeServer};
 use mediaslice::{Demuxer, Source};

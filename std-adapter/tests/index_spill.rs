@@ -5,9 +5,8 @@
 //! leaves no file under the output's name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use mediaslice::{Demuxer, ErrorKind, MuxFormat, Muxer, Packet, SpillStore};
 use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};

@@ -10,9 +10,8 @@
 //! CLI's `--kernel-copy` and `MEDIASLICE_KERNEL_COPY_MIN` do the same.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::{family_files, samples_dir, Origin};
 use mediaslice_std::remux::{remux_file, RemuxOptions};

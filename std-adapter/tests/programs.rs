@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-mod probe_oracle;
+use crate::probe_oracle;
 use probe_oracle::{expected, probe};
 
 /// A program without its stream objects, and the indices of its streams.

@@ -20,9 +20,8 @@
 //!   gives the raw frames of the MP4's AVI;
 //! * refusals: standard output, `--live`.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::*;
 use mediaslice::types::rescale_q;

@@ -8,9 +8,8 @@
 //! --add-attachment`. A tool that is not installed skips its part with a
 //! message.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::*;
 use mediaslice::{Demuxer, SliceSource};

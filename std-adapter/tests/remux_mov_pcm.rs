@@ -7,9 +7,8 @@
 //! (96 and 192 kHz). MP4 output of the same inputs is refused and leaves
 //! nothing behind. ffmpeg/ffprobe not installed: skipped with a message.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::*;
 use mediaslice::crc::crc32;

@@ -5,9 +5,8 @@
 //! standard output and `--live` are refused with a message that says so.
 //! ffprobe not installed: its part is skipped with a message.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::*;
 use mediaslice::{Demuxer, SliceSource};

@@ -8,9 +8,8 @@
 //! (and an existing file there untouched), WebM refuses H.264 with a clear
 //! message, and `-` writes the live form to standard output.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::*;
 use mediaslice::{Demuxer, SliceSource};

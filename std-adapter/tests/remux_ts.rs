@@ -14,9 +14,8 @@
 //! The packet-by-packet checks (payload, times, keyframes, against our
 //! demuxer and ffmpeg's own TS) are in `core/tests/ts_mux.rs`.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::*;
 use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};

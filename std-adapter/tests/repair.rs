@@ -15,9 +15,8 @@
 //!   duration; audio is left out and reported.
 //! * The command line: `--json` report, exit codes, no output on failure.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::*;
 use mediaslice::types::rescale_q;

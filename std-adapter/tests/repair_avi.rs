@@ -16,9 +16,8 @@
 //! Each output has an `idx1` that our reader uses (no `avi.no-index`), and
 //! ffprobe reads it with nothing on stderr.
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use common::*;
 use mediaslice_std::repair::{repair, RepairOptions};

@@ -4,9 +4,8 @@
 //! `Muxer` into a committed `FileSink` gives the bytes a `SliceSink` gets.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
-mod remux_common;
+use crate::common;
+use crate::remux_common;
 
 use mediaslice::{Demuxer, ErrorKind, MuxFormat, Muxer, Sink, SliceSink, SliceSource, TrackSpec};
 use mediaslice_std::{FileSink, StdoutSink, StreamSink};

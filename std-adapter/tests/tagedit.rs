@@ -7,7 +7,7 @@
 //! Samples come from `$MEDIASLICE_SAMPLES` or `../shared/samples`; without
 //! them only the corpus runs (the test says so).
 
-mod tagedit_common;
+use crate::tagedit_common;
 
 use mediaslice_std::tagedit::{edit, EditMode, Edits};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! `ID3 ` chunk then edited in place, the `FORM` layout after each edit,
 //! and malformed or damaged inputs refused with the file untouched.
 
-mod tagedit_common;
+use crate::tagedit_common;
 
 use mediaslice_std::tagedit::{edit, EditMode, Edits};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! `mediaslice tags` command line (set, remove, `-o`), and WAV `LIST/INFO`
 //! beside a `bext` chunk.
 
-mod tagedit_common;
+use crate::tagedit_common;
 
 use mediaslice_std::tagedit::{edit, Edits};
 use tagedit_common::*;

@@ -4,7 +4,7 @@
 //! either gives a file that opens as the same format with the same
 //! packets, or is refused with the input untouched (docs/tags.md).
 
-mod tagedit_common;
+use crate::tagedit_common;
 
 use mediaslice::crc::crc32_poly04c11db7;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! unchanged (stream, times, size, CRC-32). The pictures are made by
 //! ffmpeg; without ffmpeg/ffprobe the test says so and checks nothing.
 
-mod tagedit_common;
+use crate::tagedit_common;
 
 use mediaslice::{Demuxer, Limits};
 use mediaslice_std::tagedit::{edit, EditMode, Edits, Picture, PictureKind};

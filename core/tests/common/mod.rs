@@ -768,3 +768,25 @@ pub fn first_difference(a: &Pulled, b: &Pulled) -> Option<String> {
     }
     None
 }
+
+/// The `.rs` files of the test folder `dir` that `root`, the source of its
+/// test binary's root file, does not declare with a `mod NAME;` line
+/// (`skip`: file stems that are not modules of it). Each crate's tests are
+/// one binary with `autotests = false`, so a file left out would never run.
+pub fn undeclared_test_files(dir: &Path, root: &str, skip: &[&str]) -> Vec<String> {
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(stem) = name.strip_suffix(".rs") else { continue };
+        if skip.contains(&stem) {
+            continue;
+        }
+        seen += 1;
+        if !root.lines().any(|l| l.trim() == format!("mod {stem};")) {
+            missing.push(name);
+        }
+    }
+    assert!(seen > 0, "no test files found in {}", dir.display());
+    missing
+}

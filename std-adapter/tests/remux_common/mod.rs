@@ -8,9 +8,13 @@ use mediaslice_std::remux::{remux_file, RemuxOptions, RemuxReport};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// An empty folder `name` under the target directory.
+/// A new empty folder under the target directory, named by `name` and a
+/// number that is new on each call: the tests of every file run in one
+/// process (`tests/suite.rs`), so two may ask for the same name at once.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{n}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

@@ -56,9 +56,13 @@ pub fn named_files(family: &str, exts: &[&str]) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-/// A fresh folder for one test.
+/// A fresh folder for one test, new on each call: the tests of every file
+/// run in one process (`tests/suite.rs`), so two may ask for the same name
+/// at once.
 pub fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mediaslice-tagedit-{}-{name}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("mediaslice-tagedit-{}-{name}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
