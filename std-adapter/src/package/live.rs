@@ -1,6 +1,7 @@
 //! `package --live`: HLS from an input that is still arriving (a pipe, a
 //! growing file; see [`crate::live`]). Each segment is renamed into place
-//! as soon as its `mdat` is complete, then `media.m3u8` is rewritten
+//! as soon as its `mdat` is complete (MPEG-TS segments, `--ts`: once the
+//! next one starts, [`super::ts`]), then `media.m3u8` is rewritten
 //! (temporary name and rename, so a player never reads half a playlist)
 //! with its `#EXTINF`; `#EXT-X-ENDLIST` only once the input has ended.
 //! Without a window the playlist is an `EVENT` playlist (RFC 8216
@@ -39,6 +40,8 @@ pub(crate) struct LiveHls {
     master_peak: Option<u64>,
     /// With `--dash`: the dynamic MPD's state.
     dash: Option<LiveDash>,
+    /// CMAF or MPEG-TS segments.
+    form: Form,
 }
 
 /// Writes `data` to `path` by a temporary name and a rename.
@@ -47,12 +50,6 @@ pub(super) fn write_atomic(path: &Path, data: impl AsRef<[u8]>) -> std::io::Resu
     tmp.push(".tmp");
     std::fs::write(&tmp, data)?;
     std::fs::rename(&tmp, path)
-}
-
-/// The name of the segment with media sequence number `seq` (the first is
-/// `seg_00001.m4s`, number 0).
-fn segment_name(seq: u64) -> String {
-    format!("seg_{:05}.m4s", seq + 1)
 }
 
 impl LiveHls {
@@ -70,6 +67,7 @@ impl LiveHls {
             seconds: 0.0,
             master_peak: None,
             dash: None,
+            form: Form::CMAF,
         }
     }
 
@@ -84,12 +82,20 @@ impl LiveHls {
     /// Errors: `Unsupported` for a codec with no `CODECS` string here.
     pub(super) fn start(&mut self, init: &[u8]) -> std::io::Result<()> {
         let codecs = codecs_of(init).map_err(|e| Error::new(ErrorKind::Unsupported, e.to_string()))?;
-        self.codecs = codecs.join(",");
-        self.resolution = resolution(init);
+        self.begin(codecs.join(","), resolution(init), Form::CMAF);
         if let Some(d) = self.dash.as_mut() {
             d.start(&self.dir, init)?;
         }
         Ok(())
+    }
+
+    /// The variant is known: its `CODECS`, its picture size and the form
+    /// of its segments (CMAF ones begin at [`LiveHls::start`], MPEG-TS
+    /// ones with their first segment).
+    pub(super) fn begin(&mut self, codecs: String, resolution: Option<(u16, u16)>, form: Form) {
+        self.codecs = codecs;
+        self.resolution = resolution;
+        self.form = form;
     }
 
     /// A complete segment: listed, the window moved, the playlists
@@ -108,7 +114,8 @@ impl LiveHls {
             while self.segments.len() > w {
                 self.segments.pop_front();
                 if let Some(gone) = self.sequence.checked_sub(w as u64) {
-                    let _ = std::fs::remove_file(self.dir.join(segment_name(gone)));
+                    // Media sequence number `gone` is segment file `gone + 1`.
+                    let _ = std::fs::remove_file(self.dir.join(self.form.segment_name(gone + 1)));
                     if let Some(d) = self.dash.as_mut() {
                         d.drop_through(&self.dir, gone);
                     }
@@ -119,19 +126,29 @@ impl LiveHls {
         self.write(false)
     }
 
-    /// The input has ended: `#EXT-X-ENDLIST`, and the final rates.
-    pub(super) fn finish(&mut self) -> std::io::Result<()> {
+    /// The input has ended: `#EXT-X-ENDLIST`, and the final rates; the
+    /// `report` of the run completed with the segments still listed, the
+    /// `CODECS` and the media sequence number.
+    ///
+    /// Errors: writing the playlists.
+    pub(super) fn finish(mut self, report: PackageReport) -> std::io::Result<PackageReport> {
         self.master_peak = None;
-        self.write(true)
+        self.write(true)?;
+        Ok(PackageReport {
+            segments: self.segments.into_iter().collect(),
+            codecs: self.codecs,
+            media_sequence: self.sequence,
+            ..report
+        })
     }
 
     fn write(&mut self, end: bool) -> std::io::Result<()> {
         let kind = if self.window.is_some() { None } else { Some("EVENT") };
-        let media = media_playlist(self.segments.iter(), self.target, self.sequence, kind, end, Form::CMAF);
+        let media = media_playlist(self.segments.iter(), self.target, self.sequence, kind, end, self.form);
         write_atomic(&self.dir.join("media.m3u8"), &media)?;
         if self.master_peak != Some(self.peak) {
             let average = (self.bytes as f64 * 8.0 / self.seconds.max(0.001)).ceil() as u64;
-            let master = master_playlist(self.peak, average, &self.codecs, self.resolution, Form::CMAF);
+            let master = master_playlist(self.peak, average, &self.codecs, self.resolution, self.form);
             write_atomic(&self.dir.join("master.m3u8"), &master)?;
             self.master_peak = Some(self.peak);
         }
@@ -163,27 +180,25 @@ fn refuse(kind: Option<FormatKind>) -> RemuxError {
     ))
 }
 
-/// `mediaslice package - OUTDIR --hls --live [--window N]`: packages the
-/// live `input` (MPEG-TS, or Matroska/WebM: a stream's Segment and
-/// Clusters of unknown size, as a muxer writes to a pipe) into `outdir`
-/// as it arrives (see the module). The report lists the segments still in
-/// the playlist.
+/// A live packaging run: `run` gets the two openers of `input` that
+/// [`crate::remux::remux_passes`] takes (the passes before the writing
+/// pass, and the writing pass, which lets the ring drop the input's first
+/// bytes). Only MPEG-TS and Matroska/WebM are read live.
 ///
-/// Errors: as [`super::package`]; another input is refused (`Io` with
-/// `Unsupported`) before anything is written.
-pub fn package_live(
+/// Errors: another input is refused (`Io` with `Unsupported`) before
+/// anything is written; `run`'s.
+pub(super) fn with_live_input<T>(
     input: &LiveInput,
-    outdir: &Path,
-    segment_ms: u32,
-    window: Option<usize>,
-    dash: bool,
-) -> Result<PackageReport, RemuxError> {
+    run: impl FnOnce(
+        &dyn Fn() -> mediaslice::Result<Demuxer<LiveSource>>,
+        &dyn Fn() -> mediaslice::Result<Demuxer<LiveSource>>,
+    ) -> Result<T, RemuxError>,
+) -> Result<T, RemuxError> {
     let head = input.head(4096).map_err(RemuxError::Input)?;
     let kind = match mediaslice::detect(&head, None) {
         Some(k @ (FormatKind::MpegTs | FormatKind::Matroska)) => k,
         other => return Err(refuse(other)),
     };
-    std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
     // The delivery bound (Limits::max_delivery_ratio) is set at open from
     // the length, here the snapshot's: MPEG-TS and Matroska read forward
     // and never hand out the same bytes twice, so a live input lifts it
@@ -201,20 +216,39 @@ pub fn package_live(
         input.unpin();
         open()
     };
-    let mut live = LiveHls::new(outdir, window, segment_ms);
-    if dash {
-        live = live.with_dash();
-    }
-    let (sp, live) = split_passes(&open, &main, outdir, segment_ms, None, Some(live))?;
-    let mut live = live.ok_or(RemuxError::NoTracks)?;
-    live.finish().map_err(RemuxError::Io)?;
-    Ok(PackageReport {
-        segments: live.segments.into_iter().collect(),
-        codecs: live.codecs,
-        packets: sp.packets,
-        timescale: sp.timescale,
-        start: sp.start,
-        media_sequence: live.sequence,
-        stopped: sp.stopped,
+    run(&open, &main)
+}
+
+/// `mediaslice package - OUTDIR --hls --live [--window N]`: packages the
+/// live `input` (MPEG-TS, or Matroska/WebM: a stream's Segment and
+/// Clusters of unknown size, as a muxer writes to a pipe) into `outdir`
+/// as it arrives (see the module). The report lists the segments still in
+/// the playlist.
+///
+/// Errors: as [`super::package`]; another input is refused (`Io` with
+/// `Unsupported`) before anything is written.
+pub fn package_live(
+    input: &LiveInput,
+    outdir: &Path,
+    segment_ms: u32,
+    window: Option<usize>,
+    dash: bool,
+) -> Result<PackageReport, RemuxError> {
+    with_live_input(input, |open, main| {
+        std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
+        let mut live = LiveHls::new(outdir, window, segment_ms);
+        if dash {
+            live = live.with_dash();
+        }
+        let (sp, live) = split_passes(open, main, outdir, segment_ms, None, Some(live))?;
+        let live = live.ok_or(RemuxError::NoTracks)?;
+        let report = PackageReport {
+            packets: sp.packets,
+            timescale: sp.timescale,
+            start: sp.start,
+            stopped: sp.stopped,
+            ..PackageReport::default()
+        };
+        live.finish(report).map_err(RemuxError::Io)
     })
 }
