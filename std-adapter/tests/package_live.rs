@@ -184,7 +184,10 @@ fn a_window_moves_the_media_sequence_and_deletes_old_segments() {
 fn a_progressive_mp4_and_a_flac_file_are_refused_live() {
     for (input, why) in [
         ("mp4/h264_aac.mp4", "moov"),
-        ("flac/s16_stereo.flac", "only MPEG-TS and Matroska/WebM are read live"),
+        (
+            "flac/s16_stereo.flac",
+            "only MPEG-TS, Matroska/WebM and fragmented MP4 are read live",
+        ),
     ] {
         let out = scratch("refused-out");
         let done = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
@@ -396,11 +399,11 @@ fn live_dash_streams_hold_the_tracks_packets() {
     }
 }
 
-/// Per track, (size, CRC) of every packet of a Matroska input, through our
-/// demuxer.
+/// Per track, (size, CRC) of every packet of a Matroska or MP4 input,
+/// through our demuxer.
 fn input_packets(data: &[u8]) -> Vec<Vec<(usize, u32)>> {
     let mut join = vec![0u8; data.len() + 4096];
-    let mut d = Demuxer::open(SliceSource::with_scratch(data, &mut join), Some("mkv")).unwrap();
+    let mut d = Demuxer::open(SliceSource::with_scratch(data, &mut join), None).unwrap();
     let mut out = vec![Vec::new(); d.tracks().len()];
     while let Some(p) = d.next_packet().unwrap() {
         out[p.track].push((p.data.len(), crc32(p.data)));
@@ -421,7 +424,8 @@ fn assert_live_output(out: &Path, data: &[u8], name: &str) {
     let want = input_packets(data);
     assert!(want.iter().all(|t| !t.is_empty()), "{name}");
     assert_eq!(got, want, "{name}: the input's packets");
-    let file = scratch(&format!("{name}.mkv"));
+    let ext = if data.get(4..8) == Some(b"ftyp") { "mp4" } else { "mkv" };
+    let file = scratch(&format!("{name}.{ext}"));
     std::fs::write(&file, data).unwrap();
     let whole = reference(&file, &format!("{name}-ref"));
     assert_same_media(out, &whole);
@@ -536,4 +540,103 @@ fn ffmpeg_matroska_and_webm_to_a_pipe() {
         assert_live_output(&out, &data, name);
         let _ = std::fs::remove_dir_all(&out);
     }
+}
+
+/// The end of the `moov` of an MP4 whose top-level boxes start with `ftyp`
+/// and `moov`.
+fn moov_end(data: &[u8]) -> usize {
+    let size = |at: usize| u32::from_be_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+    let ftyp = size(0);
+    assert_eq!(&data[ftyp + 4..ftyp + 8], b"moov");
+    ftyp + size(ftyp)
+}
+
+/// Fragmented MP4 streams of the corpus H.264 + AAC MP4, as a recorder or
+/// an encoder writes them to a pipe: our own (`remux IN - --fragmented
+/// --fragment-ms 200`, fragments of about a keyframe) and, when ffmpeg is
+/// there, ffmpeg's `-movflags frag_keyframe+empty_moov -f mp4 -` (which
+/// ends with an `mfra`): (name, bytes).
+fn fmp4_streams() -> Vec<(&'static str, Vec<u8>)> {
+    let input = corpus("mp4/h264_aac.mp4");
+    let ours = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .arg("remux")
+        .arg(&input)
+        .args(["-", "--fragmented", "--fragment-ms", "200"])
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let mut out = vec![("fmp4-ours", ours.stdout)];
+    match Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(&input)
+        .args(["-c", "copy", "-movflags", "frag_keyframe+empty_moov", "-f", "mp4", "-"])
+        .output()
+    {
+        Ok(run) => {
+            assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+            out.push(("fmp4-ffmpeg", run.stdout));
+        }
+        Err(_) => eprintln!("skipped: ffmpeg not found (its fragmented MP4 on a pipe not tested)"),
+    }
+    for (name, data) in &out {
+        let moofs = data.windows(4).filter(|w| w == b"moof").count();
+        assert!(moofs >= 2, "{name}: {moofs} fragments");
+    }
+    out
+}
+
+#[test]
+fn a_growing_fragmented_mp4() {
+    for (name, data) in fmp4_streams() {
+        // The ftyp, the moov and a few bytes of the first fragment are there
+        // at the start (the snapshot the demuxer opens on); the rest comes in
+        // 2 KiB appends 15 ms apart.
+        let first = moov_end(&data) + 40;
+        let label = format!("growing-{name}");
+        let out = package_growing(&data, &label, first, 2048, cmaf);
+        assert_live_output(&out, &data, &label);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+#[test]
+fn a_fragmented_mp4_through_a_pipe_and_on_standard_input() {
+    for (name, data) in fmp4_streams() {
+        let label = format!("pipe-{name}");
+        let out = live_through_a_pipe(&data, &label);
+        assert_live_output(&out, &data, &label);
+        let _ = std::fs::remove_dir_all(&out);
+        // The binary, CMAF and MPEG-TS segments.
+        let out = scratch(&format!("stdin-{name}"));
+        let err = package_stdin(&data, &out, 4096, &[]);
+        assert!(err.contains("73 packets, 3 segments"), "{name}: {err}");
+        assert_live_output(&out, &data, &format!("stdin-{name}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let err = package_stdin(&data, &out, 4096, &["--ts"]);
+        assert!(err.contains("73 packets, 3 segments"), "{name} --ts: {err}");
+        let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
+        assert!(
+            media.ends_with("#EXT-X-ENDLIST\n") && !media.contains("#EXT-X-MAP"),
+            "{media}"
+        );
+        assert_eq!(listed(&media), ["seg_00001.ts", "seg_00002.ts", "seg_00003.ts"]);
+        ffmpeg_reads_cleanly(&out.join("master.m3u8"));
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+#[test]
+fn a_progressive_mp4_with_its_moov_first_is_refused_live() {
+    // moov at the start, samples in one mdat: not fragments.
+    let input = corpus("mp4/h264_aac_faststart.mp4");
+    let data = std::fs::read(&input).unwrap();
+    moov_end(&data);
+    let out = scratch("faststart-out");
+    let live = LiveInput::stream(Box::new(std::fs::File::open(&input).unwrap()), fast(16 << 10));
+    let err = package_live(&live, &out, 200, None, false).unwrap_err().to_string();
+    assert!(
+        err.contains("progressive MP4/MOV") && err.contains("fragmented MP4"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written");
 }

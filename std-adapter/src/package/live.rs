@@ -15,7 +15,9 @@
 //! are at most N.
 
 use super::live_dash::LiveDash;
-use super::{codecs_of, master_playlist, media_playlist, resolution, split_passes, Form, PackageReport, Segment};
+use super::{
+    child, children, codecs_of, master_playlist, media_playlist, resolution, split_passes, Form, PackageReport, Segment,
+};
 use crate::live::{LiveInput, LiveSource};
 use crate::remux::RemuxError;
 use mediaslice::{Demuxer, FormatKind, Limits};
@@ -167,23 +169,47 @@ fn refuse(kind: Option<FormatKind>) -> RemuxError {
     let what = kind.map_or("not a container this tool reads", |k| k.name());
     let why = match kind {
         Some(FormatKind::Mp4) => {
-            "MP4/MOV needs its moov (often at the end of the file) when it opens, and a live fragmented MP4 input is not done"
+            "a progressive MP4/MOV lists its samples in its moov (often at the end of the file), \
+             which an input still being written does not have; a fragmented MP4 (a moov with mvex \
+             first, then moof + mdat fragments) is read live"
         }
-        _ => "only MPEG-TS and Matroska/WebM are read live",
+        _ => "only MPEG-TS, Matroska/WebM and fragmented MP4 are read live",
     };
     RemuxError::Io(Error::new(
         ErrorKind::Unsupported,
         format!(
-            "package --live reads MPEG-TS or Matroska/WebM (what an encoder or a tuner writes as it goes); \
-             this input is {what}: {why}; package the finished file without --live"
+            "package --live reads MPEG-TS, Matroska/WebM or fragmented MP4 (what an encoder, a tuner \
+             or a recorder writes as it goes); this input is {what}: {why}; package the finished file \
+             without --live"
         ),
     ))
+}
+
+/// Whether the input's first bytes (the snapshot the demuxer opens on,
+/// [`crate::live::LiveOptions::probe`]) hold a fragmented MP4's header: a
+/// whole `moov`, before any `mdat` or `moof`, with an `mvex` (ISO/IEC
+/// 14496-12 §8.8.1: movie fragments follow).
+///
+/// Errors: reading the input.
+fn fragmented_mp4(input: &LiveInput) -> Result<bool, RemuxError> {
+    let n = mediaslice::Source::len(&input.source().map_err(RemuxError::Input)?);
+    let head = input
+        .head(usize::try_from(n).unwrap_or(usize::MAX))
+        .map_err(RemuxError::Input)?;
+    for (kind, body) in children(&head) {
+        match &kind {
+            b"moov" => return Ok(child(body, b"mvex").is_some()),
+            b"mdat" | b"moof" => return Ok(false),
+            _ => {}
+        }
+    }
+    Ok(false)
 }
 
 /// A live packaging run: `run` gets the two openers of `input` that
 /// [`crate::remux::remux_passes`] takes (the passes before the writing
 /// pass, and the writing pass, which lets the ring drop the input's first
-/// bytes). Only MPEG-TS and Matroska/WebM are read live.
+/// bytes). Only MPEG-TS, Matroska/WebM and fragmented MP4 are read live.
 ///
 /// Errors: another input is refused (`Io` with `Unsupported`) before
 /// anything is written; `run`'s.
@@ -197,12 +223,13 @@ pub(super) fn with_live_input<T>(
     let head = input.head(4096).map_err(RemuxError::Input)?;
     let kind = match mediaslice::detect(&head, None) {
         Some(k @ (FormatKind::MpegTs | FormatKind::Matroska)) => k,
+        Some(FormatKind::Mp4) if fragmented_mp4(input)? => FormatKind::Mp4,
         other => return Err(refuse(other)),
     };
     // The delivery bound (Limits::max_delivery_ratio) is set at open from
-    // the length, here the snapshot's: MPEG-TS and Matroska read forward
-    // and never hand out the same bytes twice, so a live input lifts it
-    // (to about 2 PiB after a 512 KiB snapshot).
+    // the length, here the snapshot's: MPEG-TS, Matroska and MP4 fragments
+    // are read forward (a fragment's moof and mdat once each), so a live
+    // input lifts it (to about 2 PiB after a 512 KiB snapshot).
     let limits = Limits {
         max_delivery_ratio: u32::MAX,
         ..Limits::default()
@@ -220,8 +247,9 @@ pub(super) fn with_live_input<T>(
 }
 
 /// `mediaslice package - OUTDIR --hls --live [--window N]`: packages the
-/// live `input` (MPEG-TS, or Matroska/WebM: a stream's Segment and
-/// Clusters of unknown size, as a muxer writes to a pipe) into `outdir`
+/// live `input` (MPEG-TS; Matroska/WebM: a stream's Segment and Clusters
+/// of unknown size, as a muxer writes to a pipe; fragmented MP4: a `moov`
+/// with `mvex`, then `moof` + `mdat` fragments) into `outdir`
 /// as it arrives (see the module). The report lists the segments still in
 /// the playlist.
 ///
