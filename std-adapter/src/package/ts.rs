@@ -407,6 +407,11 @@ fn ts_passes<S: Source>(
         live,
         error: None,
     };
+    if let Some(l) = cutter.live.as_mut() {
+        // Begun again at the first timing packet, which says whether the
+        // first segment is independent too.
+        l.begin(cutter.codecs.clone(), cutter.resolution, Form::ts(true));
+    }
     std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
     muxer.write_header().map_err(RemuxError::Output)?;
     let mut demuxer = main().map_err(RemuxError::Input)?;
