@@ -6,14 +6,15 @@ with hls.js, the DASH manifest with dash.js (both pinned in
 missing). The browser check of the packager (docs/write-side.md).
 
     benches/scripts/stream_play.py [--bin target/release/mediaslice] [--segment 2s] [--live] [--ts] FILE...
-    benches/scripts/stream_play.py [--bin ...] --during SECONDS
+    benches/scripts/stream_play.py [--bin ...] --during SECONDS [--ts]
 
 With `--live`, each file (MPEG-TS) is piped into `package - OUT` instead
 (live mode), and the finished output is played.
 
 With `--ts`, each file is also packaged with `--hls --ts` (MPEG-TS
-segments) and that playlist played by hls.js (not with `--live`); there
-a non-fatal `bufferSeekOverHole` is allowed (see main()).
+segments; with `--live`, piped into `package - OUT --hls --ts`) and that
+playlist played by hls.js; there a non-fatal `bufferSeekOverHole` is
+allowed (see main()).
 
 With `--during SECONDS`, the players join a live packaging while it runs:
 ffmpeg encodes SECONDS of a test picture and tone in real time (`-re`,
@@ -22,7 +23,9 @@ into `package - OUT --hls --dash`; once three segments are out, dash.js
 opens the dynamic MPD and hls.js the live playlist, each at normal speed,
 and each passes when playback advances 6 seconds with no player or
 <video> error while the packager is still running (the MPD still
-`dynamic`, the playlist without `#EXT-X-ENDLIST`).
+`dynamic`, the playlist without `#EXT-X-ENDLIST`). With `--ts` too, a
+second real-time encode goes into `package - OUT --hls --ts` and hls.js
+joins its live playlist of MPEG-TS segments the same way.
 
 The output folder is served over HTTP on 127.0.0.1 beside the players;
 the page attaches the player to a muted <video>, plays at 4x and reports
@@ -128,38 +131,44 @@ def play_page(chromium, root, server, name, folder, kind, live, allow=()):
     return res, ok
 
 
-def during(chromium, root, server, binary, seconds, segment):
-    """The `--during` check (see the module docstring); the number of
+def during(chromium, root, server, binary, seconds, segment, ts=False):
+    """The `--during` check (see the module docstring), of CMAF segments
+    (HLS and DASH) or, with `ts`, MPEG-TS ones (HLS); the number of
     failures."""
     import time
-    out = os.path.join(root, "during")
+    folder = "during-ts" if ts else "during"
+    out = os.path.join(root, folder)
+    opts, kinds, ext = (["--hls", "--ts"], ("hls",), ".ts") if ts else (["--hls", "--dash"], ("dash", "hls"), ".m4s")
+    first = "media.m3u8" if ts else "manifest.mpd"
+    allow = ("mediaError bufferSeekOverHole",) if ts else ()
     enc = subprocess.Popen(
         ["ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
          "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", str(seconds),
          "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p",
          "-c:a", "aac", "-f", "mpegts", "-"],
         stdout=subprocess.PIPE)
-    pkg = subprocess.Popen([binary, "package", "-", out, "--hls", "--dash", "--segment", segment],
+    pkg = subprocess.Popen([binary, "package", "-", out] + opts + ["--segment", segment],
                            stdin=enc.stdout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     enc.stdout.close()
     bad = 0
     try:
         deadline = time.time() + seconds
-        segs = lambda: [f for f in os.listdir(out) if f.endswith(".m4s")] if os.path.isdir(out) else []
-        while len(segs()) < 3 or not os.path.exists(os.path.join(out, "manifest.mpd")):
+        segs = lambda: [f for f in os.listdir(out) if f.endswith(ext)] if os.path.isdir(out) else []
+        while len(segs()) < 3 or not os.path.exists(os.path.join(out, first)):
             if time.time() > deadline or pkg.poll() is not None:
-                print(f"FAIL during: no three segments while the input ran ({pkg.poll()})")
+                print(f"FAIL {folder}: no three segments while the input ran ({pkg.poll()})")
                 return 1
             time.sleep(0.5)
-        for kind in ("dash", "hls"):
-            res, played = play_page(chromium, root, server, f"during-{kind}", "during", kind, live=True)
+        for kind in kinds:
+            res, played = play_page(chromium, root, server, f"{folder}-{kind}", folder, kind, live=True, allow=allow)
             running = pkg.poll() is None
             with open(os.path.join(out, ENTRY[kind] if kind == "dash" else "media.m3u8")) as f:
                 text = f.read()
             still_live = 'type="dynamic"' in text if kind == "dash" else "#EXT-X-ENDLIST" not in text
             ok = played and running and still_live
             bad += not ok
-            print(("ok   " if ok else "FAIL ") + f"{kind:4} during a live packaging (packager running: {running}, "
+            print(("ok   " if ok else "FAIL ") + f"{kind:4} during a live packaging{' (TS segments)' if ts else ''} "
+                  f"(packager running: {running}, "
                   f"manifest still live: {still_live}) " + json.dumps(res))
     finally:
         enc.kill()
@@ -196,6 +205,8 @@ def main():
     try:
         if a.during:
             bad += during(chromium, root, server, a.bin, a.during, a.segment)
+            if a.ts:
+                bad += during(chromium, root, server, a.bin, a.during, a.segment, ts=True)
         # (output folder, package options, players, label) per file.
         # TS: a video with B-frames presents its first picture one
         # reorder delay (80 ms in the corpus files) after its first decode
@@ -204,7 +215,7 @@ def main():
         # ffmpeg's own `-f hls` TS output of the same file gets the same
         # event, so it is allowed there and only there (fMP4 has no hole).
         runs = [("", ["--hls", "--dash"], ("hls", "dash"), "", ())]
-        if a.ts and not a.live:
+        if a.ts:
             runs.append(("-ts", ["--hls", "--ts"], ("hls",), " (TS segments)", ("mediaError bufferSeekOverHole",)))
         for n, f in enumerate(a.files):
             for suffix, opts, kinds, label, allow in runs:

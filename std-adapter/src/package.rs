@@ -34,7 +34,7 @@ use init_box::{
     track_scales, tracks, trun_ticks,
 };
 pub use live::package_live;
-pub use ts::package_ts;
+pub use ts::{package_ts, package_ts_live};
 
 /// One media segment written.
 #[derive(Debug, Clone)]
@@ -187,7 +187,7 @@ impl SplitSink {
             }
         }
         self.started += 1;
-        let name = format!("seg_{:05}.m4s", self.started);
+        let name = Form::CMAF.segment_name(self.started);
         // Written under a temporary name, renamed once complete.
         self.file = Some(File::create(self.dir.join(part_name(&name)))?);
         self.segments.push(Segment {
@@ -554,12 +554,14 @@ fn write_playlists(
 
 /// What a playlist's segments are: CMAF ones with their init segment
 /// (`#EXT-X-MAP`, version 7), or MPEG-TS ones, whole in themselves
-/// (version 3, RFC 8216 §7: decimal `#EXTINF`); and whether each starts
-/// with a keyframe (`#EXT-X-INDEPENDENT-SEGMENTS`, §4.3.5.1).
+/// (version 3, RFC 8216 §7: decimal `#EXTINF`); whether each starts
+/// with a keyframe (`#EXT-X-INDEPENDENT-SEGMENTS`, §4.3.5.1); and the
+/// extension of the segment files.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Form {
     map: Option<&'static str>,
     independent: bool,
+    ext: &'static str,
 }
 
 impl Form {
@@ -567,11 +569,22 @@ impl Form {
     pub(crate) const CMAF: Form = Form {
         map: Some("init.mp4"),
         independent: true,
+        ext: "m4s",
     };
 
     /// MPEG-TS segments.
     pub(crate) const fn ts(independent: bool) -> Form {
-        Form { map: None, independent }
+        Form {
+            map: None,
+            independent,
+            ext: "ts",
+        }
+    }
+
+    /// The file name of segment `number` (the first is 1):
+    /// `seg_00001.m4s`, `seg_00001.ts`.
+    pub(crate) fn segment_name(self, number: u64) -> String {
+        format!("seg_{number:05}.{}", self.ext)
     }
 
     fn head(self) -> String {
@@ -640,8 +653,8 @@ pub struct LiveArgs<'a> {
 
 /// The `package` command: prints its report on stderr; the exit code
 /// (0, 1 for a failure, 64 for a usage error).
-/// With `ts`, MPEG-TS segments ([`package_ts`]) rather than CMAF ones:
-/// HLS only (not with `--dash`), and not live.
+/// With `ts`, MPEG-TS segments ([`package_ts`], [`package_ts_live`])
+/// rather than CMAF ones: HLS only (not with `--dash`).
 pub fn cmd_package(
     input: &Path,
     outdir: &Path,
@@ -671,14 +684,8 @@ pub fn cmd_package(
         eprintln!("mediaslice: --window is for --live (a finished file gets a VOD playlist of all its segments)");
         return 64;
     }
-    if ts && is_live {
-        eprintln!("mediaslice: package: --ts with --live is not done; live HLS is written with CMAF segments (leave --ts out)");
-        return 64;
-    }
     let started = std::time::Instant::now();
-    let result = if ts {
-        package_ts(input, outdir, ms)
-    } else if is_live {
+    let result = if is_live {
         let Some(idle) = parse_duration_ms(if live.idle.is_empty() { "10s" } else { live.idle }) else {
             eprintln!("mediaslice: --idle {}: not a duration (10s, 500ms)", live.idle);
             return 64;
@@ -692,9 +699,12 @@ pub fn cmd_package(
         } else {
             crate::live::LiveInput::follow(input, opts)
         };
-        source
-            .map_err(RemuxError::Io)
-            .and_then(|src| package_live(&src, outdir, ms, live.window, dash))
+        source.map_err(RemuxError::Io).and_then(|src| match ts {
+            true => package_ts_live(&src, outdir, ms, live.window),
+            false => package_live(&src, outdir, ms, live.window, dash),
+        })
+    } else if ts {
+        package_ts(input, outdir, ms)
     } else {
         package(input, outdir, ms, hls, dash)
     };

@@ -10,36 +10,22 @@
 //! the same way, through a pipe and as a growing file.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod live_common;
+
+use live_common::{
+    corpus, fast, ffmpeg_reads_cleanly, listed, mkv_stream, package_growing, package_stdin, scratch, unknown_size,
+    SEGMENT,
+};
 use mediaslice::crc::crc32;
 use mediaslice::{Demuxer, SliceSource};
-use mediaslice_std::live::{LiveInput, LiveOptions};
+use mediaslice_std::live::LiveInput;
 use mediaslice_std::package::{package, package_live};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files").join(rel)
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("mediaslice-live-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&p);
-    let _ = std::fs::remove_file(&p);
-    p
-}
-
-/// The segment names a media playlist lists.
-fn listed(playlist: &str) -> Vec<String> {
-    playlist
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
 
 /// Per track: (size, CRC, dts) of every packet of `init.mp4` and the
 /// listed segments, joined, through our demuxer.
@@ -80,67 +66,12 @@ fn assert_same_media(live: &Path, whole: &Path) {
     assert_eq!(p, packets(whole));
 }
 
-fn fast(probe: u64) -> LiveOptions {
-    LiveOptions {
-        probe,
-        // Long enough for a loaded machine's writer thread to keep up.
-        idle: Duration::from_millis(1000),
-        poll: Duration::from_millis(5),
-        ..LiveOptions::default()
-    }
-}
-
-/// Writes `data` to `path` in `chunk`-byte appends, `pause` apart; before
-/// the last one, waits (up to 5 s) for `seen` to exist and notes in `early`
-/// whether it did.
-fn grow(path: PathBuf, data: Vec<u8>, chunk: usize, pause: Duration, seen: PathBuf, early: Arc<AtomicBool>) {
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    let parts: Vec<&[u8]> = data.chunks(chunk).collect();
-    for (i, part) in parts.iter().enumerate() {
-        std::thread::sleep(pause);
-        if i + 1 == parts.len() {
-            for _ in 0..1000 {
-                if seen.exists() {
-                    early.store(true, Ordering::SeqCst);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-        f.write_all(part).unwrap();
-        f.flush().unwrap();
-    }
-}
-
-/// Packages a file that grows: its first `first` bytes are there when the
-/// packager starts (also its start-up snapshot), the rest comes in
-/// `chunk`-byte appends 15 ms apart. Checks that a playlist existed before
-/// the last append and that the run ended cleanly; returns the output
-/// folder.
-fn package_growing(data: &[u8], name: &str, first: usize, chunk: usize) -> PathBuf {
-    let input = scratch(name);
-    let out = scratch(&format!("{name}-out"));
-    std::fs::write(&input, &data[..first]).unwrap();
-    let early = Arc::new(AtomicBool::new(false));
-    let writer = {
-        let (input, rest, seen, early) = (
-            input.clone(),
-            data[first..].to_vec(),
-            out.join("media.m3u8"),
-            early.clone(),
-        );
-        std::thread::spawn(move || grow(input, rest, chunk, Duration::from_millis(15), seen, early))
-    };
-    let live = LiveInput::follow(&input, fast(first as u64)).unwrap();
-    let report = package_live(&live, &out, 200, None, false).unwrap();
-    writer.join().unwrap();
-    assert!(
-        early.load(Ordering::SeqCst),
-        "{name}: no playlist before the input was complete"
-    );
-    assert!(report.stopped.is_none());
-    let _ = std::fs::remove_file(&input);
-    out
+/// `package_live` with 200 ms segments, no window, HLS alone.
+fn cmaf(
+    live: &LiveInput,
+    out: &Path,
+) -> Result<mediaslice_std::package::PackageReport, mediaslice_std::remux::RemuxError> {
+    package_live(live, out, 200, None, false)
 }
 
 #[test]
@@ -149,7 +80,7 @@ fn a_growing_file_is_packaged_as_it_grows() {
     let data = std::fs::read(&src).unwrap();
     // The first 16 KiB are there when the packager starts; the rest comes
     // in 4 KiB appends, 15 ms apart (about 0.3 s).
-    let out = package_growing(&data, "growing.ts", 16 << 10, 4096);
+    let out = package_growing(&data, "growing.ts", 16 << 10, 4096, cmaf);
     let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
     assert!(media.contains("#EXT-X-PLAYLIST-TYPE:EVENT\n"), "{media}");
     assert!(media.ends_with("#EXT-X-ENDLIST\n"), "{media}");
@@ -208,34 +139,12 @@ fn the_playlist_has_no_endlist_while_the_input_grows() {
     let _ = std::fs::remove_file(&input);
 }
 
-/// `mediaslice package - OUT --hls --segment 200ms` with `data` written to
-/// its standard input in `chunk`-byte pieces 5 ms apart; the run succeeds.
-/// Returns its standard error.
-fn package_stdin(data: &[u8], out: &Path, chunk: usize) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args(["package", "-", out.to_str().unwrap(), "--hls", "--segment", "200ms"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for part in data.chunks(chunk) {
-        stdin.write_all(part).unwrap();
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    drop(stdin);
-    let done = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&done.stderr).into_owned();
-    assert!(done.status.success(), "{err}");
-    err
-}
-
 #[test]
 fn standard_input_through_a_pipe() {
     let src = corpus("mpegts/h264_aac.ts");
     let data = std::fs::read(&src).unwrap();
     let out = scratch("stdin-out");
-    let err = package_stdin(&data, &out, 8192);
+    let err = package_stdin(&data, &out, 8192, &[]);
     assert!(err.contains("5 segments"), "{err}");
     let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
     assert!(media.ends_with("#EXT-X-ENDLIST\n"));
@@ -275,7 +184,10 @@ fn a_window_moves_the_media_sequence_and_deletes_old_segments() {
 fn a_progressive_mp4_and_a_flac_file_are_refused_live() {
     for (input, why) in [
         ("mp4/h264_aac.mp4", "moov"),
-        ("flac/s16_stereo.flac", "only MPEG-TS and Matroska/WebM are read live"),
+        (
+            "flac/s16_stereo.flac",
+            "only MPEG-TS, Matroska/WebM and fragmented MP4 are read live",
+        ),
     ] {
         let out = scratch("refused-out");
         let done = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
@@ -451,22 +363,6 @@ fn live_dash_through_a_pipe_with_a_window() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// `ffmpeg -v warning -i MPD -c copy -f null -` prints nothing and
-/// succeeds (skipped with a reason when ffmpeg is missing).
-fn ffmpeg_reads_cleanly(mpd: &Path) {
-    let Ok(run) = Command::new("ffmpeg")
-        .args(["-nostdin", "-v", "warning", "-i"])
-        .arg(mpd)
-        .args(["-c", "copy", "-f", "null", "-"])
-        .output()
-    else {
-        eprintln!("skipped: ffmpeg not found");
-        return;
-    };
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success() && err.trim().is_empty(), "{err}");
-}
-
 #[test]
 fn live_dash_streams_hold_the_tracks_packets() {
     // No window: every segment kept; each stream's init and fragments
@@ -503,34 +399,11 @@ fn live_dash_streams_hold_the_tracks_packets() {
     }
 }
 
-/// The unknown-size mark of a Segment (ID 18 53 80 67) or Cluster (ID
-/// 1F 43 B6 75): an 8-byte size of all ones (RFC 8794 §6.2).
-fn unknown_size(data: &[u8], id: [u8; 4]) -> bool {
-    let mut mark = id.to_vec();
-    mark.extend([0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]);
-    data.windows(mark.len()).any(|w| w == mark)
-}
-
-const SEGMENT: [u8; 4] = [0x18, 0x53, 0x80, 0x67];
-const CLUSTER: [u8; 4] = [0x1F, 0x43, 0xB6, 0x75];
-
-/// Our own Matroska live output of a corpus file (`mediaslice remux IN
-/// -`): a Segment and Clusters of unknown size.
-fn mkv_stream(rel: &str) -> Vec<u8> {
-    let run = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
-        .args(["remux", corpus(rel).to_str().unwrap(), "-"])
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    assert!(unknown_size(&run.stdout, SEGMENT) && unknown_size(&run.stdout, CLUSTER));
-    run.stdout
-}
-
-/// Per track, (size, CRC) of every packet of a Matroska input, through our
-/// demuxer.
+/// Per track, (size, CRC) of every packet of a Matroska or MP4 input,
+/// through our demuxer.
 fn input_packets(data: &[u8]) -> Vec<Vec<(usize, u32)>> {
     let mut join = vec![0u8; data.len() + 4096];
-    let mut d = Demuxer::open(SliceSource::with_scratch(data, &mut join), Some("mkv")).unwrap();
+    let mut d = Demuxer::open(SliceSource::with_scratch(data, &mut join), None).unwrap();
     let mut out = vec![Vec::new(); d.tracks().len()];
     while let Some(p) = d.next_packet().unwrap() {
         out[p.track].push((p.data.len(), crc32(p.data)));
@@ -551,7 +424,8 @@ fn assert_live_output(out: &Path, data: &[u8], name: &str) {
     let want = input_packets(data);
     assert!(want.iter().all(|t| !t.is_empty()), "{name}");
     assert_eq!(got, want, "{name}: the input's packets");
-    let file = scratch(&format!("{name}.mkv"));
+    let ext = if data.get(4..8) == Some(b"ftyp") { "mp4" } else { "mkv" };
+    let file = scratch(&format!("{name}.{ext}"));
     std::fs::write(&file, data).unwrap();
     let whole = reference(&file, &format!("{name}-ref"));
     assert_same_media(out, &whole);
@@ -622,7 +496,7 @@ fn a_growing_matroska_file() {
     let data = mkv_stream("mp4/h264_aac.mp4");
     // 8 KiB there at the start (the headers and the first Cluster's
     // start), the rest in 2 KiB appends 15 ms apart.
-    let out = package_growing(&data, "growing.mkv", 8 << 10, 2048);
+    let out = package_growing(&data, "growing.mkv", 8 << 10, 2048, cmaf);
     assert_live_output(&out, &data, "growing-mkv");
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -631,7 +505,7 @@ fn a_growing_matroska_file() {
 fn a_matroska_stream_on_the_binarys_standard_input() {
     let data = mkv_stream("mp4/h264_aac.mp4");
     let out = scratch("mkv-stdin-out");
-    let err = package_stdin(&data, &out, 4096);
+    let err = package_stdin(&data, &out, 4096, &[]);
     assert!(err.contains("73 packets, 3 segments"), "{err}");
     assert_live_output(&out, &data, "mkv-stdin");
     let _ = std::fs::remove_dir_all(&out);
@@ -666,4 +540,103 @@ fn ffmpeg_matroska_and_webm_to_a_pipe() {
         assert_live_output(&out, &data, name);
         let _ = std::fs::remove_dir_all(&out);
     }
+}
+
+/// The end of the `moov` of an MP4 whose top-level boxes start with `ftyp`
+/// and `moov`.
+fn moov_end(data: &[u8]) -> usize {
+    let size = |at: usize| u32::from_be_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+    let ftyp = size(0);
+    assert_eq!(&data[ftyp + 4..ftyp + 8], b"moov");
+    ftyp + size(ftyp)
+}
+
+/// Fragmented MP4 streams of the corpus H.264 + AAC MP4, as a recorder or
+/// an encoder writes them to a pipe: our own (`remux IN - --fragmented
+/// --fragment-ms 200`, fragments of about a keyframe) and, when ffmpeg is
+/// there, ffmpeg's `-movflags frag_keyframe+empty_moov -f mp4 -` (which
+/// ends with an `mfra`): (name, bytes).
+fn fmp4_streams() -> Vec<(&'static str, Vec<u8>)> {
+    let input = corpus("mp4/h264_aac.mp4");
+    let ours = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .arg("remux")
+        .arg(&input)
+        .args(["-", "--fragmented", "--fragment-ms", "200"])
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let mut out = vec![("fmp4-ours", ours.stdout)];
+    match Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(&input)
+        .args(["-c", "copy", "-movflags", "frag_keyframe+empty_moov", "-f", "mp4", "-"])
+        .output()
+    {
+        Ok(run) => {
+            assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+            out.push(("fmp4-ffmpeg", run.stdout));
+        }
+        Err(_) => eprintln!("skipped: ffmpeg not found (its fragmented MP4 on a pipe not tested)"),
+    }
+    for (name, data) in &out {
+        let moofs = data.windows(4).filter(|w| w == b"moof").count();
+        assert!(moofs >= 2, "{name}: {moofs} fragments");
+    }
+    out
+}
+
+#[test]
+fn a_growing_fragmented_mp4() {
+    for (name, data) in fmp4_streams() {
+        // The ftyp, the moov and a few bytes of the first fragment are there
+        // at the start (the snapshot the demuxer opens on); the rest comes in
+        // 2 KiB appends 15 ms apart.
+        let first = moov_end(&data) + 40;
+        let label = format!("growing-{name}");
+        let out = package_growing(&data, &label, first, 2048, cmaf);
+        assert_live_output(&out, &data, &label);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+#[test]
+fn a_fragmented_mp4_through_a_pipe_and_on_standard_input() {
+    for (name, data) in fmp4_streams() {
+        let label = format!("pipe-{name}");
+        let out = live_through_a_pipe(&data, &label);
+        assert_live_output(&out, &data, &label);
+        let _ = std::fs::remove_dir_all(&out);
+        // The binary, CMAF and MPEG-TS segments.
+        let out = scratch(&format!("stdin-{name}"));
+        let err = package_stdin(&data, &out, 4096, &[]);
+        assert!(err.contains("73 packets, 3 segments"), "{name}: {err}");
+        assert_live_output(&out, &data, &format!("stdin-{name}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let err = package_stdin(&data, &out, 4096, &["--ts"]);
+        assert!(err.contains("73 packets, 3 segments"), "{name} --ts: {err}");
+        let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
+        assert!(
+            media.ends_with("#EXT-X-ENDLIST\n") && !media.contains("#EXT-X-MAP"),
+            "{media}"
+        );
+        assert_eq!(listed(&media), ["seg_00001.ts", "seg_00002.ts", "seg_00003.ts"]);
+        ffmpeg_reads_cleanly(&out.join("master.m3u8"));
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+#[test]
+fn a_progressive_mp4_with_its_moov_first_is_refused_live() {
+    // moov at the start, samples in one mdat: not fragments.
+    let input = corpus("mp4/h264_aac_faststart.mp4");
+    let data = std::fs::read(&input).unwrap();
+    moov_end(&data);
+    let out = scratch("faststart-out");
+    let live = LiveInput::stream(Box::new(std::fs::File::open(&input).unwrap()), fast(16 << 10));
+    let err = package_live(&live, &out, 200, None, false).unwrap_err().to_string();
+    assert!(
+        err.contains("progressive MP4/MOV") && err.contains("fragmented MP4"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written");
 }

@@ -22,14 +22,32 @@
 //! * the playlists: version 3, no `#EXT-X-MAP`, `CODECS` and `RESOLUTION`;
 //! * `ffmpeg -v warning -i master.m3u8 -c copy -f null -` prints nothing
 //!   (skipped, said on stderr, without ffmpeg);
-//! * usage errors (`--ts --dash`, `--ts --live`) exit 64 and write nothing;
-//!   a codec TS does not carry is refused as `remux OUT.ts` refuses it,
-//!   with no output folder left.
+//! * usage errors (`--ts --dash`, also with `--live`) exit 64 and write
+//!   nothing; a codec TS does not carry is refused as `remux OUT.ts`
+//!   refuses it, with no output folder left.
+//!
+//! Live (`package_ts_live`, `package - OUT --hls --ts`): a growing MPEG-TS
+//! file and growing Matroska streams (video and audio, audio alone), and
+//! an MPEG-TS on the binary's standard input with `--window 2`:
+//!
+//! * a playlist lists a segment, with no `#EXT-X-ENDLIST`, before the
+//!   input is complete;
+//! * the final playlist (version 3, no `#EXT-X-MAP`, `EVENT` or a window's
+//!   `#EXT-X-MEDIA-SEQUENCE`, `#EXT-X-ENDLIST`) lists the finished file's
+//!   segments with the same `#EXTINF`, and each is byte for byte the
+//!   finished file's; with a window the old files are deleted;
+//! * the segments joined carry the input's packets per track and
+//!   continuity counters that run on; ffmpeg reads `master.m3u8` with no
+//!   warning.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod live_common;
+
+use live_common::{fast, ffmpeg_reads_cleanly, listed, mkv_stream, package_growing, package_stdin};
 use mediaslice::types::rescale_q;
 use mediaslice::{Demuxer, Rational, SliceSource, TrackKind};
-use mediaslice_std::package::package_ts;
+use mediaslice_std::live::LiveInput;
+use mediaslice_std::package::{package_ts, package_ts_live};
 use mediaslice_std::remux::{remux_file, RemuxOptions};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -46,7 +64,8 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Packets per track, the first packet's keyframe flag per track, and
-/// per track (first decode time, end of the last packet) in seconds.
+/// per track (first decode time, end of the last packet) in seconds (a
+/// packet of unknown duration lasting the step since the previous one).
 struct Read {
     counts: Vec<usize>,
     kinds: Vec<TrackKind>,
@@ -70,6 +89,8 @@ fn read(bytes: &[u8], ext: &str) -> Read {
         span: vec![None; n],
         first_90k: vec![None; n],
     };
+    // Per track, the previous packet's time and duration.
+    let mut prev: Vec<Option<(i64, i64)>> = vec![None; n];
     while let Some(p) = d.next_packet().unwrap() {
         let i = p.track;
         r.counts[i] += 1;
@@ -77,7 +98,16 @@ fn read(bytes: &[u8], ext: &str) -> Read {
         if let Some(t) = p.dts.or(p.pts) {
             let tb = tbs[i];
             let s = t as f64 * tb.num as f64 / tb.den as f64;
-            let e = s + p.duration.unwrap_or(0) as f64 * tb.num as f64 / tb.den as f64;
+            // A packet of unknown duration lasts the step since the
+            // previous one, else the previous step.
+            let d = match p.duration {
+                Some(d) if d > 0 => d as i64,
+                _ => prev[i]
+                    .filter(|&(q, _)| t > q)
+                    .map_or(prev[i].map_or(0, |x| x.1), |(q, _)| t - q),
+            };
+            prev[i] = Some((t, d));
+            let e = s + d as f64 * tb.num as f64 / tb.den as f64;
             let span = r.span[i].get_or_insert((s, e));
             span.0 = span.0.min(s);
             span.1 = span.1.max(e);
@@ -272,7 +302,7 @@ fn usage_errors_and_refused_codecs_write_nothing() {
     for extra in [
         &["--dash"][..],
         &["--hls", "--dash"],
-        &["--hls", "--live"],
+        &["--hls", "--live", "--dash"],
         &["--hls", "--fmp4"],
     ] {
         let dir = scratch(&format!("usage{}", extra.join("")));
@@ -315,4 +345,118 @@ fn usage_errors_and_refused_codecs_write_nothing() {
         );
     }
     assert!(dir.join("master.m3u8").is_file());
+}
+
+/// The live output in `out` against the finished input `input` packaged
+/// at once with the same `--segment` (see the module); `window` as given
+/// to the live run.
+fn assert_live_ts(out: &Path, input: &Path, segment_ms: u32, window: Option<usize>, label: &str) {
+    let ext = input.extension().unwrap().to_str().unwrap().to_owned();
+    let whole = scratch(&format!("{label}-whole"));
+    let vod = package_ts(input, &whole, segment_ms).unwrap();
+    let n = vod.segments.len();
+    assert!(n >= 3, "{label}: {n} segments");
+    let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
+    assert!(media.starts_with("#EXTM3U\n#EXT-X-VERSION:3\n"), "{label}: {media}");
+    assert!(!media.contains("#EXT-X-MAP"), "{label}");
+    assert!(media.ends_with("#EXT-X-ENDLIST\n"), "{label}: {media}");
+    let vod_media = std::fs::read_to_string(whole.join("media.m3u8")).unwrap();
+    let (all, _) = extinf(&vod_media);
+    let first = window.map_or(0, |w| n.saturating_sub(w));
+    assert_eq!(
+        extinf(&media).0,
+        all[first..],
+        "{label}: the finished file's segments and #EXTINF"
+    );
+    assert!(
+        media.contains(&format!("#EXT-X-MEDIA-SEQUENCE:{first}\n")),
+        "{label}: {media}"
+    );
+    assert_eq!(
+        media.contains("#EXT-X-PLAYLIST-TYPE:EVENT\n"),
+        window.is_none(),
+        "{label}"
+    );
+    for name in listed(&media) {
+        assert!(
+            std::fs::read(out.join(&name)).unwrap() == std::fs::read(whole.join(&name)).unwrap(),
+            "{label}: {name} differs"
+        );
+    }
+    // Files on disk: a window deletes a segment a window after it left.
+    let gone = first.saturating_sub(window.unwrap_or(0));
+    for (k, s) in vod.segments.iter().enumerate() {
+        assert_eq!(out.join(&s.name).exists(), k >= gone, "{label}: {}", s.name);
+    }
+    let master = std::fs::read_to_string(out.join("master.m3u8")).unwrap();
+    assert!(master.starts_with("#EXTM3U\n#EXT-X-VERSION:3\n"), "{label}: {master}");
+    assert!(
+        master.contains(&format!("CODECS=\"{}\"", vod.codecs)),
+        "{label}: {master}"
+    );
+    if window.is_none() {
+        // Joined: the input's packets, counters that run on.
+        let mut ts = Vec::new();
+        for name in listed(&media) {
+            ts.extend(std::fs::read(out.join(name)).unwrap());
+        }
+        check_continuity(label, &ts);
+        let src = read(&std::fs::read(input).unwrap(), &ext);
+        assert_eq!(read(&ts, "ts").counts, src.counts, "{label}: packets per track");
+    }
+    let left: Vec<_> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".part") || n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{label}: {left:?}");
+    ffmpeg_reads_cleanly(&out.join("master.m3u8"));
+    let _ = std::fs::remove_dir_all(&whole);
+}
+
+#[test]
+fn live_ts_segments_from_growing_files() {
+    // (input bytes, its extension, bytes there at the start, append size)
+    let inputs = [
+        (
+            std::fs::read(corpus("mpegts/h264_aac.ts")).unwrap(),
+            "ts",
+            16 << 10,
+            4096,
+        ),
+        (mkv_stream("mp4/h264_aac.mp4"), "mkv", 8 << 10, 2048),
+        (mkv_stream("adts/aac_lc.aac"), "mka", 4 << 10, 1024),
+    ];
+    for (data, ext, first, chunk) in inputs {
+        let label = format!("growing.{ext}");
+        let out = package_growing(&data, &label, first, chunk, |live, out| {
+            package_ts_live(live, out, 400, None)
+        });
+        let file = scratch(&format!("input.{ext}"));
+        std::fs::write(&file, &data).unwrap();
+        assert_live_ts(&out, &file, 400, None, &label);
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_file(&file);
+    }
+}
+
+#[test]
+fn live_ts_on_standard_input_with_a_window() {
+    let input = corpus("mpegts/h264_aac.ts");
+    let out = scratch("stdin-window");
+    let data = std::fs::read(&input).unwrap();
+    let err = package_stdin(&data, &out, 4096, &["--ts", "--window", "2"]);
+    let vod = package_ts(&input, &scratch("stdin-window-count"), 200).unwrap();
+    assert!(err.contains(&format!(" {} segments", vod.segments.len())), "{err}");
+    assert_live_ts(&out, &input, 200, Some(2), "stdin-window");
+    // The library gives the same: the last two segments in its report.
+    let lib = scratch("stdin-window-lib");
+    let live = LiveInput::stream(Box::new(std::fs::File::open(&input).unwrap()), fast(16 << 10));
+    let report = package_ts_live(&live, &lib, 200, Some(2)).unwrap();
+    assert_eq!(report.media_sequence as usize, vod.segments.len() - 2);
+    let names: Vec<_> = report.segments.iter().map(|s| s.name.clone()).collect();
+    assert_eq!(listed(&std::fs::read_to_string(lib.join("media.m3u8")).unwrap()), names);
+    for d in [&out, &lib] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

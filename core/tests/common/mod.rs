@@ -18,6 +18,7 @@
 
 pub mod build;
 pub mod fragments;
+pub mod growing;
 pub mod mux;
 
 use mediaslice::crc::{crc32, Crc32};

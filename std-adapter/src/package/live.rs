@@ -1,6 +1,7 @@
 //! `package --live`: HLS from an input that is still arriving (a pipe, a
 //! growing file; see [`crate::live`]). Each segment is renamed into place
-//! as soon as its `mdat` is complete, then `media.m3u8` is rewritten
+//! as soon as its `mdat` is complete (MPEG-TS segments, `--ts`: once the
+//! next one starts, [`super::ts`]), then `media.m3u8` is rewritten
 //! (temporary name and rename, so a player never reads half a playlist)
 //! with its `#EXTINF`; `#EXT-X-ENDLIST` only once the input has ended.
 //! Without a window the playlist is an `EVENT` playlist (RFC 8216
@@ -14,7 +15,9 @@
 //! are at most N.
 
 use super::live_dash::LiveDash;
-use super::{codecs_of, master_playlist, media_playlist, resolution, split_passes, Form, PackageReport, Segment};
+use super::{
+    child, children, codecs_of, master_playlist, media_playlist, resolution, split_passes, Form, PackageReport, Segment,
+};
 use crate::live::{LiveInput, LiveSource};
 use crate::remux::RemuxError;
 use mediaslice::{Demuxer, FormatKind, Limits};
@@ -39,6 +42,8 @@ pub(crate) struct LiveHls {
     master_peak: Option<u64>,
     /// With `--dash`: the dynamic MPD's state.
     dash: Option<LiveDash>,
+    /// CMAF or MPEG-TS segments.
+    form: Form,
 }
 
 /// Writes `data` to `path` by a temporary name and a rename.
@@ -47,12 +52,6 @@ pub(super) fn write_atomic(path: &Path, data: impl AsRef<[u8]>) -> std::io::Resu
     tmp.push(".tmp");
     std::fs::write(&tmp, data)?;
     std::fs::rename(&tmp, path)
-}
-
-/// The name of the segment with media sequence number `seq` (the first is
-/// `seg_00001.m4s`, number 0).
-fn segment_name(seq: u64) -> String {
-    format!("seg_{:05}.m4s", seq + 1)
 }
 
 impl LiveHls {
@@ -70,6 +69,7 @@ impl LiveHls {
             seconds: 0.0,
             master_peak: None,
             dash: None,
+            form: Form::CMAF,
         }
     }
 
@@ -84,12 +84,20 @@ impl LiveHls {
     /// Errors: `Unsupported` for a codec with no `CODECS` string here.
     pub(super) fn start(&mut self, init: &[u8]) -> std::io::Result<()> {
         let codecs = codecs_of(init).map_err(|e| Error::new(ErrorKind::Unsupported, e.to_string()))?;
-        self.codecs = codecs.join(",");
-        self.resolution = resolution(init);
+        self.begin(codecs.join(","), resolution(init), Form::CMAF);
         if let Some(d) = self.dash.as_mut() {
             d.start(&self.dir, init)?;
         }
         Ok(())
+    }
+
+    /// The variant is known: its `CODECS`, its picture size and the form
+    /// of its segments (CMAF ones begin at [`LiveHls::start`], MPEG-TS
+    /// ones with their first segment).
+    pub(super) fn begin(&mut self, codecs: String, resolution: Option<(u16, u16)>, form: Form) {
+        self.codecs = codecs;
+        self.resolution = resolution;
+        self.form = form;
     }
 
     /// A complete segment: listed, the window moved, the playlists
@@ -108,7 +116,8 @@ impl LiveHls {
             while self.segments.len() > w {
                 self.segments.pop_front();
                 if let Some(gone) = self.sequence.checked_sub(w as u64) {
-                    let _ = std::fs::remove_file(self.dir.join(segment_name(gone)));
+                    // Media sequence number `gone` is segment file `gone + 1`.
+                    let _ = std::fs::remove_file(self.dir.join(self.form.segment_name(gone + 1)));
                     if let Some(d) = self.dash.as_mut() {
                         d.drop_through(&self.dir, gone);
                     }
@@ -119,19 +128,29 @@ impl LiveHls {
         self.write(false)
     }
 
-    /// The input has ended: `#EXT-X-ENDLIST`, and the final rates.
-    pub(super) fn finish(&mut self) -> std::io::Result<()> {
+    /// The input has ended: `#EXT-X-ENDLIST`, and the final rates; the
+    /// `report` of the run completed with the segments still listed, the
+    /// `CODECS` and the media sequence number.
+    ///
+    /// Errors: writing the playlists.
+    pub(super) fn finish(mut self, report: PackageReport) -> std::io::Result<PackageReport> {
         self.master_peak = None;
-        self.write(true)
+        self.write(true)?;
+        Ok(PackageReport {
+            segments: self.segments.into_iter().collect(),
+            codecs: self.codecs,
+            media_sequence: self.sequence,
+            ..report
+        })
     }
 
     fn write(&mut self, end: bool) -> std::io::Result<()> {
         let kind = if self.window.is_some() { None } else { Some("EVENT") };
-        let media = media_playlist(self.segments.iter(), self.target, self.sequence, kind, end, Form::CMAF);
+        let media = media_playlist(self.segments.iter(), self.target, self.sequence, kind, end, self.form);
         write_atomic(&self.dir.join("media.m3u8"), &media)?;
         if self.master_peak != Some(self.peak) {
             let average = (self.bytes as f64 * 8.0 / self.seconds.max(0.001)).ceil() as u64;
-            let master = master_playlist(self.peak, average, &self.codecs, self.resolution, Form::CMAF);
+            let master = master_playlist(self.peak, average, &self.codecs, self.resolution, self.form);
             write_atomic(&self.dir.join("master.m3u8"), &master)?;
             self.master_peak = Some(self.peak);
         }
@@ -150,44 +169,67 @@ fn refuse(kind: Option<FormatKind>) -> RemuxError {
     let what = kind.map_or("not a container this tool reads", |k| k.name());
     let why = match kind {
         Some(FormatKind::Mp4) => {
-            "MP4/MOV needs its moov (often at the end of the file) when it opens, and a live fragmented MP4 input is not done"
+            "a progressive MP4/MOV lists its samples in its moov (often at the end of the file), \
+             which an input still being written does not have; a fragmented MP4 (a moov with mvex \
+             first, then moof + mdat fragments) is read live"
         }
-        _ => "only MPEG-TS and Matroska/WebM are read live",
+        _ => "only MPEG-TS, Matroska/WebM and fragmented MP4 are read live",
     };
     RemuxError::Io(Error::new(
         ErrorKind::Unsupported,
         format!(
-            "package --live reads MPEG-TS or Matroska/WebM (what an encoder or a tuner writes as it goes); \
-             this input is {what}: {why}; package the finished file without --live"
+            "package --live reads MPEG-TS, Matroska/WebM or fragmented MP4 (what an encoder, a tuner \
+             or a recorder writes as it goes); this input is {what}: {why}; package the finished file \
+             without --live"
         ),
     ))
 }
 
-/// `mediaslice package - OUTDIR --hls --live [--window N]`: packages the
-/// live `input` (MPEG-TS, or Matroska/WebM: a stream's Segment and
-/// Clusters of unknown size, as a muxer writes to a pipe) into `outdir`
-/// as it arrives (see the module). The report lists the segments still in
-/// the playlist.
+/// Whether the input's first bytes (the snapshot the demuxer opens on,
+/// [`crate::live::LiveOptions::probe`]) hold a fragmented MP4's header: a
+/// whole `moov`, before any `mdat` or `moof`, with an `mvex` (ISO/IEC
+/// 14496-12 §8.8.1: movie fragments follow).
 ///
-/// Errors: as [`super::package`]; another input is refused (`Io` with
-/// `Unsupported`) before anything is written.
-pub fn package_live(
+/// Errors: reading the input.
+fn fragmented_mp4(input: &LiveInput) -> Result<bool, RemuxError> {
+    let n = mediaslice::Source::len(&input.source().map_err(RemuxError::Input)?);
+    let head = input
+        .head(usize::try_from(n).unwrap_or(usize::MAX))
+        .map_err(RemuxError::Input)?;
+    for (kind, body) in children(&head) {
+        match &kind {
+            b"moov" => return Ok(child(body, b"mvex").is_some()),
+            b"mdat" | b"moof" => return Ok(false),
+            _ => {}
+        }
+    }
+    Ok(false)
+}
+
+/// A live packaging run: `run` gets the two openers of `input` that
+/// [`crate::remux::remux_passes`] takes (the passes before the writing
+/// pass, and the writing pass, which lets the ring drop the input's first
+/// bytes). Only MPEG-TS, Matroska/WebM and fragmented MP4 are read live.
+///
+/// Errors: another input is refused (`Io` with `Unsupported`) before
+/// anything is written; `run`'s.
+pub(super) fn with_live_input<T>(
     input: &LiveInput,
-    outdir: &Path,
-    segment_ms: u32,
-    window: Option<usize>,
-    dash: bool,
-) -> Result<PackageReport, RemuxError> {
+    run: impl FnOnce(
+        &dyn Fn() -> mediaslice::Result<Demuxer<LiveSource>>,
+        &dyn Fn() -> mediaslice::Result<Demuxer<LiveSource>>,
+    ) -> Result<T, RemuxError>,
+) -> Result<T, RemuxError> {
     let head = input.head(4096).map_err(RemuxError::Input)?;
     let kind = match mediaslice::detect(&head, None) {
         Some(k @ (FormatKind::MpegTs | FormatKind::Matroska)) => k,
+        Some(FormatKind::Mp4) if fragmented_mp4(input)? => FormatKind::Mp4,
         other => return Err(refuse(other)),
     };
-    std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
     // The delivery bound (Limits::max_delivery_ratio) is set at open from
-    // the length, here the snapshot's: MPEG-TS and Matroska read forward
-    // and never hand out the same bytes twice, so a live input lifts it
-    // (to about 2 PiB after a 512 KiB snapshot).
+    // the length, here the snapshot's: MPEG-TS, Matroska and MP4 fragments
+    // are read forward (a fragment's moof and mdat once each), so a live
+    // input lifts it (to about 2 PiB after a 512 KiB snapshot).
     let limits = Limits {
         max_delivery_ratio: u32::MAX,
         ..Limits::default()
@@ -201,20 +243,40 @@ pub fn package_live(
         input.unpin();
         open()
     };
-    let mut live = LiveHls::new(outdir, window, segment_ms);
-    if dash {
-        live = live.with_dash();
-    }
-    let (sp, live) = split_passes(&open, &main, outdir, segment_ms, None, Some(live))?;
-    let mut live = live.ok_or(RemuxError::NoTracks)?;
-    live.finish().map_err(RemuxError::Io)?;
-    Ok(PackageReport {
-        segments: live.segments.into_iter().collect(),
-        codecs: live.codecs,
-        packets: sp.packets,
-        timescale: sp.timescale,
-        start: sp.start,
-        media_sequence: live.sequence,
-        stopped: sp.stopped,
+    run(&open, &main)
+}
+
+/// `mediaslice package - OUTDIR --hls --live [--window N]`: packages the
+/// live `input` (MPEG-TS; Matroska/WebM: a stream's Segment and Clusters
+/// of unknown size, as a muxer writes to a pipe; fragmented MP4: a `moov`
+/// with `mvex`, then `moof` + `mdat` fragments) into `outdir`
+/// as it arrives (see the module). The report lists the segments still in
+/// the playlist.
+///
+/// Errors: as [`super::package`]; another input is refused (`Io` with
+/// `Unsupported`) before anything is written.
+pub fn package_live(
+    input: &LiveInput,
+    outdir: &Path,
+    segment_ms: u32,
+    window: Option<usize>,
+    dash: bool,
+) -> Result<PackageReport, RemuxError> {
+    with_live_input(input, |open, main| {
+        std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
+        let mut live = LiveHls::new(outdir, window, segment_ms);
+        if dash {
+            live = live.with_dash();
+        }
+        let (sp, live) = split_passes(open, main, outdir, segment_ms, None, Some(live))?;
+        let live = live.ok_or(RemuxError::NoTracks)?;
+        let report = PackageReport {
+            packets: sp.packets,
+            timescale: sp.timescale,
+            start: sp.start,
+            stopped: sp.stopped,
+            ..PackageReport::default()
+        };
+        live.finish(report).map_err(RemuxError::Io)
     })
 }

@@ -18,8 +18,10 @@
 //!
 //! `#EXTINF`: the 90 kHz decode time of the timing track's first packet in
 //! the next segment less that of this one (the last: its last packet's
-//! end), the times the muxer stamps, so the durations add up to the
-//! track's span in the output. `CODECS` comes from the track
+//! end; a packet of unknown duration lasts the step since the previous
+//! one, as in the MP4 muxer), the times the muxer stamps, so the
+//! durations add up to the track's span in the output. `CODECS` comes
+//! from the track
 //! configurations (there is no init segment): `avcC`/`hvcC` records (built
 //! from Annex B parameter sets when the input has those), the
 //! AudioSpecificConfig (or the ADTS header's), and fixed strings.
@@ -27,14 +29,27 @@
 //! Files: each segment is written under `.part` and renamed once the next
 //! one starts (or the input ends); a failure removes the open `.part`. The
 //! payload is never held: 64 KiB of write buffer.
+//!
+//! Live ([`package_ts_live`]: a pipe, a growing file; [`crate::live`]): the
+//! same muxer and cuts over the live input, opened as `package --live`
+//! opens it. A segment's `#EXTINF` is known once the next segment's first
+//! timing packet is written (at a video cut, the keyframe the cut is made
+//! for), so each segment goes to the live playlist ([`super::live`]:
+//! `EVENT` or a `--window`, `#EXT-X-MEDIA-SEQUENCE`, `#EXT-X-ENDLIST` at
+//! the end) right then, renamed into place just before; the last one at
+//! the end of the input. The segments and their durations are those of
+//! the finished file.
 
+use super::live::{with_live_input, LiveHls};
 use super::{
     aac_codecs, avc_codecs, hevc_codecs, write_playlists, FileSplit, Files, Form, PackageReport, Segment, NO_CODECS,
 };
+use crate::live::LiveInput;
 use crate::remux::{declare_tracks, for_each_packet, open_mapped, prepare_tracks, start_us, RemuxError, RemuxReport};
 use mediaslice::types::rescale_q;
 use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Rational, Source, TrackKind};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
@@ -55,8 +70,13 @@ struct SegmentFiles {
     pos: u64,
     /// A cut is wanted at the next PAT (set by the packet loop).
     cut: Cell<bool>,
-    /// The segments started (durations filled in at the end).
-    segments: Vec<Segment>,
+    /// Segments started.
+    started: u64,
+    /// The segment being written (its name and bytes so far).
+    open: Option<Segment>,
+    /// Segments closed and renamed, for the packet loop to time
+    /// ([`Cutter`] takes them after each packet: at most one).
+    closed: RefCell<VecDeque<Segment>>,
 }
 
 impl SegmentFiles {
@@ -66,7 +86,9 @@ impl SegmentFiles {
             file: None,
             pos: 0,
             cut: Cell::new(false),
-            segments: Vec::new(),
+            started: 0,
+            open: None,
+            closed: RefCell::new(VecDeque::new()),
         }
     }
 
@@ -81,10 +103,11 @@ impl SegmentFiles {
         if self.file.is_none() || (self.cut.get() && self.is_pat(data)) {
             self.cut.set(false);
             self.end_segment()?;
-            let name = format!("seg_{:05}.ts", self.segments.len() + 1);
+            self.started += 1;
+            let name = Form::ts(true).segment_name(self.started);
             let f = File::create(self.dir.join(super::part_name(&name)))?;
             self.file = Some(BufWriter::with_capacity(BUFFER, f));
-            self.segments.push(Segment {
+            self.open = Some(Segment {
                 name,
                 bytes: 0,
                 seconds: 0.0,
@@ -94,21 +117,24 @@ impl SegmentFiles {
         if let Some(f) = self.file.as_mut() {
             f.write_all(data)?;
         }
-        if let Some(s) = self.segments.last_mut() {
+        if let Some(s) = self.open.as_mut() {
             s.bytes += data.len() as u64;
         }
         self.pos += data.len() as u64;
         Ok(())
     }
 
-    /// Closes the open segment file and renames it to its name.
+    /// Closes the open segment file, renames it to its name and queues
+    /// its record for the packet loop.
     fn end_segment(&mut self) -> std::io::Result<()> {
         let Some(f) = self.file.take() else { return Ok(()) };
         // Not synced, as the CMAF segments are not: hundreds of fsyncs
         // would triple the run (docs/write-side.md).
         drop(f.into_inner().map_err(|e| e.into_error())?);
-        let Some(seg) = self.segments.last() else { return Ok(()) };
-        std::fs::rename(self.dir.join(super::part_name(&seg.name)), self.dir.join(&seg.name))
+        let Some(seg) = self.open.take() else { return Ok(()) };
+        std::fs::rename(self.dir.join(super::part_name(&seg.name)), self.dir.join(&seg.name))?;
+        self.closed.get_mut().push_back(seg);
+        Ok(())
     }
 }
 
@@ -116,7 +142,7 @@ impl Drop for SegmentFiles {
     /// A segment still open is a failed run's: its `.part` goes.
     fn drop(&mut self) {
         if self.file.take().is_some() {
-            if let Some(seg) = self.segments.last() {
+            if let Some(seg) = self.open.as_ref() {
                 let _ = std::fs::remove_file(self.dir.join(super::part_name(&seg.name)));
             }
         }
@@ -180,7 +206,9 @@ fn picture_size(track: &mediaslice::Track, config: &[u8]) -> Option<(u16, u16)> 
     Some((u16::try_from(w).ok()?, u16::try_from(h).ok()?)).filter(|&(w, h)| w > 0 && h > 0)
 }
 
-/// Where the packet loop cuts, and the times that give `#EXTINF`.
+/// Where the packet loop cuts, and the times that give `#EXTINF`; the
+/// timed segments go to the VOD list or, live, to the playlist as soon as
+/// their duration is known.
 struct Cutter {
     /// Output index of the track that times the segments: the first video
     /// track (the muxer's PCR track), else the first.
@@ -190,16 +218,31 @@ struct Cutter {
     /// Least segment duration in 90 kHz.
     every: i64,
     /// 90 kHz decode time of the timing track's first packet in the
-    /// current segment.
+    /// latest segment that has one (where the next cut counts from).
     start: Option<i64>,
-    /// A segment began and its first timing packet is still to come.
-    pending: bool,
-    /// Per segment (by its index): that first time.
-    starts: Vec<(usize, i64)>,
+    /// That time of the timing track's first packet of all.
+    first: Option<i64>,
+    /// That time in the segment being written, once it has one.
+    open_start: Option<i64>,
+    /// Closed segments with their first time, waiting for the next
+    /// segment's first time (their end).
+    closed: VecDeque<(Segment, Option<i64>)>,
     /// End of the timing track's last packet (its time plus duration).
     end: i64,
+    /// The timing track's previous packet time and duration.
+    prev: Option<i64>,
+    step: i64,
     /// Whether the first segment starts with a keyframe too.
     independent: bool,
+    /// The variant's `CODECS` and picture size.
+    codecs: String,
+    resolution: Option<(u16, u16)>,
+    /// The timed segments (VOD), or the live playlist they go to.
+    done: Vec<Segment>,
+    live: Option<LiveHls>,
+    /// The I/O error of the live playlist, whose message the packet
+    /// loop's error cannot carry.
+    error: Option<std::io::Error>,
 }
 
 impl Cutter {
@@ -216,41 +259,76 @@ impl Cutter {
                 muxer.sink().split.cut.set(true);
             }
         }
-        let before = muxer.sink().split.segments.len();
         muxer.write_packet(p)?;
         let sink = &muxer.sink().split;
-        self.pending |= sink.segments.len() != before;
         if self.video {
             // A video cut belongs to this keyframe's PAT alone.
             sink.cut.set(false);
         }
+        // A segment closed while `p` was written: the one that was open.
+        for seg in sink.closed.borrow_mut().drain(..) {
+            self.closed.push_back((seg, self.open_start.take()));
+        }
         if timing {
-            if self.start.is_none() {
+            if self.first.is_none() {
                 self.independent = p.flags.keyframe || !self.video;
-                self.pending = true;
+                self.first = Some(t);
+                if let Some(l) = self.live.as_mut() {
+                    l.begin(self.codecs.clone(), self.resolution, Form::ts(self.independent));
+                }
             }
-            if self.pending {
-                self.starts.push((sink.segments.len().saturating_sub(1), t));
+            if self.open_start.is_none() {
+                self.open_start = Some(t);
                 self.start = Some(t);
-                self.pending = false;
+                self.settle(t).map_err(|e| {
+                    let err = super::io_err(std::io::Error::new(e.kind(), e.to_string()));
+                    self.error = Some(e);
+                    err
+                })?;
             }
-            let d = p.duration.and_then(|d| i64::try_from(d).ok()).unwrap_or(0);
-            self.end = self.end.max(t + rescale_q(d, self.time_base, CLOCK));
+            // An unknown duration (Matroska blocks, MPEG-TS PES): the step
+            // since the previous packet, else the previous step, as the MP4
+            // muxer times a sample (so the last segment is not 0 s long).
+            let d = match p.duration.and_then(|d| i64::try_from(d).ok()) {
+                Some(d) if d > 0 => rescale_q(d, self.time_base, CLOCK),
+                _ => self.prev.filter(|&q| t > q).map_or(self.step, |q| t - q),
+            };
+            self.prev = Some(t);
+            self.step = d;
+            self.end = self.end.max(t + d);
         }
         Ok(())
     }
 
-    /// Each segment's duration in 90 kHz: from its first timing packet to
-    /// the next segment's (the last: to the end); 0 for a segment with no
-    /// packet of the timing track.
-    fn durations(&self, segments: &mut [Segment]) {
-        for (k, &(i, t)) in self.starts.iter().enumerate() {
-            let next = self.starts.get(k + 1).map_or(self.end, |n| n.1);
-            if let Some(s) = segments.get_mut(i) {
-                s.ticks = u64::try_from(next - t).unwrap_or(0);
-                s.seconds = s.ticks as f64 / 90_000.0;
+    /// The closed segments are timed, `next` the first time after them:
+    /// each one's duration in 90 kHz runs from its first timing packet to
+    /// the next segment's (0 for a segment with no packet of the timing
+    /// track); then they go to the list or the live playlist, in order.
+    fn settle(&mut self, next: i64) -> std::io::Result<()> {
+        let mut after = next;
+        for (seg, start) in self.closed.iter_mut().rev() {
+            if let Some(s) = *start {
+                seg.ticks = u64::try_from(after - s).unwrap_or(0);
+                seg.seconds = seg.ticks as f64 / 90_000.0;
+                after = s;
             }
         }
+        while let Some((seg, _)) = self.closed.pop_front() {
+            match self.live.as_mut() {
+                Some(l) => l.push(seg)?,
+                None => self.done.push(seg),
+            }
+        }
+        Ok(())
+    }
+
+    /// The input has ended and the last segment is closed: it and any
+    /// still waiting are timed, the last to the timing track's end.
+    fn finish(&mut self, files: &mut SegmentFiles) -> std::io::Result<()> {
+        for seg in files.closed.get_mut().drain(..) {
+            self.closed.push_back((seg, self.open_start.take()));
+        }
+        self.settle(self.end)
     }
 }
 
@@ -264,15 +342,38 @@ pub fn package_ts(input: &Path, outdir: &Path, segment_ms: u32) -> Result<Packag
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     crate::MmapSource::open(input).map_err(RemuxError::Io)?;
     let open = || open_mapped(input, ext.as_deref());
-    ts_passes(&open, &open, outdir, segment_ms)
+    ts_passes(&open, &open, outdir, segment_ms, None)
 }
 
-/// [`package_ts`] over any source, the writing pass opened by `main`.
+/// `mediaslice package - OUTDIR --hls --ts [--window N]` (or a growing
+/// file with `--live`): [`package_ts`] of an input that is still
+/// arriving, the live playlist (as [`super::package_live`]'s, version 3
+/// and no `#EXT-X-MAP`) rewritten after each segment (see the module). The report lists the segments
+/// still in the playlist.
+///
+/// Errors: as [`package_ts`]; an input that is not MPEG-TS or
+/// Matroska/WebM is refused (`Io` with `Unsupported`) before anything is
+/// written.
+pub fn package_ts_live(
+    input: &LiveInput,
+    outdir: &Path,
+    segment_ms: u32,
+    window: Option<usize>,
+) -> Result<PackageReport, RemuxError> {
+    with_live_input(input, |open, main| {
+        let live = LiveHls::new(outdir, window, segment_ms);
+        ts_passes(open, main, outdir, segment_ms, Some(live))
+    })
+}
+
+/// [`package_ts`] over any source, the writing pass opened by `main`; with
+/// `live`, each segment goes to that playlist as soon as it is timed.
 fn ts_passes<S: Source>(
     open: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
     main: &dyn Fn() -> mediaslice::Result<Demuxer<S>>,
     outdir: &Path,
     segment_ms: u32,
+    live: Option<LiveHls>,
 ) -> Result<PackageReport, RemuxError> {
     let tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
     let mut muxer = Muxer::new(Files::new(SegmentFiles::new(outdir)), MuxFormat::Ts).map_err(RemuxError::Output)?;
@@ -285,20 +386,32 @@ fn ts_passes<S: Source>(
         .ok_or(RemuxError::Output(mediaslice::Error::unsupported(0, &NO_CODECS)))?;
     let timing = written.iter().position(|t| t.track.kind == TrackKind::Video);
     let first = written.get(timing.unwrap_or(0)).map(|t| &t.track);
-    let resolution = timing
-        .and_then(|i| written.get(i))
-        .and_then(|t| picture_size(&t.track, &t.config));
     let mut cutter = Cutter {
         timing: timing.unwrap_or(0),
         video: timing.is_some(),
         time_base: first.map_or(CLOCK, |t| t.time_base),
         every: i64::from(segment_ms) * 90,
         start: None,
-        pending: false,
-        starts: Vec::new(),
+        first: None,
+        open_start: None,
+        closed: VecDeque::new(),
         end: 0,
+        prev: None,
+        step: 0,
         independent: true,
+        codecs: codecs.join(","),
+        resolution: timing
+            .and_then(|i| written.get(i))
+            .and_then(|t| picture_size(&t.track, &t.config)),
+        done: Vec::new(),
+        live,
+        error: None,
     };
+    if let Some(l) = cutter.live.as_mut() {
+        // Begun again at the first timing packet, which says whether the
+        // first segment is independent too.
+        l.begin(cutter.codecs.clone(), cutter.resolution, Form::ts(true));
+    }
     std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
     muxer.write_header().map_err(RemuxError::Output)?;
     let mut demuxer = main().map_err(RemuxError::Input)?;
@@ -307,26 +420,32 @@ fn ts_passes<S: Source>(
     let stopped = match stopped {
         Ok(s) => s,
         Err(e) => {
-            return Err(match muxer.sink().error.as_ref() {
-                Some(io) => RemuxError::Io(std::io::Error::new(io.kind(), io.to_string())),
-                None => RemuxError::Output(e),
-            })
+            let io = cutter.error.take().or_else(|| {
+                let io = muxer.sink().error.as_ref()?;
+                Some(std::io::Error::new(io.kind(), io.to_string()))
+            });
+            return Err(io.map_or(RemuxError::Output(e), RemuxError::Io));
         }
     };
     let packets = muxer.packets();
     let mut sink = muxer.finish().map_err(RemuxError::Output)?.split;
     sink.end_segment().map_err(RemuxError::Io)?;
-    let mut segments = std::mem::take(&mut sink.segments);
-    cutter.durations(&mut segments);
-    let codecs = codecs.join(",");
-    write_playlists(outdir, &segments, &codecs, resolution, Form::ts(cutter.independent))?;
-    Ok(PackageReport {
-        segments,
-        codecs,
+    cutter.finish(&mut sink).map_err(RemuxError::Io)?;
+    let report = PackageReport {
         packets,
         timescale: 90_000,
-        start: cutter.starts.first().map_or(0, |s| u64::try_from(s.1).unwrap_or(0)),
+        start: cutter.first.map_or(0, |t| u64::try_from(t).unwrap_or(0)),
         stopped,
         ..PackageReport::default()
+    };
+    if let Some(live) = cutter.live.take() {
+        return live.finish(report).map_err(RemuxError::Io);
+    }
+    let form = Form::ts(cutter.independent);
+    write_playlists(outdir, &cutter.done, &cutter.codecs, cutter.resolution, form)?;
+    Ok(PackageReport {
+        segments: cutter.done,
+        codecs: cutter.codecs,
+        ..report
     })
 }

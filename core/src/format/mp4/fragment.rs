@@ -82,7 +82,16 @@ impl Mp4Demuxer {
                 ctx.diags.report("mp4.too-many-boxes", self.frag.top);
                 return Ok(false);
             }
-            let h = read_box_header(src, self.frag.top, len)?;
+            let h = match read_box_header(src, self.frag.top, len) {
+                Ok(h) => h,
+                // A live input that ended between two top-level boxes: it
+                // had not said so when asked before the read (a box skipped
+                // unread, as a trailing `mfra`, leaves bytes it has not
+                // seen read). A finished input never gets here: its length
+                // is fixed and the header lies within it.
+                Err(e) if e.is_truncation() && self.frag.top >= src.len() => return Ok(false),
+                Err(e) => return Err(e),
+            };
             let next = h.end;
             if &h.kind == b"moof" {
                 if h.clamped {

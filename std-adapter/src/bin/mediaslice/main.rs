@@ -143,7 +143,8 @@ enum Cmd {
     Repair(RepairArgs),
     /// Package IN for HLS into OUTDIR: CMAF init + media segments, media
     /// and multivariant playlists (`--hls [--segment 6s]`); live from a
-    /// growing MPEG-TS or Matroska/WebM (`--live`) or standard input (IN `-`).
+    /// growing MPEG-TS, Matroska/WebM or fragmented MP4 (`--live`) or
+    /// standard input (IN `-`).
     Package(PackageArgs),
     /// Peak resident memory and heap per phase (open, tracks and tags, every
     /// packet, seek), as JSON; for benches/scripts/memory.sh.
@@ -308,7 +309,7 @@ struct PackageArgs {
     #[arg(long)]
     dash: bool,
     /// HLS with MPEG-TS segments (`seg_NNNNN.ts`, playlist version 3, no
-    /// init segment) rather than CMAF ones; not with `--dash` or `--live`.
+    /// init segment) rather than CMAF ones, also live; not with `--dash`.
     #[arg(long, conflicts_with = "fmp4")]
     ts: bool,
     /// CMAF (fragmented MP4) segments: the default.
@@ -319,7 +320,7 @@ struct PackageArgs {
     #[arg(long, value_name = "DURATION", default_value = "6s")]
     segment: String,
     /// Live: package IN while it is still being written (MPEG-TS,
-    /// Matroska/WebM with a Segment of unknown size): each
+    /// Matroska/WebM with a Segment of unknown size, fragmented MP4): each
     /// segment and the playlist as soon as the segment is complete,
     /// `#EXT-X-ENDLIST` when the input ends. Implied by IN `-`.
     #[arg(long, visible_alias = "follow")]
