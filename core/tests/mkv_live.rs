@@ -8,7 +8,7 @@
 #![cfg(feature = "mkv")]
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::growing::{self, drain, first_error, whole, Growing};
 use mediaslice::{Demuxer, FormatKind, Source};

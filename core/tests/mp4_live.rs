@@ -9,7 +9,7 @@
 #![cfg(feature = "mp4")]
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::growing::{drain, first_error, whole, Growing};
 use mediaslice::{Demuxer, FormatKind, Source};

@@ -43,6 +43,7 @@ mod mkv_mux;
 mod mkv_samples;
 mod mov_pcm;
 mod mp4_faststart;
+mod mp4_live;
 mod mp4_mux;
 mod mux_driver;
 mod pieces;

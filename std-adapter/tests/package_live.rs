@@ -10,7 +10,7 @@
 //! the same way, through a pipe and as a growing file.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod live_common;
+use crate::live_common;
 
 use live_common::{
     corpus, fast, ffmpeg_reads_cleanly, listed, mkv_stream, package_growing, package_stdin, scratch, unknown_size,

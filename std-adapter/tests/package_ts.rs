@@ -41,7 +41,7 @@
 //!   warning.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod live_common;
+use crate::live_common;
 
 use live_common::{fast, ffmpeg_reads_cleanly, listed, mkv_stream, package_growing, package_stdin};
 use mediaslice::types::rescale_q;

@@ -22,6 +22,8 @@ mod common;
 #[path = "common/mod.rs"]
 mod http_common;
 #[cfg(feature = "cli")]
+mod live_common;
+#[cfg(feature = "cli")]
 mod probe_oracle;
 mod remux_common;
 #[cfg(feature = "cli")]
