@@ -594,7 +594,7 @@ impl Fmp4Muxer {
         let n = self.waiting.take(i);
         let Some(mut o) = self.open else { return Ok(()) };
         let num = ctx.tracks.get(i).map_or(1, |t| t.time_base.num);
-        let next = next.map(|p| Next::of(p, num, pos)).transpose()?;
+        let next = next.map(|p| Next::of(p, num));
         let track = u8::try_from(i).unwrap_or(u8::MAX);
         let (at, end) = (
             self.init_cap,

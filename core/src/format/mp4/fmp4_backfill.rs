@@ -13,8 +13,9 @@
 //! `d − (k − j)·step` (`j` from 0), one frame apart and before `d`. That is
 //! the progressive rebuild's rule for its first `D` samples (the first
 //! presented time delayed by `D` frames), so both muxers give a reader the
-//! same decode times; `step` is the packet's duration, else the gap from
-//! `d` to the next presentation time among these packets, else 1 tick.
+//! same decode times; `step` is the packet's duration, else the gap
+//! between the two least presentation times of these packets (the
+//! rebuild's fallback too), else 1 tick.
 //! A track that ends while waiting takes `d` = its least presentation time.
 //!
 //! The track's decode-time shift (the `elst` media time, `fmp4.rs`) is fixed
@@ -27,7 +28,6 @@
 //! §8.8.12 (`tfdt`), §8.6.6 (`elst`).
 
 use super::fmp4_boxes::{Rec, RECORD};
-use super::muxer::scaled;
 use crate::error::{Error, Result};
 use crate::limits::MAX_TRACKS;
 use crate::types::Packet;
@@ -89,14 +89,16 @@ pub(super) struct Next {
 
 impl Next {
     /// The times of packet `p` in the media time scale (times multiplied
-    /// by the time base numerator `num`).
-    pub(super) fn of(p: &Packet<'_>, num: u32, pos: u64) -> Result<Next> {
-        let duration = p.duration.map_or(0, |d| i64::try_from(d).unwrap_or(i64::MAX));
-        Ok(Next {
-            dts: scaled(p.dts.unwrap_or(0), num, pos)?,
-            pts: scaled(p.pts.or(p.dts).unwrap_or(0), num, pos)?,
-            duration: scaled(duration, num, pos)?,
-        })
+    /// by the time base numerator `num`; a time that overflows it is
+    /// refused when the packet itself is prepared, right after).
+    pub(super) fn of(p: &Packet<'_>, num: u32) -> Next {
+        let scaled = |t: Option<i64>| t.unwrap_or(0).saturating_mul(i64::from(num));
+        let duration = p.duration.map(|d| i64::try_from(d).unwrap_or(i64::MAX));
+        Next {
+            dts: scaled(p.dts),
+            pts: scaled(p.pts.or(p.dts)),
+            duration: scaled(duration),
+        }
     }
 }
 
@@ -131,16 +133,21 @@ fn waiting_pts(records: &[u8], track: u8, n: u16) -> impl Iterator<Item = i64> +
 /// given the track's first packet with a decode time (`None`: the track
 /// ended).
 pub(super) fn plan(records: &[u8], track: u8, n: u16, next: Option<Next>) -> Plan {
-    let least = waiting_pts(records, track, n).min().unwrap_or(0);
-    let d = next.map_or(least, |x| x.dts);
-    let gap = waiting_pts(records, track, n)
-        .chain(next.map(|x| x.pts))
-        .filter(|&p| p > d)
-        .min()
-        .map(|p| p.saturating_sub(d));
+    // The two least presentation times, of the waiting packets and `next`
+    // (as the progressive rebuild takes the two least of its first D + 2).
+    let (mut p0, mut p1) = (i64::MAX, i64::MAX);
+    for p in waiting_pts(records, track, n).chain(next.map(|x| x.pts)) {
+        if p < p0 {
+            (p0, p1) = (p, p0);
+        } else if p > p0 && p < p1 {
+            p1 = p;
+        }
+    }
+    let d = next.map_or(p0, |x| x.dts);
     let step = match next.map_or(0, |x| x.duration) {
         f if f > 0 => f,
-        _ => gap.unwrap_or(1),
+        _ if p1 != i64::MAX => p1.saturating_sub(p0),
+        _ => 1,
     };
     Plan {
         first: d.saturating_sub(step.saturating_mul(i64::from(n))),
@@ -158,13 +165,16 @@ pub(super) fn fill(records: &mut [u8], track: u8, n: u16, plan: Plan, shift: i64
         return Err(Error::unsupported(pos, &NEGATIVE_TFDT));
     }
     let mut out = Filled::default();
-    let mut dts = plan.first;
-    let mine = records
-        .chunks_exact_mut(RECORD)
-        .filter(|b| Rec::decode(b).track == track)
-        .take(usize::from(n));
-    for b in mine {
+    let (mut dts, mut left) = (plan.first, n);
+    for b in records.chunks_exact_mut(RECORD) {
         let mut r = Rec::decode(b);
+        if r.track != track {
+            continue;
+        }
+        if left == 0 {
+            break;
+        }
+        left -= 1;
         let pts = r.dts.saturating_add(i64::from(r.cts));
         r.cts = i32::try_from(pts.saturating_sub(dts)).map_err(|_| {
             Error::unsupported(

@@ -432,7 +432,7 @@ fn is_annexb(b: &[u8]) -> bool {
 }
 
 /// `t` in the media time scale: multiplied by the time base numerator.
-pub(super) fn scaled(t: i64, num: u32, pos: u64) -> Result<i64> {
+fn scaled(t: i64, num: u32, pos: u64) -> Result<i64> {
     t.checked_mul(i64::from(num)).ok_or(Error::unsupported(
         pos,
         &"mp4 muxer: a timestamp overflows the media time scale (ISO/IEC 14496-12 8.4.2)",
