@@ -277,10 +277,12 @@ fn input_errors_are_errors_not_panics() {
     let mut buf = vec![0u8; 1 << 16];
     let mut m = Muxer::with_scratch(SliceSink::new(&mut buf), FMP4, vec![0u8; 1 << 16]).unwrap();
     m.add_track(&TrackSpec::new(&t).with_config(&[0x11, 0x90])).unwrap();
-    m.write_packet(&Packet::contiguous(0, 0, b"frame").with_times(Some(1024), None, None))
+    // Given decode times that go back (presentation times alone may: see
+    // fmp4_backfill.rs).
+    m.write_packet(&Packet::contiguous(0, 0, b"frame").with_times(Some(1024), Some(1024), None))
         .unwrap();
     let e = m
-        .write_packet(&Packet::contiguous(0, 0, b"frame").with_times(Some(0), None, None))
+        .write_packet(&Packet::contiguous(0, 0, b"frame").with_times(Some(0), Some(0), None))
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
     // No scratch: nowhere to build the init segment.

@@ -48,7 +48,10 @@
 //! denominator). Decode times are written from the first packet's shifted
 //! to be non-negative (`tfdt` is unsigned); the shift is the media time of
 //! an edit list (`elst`, §8.6.6) with duration 0 (the whole media), so a
-//! reader gives the input's times back.
+//! reader gives the input's times back. A track whose first packets
+//! come without decode times (Matroska B-frames) has them back-filled when
+//! its first decode time comes, and its shift fixed then
+//! (`fmp4_backfill.rs`).
 //!
 //! **Random access.** On a patchable sink `finish` appends an `mfra`
 //! (§8.8.9) whose bounded table is in `fmp4_mfra.rs`.
@@ -58,6 +61,7 @@
 //! fragment is a `free` box and an `mdat` of size 0 ("to the end of the
 //! file", §4.2) until it closes.
 
+use super::fmp4_backfill::{closed_while_waiting, fill, plan, Next, Waiting, NEGATIVE_TFDT};
 use super::fmp4_boxes::{track_span, write_init, write_moof, Count, Fragment, Rec, RECORD};
 use super::fmp4_hybrid::{Hybrid, GAP_TRACK};
 use super::fmp4_mfra::{Entry, RandomAccess};
@@ -168,6 +172,9 @@ pub struct Fmp4Muxer {
     /// Per track: what its decode times are shifted by (fixed at its first
     /// packet).
     shift: [Option<i64>; MAX_TRACKS],
+    /// Per track, its first records still without decode times
+    /// (`fmp4_backfill.rs`).
+    waiting: Waiting,
     /// The track whose keyframes cut fragments, and whether it is video.
     cut_track: usize,
     cut_video: bool,
@@ -208,6 +215,7 @@ impl Fmp4Muxer {
             init_at: 0,
             elst_at: [0; MAX_TRACKS],
             shift: [None; MAX_TRACKS],
+            waiting: Waiting::default(),
             cut_track: 0,
             cut_video: false,
             tracks: 0,
@@ -396,6 +404,9 @@ impl Fmp4Muxer {
         ctx: &MuxContext,
         next: Option<(u8, i64)>,
     ) -> Result<()> {
+        if self.waiting.any() {
+            return Err(closed_while_waiting(sink.position()));
+        }
         let Some(o) = self.open.take() else { return Ok(()) };
         if o.buffered && !self.init_written {
             self.write_init_now(sink, scratch, ctx)?;
@@ -547,6 +558,68 @@ impl Fmp4Muxer {
         });
     }
 
+    /// Track `i`'s decode-time shift, fixed (and patched into the init
+    /// segment's `elst` when it is out) at its first decode time `dts`.
+    fn shift_for<K: Sink>(&mut self, sink: &mut K, i: usize, dts: i64) -> Result<i64> {
+        let pos = sink.position();
+        let slot = self
+            .shift
+            .get_mut(i)
+            .ok_or(Error::capacity(pos, &"fmp4 muxer: no such track"))?;
+        if let Some(s) = *slot {
+            return Ok(s);
+        }
+        let fixed = self.init_written && !self.patchable;
+        let s = if fixed { 0 } else { dts.min(0).saturating_neg() };
+        *slot = Some(s);
+        if self.init_written && s != 0 {
+            let at = self.init_at.saturating_add(self.elst_at.get(i).copied().unwrap_or(0));
+            sink.patch_at(at, &s.to_be_bytes())?;
+        }
+        Ok(s)
+    }
+
+    /// Back-fills the decode times of track `i`'s waiting records
+    /// (`fmp4_backfill.rs`) from `next`, its first packet with one (`None`:
+    /// the track ended), and fixes the track's shift and state from them.
+    fn end_wait<K: Sink>(
+        &mut self,
+        sink: &mut K,
+        scratch: &mut [u8],
+        ctx: &MuxContext,
+        i: usize,
+        next: Option<&Packet<'_>>,
+    ) -> Result<()> {
+        let pos = sink.position();
+        let n = self.waiting.take(i);
+        let Some(mut o) = self.open else { return Ok(()) };
+        let num = ctx.tracks.get(i).map_or(1, |t| t.time_base.num);
+        let next = next.map(|p| Next::of(p, num));
+        let track = u8::try_from(i).unwrap_or(u8::MAX);
+        let (at, end) = (
+            self.init_cap,
+            self.init_cap.saturating_add(o.samples.saturating_mul(RECORD)),
+        );
+        let records = self.parts(scratch).0.get_mut(at..end).unwrap_or(&mut []);
+        let plan = plan(records, track, n, next);
+        let shift = self.shift_for(sink, i, plan.first)?;
+        let f = fill(records, track, n, plan, shift, pos)?;
+        if f.any_cts {
+            o.cts_tracks |= 1u32 << (track & 31);
+        }
+        if i == self.cut_track {
+            o.cut_start = Some(plan.first.saturating_add(shift));
+        }
+        self.open = Some(o);
+        if let Some(t) = self.base.tracks.get_mut(i) {
+            t.first_dts = Some(plan.first);
+            t.last_dts = plan.last;
+            t.any_cts |= f.any_cts;
+            t.negative_cts |= f.negative;
+        }
+        Ok(())
+    }
+
     /// Whether a packet of track `i` at decode time `dts` (as written)
     /// with keyframe `key` closes the open fragment by its duration.
     fn cuts(&self, ctx: &MuxContext, i: usize, dts: i64, key: bool) -> bool {
@@ -678,32 +751,24 @@ impl FormatMuxer for Fmp4Muxer {
     ) -> Result<()> {
         let pos = sink.position();
         let i = packet.track;
+        // A packet with a presentation time but no decode time at a track's
+        // start waits for its decode time (fmp4_backfill.rs): until then
+        // it is recorded at its presentation time, and the track's state
+        // is kept as before its first packet.
+        let st = self.base.tracks.get(i).copied().unwrap_or_default();
+        let waits = packet.dts.is_none() && packet.pts.is_some() && (st.samples == 0 || self.waiting.count(i) > 0);
+        if !waits && self.waiting.count(i) > 0 {
+            self.end_wait(sink, scratch, ctx, i, Some(packet))?;
+        }
         let p = self.base.prepare(ctx, packet, pos)?;
         let track = u8::try_from(i).unwrap_or(u8::MAX);
-        // The track's shift, fixed at its first packet.
-        let slot = self
-            .shift
-            .get_mut(i)
-            .ok_or(Error::capacity(pos, &"fmp4 muxer: no such track"))?;
-        let shift = match *slot {
-            Some(s) => s,
-            None => {
-                let fixed = self.init_written && !self.patchable;
-                let s = if fixed { 0 } else { p.dts.min(0).saturating_neg() };
-                *slot = Some(s);
-                if self.init_written && s != 0 {
-                    let at = self.init_at.saturating_add(self.elst_at.get(i).copied().unwrap_or(0));
-                    sink.patch_at(at, &s.to_be_bytes())?;
-                }
-                s
-            }
+        let shift = match waits {
+            true => 0,
+            false => self.shift_for(sink, i, p.dts)?,
         };
         let dts = p.dts.saturating_add(shift);
-        if dts < 0 {
-            return Err(Error::unsupported(
-                pos,
-                &"fmp4 muxer: a decode time before the track's first one, after the init segment is out (tfdt is unsigned, ISO/IEC 14496-12 8.8.12)",
-            ));
+        if dts < 0 && !waits {
+            return Err(Error::unsupported(pos, &NEGATIVE_TFDT));
         }
         let cts = i32::try_from(p.cts).map_err(|_| {
             Error::unsupported(
@@ -713,7 +778,7 @@ impl FormatMuxer for Fmp4Muxer {
         })?;
         let next = Some((track, dts));
         let (scratch, index) = self.parts(scratch);
-        if self.cuts(ctx, i, dts, p.key) {
+        if !self.waiting.any() && !waits && self.cuts(ctx, i, dts, p.key) {
             self.close_fragment(sink, scratch, index, spill, ctx, next)?;
         }
         if let Some(o) = self.open {
@@ -777,6 +842,12 @@ impl FormatMuxer for Fmp4Muxer {
         }
         self.open = Some(o);
         self.base.commit(i, &p, pos)?;
+        if waits {
+            self.waiting.add(i, pos)?;
+            if let Some(t) = self.base.tracks.get_mut(i) {
+                t.first_dts = None;
+            }
+        }
         self.release_held(sink, scratch, ctx)
     }
 
@@ -791,6 +862,11 @@ impl FormatMuxer for Fmp4Muxer {
         spill: &mut Spill<'_>,
         ctx: &mut MuxContext,
     ) -> Result<()> {
+        for i in 0..self.tracks {
+            if self.waiting.count(i) > 0 {
+                self.end_wait(sink, scratch, ctx, i, None)?;
+            }
+        }
         let (scratch, index) = self.parts(scratch);
         self.close_fragment(sink, scratch, index, spill, ctx, None)?;
         if !self.init_written {

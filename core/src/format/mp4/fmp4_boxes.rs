@@ -62,7 +62,7 @@ impl Rec {
         out
     }
 
-    fn decode(b: &[u8]) -> Rec {
+    pub(super) fn decode(b: &[u8]) -> Rec {
         let mut a = [0u8; RECORD];
         for (d, s) in a.iter_mut().zip(b) {
             *d = *s;

@@ -29,6 +29,7 @@ mod chapter_track;
 mod chapters;
 mod demuxer;
 pub mod fmp4;
+mod fmp4_backfill;
 mod fmp4_boxes;
 mod fmp4_hybrid;
 mod fmp4_mfra;
