@@ -40,6 +40,7 @@ LIMIT_KIB=$((8 * 1024))
 [[ -x /usr/bin/time ]] || { echo "package_rss.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/package-rss.XXXXXX)
 trap 'rm -rf "$TMP" "$OUT_DIR"' EXIT
+trap 'exit 130' INT TERM
 
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 

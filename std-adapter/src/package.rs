@@ -545,19 +545,8 @@ fn write_playlists(
         .max()
         .unwrap_or(1)
         .max(1);
-    // Streamed to the file, not built in memory: a VOD playlist has a line
-    // pair per segment (about 2.4 MB for 37 hours in 2 s segments).
-    let path = outdir.join("media.m3u8");
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let mut w = std::io::BufWriter::new(File::create(&tmp).map_err(RemuxError::Io)?);
-    write_media_playlist(&mut w, segments.iter(), target, 0, Some("VOD"), true, form)
-        .and_then(|()| w.into_inner().map_err(std::io::IntoInnerError::into_error))
-        .and_then(|_| std::fs::rename(&tmp, &path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            RemuxError::Io(e)
-        })?;
+    let media = media_playlist(segments.iter(), target, 0, Some("VOD"), true, form);
+    live::write_atomic(&outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
     let (peak, average) = bit_rates(segments);
     let master = master_playlist(peak, average, codecs, resolution, form);
     live::write_atomic(&outdir.join("master.m3u8"), master).map_err(RemuxError::Io)
@@ -606,39 +595,22 @@ fn media_playlist<'a>(
     end: bool,
     form: Form,
 ) -> String {
-    let mut media = Vec::new();
-    // Writing to a Vec cannot fail, and every piece written is UTF-8.
-    let _ = write_media_playlist(&mut media, segments, target, sequence, kind, end, form);
-    String::from_utf8(media).unwrap_or_default()
-}
-
-/// [`media_playlist`] written to `w` as it is made, so that its size (a
-/// line pair per segment) is never held in memory.
-fn write_media_playlist<'a>(
-    w: &mut impl std::io::Write,
-    segments: impl Iterator<Item = &'a Segment>,
-    target: u64,
-    sequence: u64,
-    kind: Option<&str>,
-    end: bool,
-    form: Form,
-) -> std::io::Result<()> {
-    w.write_all(form.head().as_bytes())?;
-    writeln!(w, "#EXT-X-TARGETDURATION:{target}")?;
-    writeln!(w, "#EXT-X-MEDIA-SEQUENCE:{sequence}")?;
+    let mut media = form.head();
+    let _ = writeln!(media, "#EXT-X-TARGETDURATION:{target}");
+    let _ = writeln!(media, "#EXT-X-MEDIA-SEQUENCE:{sequence}");
     if let Some(k) = kind {
-        writeln!(w, "#EXT-X-PLAYLIST-TYPE:{k}")?;
+        let _ = writeln!(media, "#EXT-X-PLAYLIST-TYPE:{k}");
     }
     if let Some(map) = form.map {
-        writeln!(w, "#EXT-X-MAP:URI=\"{map}\"")?;
+        let _ = writeln!(media, "#EXT-X-MAP:URI=\"{map}\"");
     }
     for s in segments {
-        writeln!(w, "#EXTINF:{:.6},\n{}", s.seconds, s.name)?;
+        let _ = writeln!(media, "#EXTINF:{:.6},\n{}", s.seconds, s.name);
     }
     if end {
-        w.write_all(b"#EXT-X-ENDLIST\n")?;
+        media.push_str("#EXT-X-ENDLIST\n");
     }
-    Ok(())
+    media
 }
 
 /// The multivariant playlist (RFC 8216 §4.3.4.2) of the one variant.
