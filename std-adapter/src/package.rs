@@ -179,6 +179,10 @@ impl SplitSink {
     fn start_segment(&mut self) -> std::io::Result<()> {
         self.end_segment()?;
         if self.started == 0 {
+            // A codec with no `CODECS` string fails here, before any file
+            // is written, not after the whole pass has written every
+            // segment (measured: 19 s of segments left on a 4.5 GiB AVI).
+            codecs_of(&self.init).map_err(|_| std::io::Error::new(std::io::ErrorKind::Unsupported, NO_CODECS))?;
             std::fs::write(self.dir.join("init.mp4"), &self.init)?;
             self.scales = track_scales(&self.init);
             self.timing_track = timing_track(&self.init);

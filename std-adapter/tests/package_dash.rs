@@ -279,3 +279,53 @@ fn a_late_stream_stays_late_across_the_adaptation_sets() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A codec with no `CODECS` string (MPEG-4 Part 2 video) is refused before
+/// any file is written: the check once came after the whole pass, which
+/// left every segment of a 4.5 GiB AVI in OUTDIR.
+#[test]
+fn a_codec_without_codecs_string_is_refused_before_any_file() {
+    let input = corpus("avi/mpeg4_mp3.avi");
+    for mode in [&["--hls"][..], &["--dash"], &["--hls", "--dash"]] {
+        let dir = std::env::temp_dir().join(format!(
+            "mediaslice-dash-nocodecs-{}-{}",
+            std::process::id(),
+            mode.join("")
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+            .arg("package")
+            .arg(&input)
+            .arg(&dir)
+            .args(mode)
+            .args(["--segment", "1s"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{mode:?}: accepted");
+        assert!(err.contains("no CODECS string"), "{mode:?}: {err}");
+        let mut left = Vec::new();
+        for e in walk(&dir) {
+            left.push(e);
+        }
+        assert!(left.is_empty(), "{mode:?}: files left in OUTDIR: {left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Every file under `dir` (none when it does not exist).
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
+}
