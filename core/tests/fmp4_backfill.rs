@@ -7,7 +7,7 @@
 //! packets that go back get decode times.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::fragments::*;
 use common::mux::*;

@@ -30,6 +30,7 @@ mod es_conformance;
 mod es_malformed;
 mod es_mutation;
 mod es_seek;
+mod fmp4_backfill;
 mod fmp4_damage;
 mod fmp4_mux;
 mod fmp4_sidx;

@@ -48,6 +48,8 @@ mod edges;
 #[cfg(feature = "cli")]
 mod ffprobe_fields;
 #[cfg(feature = "cli")]
+mod fmp4_bframes_cli;
+#[cfg(feature = "cli")]
 mod fmp4_cli;
 #[cfg(feature = "cli")]
 mod hostile_http;
