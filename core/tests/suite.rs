@@ -39,6 +39,7 @@ mod iff;
 mod index_amplification;
 mod index_spill;
 mod malformed;
+mod mkv_hevc_dts;
 mod mkv_live;
 mod mkv_mux;
 mod mkv_samples;

@@ -128,6 +128,38 @@ impl Sps {
     }
 }
 
+/// `sps_max_num_reorder_pics[sps_max_sub_layers_minus1]` of the SPS NAL
+/// unit `nal` (§7.4.3.2.1): the most pictures that may precede one in
+/// decoding order and follow it in output order, which ffmpeg's `hevc`
+/// decoder takes as `has_b_frames`. `None` when `nal` is no SPS or is cut
+/// short before it.
+#[cfg(feature = "mkv-hevc-dts")]
+pub(crate) fn max_num_reorder_pics(nal: &[u8]) -> Option<u32> {
+    let mut r = Sps::reader(nal)?;
+    let sps = Sps::read(&mut r)?;
+    let (_, reorder) = read_ordering(&mut r, sps.max_sub_layers_minus1);
+    (!r.overrun()).then_some(reorder)
+}
+
+/// Reads the SPS from `bit_depth_chroma_minus8` (where [`Sps::read`] leaves
+/// off) through the sub-layer ordering info (§7.3.2.2.1): returns
+/// `log2_max_pic_order_cnt_lsb_minus4 + 4` and the highest sub-layer's
+/// `sps_max_num_reorder_pics`.
+pub(crate) fn read_ordering(r: &mut BitReader<'_>, max_sub_layers_minus1: u8) -> (u32, u32) {
+    r.ue(); // bit_depth_chroma_minus8
+    let poc_lsb_bits = r.ue().saturating_add(4);
+    // sps_sub_layer_ordering_info_present_flag: every sub-layer, or the
+    // highest only; the highest comes last.
+    let first = if r.bit() { 0 } else { max_sub_layers_minus1 };
+    let mut reorder = 0;
+    for _ in first..=max_sub_layers_minus1 {
+        r.ue(); // sps_max_dec_pic_buffering_minus1
+        reorder = r.ue(); // sps_max_num_reorder_pics
+        r.ue(); // sps_max_latency_increase_plus1
+    }
+    (poc_lsb_bits, reorder)
+}
+
 /// Finds access-unit boundaries in an Annex B H.265 stream the way ffmpeg's
 /// `hevc` parser does (`hevc_find_frame_end`): in layer 0, a parameter set,
 /// AUD, EOS/EOB, prefix SEI or reserved/unspecified NAL unit after a slice,

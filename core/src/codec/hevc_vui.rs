@@ -6,7 +6,11 @@
 //! aspect ratio and the video signal range; the demuxers need only
 //! [`Sps::parse`].
 
-use super::{bits::BitReader, hevc::Sps, vui::VuiHead};
+use super::{
+    bits::BitReader,
+    hevc::{read_ordering, Sps},
+    vui::VuiHead,
+};
 
 /// Most `num_short_term_ref_pic_sets` (§7.4.3.2.1: 0..=64).
 const MAX_SHORT_TERM_SETS: u32 = 64;
@@ -35,18 +39,10 @@ pub fn parse(nal: &[u8]) -> Option<(Sps, VuiHead)> {
 /// From `bit_depth_chroma_minus8` through `vui_parameters_present_flag`,
 /// then the VUI head when present.
 fn walk_to_vui(r: &mut BitReader<'_>, max_sub_layers_minus1: u8) -> Option<VuiHead> {
-    r.ue(); // bit_depth_chroma_minus8
-    let poc_lsb_bits = r.ue().saturating_add(4);
+    // Through the sub-layer ordering info, as the demuxers read it.
+    let (poc_lsb_bits, _) = read_ordering(r, max_sub_layers_minus1);
     if poc_lsb_bits > MAX_POC_LSB_BITS {
         return None;
-    }
-    // sps_sub_layer_ordering_info_present_flag: every sub-layer, or the
-    // highest only.
-    let first = if r.bit() { 0 } else { max_sub_layers_minus1 };
-    for _ in first..=max_sub_layers_minus1 {
-        r.ue(); // sps_max_dec_pic_buffering_minus1
-        r.ue(); // sps_max_num_reorder_pics
-        r.ue(); // sps_max_latency_increase_plus1
     }
     // log2_min_luma_coding_block_size_minus3 through
     // max_transform_hierarchy_depth_intra.

@@ -125,7 +125,7 @@ impl TrackState {
 
     /// Forgets the pts seen (after a seek).
     pub(super) fn reset_dts(&mut self) {
-        self.pts_buffer = [i64::MIN; super::h264::MAX_REORDER + 1];
+        self.pts_buffer = [i64::MIN; super::reorder::MAX_REORDER + 1];
     }
 }
 

@@ -44,9 +44,9 @@ mod fast_tests;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub use ebml::fuzz_walk as fuzz_ebml;
-mod h264;
 mod ids;
 pub mod muxer;
+mod reorder;
 mod resync;
 mod seek;
 mod tags;
@@ -133,7 +133,7 @@ struct TrackState {
     depth: Option<u8>,
     /// The last pts seen, sorted (ffmpeg's `pts_buffer`), for that
     /// derivation; `i64::MIN` for none.
-    pts_buffer: [i64; h264::MAX_REORDER + 1],
+    pts_buffer: [i64; reorder::MAX_REORDER + 1],
     /// Vorbis window sizes and modes, to time packets as ffprobe does.
     vorbis: Option<vorbis::Vorbis>,
     /// For such a track, the end of the last packet (ffmpeg's `cur_dts`):

@@ -2,6 +2,7 @@
 
 use super::codec_id;
 use super::ebml::{read_float, read_str, read_uint, Children, Element};
+use super::reorder::{self, reorder_depth};
 use super::{ids, range_of, time_base, Encoding, MkvDemuxer, TrackState, MAX_STRIPPED};
 use crate::codec::riff_layout::{BitmapInfoHeader, WaveFormat};
 use crate::codec::riff_tags::{bmp_codec, wave_codec};
@@ -136,7 +137,9 @@ impl MkvDemuxer {
             tb,
         );
         let depth = match (c, e.private) {
-            (Codec::H264, Some(p)) if id == b"V_MPEG4/ISO/AVC" => super::h264::reorder_depth(src, p),
+            (Codec::H264, Some(p)) if id == b"V_MPEG4/ISO/AVC" => reorder_depth(src, p, reorder::avcc),
+            #[cfg(feature = "mkv-hevc-dts")]
+            (Codec::Hevc, Some(p)) if id == b"V_MPEGH/ISO/HEVC" => reorder_depth(src, p, reorder::hvcc),
             (Codec::Mpeg4, Some(p)) if id.starts_with(b"V_MPEG4/ISO/") => mpeg4_depth(src, p),
             _ => None,
         };
@@ -155,7 +158,7 @@ impl MkvDemuxer {
             intra_only: codec_id::intra_only(c),
             reorders: codec_id::may_reorder(c),
             depth,
-            pts_buffer: [i64::MIN; super::h264::MAX_REORDER + 1],
+            pts_buffer: [i64::MIN; super::reorder::MAX_REORDER + 1],
             vorbis: match (c, e.private) {
                 (Codec::Vorbis, Some(p)) => super::vorbis::Vorbis::from_private(src, p, sample_rate),
                 _ => None,
@@ -229,7 +232,7 @@ impl MkvDemuxer {
                 intra_only: true,
                 reorders: false,
                 depth: None,
-                pts_buffer: [i64::MIN; super::h264::MAX_REORDER + 1],
+                pts_buffer: [i64::MIN; super::reorder::MAX_REORDER + 1],
                 vorbis: None,
                 next_ts: None,
                 end_ts: i64::MIN,
