@@ -219,6 +219,7 @@ impl<'p> ToAnnexB<'p> {
         Ok(())
     }
 
+    #[cfg(any(feature = "avi", feature = "ts"))]
     /// The state carried from one sample to the next, for a writer that
     /// keeps it between packets without borrowing the record.
     pub(crate) fn state(&self) -> AnnexBState {
@@ -229,6 +230,7 @@ impl<'p> ToAnnexB<'p> {
         }
     }
 
+    #[cfg(any(feature = "avi", feature = "ts"))]
     /// This converter in the state [`ToAnnexB::state`] gave.
     pub(crate) fn resume(self, s: AnnexBState) -> Self {
         ToAnnexB {
@@ -248,6 +250,7 @@ impl<'p> ToAnnexB<'p> {
     }
 }
 
+#[cfg(any(feature = "avi", feature = "ts"))]
 /// What [`ToAnnexB`] carries between samples (H.264 parameter-set
 /// insertion), kept by a writer that cannot hold the borrowed record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,6 +260,7 @@ pub(crate) struct AnnexBState {
     pps_seen: bool,
 }
 
+#[cfg(any(feature = "avi", feature = "ts"))]
 impl Default for AnnexBState {
     /// The state of a new converter.
     fn default() -> Self {
@@ -268,6 +272,7 @@ impl Default for AnnexBState {
     }
 }
 
+#[cfg(feature = "avi")]
 /// The parameter sets of an `avcC` record as Annex B (each after a
 /// four-byte start code), as ffmpeg's `h264_mp4toannexb` gives them for
 /// the stream's extradata; returns the bytes written.
@@ -281,6 +286,7 @@ pub(crate) fn write_avcc_as_annexb<K: Sink + ?Sized>(sink: &mut K, record: &[u8]
     Ok(sink.position().saturating_sub(start))
 }
 
+#[cfg(feature = "avi")]
 /// The size [`write_avcc_as_annexb`] writes for `record`.
 pub(crate) fn avcc_as_annexb_size(record: &[u8]) -> Result<u64> {
     write_avcc_as_annexb(&mut CountingSink::default(), record)
