@@ -147,6 +147,68 @@ corpus/files/avi/mpeg4_mp3.avi -map 0 -c copy -fs 1500000000`), `--source mmap` 
 too); the same file through `--source pread` peaked at 4.3 MiB. The release threshold does not
 change it (0.5, 1 and 2 MiB measured alike), nor do `MADV_NOHUGEPAGE` or `MADV_RANDOM`. Where
 the 8 MiB bound must hold whatever the page cache looks like, use `--source pread`.
+
+### 2026-12-07: `big.ts` at 9.8 MiB instead of 5.0 MiB, measured
+
+Kernel 6.18.44 (`uname -r`: 6.18.44-fc-v1300), 2 cores, commit 86329d2, release CLI. Files:
+`ffmpeg -stream_loop -1 -i corpus/files/mpegts/h264_aac.ts -map 0 -c copy -fs 2200000000 big.ts`
+and `... -i corpus/files/mp4/h264_aac.mp4 ... -fs 2000000000 big.mp4` (moov at the end). Each
+run: `/usr/bin/time -f "%M %e" mediaslice --source mmap packets --summary FILE`, with the
+input mapping's `Rss` and `FilePmdMapped` read from `/proc/PID/smaps` every 10 ms. Page cache
+emptied for one file with `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)` (Python's
+`os.posix_fadvise`).
+
+What decides the figure is how the file's page cache was filled, not a change in the code:
+
+| file | page cache | peak RSS (MiB) | wall (s) | input mapping, max seen |
+|---|---|---:|---:|---:|
+| big.ts | just written by ffmpeg (small folios) | 6.0, 6.5 | 3.3 | 256-512 KiB, no PMD |
+| big.ts | emptied, then read once through the map | 9.7 (that read), 9.8, 9.6 | 9.3 (that read), 1.9-3.3 | 4 MiB = 2 PMD-mapped folios |
+| big.mp4 | just written by ffmpeg | 9.0 | 0.75 | 2.8 MiB |
+| big.mp4 | emptied, then read once through the map | 12.3 (that read), 12.3, 12.7 | 3.8 (that read), 0.5-0.7 | 6.5 MiB (payload + table runs) |
+| big.mp4 | emptied and read once with `MADV_RANDOM` (small folios), then this run as on main | 8.5 | 0.7 | 2.7 MiB |
+
+* Read-ahead through the map (`MADV_SEQUENTIAL` from `packets`) fills the cache with 2 MiB
+  folios, and each is mapped whole by one fault (`FilePmdMapped`). The releases do run:
+  `strace -c` counts 157,092 `madvise(MADV_DONTNEED)` on `big.ts`. The kernel updates the
+  peak (VmHWM) when pages are unmapped, that is at each release, and at that moment the block
+  behind the read position and the one ahead of it are both mapped: reads that cross a 2 MiB boundary (TS packets, the TS
+  demuxer's 48,128-byte look-ahead) need both. So TS costs 2 folios (4 MiB), and MP4 about 3
+  (payload and sample tables).
+* The binary is the other share, and it also depends on the page cache: its text was
+  2.5-2.7 MiB resident (3.4-3.8 MiB with rodata) as cargo wrote it, 4.1 MiB when the same file
+  was just copied with `cp` (large folios). libc/libm/ld add about 1.4 MiB and heap + stack
+  about 0.3 MiB.
+* The 5.0 MiB in the table above was measured on files just written by ffmpeg (small folios).
+  On this machine today the same case measured 6.0-6.5 MiB.
+
+Levers, each tried alone on `big.ts` / `big.mp4` with 2 MiB folios in the cache (peak RSS
+in MiB, wall in s; a throwaway build read each choice from an environment variable; none
+of them is committed). Rows marked * were measured with a copy of that build whose text had
+large folios: their baseline was 11.3 MiB / 3.9 s on big.ts, not 9.8 MiB:
+
+| lever | big.ts peak / wall | big.mp4 peak / wall | verdict |
+|---|---|---|---|
+| none (as on main) | 9.8-9.9 / 2.9-5.1 | 12.3-12.7 / 0.5-0.7 | |
+| `MADV_NOHUGEPAGE` on the map | 10.0 / 4.2 | 12.4 / 0.5 | no gain: no PMD mapping any more, but a fault still maps the whole large folio with PTEs (`PR_SET_THP_DISABLE` set by a wrapper: the same, 2-4 MiB of the input mapped, no PMD) |
+| `MADV_RANDOM` on the map (no `MADV_SEQUENTIAL`) | 9.8 / 3.6 | 12.3 / 0.4 | no gain once the folios exist; on an empty cache it keeps folios small (big.mp4: 8.2 MiB) but read-ahead is gone: 38 s instead of 3.8 s |
+| `MADV_SEQUENTIAL` at open (not only for `packets`) | 11.5* / 3.1 | 12.4 / 0.4 | no change |
+| release every 0.5 MiB served | 9.9 / 5.0-6.7 | 12.3 / 0.7 | no gain, slower |
+| release every 8 MiB served | 11.3* / 2.0 | | no change |
+| `MADV_COLD` instead of `MADV_DONTNEED` | 2,106* / 4.7 | | wrong tool: COLD does not unmap, the whole file stays mapped |
+| `MADV_PAGEOUT` instead of `MADV_DONTNEED` | 9.5* / 54 | | input mapping stays near 300 KiB, but it evicts the page cache (every read is a disk read): 18x slower, and it throws away cache other processes share |
+| release when a run of reads enters a new 2 MiB block | 9.7 / 3.6-7.8 | 12.4 / 0.5 | no gain: the read that crosses the boundary maps both blocks anyway |
+| charge a read only for the bytes past its run's end (windows that overlap count once) | 11.7-11.8 / 2.3-2.5 | 12.4 / 0.6-0.8 | 1,049 `madvise` calls instead of 157,092 and faster (big.ts, alternating, 3 runs each: median 2.4 s vs 3.7 s), but the peak grows by 2 MiB: fewer releases let a third folio be mapped at release time |
+
+For the binary's own pages nothing was changed: the release profile is shared with the tests
+and benches, and there was no time to measure `opt-level`/`codegen-units`/`strip` builds
+(debug info is not loaded, so `strip` should not change resident pages). No test uses
+`catch_unwind` or `#[should_panic]`; `panic = "abort"` was not measured either.
+
+Conclusion: with 2 MiB folios in the cache, the mmap source keeps 2 folios (TS) to 3 folios
+(MP4 with moov at the end) mapped, and no cheap `madvise` choice changes that without a large
+slowdown. To get under 8 MiB whatever the page cache holds, use `--source pread` (4.0-4.4 MiB
+above).
 """
 TARGET = 8 * MIB
 def mib(k): return f"{int(k) / MIB:.1f}"
