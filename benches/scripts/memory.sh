@@ -137,8 +137,9 @@ notes = [l.rstrip("\n") for l in open(notes_p) if l.strip()]
 MIB = 1024
 CAVEAT = """## Caveat: large page-cache folios
 
-On this kernel (Linux 6.18) the page cache of a freshly written file holds large folios (up to
-2 MiB), and one fault maps a whole folio (`FilePmdMapped` in `/proc/PID/smaps`). The mmap
+On this kernel (Linux 6.18) the page cache can hold large folios (up to 2 MiB), depending on
+how it was filled (read-ahead through the map fills it with them; a file just written by ffmpeg
+was seen with small ones, see the dated section below), and one fault maps a whole folio (`FilePmdMapped` in `/proc/PID/smaps`). The mmap
 source's resident pages then move in 2 MiB steps: with the payload and an index read in two
 places at once (OpenDML AVI), two folios (4 MiB) can be mapped between two releases. On a
 1.5 GB OpenDML AVI made like the files above (`ffmpeg -stream_loop -1 -i
