@@ -13,11 +13,11 @@
 //!   durations, runs of equal durations folded into `S@r`. So the
 //!   timeline is exact, as HLS's `#EXTINF` is.
 
-use crate::package::Segment;
+use crate::package::SegmentLog;
 use std::fmt::Write as _;
 
 /// One stream's segments and what the manifest states of them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Representation {
     /// The folder of its `init.mp4` and segments, relative to the MPD.
     pub dir: String,
@@ -40,7 +40,7 @@ pub struct Representation {
     /// The number of the first segment listed (`startNumber`).
     pub first_number: u64,
     /// The segments, in order.
-    pub segments: Vec<Segment>,
+    pub segments: SegmentLog,
 }
 
 /// `PT<seconds>S` with millisecond precision (xs:duration).
@@ -48,23 +48,37 @@ fn duration(seconds: f64) -> String {
     format!("PT{:.3}S", seconds.max(0.0))
 }
 
-/// The `S` elements of a timeline starting at `start`.
-fn timeline(x: &mut String, start: u64, segments: &[Segment]) {
+/// The `S` elements of a timeline starting at `start`, runs of equal
+/// durations folded into `S@r` (§5.3.9.6) as the segments are read back.
+///
+/// Errors: reading the segments back.
+fn timeline(x: &mut String, start: u64, segments: &SegmentLog) -> std::io::Result<()> {
     let mut t = start;
-    let mut runs: Vec<(u64, u64, usize)> = Vec::new();
-    for s in segments {
-        match runs.last_mut() {
+    // The open run (start, duration, repeats) and whether one was written.
+    let mut run: Option<(u64, u64, usize)> = None;
+    let mut first = true;
+    let mut put = |x: &mut String, (t, d, r): (u64, u64, usize)| {
+        // The first S states its start; the others follow on.
+        let at = if first { format!(" t=\"{t}\"") } else { String::new() };
+        first = false;
+        let repeat = if r > 0 { format!(" r=\"{r}\"") } else { String::new() };
+        let _ = writeln!(x, "            <S{at} d=\"{d}\"{repeat}/>");
+    };
+    segments.each(|s| {
+        match run.as_mut() {
             Some((_, d, r)) if *d == s.ticks => *r += 1,
-            _ => runs.push((t, s.ticks, 0)),
+            _ => {
+                if let Some(done) = run.replace((t, s.ticks, 0)) {
+                    put(x, done);
+                }
+            }
         }
         t = t.saturating_add(s.ticks);
+    })?;
+    if let Some(done) = run {
+        put(x, done);
     }
-    for (i, (t, d, r)) in runs.iter().enumerate() {
-        // The first S states its start; the others follow on.
-        let at = if i == 0 { format!(" t=\"{t}\"") } else { String::new() };
-        let repeat = if *r > 0 { format!(" r=\"{r}\"") } else { String::new() };
-        let _ = writeln!(x, "            <S{at} d=\"{d}\"{repeat}/>");
-    }
+    Ok(())
 }
 
 /// A live presentation's MPD-level figures (ISO/IEC 23009-1 §5.3.1.2,
@@ -94,20 +108,29 @@ fn date_time(unix: f64) -> String {
 }
 
 /// The static MPD over `sets` (a finished presentation).
-pub fn mpd(sets: &[Representation]) -> String {
+///
+/// Errors: reading the segments back.
+pub fn mpd(sets: &[Representation]) -> std::io::Result<String> {
     mpd_of(sets, None)
 }
 
 /// The MPD over `sets`: static (`live` none: `mediaPresentationDuration`
 /// the longest set's segments) or dynamic (the live attributes, no
 /// duration: the presentation is still growing).
-pub fn mpd_of(sets: &[Representation], live: Option<&Dynamic>) -> String {
-    let seconds = |r: &Representation| r.segments.iter().map(|s| s.seconds).sum::<f64>();
-    let total = sets.iter().map(seconds).fold(0.0, f64::max);
-    let longest = sets
-        .iter()
-        .flat_map(|r| r.segments.iter().map(|s| s.seconds))
-        .fold(1.0, f64::max);
+///
+/// Errors: reading the segments back.
+pub fn mpd_of(sets: &[Representation], live: Option<&Dynamic>) -> std::io::Result<String> {
+    let mut total = 0.0;
+    let mut longest = 1.0;
+    for r in sets {
+        // As `Iterator::sum` of f64, which starts at -0.0.
+        let mut sum = -0.0;
+        r.segments.each(|s| {
+            sum += s.seconds;
+            longest = f64::max(longest, s.seconds);
+        })?;
+        total = f64::max(total, sum);
+    }
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let kind = match live {
         None => format!("type=\"static\" mediaPresentationDuration=\"{}\"", duration(total)),
@@ -163,25 +186,31 @@ pub fn mpd_of(sets: &[Representation], live: Option<&Dynamic>) -> String {
             r.offset
         );
         x.push_str("          <SegmentTimeline>\n");
-        timeline(&mut x, r.start, &r.segments);
+        timeline(&mut x, r.start, &r.segments)?;
         x.push_str("          </SegmentTimeline>\n        </SegmentTemplate>\n");
         x.push_str("      </Representation>\n    </AdaptationSet>\n");
     }
     x.push_str("  </Period>\n</MPD>\n");
-    x
+    Ok(x)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn seg(n: usize, ticks: u64) -> Segment {
-        Segment {
-            name: format!("seg_{n:05}.m4s"),
-            bytes: 1000,
-            seconds: ticks as f64 / 90_000.0,
-            ticks,
+    /// A log of segments from number `first` with these durations.
+    fn log(first: u64, ticks: &[u64]) -> SegmentLog {
+        let mut log = SegmentLog::held("m4s");
+        for (n, &ticks) in (first..).zip(ticks) {
+            let s = crate::package::Segment {
+                name: String::new(),
+                bytes: 1000,
+                seconds: ticks as f64 / 90_000.0,
+                ticks,
+            };
+            log.push(n, &s).unwrap();
         }
+        log
     }
 
     #[test]
@@ -196,16 +225,16 @@ mod tests {
             start: 3_000,
             offset: 3_000,
             first_number: 1,
-            segments: vec![seg(1, 540_000), seg(2, 540_000), seg(3, 540_000), seg(4, 90_000)],
+            segments: log(1, &[540_000, 540_000, 540_000, 90_000]),
         };
         let a = Representation {
             dir: "dash/1".into(),
             codecs: "mp4a.40.2".into(),
             timescale: 48_000,
-            segments: vec![seg(1, 90_000)],
+            segments: log(1, &[90_000]),
             ..Representation::default()
         };
-        let x = mpd(&[v, a]);
+        let x = mpd(&[v, a]).unwrap();
         assert!(x.contains("<S t=\"3000\" d=\"540000\" r=\"2\"/>"), "{x}");
         assert!(x.contains("<S d=\"90000\"/>"), "{x}");
         assert!(x.contains("mediaPresentationDuration=\"PT19.000S\""), "{x}");
@@ -223,7 +252,7 @@ mod tests {
             start: 540_000,
             offset: 0,
             first_number: 7,
-            segments: vec![seg(7, 540_000)],
+            segments: log(7, &[540_000]),
             ..Representation::default()
         };
         let live = Dynamic {
@@ -234,7 +263,7 @@ mod tests {
             depth: Some(30.0),
             delay: 18.0,
         };
-        let x = mpd_of(&[v], Some(&live));
+        let x = mpd_of(&[v], Some(&live)).unwrap();
         assert!(
             x.contains("type=\"dynamic\" availabilityStartTime=\"2026-12-07T10:00:00.250Z\""),
             "{x}"

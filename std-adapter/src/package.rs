@@ -28,12 +28,14 @@ mod cmaf_split;
 mod init_box;
 mod live;
 mod live_dash;
+mod seg_log;
 mod ts;
 use init_box::{
     aac_codecs, avc_codecs, be32, child, children, codec_string, hevc_codecs, resolution, tfdt, timing_track,
     track_scales, tracks, trun_ticks,
 };
 pub use live::package_live;
+pub use seg_log::SegmentLog;
 pub use ts::{package_ts, package_ts_live};
 
 /// One media segment written.
@@ -52,8 +54,9 @@ pub struct Segment {
 /// What `package` wrote.
 #[derive(Debug, Default)]
 pub struct PackageReport {
-    /// The media segments.
-    pub segments: Vec<Segment>,
+    /// The media segments (their records in a temporary file, read back
+    /// with [`SegmentLog::each`] or [`SegmentLog::to_vec`]).
+    pub segments: SegmentLog,
     /// The `CODECS` attribute of the variant.
     pub codecs: String,
     /// Packets written.
@@ -89,7 +92,10 @@ struct SplitSink {
     scales: Vec<u32>,
     timing_track: u32,
     first_decode: Option<u64>,
-    segments: Vec<Segment>,
+    /// The segment being written.
+    open: Option<Segment>,
+    /// The segments written (VOD).
+    segments: SegmentLog,
     /// Live mode: each segment goes to the playlist as soon as it is
     /// complete (see [`live`]).
     live: Option<live::LiveHls>,
@@ -170,7 +176,7 @@ impl SplitSink {
         if let Some(f) = self.file.as_mut() {
             f.write_all(b)?;
         }
-        if let Some(s) = self.segments.last_mut() {
+        if let Some(s) = self.open.as_mut() {
             s.bytes += b.len() as u64;
         }
         Ok(())
@@ -194,7 +200,7 @@ impl SplitSink {
         let name = Form::CMAF.segment_name(self.started);
         // Written under a temporary name, renamed once complete.
         self.file = Some(File::create(self.dir.join(part_name(&name)))?);
-        self.segments.push(Segment {
+        self.open = Some(Segment {
             name,
             bytes: 0,
             seconds: 0.0,
@@ -217,14 +223,12 @@ impl SplitSink {
     fn end_segment(&mut self) -> std::io::Result<()> {
         let Some(f) = self.file.take() else { return Ok(()) };
         drop(f);
-        let Some(seg) = self.segments.last() else { return Ok(()) };
+        let Some(seg) = self.open.take() else { return Ok(()) };
         std::fs::rename(self.dir.join(part_name(&seg.name)), self.dir.join(&seg.name))?;
-        if let Some(l) = self.live.as_mut() {
-            if let Some(seg) = self.segments.pop() {
-                l.push(seg)?;
-            }
+        match self.live.as_mut() {
+            Some(l) => l.push(seg),
+            None => self.segments.push(self.started, &seg),
         }
-        Ok(())
     }
 
     fn box_done(&mut self) -> std::io::Result<()> {
@@ -234,7 +238,7 @@ impl SplitSink {
         if &self.kind == b"moof" {
             let ticks = trun_ticks(&self.moof, self.timing_track);
             let scale = self.timescale();
-            if let Some(s) = self.segments.last_mut() {
+            if let Some(s) = self.open.as_mut() {
                 s.seconds = ticks as f64 / f64::from(scale);
                 s.ticks = ticks;
             }
@@ -331,7 +335,7 @@ pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<Packa
 /// One fragmented remux cut into files: what [`split`] wrote.
 struct Split {
     init: Vec<u8>,
-    segments: Vec<Segment>,
+    segments: SegmentLog,
     timescale: u32,
     start: u64,
     packets: u64,
@@ -386,7 +390,8 @@ fn split_passes<S: mediaslice::Source>(
         scales: Vec::new(),
         timing_track: 1,
         first_decode: None,
-        segments: Vec::new(),
+        open: None,
+        segments: SegmentLog::spilled(dir, Form::CMAF.ext),
         live,
     });
     let (mut sink, report) = remux_passes(open, main, &opts, sink)?;
@@ -423,16 +428,6 @@ fn codecs_of(init: &[u8]) -> Result<Vec<String>, RemuxError> {
         .collect()
 }
 
-/// Peak and average bit rates of segments.
-fn bit_rates(segments: &[Segment]) -> (u64, u64) {
-    let rate = |s: &Segment| (s.bytes as f64 * 8.0 / s.seconds.max(0.001)).ceil() as u64;
-    let peak = segments.iter().map(rate).max().unwrap_or(0);
-    let (bytes, secs) = segments
-        .iter()
-        .fold((0u64, 0f64), |a, s| (a.0 + s.bytes, a.1 + s.seconds));
-    (peak, (bytes as f64 * 8.0 / secs.max(0.001)).ceil() as u64)
-}
-
 /// Packages `input` into `outdir`. With `hls`: `init.mp4` and the
 /// segments of all streams together, `media.m3u8` and `master.m3u8`. With
 /// `dash`: each audio and video stream fragmented on its own under
@@ -446,7 +441,10 @@ pub fn package(
     dash: bool,
 ) -> Result<PackageReport, RemuxError> {
     std::fs::create_dir_all(outdir).map_err(RemuxError::Io)?;
-    let mut out = PackageReport::default();
+    let mut out = PackageReport {
+        segments: SegmentLog::spilled(outdir, Form::CMAF.ext),
+        ..PackageReport::default()
+    };
     if hls {
         let sp = split(input, outdir, segment_ms, None)?;
         let codecs = codecs_of(&sp.init)?;
@@ -468,10 +466,10 @@ pub fn package(
             let sp = split(input, &outdir.join(&rel), segment_ms, Some(vec![i]))?;
             let codecs = codecs_of(&sp.init)?.join(",");
             let video = tracks(&sp.init).iter().any(|t| &t.0 == b"vide");
-            let (peak, _) = bit_rates(&sp.segments);
+            let (peak, _) = sp.segments.bit_rates();
             if !hls {
                 out.packets += sp.packets;
-                out.segments.extend(sp.segments.iter().cloned());
+                out.segments.extend_from(&sp.segments).map_err(RemuxError::Io)?;
                 out.codecs = if out.codecs.is_empty() {
                     codecs.clone()
                 } else {
@@ -503,7 +501,8 @@ pub fn package(
                 r.offset = ((zero * f64::from(r.timescale)).round() as u64).min(r.start);
             }
         }
-        std::fs::write(outdir.join("manifest.mpd"), crate::dash::mpd(&sets)).map_err(RemuxError::Io)?;
+        let mpd = crate::dash::mpd(&sets).map_err(RemuxError::Io)?;
+        std::fs::write(outdir.join("manifest.mpd"), mpd).map_err(RemuxError::Io)?;
     }
     Ok(out)
 }
@@ -538,20 +537,18 @@ fn write_hls(outdir: &Path, sp: &Split, codecs: &[String]) -> Result<(), RemuxEr
 /// under a temporary name and renamed.
 fn write_playlists(
     outdir: &Path,
-    segments: &[Segment],
+    segments: &SegmentLog,
     codecs: &str,
     resolution: Option<(u16, u16)>,
     form: Form,
 ) -> Result<(), RemuxError> {
-    let target = segments
-        .iter()
-        .map(|s| s.seconds.ceil() as u64)
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let media = media_playlist(segments.iter(), target, 0, Some("VOD"), true, form);
+    let mut media = playlist_head(segments.target(), 0, Some("VOD"), form);
+    segments
+        .each(|s| playlist_line(&mut media, s))
+        .map_err(RemuxError::Io)?;
+    media.push_str(ENDLIST);
     live::write_atomic(&outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
-    let (peak, average) = bit_rates(segments);
+    let (peak, average) = segments.bit_rates();
     let master = master_playlist(peak, average, codecs, resolution, form);
     live::write_atomic(&outdir.join("master.m3u8"), master).map_err(RemuxError::Io)
 }
@@ -612,6 +609,26 @@ fn media_playlist<'a>(
     end: bool,
     form: Form,
 ) -> String {
+    let mut media = playlist_head(target, sequence, kind, form);
+    for s in segments {
+        playlist_line(&mut media, s);
+    }
+    if end {
+        media.push_str(ENDLIST);
+    }
+    media
+}
+
+/// The end of a finished playlist (RFC 8216 §4.3.3.4).
+const ENDLIST: &str = "#EXT-X-ENDLIST\n";
+
+/// A segment's lines in a media playlist (RFC 8216 §4.3.2.1).
+fn playlist_line(media: &mut String, s: &Segment) {
+    let _ = writeln!(media, "#EXTINF:{:.6},\n{}", s.seconds, s.name);
+}
+
+/// A media playlist's tags before its segments (see [`media_playlist`]).
+fn playlist_head(target: u64, sequence: u64, kind: Option<&str>, form: Form) -> String {
     let mut media = form.head();
     let _ = writeln!(media, "#EXT-X-TARGETDURATION:{target}");
     let _ = writeln!(media, "#EXT-X-MEDIA-SEQUENCE:{sequence}");
@@ -620,12 +637,6 @@ fn media_playlist<'a>(
     }
     if let Some(map) = form.map {
         let _ = writeln!(media, "#EXT-X-MAP:URI=\"{map}\"");
-    }
-    for s in segments {
-        let _ = writeln!(media, "#EXTINF:{:.6},\n{}", s.seconds, s.name);
-    }
-    if end {
-        media.push_str("#EXT-X-ENDLIST\n");
     }
     media
 }

@@ -199,7 +199,7 @@ fn corpus_files_package_as_ts_segments() {
         // The concatenation is the remux's TS.
         let mut all = Vec::new();
         let mut segs = Vec::new();
-        for s in &report.segments {
+        for s in &report.segments.to_vec().unwrap() {
             let b = std::fs::read(dir.join(&s.name)).unwrap();
             assert_eq!(b.len() as u64, s.bytes, "{rel} {}", s.name);
             all.extend_from_slice(&b);
@@ -221,7 +221,7 @@ fn corpus_files_package_as_ts_segments() {
         let t = timing(&back);
         let video = back.kinds[t] == TrackKind::Video;
         let mut starts = Vec::new();
-        for (k, (s, b)) in report.segments.iter().zip(&segs).enumerate() {
+        for (k, (s, b)) in report.segments.to_vec().unwrap().iter().zip(&segs).enumerate() {
             let label = format!("{rel} {}", s.name);
             assert_eq!(b.len() % 188, 0, "{label}");
             let pid = |k: usize| (u16::from(b[k * 188 + 1] & 0x1F) << 8) | u16::from(b[k * 188 + 2]);
@@ -246,7 +246,8 @@ fn corpus_files_package_as_ts_segments() {
         assert!(media.contains("#EXT-X-INDEPENDENT-SEGMENTS"), "{rel}");
         assert!(media.ends_with("#EXT-X-ENDLIST\n"), "{rel}");
         let (inf, target) = extinf(&media);
-        let names: Vec<&str> = report.segments.iter().map(|s| s.name.as_str()).collect();
+        let listed = report.segments.to_vec().unwrap();
+        let names: Vec<&str> = listed.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(inf.iter().map(|x| x.1.as_str()).collect::<Vec<_>>(), names, "{rel}");
         for (k, (d, name)) in inf.iter().enumerate() {
             assert!(d.round() <= target, "{rel} {name}: {d} over {target}");
@@ -336,7 +337,7 @@ fn usage_errors_and_refused_codecs_write_nothing() {
     assert_eq!(code, Some(0), "{err}");
     let lib = package_ts(&input, &scratch("lib"), 400).unwrap();
     assert!(err.contains(&format!("{} segments", lib.segments.len())), "{err}");
-    for s in &lib.segments {
+    for s in &lib.segments.to_vec().unwrap() {
         assert_eq!(
             std::fs::metadata(dir.join(&s.name)).unwrap().len(),
             s.bytes,
@@ -385,7 +386,7 @@ fn assert_live_ts(out: &Path, input: &Path, segment_ms: u32, window: Option<usiz
     }
     // Files on disk: a window deletes a segment a window after it left.
     let gone = first.saturating_sub(window.unwrap_or(0));
-    for (k, s) in vod.segments.iter().enumerate() {
+    for (k, s) in vod.segments.to_vec().unwrap().iter().enumerate() {
         assert_eq!(out.join(&s.name).exists(), k >= gone, "{label}: {}", s.name);
     }
     let master = std::fs::read_to_string(out.join("master.m3u8")).unwrap();
@@ -454,7 +455,13 @@ fn live_ts_on_standard_input_with_a_window() {
     let live = LiveInput::stream(Box::new(std::fs::File::open(&input).unwrap()), fast(16 << 10));
     let report = package_ts_live(&live, &lib, 200, Some(2)).unwrap();
     assert_eq!(report.media_sequence as usize, vod.segments.len() - 2);
-    let names: Vec<_> = report.segments.iter().map(|s| s.name.clone()).collect();
+    let names: Vec<_> = report
+        .segments
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
     assert_eq!(listed(&std::fs::read_to_string(lib.join("media.m3u8")).unwrap()), names);
     for d in [&out, &lib] {
         let _ = std::fs::remove_dir_all(d);

@@ -64,6 +64,7 @@ mod kernel_copy;
 mod package_dash;
 #[cfg(feature = "cli")]
 mod package_live;
+mod package_many;
 #[cfg(feature = "cli")]
 mod package_ts;
 #[cfg(feature = "cli")]

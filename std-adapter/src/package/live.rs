@@ -16,7 +16,8 @@
 
 use super::live_dash::LiveDash;
 use super::{
-    child, children, codecs_of, master_playlist, media_playlist, resolution, split_passes, Form, PackageReport, Segment,
+    child, children, codecs_of, master_playlist, media_playlist, resolution, split_passes, Form, PackageReport,
+    Segment, SegmentLog,
 };
 use crate::live::{LiveInput, LiveSource};
 use crate::remux::RemuxError;
@@ -137,7 +138,13 @@ impl LiveHls {
         self.master_peak = None;
         self.write(true)?;
         Ok(PackageReport {
-            segments: self.segments.into_iter().collect(),
+            segments: {
+                let mut log = SegmentLog::held(self.form.ext);
+                for (n, s) in (self.sequence + 1..).zip(&self.segments) {
+                    log.push(n, s)?;
+                }
+                log
+            },
             codecs: self.codecs,
             media_sequence: self.sequence,
             ..report
@@ -156,7 +163,7 @@ impl LiveHls {
         }
         if let Some(d) = self.dash.as_ref() {
             let depth = self.window.map(|w| w as f64 * self.target as f64);
-            let mpd = d.mpd(self.target as f64, depth, end);
+            let mpd = d.mpd(self.target as f64, depth, end)?;
             write_atomic(&self.dir.join("manifest.mpd"), &mpd)?;
         }
         Ok(())

@@ -13,7 +13,7 @@
 
 use super::cmaf_split::{fragment_of, init_of};
 use super::live::write_atomic;
-use super::{codecs_of, resolution, tfdt, track_scales, trun_ticks, Segment};
+use super::{codecs_of, resolution, tfdt, track_scales, trun_ticks, Segment, SegmentLog};
 use crate::dash::{mpd_of, Dynamic, Representation};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -154,7 +154,9 @@ impl LiveDash {
     /// window's span); at its end static, the Period starting at the first
     /// segment on disk (`presentationTimeOffset` its time) and
     /// `mediaPresentationDuration` their sum.
-    pub(super) fn mpd(&self, update: f64, depth: Option<f64>, end: bool) -> String {
+    ///
+    /// Errors: none in practice (the segments are held in memory).
+    pub(super) fn mpd(&self, update: f64, depth: Option<f64>, end: bool) -> std::io::Result<String> {
         // One Period start for all tracks, in seconds of media time (the
         // earliest track's), so that the tracks stay in sync: a track
         // that starts later starts later in the Period.
@@ -164,10 +166,13 @@ impl LiveDash {
         };
         let zero = self.tracks.iter().map(secs).fold(f64::INFINITY, f64::min);
         let zero = if zero.is_finite() { zero } else { 0.0 };
-        let sets: Vec<Representation> = self
-            .tracks
-            .iter()
-            .map(|t| Representation {
+        let mut sets = Vec::with_capacity(self.tracks.len());
+        for t in &self.tracks {
+            let mut segments = SegmentLog::held("m4s");
+            for (n, (s, _)) in (t.first_number..).zip(&t.disk) {
+                segments.push(n, s)?;
+            }
+            sets.push(Representation {
                 dir: t.dir.clone(),
                 codecs: t.codecs.clone(),
                 video: t.video,
@@ -177,9 +182,9 @@ impl LiveDash {
                 start: t.first_time,
                 offset: (zero * f64::from(t.timescale)).round() as u64,
                 first_number: t.first_number,
-                segments: t.disk.iter().map(|d| d.0.clone()).collect(),
-            })
-            .collect();
+                segments,
+            });
+        }
         // DASH-IF IOP (live): re-read about once a segment, play a few
         // segments behind the live edge; the time-shift buffer is the
         // window's span (the files stay a window longer, as for HLS).

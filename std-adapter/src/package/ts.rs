@@ -42,7 +42,8 @@
 
 use super::live::{with_live_input, LiveHls};
 use super::{
-    aac_codecs, avc_codecs, hevc_codecs, write_playlists, FileSplit, Files, Form, PackageReport, Segment, NO_CODECS,
+    aac_codecs, avc_codecs, hevc_codecs, write_playlists, FileSplit, Files, Form, PackageReport, Segment, SegmentLog,
+    NO_CODECS,
 };
 use crate::live::LiveInput;
 use crate::remux::{declare_tracks, for_each_packet, open_mapped, prepare_tracks, start_us, RemuxError, RemuxReport};
@@ -238,7 +239,7 @@ struct Cutter {
     codecs: String,
     resolution: Option<(u16, u16)>,
     /// The timed segments (VOD), or the live playlist they go to.
-    done: Vec<Segment>,
+    done: SegmentLog,
     live: Option<LiveHls>,
     /// The I/O error of the live playlist, whose message the packet
     /// loop's error cannot carry.
@@ -316,7 +317,7 @@ impl Cutter {
         while let Some((seg, _)) = self.closed.pop_front() {
             match self.live.as_mut() {
                 Some(l) => l.push(seg)?,
-                None => self.done.push(seg),
+                None => self.done.push(self.done.len() as u64 + 1, &seg)?,
             }
         }
         Ok(())
@@ -403,7 +404,7 @@ fn ts_passes<S: Source>(
         resolution: timing
             .and_then(|i| written.get(i))
             .and_then(|t| picture_size(&t.track, &t.config)),
-        done: Vec::new(),
+        done: SegmentLog::spilled(outdir, Form::ts(true).ext),
         live,
         error: None,
     };
