@@ -9,6 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::remux_common::files_under;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mediaslice"))
 }
@@ -34,22 +36,6 @@ fn path_of(m: &Map<String, Value>) -> &str {
 fn error_code(m: &Map<String, Value>) -> Option<&str> {
     m.get("error")
         .map(|e| e["code"].as_str().expect("error.code is a string"))
-}
-
-/// Every regular file under `dir`, sorted by path as a depth-first walk
-/// sorted by name gives them.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            out.extend(files_under(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

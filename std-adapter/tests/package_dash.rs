@@ -12,6 +12,8 @@ use mediaslice::{Demuxer, SliceSource, TrackKind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::remux_common::files_under;
+
 fn corpus(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files").join(rel)
 }
@@ -304,28 +306,8 @@ fn a_codec_without_codecs_string_is_refused_before_any_file() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{mode:?}: accepted");
         assert!(err.contains("no CODECS string"), "{mode:?}: {err}");
-        let mut left = Vec::new();
-        for e in walk(&dir) {
-            left.push(e);
-        }
+        let left = if dir.exists() { files_under(&dir) } else { Vec::new() };
         assert!(left.is_empty(), "{mode:?}: files left in OUTDIR: {left:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
-}
-
-/// Every file under `dir` (none when it does not exist).
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return files;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files.extend(walk(&p));
-        } else {
-            files.push(p);
-        }
-    }
-    files
 }

@@ -20,6 +20,22 @@ pub fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
+/// Every regular file under `dir`, sorted by path as a depth-first walk
+/// sorted by name gives them.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// The names of the entries of `dir`, sorted.
 pub fn names_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
