@@ -297,7 +297,31 @@ pub fn write_packets_with_progress<S: Source, K: Sink, B: AsMut<[u8]>, P: SpillS
     start_us: i64,
     progress: Option<&(dyn Fn(u64, u64) + Send + Sync)>,
 ) -> mediaslice::Result<Option<mediaslice::Error>> {
-    for_each_packet(demuxer, map, start_us, progress, &mut |p| muxer.write_packet(p))
+    // A track declared with another time base than the input's (PCM to
+    // MOV, see `prepare::pcm_in_frames`) has its times rescaled to it.
+    let mut retime = [None; mediaslice::MAX_TRACKS];
+    for (input, out) in map.iter().enumerate() {
+        let (Some(out), Some(from)) = (*out, demuxer.tracks().get(input)) else {
+            continue;
+        };
+        if let (Some(to), Some(slot)) = (muxer.tracks().get(out), retime.get_mut(out)) {
+            if to.time_base != from.time_base {
+                *slot = Some((from.time_base, to.time_base));
+            }
+        }
+    }
+    for_each_packet(demuxer, map, start_us, progress, &mut |p| match retime.get(p.track) {
+        Some(&Some((from, to))) => muxer.write_packet(&Packet {
+            pts: p.pts.map(|t| rescale_q(t, from, to)),
+            dts: p.dts.map(|t| rescale_q(t, from, to)),
+            duration: p
+                .duration
+                .and_then(|d| i64::try_from(d).ok())
+                .and_then(|d| u64::try_from(rescale_q(d, from, to)).ok()),
+            ..*p
+        }),
+        _ => muxer.write_packet(p),
+    })
 }
 
 /// The packet loop of [`write_packets_with_progress`] with what is done
@@ -377,6 +401,9 @@ pub fn remux_passes<S: Source, K: Sink>(
     let format = opts.format.unwrap_or(RemuxFormat::Matroska);
     let mut tracks = prepare_tracks(open).map_err(RemuxError::Input)?;
     select_streams(&mut tracks, opts.streams.as_deref())?;
+    if format == RemuxFormat::Mov {
+        prepare::pcm_in_frames(&mut tracks);
+    }
     let mut report = RemuxReport::default();
     if format.needs_seek() && !sink.can_patch() {
         return Err(RemuxError::NeedsSeek(format));

@@ -5,7 +5,8 @@
 //! corpus, files ffmpeg generates for the descriptions the corpus lacks:
 //! version 1 (24-bit big-endian, 8-bit signed, 64-bit float) and version 2
 //! (96 and 192 kHz). MP4 output of the same inputs is refused and leaves
-//! nothing behind. ffmpeg/ffprobe not installed: skipped with a message.
+//! nothing behind. PCM from Matroska (millisecond times) to MOV keeps
+//! every frame. ffmpeg/ffprobe not installed: skipped with a message.
 
 use crate::common;
 use crate::remux_common;
@@ -121,6 +122,25 @@ fn compare(label: &str, input: &Path, ours: &Path, dir: &Path) -> Vec<String> {
     failures
 }
 
+/// Makes `path`: a sine of `seconds` in `codec` (with a small MPEG-4 video
+/// track when `video`), by ffmpeg.
+fn make_sine(path: &Path, codec: &str, rate: u32, channels: usize, seconds: f64, video: bool) {
+    let mut cmd = Command::new("ffmpeg");
+    cmd.args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg(format!("sine=f=440:r={rate}:d={seconds}"));
+    if video {
+        cmd.args(["-f", "lavfi", "-i"])
+            .arg(format!("testsrc=s=64x48:r=25:d={seconds}"))
+            .args(["-c:v", "mpeg4"]);
+    }
+    let st = cmd
+        .args(["-ac", &channels.to_string(), "-c:a", codec])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success(), "ffmpeg could not make {}", path.display());
+}
+
 #[test]
 fn pcm_in_mov_equals_ffmpegs_remux() {
     if !have("ffmpeg") || !have("ffprobe") {
@@ -147,14 +167,7 @@ fn pcm_in_mov_equals_ffmpegs_remux() {
     ];
     for (name, codec, rate, channels) in made {
         let input = dir.join(name);
-        let st = Command::new("ffmpeg")
-            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
-            .arg(format!("sine=f=440:r={rate}:d=0.5"))
-            .args(["-ac", &channels.to_string(), "-c:a", codec])
-            .arg(&input)
-            .status()
-            .unwrap();
-        assert!(st.success(), "ffmpeg could not make {name}");
+        make_sine(&input, codec, rate, channels, 0.5, false);
         let out = dir.join(format!("{name}.mov"));
         match remux_file(&input, &out, &RemuxOptions::default()) {
             Ok(_) => failures.extend(compare(name, &input, &out, &dir)),
@@ -176,4 +189,85 @@ fn pcm_to_mp4_is_refused_and_leaves_nothing() {
         assert!(format!("{e}").contains("MOV output"), "{name}: {e}");
         assert!(!out.exists(), "{name}: a refused remux left its output");
     }
+}
+
+/// The payload of the first audio stream of `path` as ffmpeg reads it
+/// (`-c copy -f data`: every packet's bytes in order).
+fn ffmpeg_audio_bytes(path: &Path) -> Vec<u8> {
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(path)
+        .args(["-map", "0:a:0", "-c", "copy", "-f", "data", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ffmpeg cannot read {}", path.display());
+    out.stdout
+}
+
+/// PCM from Matroska (whose times count milliseconds) to MOV (which counts
+/// frames at the sample rate): the track is declared with 1/rate and its
+/// times rescaled. Every frame arrives (ffmpeg reads the same audio bytes
+/// from ours as from the input), the media duration is the frame count,
+/// and our reader sees what ffprobe sees. ffmpeg's own remux of these
+/// inputs is not the oracle here: its `mdhd` duration comes from the last
+/// packet's millisecond time (143,984 frames for 3 s at 48 kHz) while its
+/// `stts` counts 144,000, so ffprobe cuts its last packet to 624 bytes;
+/// ours says 144,000 in both (ISO/IEC 14496-12 8.4.2.3: the duration of
+/// the media in its time scale).
+#[test]
+fn pcm_from_matroska_to_mov_keeps_every_frame() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        println!("ffmpeg or ffprobe not installed: skipped");
+        return;
+    }
+    let dir = temp_dir("remux_mkv_pcm_mov");
+    let made = [
+        ("s16le_48k.mkv", "pcm_s16le", 48_000, 1, 3.0, true),
+        ("s24le_44k.mka", "pcm_s24le", 44_100, 2, 2.0, false),
+        ("f32le_96k.mka", "pcm_f32le", 96_000, 2, 1.5, false),
+    ];
+    let mut failures = Vec::new();
+    for (name, codec, rate, channels, seconds, video) in made {
+        let input = dir.join(name);
+        make_sine(&input, codec, rate, channels, seconds, video);
+        let out = dir.join(format!("{name}.mov"));
+        if let Err(e) = remux_file(&input, &out, &RemuxOptions::default()) {
+            failures.push(format!("{name}: not written: {e}"));
+            continue;
+        }
+        let (rows, err) = ffprobe_rows(&out);
+        if !err.is_empty() {
+            failures.push(format!("{name}: ffprobe on ours: {err}"));
+        }
+        match our_rows(&std::fs::read(&out).unwrap()) {
+            Ok(r) if r == rows => {}
+            Ok(r) => failures.push(format!("{name}: we read {} packets, ffprobe {}", r.len(), rows.len())),
+            Err(e) => failures.push(format!("{name}: we cannot read ours: {e}")),
+        }
+        let (ours, theirs) = (ffmpeg_audio_bytes(&out), ffmpeg_audio_bytes(&input));
+        let frame = channels * codec[5..7].parse::<usize>().unwrap() / 8;
+        let frames = (f64::from(rate) * seconds) as usize;
+        if ours != theirs || ours.len() != frames * frame {
+            failures.push(format!(
+                "{name}: {} audio bytes in ours, {} in the input, {} expected",
+                ours.len(),
+                theirs.len(),
+                frames * frame
+            ));
+        }
+        let probe = Command::new("ffprobe")
+            .args(["-v", "error", "-select_streams", "a", "-show_entries"])
+            .args(["stream=time_base,duration_ts", "-of", "csv=p=0"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let got = String::from_utf8_lossy(&probe.stdout).trim().to_owned();
+        let want = format!("1/{rate},{frames}");
+        if got != want {
+            failures.push(format!(
+                "{name}: ffprobe's time base and duration {got}, expected {want}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

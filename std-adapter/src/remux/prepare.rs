@@ -263,6 +263,25 @@ pub fn prepare_tracks<S: Source>(
     Ok(out)
 }
 
+/// QuickTime counts uncompressed audio in frames, with the sample rate as
+/// the media time scale (QuickTime File Format, "Sound Sample
+/// Descriptions"; ISO/IEC 14496-12 8.6.1.2: one `stts` tick a frame). A
+/// PCM track whose input counts in another time base (Matroska's
+/// milliseconds) is declared with 1/rate instead; the packet loop
+/// ([`super::write_packets`]) rescales its times with the declared time
+/// base. Its frames follow each other in the output whatever the input's
+/// times, so only the first packet's time (the edit list) depends on the
+/// rescale, which is exact for a millisecond time base.
+pub(super) fn pcm_in_frames(tracks: &mut [PreparedTrack]) {
+    for t in tracks.iter_mut().filter(|t| t.skip.is_none()) {
+        let rate = t.track.sample_rate;
+        let pcm = t.track.codec.ffmpeg_name().starts_with("pcm_");
+        if pcm && rate > 0 && t.track.time_base != Rational::new(1, rate) {
+            t.track.time_base = Rational::new(1, rate);
+        }
+    }
+}
+
 /// Why a track left out by [`select_streams`] is.
 const NOT_SELECTED: &str = "not among --streams";
 
