@@ -542,12 +542,10 @@ fn write_playlists(
     resolution: Option<(u16, u16)>,
     form: Form,
 ) -> Result<(), RemuxError> {
-    let mut media = playlist_head(segments.target(), 0, Some("VOD"), form);
-    segments
-        .each(|s| playlist_line(&mut media, s))
-        .map_err(RemuxError::Io)?;
-    media.push_str(ENDLIST);
-    live::write_atomic(&outdir.join("media.m3u8"), media).map_err(RemuxError::Io)?;
+    live::write_atomic_with(&outdir.join("media.m3u8"), |w| {
+        logged_playlist(w, segments, segments.target(), "VOD", true, form)
+    })
+    .map_err(RemuxError::Io)?;
     let (peak, average) = segments.bit_rates();
     let master = master_playlist(peak, average, codecs, resolution, form);
     live::write_atomic(&outdir.join("master.m3u8"), master).map_err(RemuxError::Io)
@@ -598,18 +596,18 @@ impl Form {
     }
 }
 
-/// A media playlist (RFC 8216 §4.3) of `form`, `#EXT-X-MEDIA-SEQUENCE` of
-/// the first segment listed, the playlist type when given (`VOD`,
-/// `EVENT`; none for a sliding window), `#EXT-X-ENDLIST` when `end`.
+/// A sliding window's media playlist (RFC 8216 §4.3, no playlist type) of
+/// `form`, `#EXT-X-MEDIA-SEQUENCE` of the first segment listed,
+/// `#EXT-X-ENDLIST` when `end`; the `VOD` and `EVENT` playlists, which list
+/// every segment, are [`logged_playlist`]s.
 fn media_playlist<'a>(
     segments: impl Iterator<Item = &'a Segment>,
     target: u64,
     sequence: u64,
-    kind: Option<&str>,
     end: bool,
     form: Form,
 ) -> String {
-    let mut media = playlist_head(target, sequence, kind, form);
+    let mut media = playlist_head(target, sequence, None, form);
     for s in segments {
         playlist_line(&mut media, s);
     }
@@ -617,6 +615,36 @@ fn media_playlist<'a>(
         media.push_str(ENDLIST);
     }
     media
+}
+
+/// The media playlist of type `kind` (RFC 8216 §4.3.3.5) of every segment
+/// in `log`, written line by line as the records are read back (its text
+/// is never whole in memory); `#EXT-X-ENDLIST` when `end`.
+///
+/// Errors: reading the log, writing `w`.
+fn logged_playlist(
+    w: &mut dyn std::io::Write,
+    log: &SegmentLog,
+    target: u64,
+    kind: &str,
+    end: bool,
+    form: Form,
+) -> std::io::Result<()> {
+    w.write_all(playlist_head(target, 0, Some(kind), form).as_bytes())?;
+    let mut line = String::new();
+    let mut result = Ok(());
+    log.each(|s| {
+        if result.is_ok() {
+            line.clear();
+            playlist_line(&mut line, s);
+            result = w.write_all(line.as_bytes());
+        }
+    })?;
+    result?;
+    if end {
+        w.write_all(ENDLIST.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// The end of a finished playlist (RFC 8216 §4.3.3.4).

@@ -6,6 +6,9 @@
 //! records stay in memory, and no temporary file is left in the output.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use crate::live_common::fast;
+use mediaslice_std::live::LiveInput;
+use mediaslice_std::package::{package_live, PackageReport, Segment};
 use std::path::Path;
 use std::process::Command;
 
@@ -17,27 +20,11 @@ fn seg_files(dir: &Path) -> usize {
         .count()
 }
 
-#[test]
-fn many_segments_are_listed_from_the_spilled_records() {
-    if Command::new("ffmpeg").arg("-version").output().is_err() {
-        println!("skip: ffmpeg not installed (it makes the long input)");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("ms-package-many-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/mpegts/h264_aac.ts");
-    let input = dir.join("long.ts");
-    let st = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-stream_loop", "250", "-i"])
-        .arg(&src)
-        .args(["-c", "copy"])
-        .arg(&input)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let out = dir.join("out");
-    let report = mediaslice_std::package::package(&input, &out, 1000, true, true).unwrap();
+/// The checks every run here shares: more segments than the records held
+/// in memory, at most 256 held, one file per record, and the media
+/// playlist listing each, in order, with its duration. Returns the
+/// records and the playlist.
+fn check_listing(out: &Path, report: &PackageReport) -> (Vec<Segment>, String) {
     let n = report.segments.len();
     assert!(n > 256, "{n} segments: too few to pass the records held in memory");
     assert!(
@@ -45,7 +32,7 @@ fn many_segments_are_listed_from_the_spilled_records() {
         "{} held",
         report.segments.held_records()
     );
-    assert_eq!(seg_files(&out), n);
+    assert_eq!(seg_files(out), n);
     let listed = report.segments.to_vec().unwrap();
     let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
     let lines: Vec<&str> = media.lines().collect();
@@ -59,6 +46,40 @@ fn many_segments_are_listed_from_the_spilled_records() {
         assert_eq!(s.name, *name);
         assert_eq!(*d, format!("{:.6}", s.seconds), "{name}");
     }
+    (listed, media)
+}
+
+/// A fresh folder and in it `long.ts`: the corpus's H.264 + AAC TS looped
+/// 251 times (about 1,000 s); `None`, said on stdout, without ffmpeg.
+fn long_input(name: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    if Command::new("ffmpeg").arg("-version").output().is_err() {
+        println!("skip: ffmpeg not installed (it makes the long input)");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("ms-package-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/files/mpegts/h264_aac.ts");
+    let input = dir.join("long.ts");
+    let st = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-stream_loop", "250", "-i"])
+        .arg(&src)
+        .args(["-c", "copy"])
+        .arg(&input)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    Some((dir, input))
+}
+
+#[test]
+fn many_segments_are_listed_from_the_spilled_records() {
+    let Some((dir, input)) = long_input("many") else {
+        return;
+    };
+    let out = dir.join("out");
+    let report = mediaslice_std::package::package(&input, &out, 1000, true, true).unwrap();
+    let (listed, media) = check_listing(&out, &report);
     let longest = listed.iter().map(|s| s.seconds.ceil() as u64).max().unwrap();
     assert!(media.contains(&format!("#EXT-X-TARGETDURATION:{longest}\n")), "{media}");
     let mpd = std::fs::read_to_string(out.join("manifest.mpd")).unwrap();
@@ -79,6 +100,41 @@ fn many_segments_are_listed_from_the_spilled_records() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with('.') || n.ends_with(".tmp") || n.ends_with(".part"))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `package --live` without a window (an `EVENT` playlist, which keeps
+/// every segment): past 256 segments the records go to the log's
+/// temporary file as in a finished file's run, and the playlist, rewritten
+/// from them after each segment, lists the same segments with the same
+/// durations as the finished file's.
+#[test]
+fn a_live_event_playlist_keeps_its_records_on_disk() {
+    let Some((dir, input)) = long_input("event") else {
+        return;
+    };
+    let out = dir.join("live");
+    let live = LiveInput::stream(Box::new(std::fs::File::open(&input).unwrap()), fast(16 << 10));
+    let report = package_live(&live, &out, 1000, None, false).unwrap();
+    let (_, media) = check_listing(&out, &report);
+    assert!(media.contains("#EXT-X-PLAYLIST-TYPE:EVENT\n"), "{media}");
+    assert!(media.ends_with("#EXT-X-ENDLIST\n"), "{media}");
+    let vod = dir.join("vod");
+    mediaslice_std::package::package(&input, &vod, 1000, true, false).unwrap();
+    let finished = std::fs::read_to_string(vod.join("media.m3u8")).unwrap();
+    let segments = |m: &str| -> Vec<String> {
+        m.lines()
+            .skip_while(|l| !l.starts_with("#EXTINF:"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(segments(&media), segments(&finished));
+    let hidden: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(hidden.is_empty(), "{hidden:?}");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -10,27 +10,34 @@
 //! is deleted N segments after it left the playlist (§6.2.2: a removed
 //! segment stays available for about a playlist's duration).
 //!
-//! Memory: the playlist's records (name, bytes, duration: about 60 bytes a
-//! segment) are all that grows, and only without a window; with one they
-//! are at most N.
+//! Memory: with a window, the N segments listed; without one, the
+//! segments go to a [`SegmentLog`] whose records pass to a temporary file
+//! beside the segments past the first 256, and each rewrite of the
+//! playlist reads them back into a buffered file write, so nothing grows
+//! with the length of the input (the `EVENT` playlist itself does, on
+//! disk: about 40 bytes a segment).
 
 use super::live_dash::LiveDash;
 use super::{
-    child, children, codecs_of, master_playlist, media_playlist, resolution, split_passes, Form, PackageReport,
-    Segment, SegmentLog,
+    child, children, codecs_of, logged_playlist, master_playlist, media_playlist, resolution, split_passes, Form,
+    PackageReport, Segment, SegmentLog,
 };
 use crate::live::{LiveInput, LiveSource};
 use crate::remux::RemuxError;
 use mediaslice::{Demuxer, FormatKind, Limits};
 use std::collections::VecDeque;
-use std::io::{Error, ErrorKind};
+use std::io::{BufWriter, Error, ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
 /// The live playlist: the segments listed and the running figures.
 pub(crate) struct LiveHls {
     dir: PathBuf,
     window: Option<usize>,
+    /// With a window: the segments listed.
     segments: VecDeque<Segment>,
+    /// Without one (`EVENT`): every segment, spilled past the first few;
+    /// made with the first segment, when the form is known.
+    event: Option<SegmentLog>,
     /// Media sequence number of the first segment listed.
     sequence: u64,
     target: u64,
@@ -49,9 +56,20 @@ pub(crate) struct LiveHls {
 
 /// Writes `data` to `path` by a temporary name and a rename.
 pub(super) fn write_atomic(path: &Path, data: impl AsRef<[u8]>) -> std::io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(data.as_ref()))
+}
+
+/// Writes what `fill` writes (through a buffer) to `path` by a temporary
+/// name and a rename.
+pub(super) fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    std::fs::write(&tmp, data)?;
+    let mut w = BufWriter::new(std::fs::File::create(&tmp)?);
+    fill(&mut w)?;
+    w.into_inner().map_err(std::io::IntoInnerError::into_error)?;
     std::fs::rename(&tmp, path)
 }
 
@@ -61,6 +79,7 @@ impl LiveHls {
             dir: dir.to_path_buf(),
             window: window.map(|w| w.max(1)),
             segments: VecDeque::new(),
+            event: None,
             sequence: 0,
             target: u64::from(segment_ms).div_ceil(1000).max(1),
             codecs: String::new(),
@@ -112,6 +131,13 @@ impl LiveHls {
         self.bytes += seg.bytes;
         self.seconds += seg.seconds;
         self.target = self.target.max(seg.seconds.ceil() as u64);
+        if self.window.is_none() {
+            let log = self
+                .event
+                .get_or_insert_with(|| SegmentLog::spilled(&self.dir, self.form.ext));
+            log.push(log.len() as u64 + 1, &seg)?;
+            return self.write(false);
+        }
         self.segments.push_back(seg);
         if let Some(w) = self.window {
             while self.segments.len() > w {
@@ -138,12 +164,15 @@ impl LiveHls {
         self.master_peak = None;
         self.write(true)?;
         Ok(PackageReport {
-            segments: {
-                let mut log = SegmentLog::held(self.form.ext);
-                for (n, s) in (self.sequence + 1..).zip(&self.segments) {
-                    log.push(n, s)?;
+            segments: match self.event.take() {
+                Some(log) => log,
+                None => {
+                    let mut log = SegmentLog::held(self.form.ext);
+                    for (n, s) in (self.sequence + 1..).zip(&self.segments) {
+                        log.push(n, s)?;
+                    }
+                    log
                 }
-                log
             },
             codecs: self.codecs,
             media_sequence: self.sequence,
@@ -152,9 +181,14 @@ impl LiveHls {
     }
 
     fn write(&mut self, end: bool) -> std::io::Result<()> {
-        let kind = if self.window.is_some() { None } else { Some("EVENT") };
-        let media = media_playlist(self.segments.iter(), self.target, self.sequence, kind, end, self.form);
-        write_atomic(&self.dir.join("media.m3u8"), &media)?;
+        let path = self.dir.join("media.m3u8");
+        match self.event.as_ref() {
+            Some(log) => write_atomic_with(&path, |w| logged_playlist(w, log, self.target, "EVENT", end, self.form))?,
+            None => {
+                let media = media_playlist(self.segments.iter(), self.target, self.sequence, end, self.form);
+                write_atomic(&path, &media)?;
+            }
+        }
         if self.master_peak != Some(self.peak) {
             let average = (self.bytes as f64 * 8.0 / self.seconds.max(0.001)).ceil() as u64;
             let master = master_playlist(self.peak, average, &self.codecs, self.resolution, self.form);
