@@ -40,6 +40,10 @@ pub struct AsfDemuxer {
     /// The walk over the pieces of the object last handed out in pieces.
     #[cfg(feature = "asf-pieces")]
     pub(super) walk: super::frag_walk::FragWalk,
+    /// `deliver` gives only the facts of the object (its caller,
+    /// `deliver_pieces`, leaves it in pieces).
+    #[cfg(feature = "asf-pieces")]
+    pub(super) scatter: bool,
 }
 
 impl FormatDemuxer for AsfDemuxer {
@@ -59,6 +63,8 @@ impl FormatDemuxer for AsfDemuxer {
             seek_filter: None,
             #[cfg(feature = "asf-pieces")]
             walk: super::frag_walk::FragWalk::default(),
+            #[cfg(feature = "asf-pieces")]
+            scatter: false,
         };
         let walk = d.walk_header(src, ctx)?;
         let data_at = walk.data_at;

@@ -85,23 +85,6 @@ pub(super) struct Done {
     pub pending: Pending,
 }
 
-/// A completed object's packet facts and how its bytes are held
-/// ([`AsfDemuxer::object`]).
-struct Object {
-    track: usize,
-    /// Its stream's number (to find fragments again).
-    number: u8,
-    duration: Option<u64>,
-    flags: PacketFlags,
-    dts: Option<i64>,
-    /// The first fragment's offset.
-    pos: u64,
-    /// Its one fragment, when it is one whole fragment.
-    single: Option<Fragment>,
-    /// The audio spread to undo.
-    spread: Option<Spread>,
-}
-
 /// What one step of the packet reader gives.
 // A completed object is moved out once per packet; no boxing in no_std.
 #[allow(clippy::large_enum_variant)]
@@ -229,16 +212,17 @@ impl AsfDemuxer {
         }
     }
 
-    /// What a completed object is besides its bytes: its packet's facts
-    /// and how its bytes are held.
-    #[inline(always)]
-    fn object(&self, done: &Done) -> Result<Object> {
+    /// Hands out a completed media object: a slice when it is one whole
+    /// fragment, else joined in scratch.
+    pub(super) fn deliver<'s, S: Source>(&mut self, src: &'s mut S, done: Done) -> Result<Option<Packet<'s>>> {
         let Some(st) = self.streams.get(done.slot) else {
             return Err(Error::malformed(
                 0,
                 &"asf media object: no stream state for its slot (ASF 1.20 §5.2.3)",
             ));
         };
+        let track = st.track;
+        let number = st.number;
         let duration = st.wma.map(|(rate, bits)| {
             let samples = done.size as u64 * 8 * rate as u64 / bits as u64;
             rescale(samples as i64, Rational::new(1, rate), MS).max(0) as u64
@@ -255,47 +239,41 @@ impl AsfDemuxer {
         // The first fragment taken (a rejected payload may have opened the
         // object).
         let (dts, pos) = (p.dts, p.frags.first().map(|f| f.data).unwrap_or(p.pos));
+        let size = done.size as usize;
         let spread = st
             .spread
             .filter(|d| !p.truncated && d.packet.checked_mul(d.span) == Some(done.size));
-        Ok(Object {
-            track: st.track,
-            number: st.number,
-            duration,
-            flags,
-            dts,
-            pos,
-            single,
-            spread,
-        })
-    }
-
-    /// Hands out a completed media object: a slice when it is one whole
-    /// fragment, else joined in scratch.
-    pub(super) fn deliver<'s, S: Source>(&mut self, src: &'s mut S, done: Done) -> Result<Option<Packet<'s>>> {
-        let o = self.object(&done)?;
-        let size = done.size as usize;
-        if let Some(d) = o.spread {
-            self.descramble(src, d, &done, o.single)?;
-            let data = S::joined(&*src, size)?;
+        #[cfg(feature = "asf-pieces")]
+        if self.scatter {
+            // `deliver_pieces` leaves the object in its fragments: only
+            // its facts.
             return Ok(Some(
-                Packet::joined(o.track, Some(o.pos), data)
-                    .with_times(o.dts, o.dts, o.duration)
-                    .with_flags(o.flags),
+                Packet::joined(track, Some(pos), &[])
+                    .with_times(dts, dts, duration)
+                    .with_flags(flags),
             ));
         }
-        if let Some(f) = o.single {
+        if let Some(d) = spread {
+            self.descramble(src, d, &done, single)?;
+            let data = S::joined(&*src, size)?;
+            return Ok(Some(
+                Packet::joined(track, Some(pos), data)
+                    .with_times(dts, dts, duration)
+                    .with_flags(flags),
+            ));
+        }
+        if let Some(f) = single {
             let data = src.bytes(f.data, size)?;
             return Ok(Some(
-                Packet::contiguous(o.track, o.pos, data)
-                    .with_times(o.dts, o.dts, o.duration)
-                    .with_flags(o.flags),
+                Packet::contiguous(track, pos, data)
+                    .with_times(dts, dts, duration)
+                    .with_flags(flags),
             ));
         }
         if size > src.scratch_len() {
             return Err(Error::new(
                 ErrorKind::ScratchTooSmall,
-                o.pos,
+                pos,
                 &"asf media object: scratch too small to join its fragments (ASF 1.20 §5.2.3)",
             ));
         }
@@ -306,24 +284,25 @@ impl AsfDemuxer {
             w.gather(src)?;
             let data = S::joined(&*src, size)?;
             return Ok(Some(
-                Packet::joined(o.track, Some(o.pos), data)
-                    .with_times(o.dts, o.dts, o.duration)
-                    .with_flags(o.flags),
+                Packet::joined(track, Some(pos), data)
+                    .with_times(dts, dts, duration)
+                    .with_flags(flags),
             ));
         }
-        self.join(src, &done, o.number, 0)?;
+        self.join(src, &done, number, 0)?;
         let data = S::joined(&*src, size)?;
         Ok(Some(
-            Packet::joined(o.track, Some(o.pos), data)
-                .with_times(o.dts, o.dts, o.duration)
-                .with_flags(o.flags),
+            Packet::joined(track, Some(pos), data)
+                .with_times(dts, dts, duration)
+                .with_flags(flags),
         ))
     }
 
     /// With `asf-pieces`: an object in several fragments that arrived in
-    /// order is left in them, its pieces read by a
-    /// [`super::frag_walk::FragWalk`], the walk its join follows; every
-    /// other object as [`AsfDemuxer::deliver`] gives it.
+    /// order (not descrambled) is left in them, its pieces read by a
+    /// [`super::frag_walk::FragWalk`], the walk its join follows; the
+    /// facts are [`AsfDemuxer::deliver`]'s. Every other object as
+    /// `deliver` gives it.
     #[cfg(feature = "asf-pieces")]
     pub(super) fn deliver_pieces<'s, S: Source>(
         &'s mut self,
@@ -331,16 +310,26 @@ impl AsfDemuxer {
         done: Done,
     ) -> Result<Option<crate::pieces::PacketPieces<'s, S>>> {
         use crate::pieces::PacketPieces;
-        let o = self.object(&done)?;
-        let w = match super::frag_walk::FragWalk::in_order(&done) {
-            Some(w) if o.spread.is_none() && o.single.is_none() && w.pieces() > 1 => w,
-            _ => return Ok(self.deliver(src, done)?.map(PacketPieces::whole)),
+        let size = done.size as usize;
+        // `deliver`'s spread test (an object in order is not truncated).
+        let spread = self
+            .streams
+            .get(done.slot)
+            .and_then(|st| st.spread)
+            .is_some_and(|d| d.packet.checked_mul(d.span) == Some(done.size));
+        let walk = super::frag_walk::FragWalk::in_order(&done).filter(|w| w.pieces() > 1 && !spread);
+        let Some(w) = walk else {
+            return Ok(self.deliver(src, done)?.map(PacketPieces::whole));
         };
+        self.scatter = true;
+        let facts = self.deliver(&mut *src, done);
+        self.scatter = false;
+        let Some(p) = facts? else { return Ok(None) };
+        let facts = Packet::joined(p.track, p.pos, &[])
+            .with_times(p.pts, p.dts, p.duration)
+            .with_flags(p.flags);
         self.walk = w;
-        let facts = Packet::joined(o.track, Some(o.pos), &[])
-            .with_times(o.dts, o.dts, o.duration)
-            .with_flags(o.flags);
-        Ok(Some(PacketPieces::walk(facts, done.size as usize, src, &mut self.walk)))
+        Ok(Some(PacketPieces::walk(facts, size, src, &mut self.walk)))
     }
 
     /// Joins the fragments of a completed object into scratch at `base`.

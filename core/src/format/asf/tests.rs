@@ -448,9 +448,10 @@ fn objects_in_order_come_in_pieces() {
     for i in 0..3usize {
         packets.push(packet(&[pl(1, i as u32 * 20, 60, &a[i * 20..i * 20 + 20])]));
     }
-    // Out of order: the second half first.
+    // Out of order: the last half before the second quarter.
+    packets.push(packet(&[pl(2, 0, 40, &b[..10])]));
     packets.push(packet(&[pl(2, 20, 40, &b[20..])]));
-    packets.push(packet(&[pl(2, 0, 40, &b[..20])]));
+    packets.push(packet(&[pl(2, 10, 40, &b[10..20])]));
     for i in 0..10usize {
         packets.push(packet(&[pl(3, i as u32 * 10, 100, &c[i * 10..i * 10 + 10])]));
     }
