@@ -13,7 +13,9 @@
 //!
 //! Which packets come in pieces (see `docs/architecture.md`): MPEG-TS PES
 //! payloads of tracks that are not cut into frames, when they span TS
-//! packets. Every other format and track gives one slice.
+//! packets; Ogg packets that span pages (feature `ogg-pieces`); ASF media
+//! objects whose fragments arrived in order (feature `asf-pieces`). Every
+//! other format and packet gives one slice.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::Source;
