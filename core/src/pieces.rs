@@ -13,7 +13,9 @@
 //!
 //! Which packets come in pieces (see `docs/architecture.md`): MPEG-TS PES
 //! payloads of tracks that are not cut into frames, when they span TS
-//! packets. Every other format and track gives one slice.
+//! packets; Ogg packets that span pages (feature `ogg-pieces`); ASF media
+//! objects whose fragments arrived in order (feature `asf-pieces`). Every
+//! other format and packet gives one slice.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::Source;
@@ -31,7 +33,10 @@ enum Payload<'a, S: Source> {
     /// One slice, `packet.data`; `true` once it was handed out.
     Whole(bool),
     /// Pieces, read one at a time by a format's walk.
-    #[cfg_attr(not(feature = "ts"), allow(dead_code, reason = "only MPEG-TS gives pieces"))]
+    #[cfg_attr(
+        not(any(feature = "ts", feature = "ogg-pieces", feature = "asf-pieces")),
+        allow(dead_code, reason = "only MPEG-TS and the `*-pieces` features give pieces")
+    )]
     Walk {
         src: &'a mut S,
         walk: &'a mut dyn PieceWalk<S>,
@@ -73,7 +78,10 @@ impl<'a, S: Source> PacketPieces<'a, S> {
     }
 
     /// A packet of `len` payload bytes whose pieces `walk` reads from `src`.
-    #[cfg_attr(not(feature = "ts"), allow(dead_code, reason = "only MPEG-TS gives pieces"))]
+    #[cfg_attr(
+        not(any(feature = "ts", feature = "ogg-pieces", feature = "asf-pieces")),
+        allow(dead_code, reason = "only MPEG-TS and the `*-pieces` features give pieces")
+    )]
     pub(crate) fn walk(packet: Packet<'a>, len: usize, src: &'a mut S, walk: &'a mut dyn PieceWalk<S>) -> Self {
         PacketPieces {
             packet: Packet {

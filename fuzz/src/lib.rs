@@ -9,7 +9,8 @@
 //! * [`run_slice_vs_stream`]: the same input through a [`SliceSource`] and a
 //!   [`ReaderSource`] over [`FuzzReader`], whose chunk size, seekability,
 //!   claimed length and block cache are chosen by the input's last
-//!   [`TRAILER`] bytes; the two runs must log identical events.
+//!   [`TRAILER`] bytes, and whether the stream run takes its packets in
+//!   pieces (`next_packet_pieces`); the two runs must log identical events.
 //! * [`run_remux`]: demux, mux (Matroska or MP4), demux again; see
 //!   `remux.rs` for its invariants.
 //! * [`run_repair`]: a damaged recording repaired into memory, the output
@@ -18,7 +19,8 @@
 //!   back against the input's packets; see `tagedit.rs`.
 //! * [`run_truncation`]: prefixes of the input must yield prefixes of the
 //!   whole input's packets (a final packet flagged `truncated` may be a
-//!   shorter prefix of the whole one).
+//!   shorter prefix of the whole one); the prefixes are read in pieces
+//!   (`next_packet_pieces`), the whole input joined.
 //!
 //! Invariants checked on every run (a failed one panics, which libFuzzer
 //! reports as a crash): packet track indexes are in range; no packet exceeds

@@ -126,6 +126,9 @@ pub struct Plan {
     pub packet_cap: usize,
     /// Bytes of packet payload that may be kept in [`PacketSum::bytes`].
     pub keep_bytes: usize,
+    /// Take packets with `next_packet_pieces`, reading every piece (the
+    /// logged packet is the same: length and CRC-32 of the bytes in order).
+    pub pieces: bool,
 }
 
 impl Plan {
@@ -138,6 +141,7 @@ impl Plan {
             extra_ts,
             packet_cap: usize::MAX,
             keep_bytes: 0,
+            pieces: false,
         }
     }
 }
@@ -192,7 +196,15 @@ pub(crate) fn tag_sum(t: &mediaslice::Tag<'_>) -> TagSum {
 
 /// Pulls one packet, checks the per-packet invariants and summarises it.
 /// `None` when the pass ended (the end event is returned).
-pub(crate) fn pull<S: Source>(d: &mut Demuxer<S>, input: &[u8], keep: &mut usize) -> Result<PacketSum, Event> {
+pub(crate) fn pull<S: Source>(
+    d: &mut Demuxer<S>,
+    input: &[u8],
+    keep: &mut usize,
+    pieces: bool,
+) -> Result<PacketSum, Event> {
+    if pieces {
+        return pull_pieces(d, input, keep);
+    }
     let ntracks = d.tracks().len();
     let max_packet = d.limits().max_packet as usize;
     let declared_max = d.max_packet_size();
@@ -202,36 +214,8 @@ pub(crate) fn pull<S: Source>(d: &mut Demuxer<S>, input: &[u8], keep: &mut usize
     assert!(n == 0, "invariant: next_packet allocated {n} bytes");
     match r {
         Ok(Some(p)) => {
-            assert!(
-                p.track < ntracks,
-                "invariant: packet track {} of {} tracks",
-                p.track,
-                ntracks
-            );
-            assert!(
-                p.data.len() <= max_packet,
-                "invariant: packet of {} bytes over Limits::max_packet",
-                p.data.len()
-            );
-            if let Some(m) = declared_max {
-                assert!(
-                    p.data.len() <= m,
-                    "invariant: packet of {} bytes over max_packet_size() {}",
-                    p.data.len(),
-                    m
-                );
-            }
-            if p.contiguous {
-                let pos = p.pos.expect("invariant: contiguous packet without pos");
-                let start = usize::try_from(pos).expect("invariant: contiguous pos beyond usize");
-                let within = start.checked_add(p.data.len()).and_then(|end| input.get(start..end));
-                assert!(
-                    within == Some(p.data),
-                    "invariant: contiguous packet at {} ({} bytes) is not the input's bytes there",
-                    pos,
-                    p.data.len()
-                );
-            }
+            check_contiguous(&p, input);
+            check_len(p.track, p.data.len(), ntracks, max_packet, declared_max);
             let bytes = if p.data.len() <= *keep {
                 *keep -= p.data.len();
                 Some(Kept(p.data.to_vec()))
@@ -264,6 +248,107 @@ pub(crate) fn pull<S: Source>(d: &mut Demuxer<S>, input: &[u8], keep: &mut usize
 }
 
 /// Walks the tags once, logging them; returns the summaries for comparison.
+/// The per-packet invariants on the track index and the length.
+fn check_len(track: usize, len: usize, ntracks: usize, max_packet: usize, declared_max: Option<usize>) {
+    assert!(track < ntracks, "invariant: packet track {track} of {ntracks} tracks");
+    assert!(
+        len <= max_packet,
+        "invariant: packet of {len} bytes over Limits::max_packet"
+    );
+    if let Some(m) = declared_max {
+        assert!(len <= m, "invariant: packet of {len} bytes over max_packet_size() {m}");
+    }
+}
+
+/// A `contiguous` packet's bytes are the input's bytes at `pos`.
+fn check_contiguous(p: &mediaslice::Packet<'_>, input: &[u8]) {
+    if p.contiguous {
+        let pos = p.pos.expect("invariant: contiguous packet without pos");
+        let start = usize::try_from(pos).expect("invariant: contiguous pos beyond usize");
+        let within = start.checked_add(p.data.len()).and_then(|end| input.get(start..end));
+        assert!(
+            within == Some(p.data),
+            "invariant: contiguous packet at {} ({} bytes) is not the input's bytes there",
+            pos,
+            p.data.len()
+        );
+    }
+}
+
+/// [`pull`] through `next_packet_pieces`: every piece read in order, no
+/// allocation from the call to the last piece. A piece that fails ends the
+/// pass as a failed `next_packet` would (`Event::PacketErr`).
+fn pull_pieces<S: Source>(d: &mut Demuxer<S>, input: &[u8], keep: &mut usize) -> Result<PacketSum, Event> {
+    let ntracks = d.tracks().len();
+    let max_packet = d.limits().max_packet as usize;
+    let declared_max = d.max_packet_size();
+    // Room for the kept bytes before counting: the pieces borrow the demuxer.
+    let mut kept: Vec<u8> = Vec::with_capacity(*keep);
+    let before = allocated();
+    let r = d.next_packet_pieces();
+    let mut p = match r {
+        Ok(Some(p)) => p,
+        Ok(None) => return Err(Event::End),
+        Err(e) => {
+            drop(r);
+            assert!(
+                matches!(d.next_packet_pieces(), Ok(None)),
+                "invariant: next_packet_pieces after an error did not return Ok(None)"
+            );
+            return Err(Event::PacketErr(e));
+        }
+    };
+    let (len, facts, scattered) = (p.len(), p.packet, p.is_scattered());
+    if scattered {
+        assert!(
+            facts.data.is_empty() && !facts.contiguous,
+            "invariant: a packet in pieces has data or is contiguous"
+        );
+    } else {
+        check_contiguous(&facts, input);
+    }
+    let mut crc = mediaslice::crc::Crc32::new();
+    let mut size = 0usize;
+    loop {
+        match p.next_piece() {
+            Ok(Some(piece)) => {
+                crc.update(piece);
+                size += piece.len();
+                if len <= *keep && kept.len() + piece.len() <= *keep {
+                    kept.extend_from_slice(piece);
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return Err(Event::PacketErr(e)),
+        }
+    }
+    let n = allocated().wrapping_sub(before);
+    assert!(n == 0, "invariant: next_packet_pieces allocated {n} bytes");
+    assert!(
+        size == len,
+        "invariant: the pieces hold {size} bytes, PacketPieces::len {len}"
+    );
+    check_len(facts.track, size, ntracks, max_packet, declared_max);
+    let bytes = if size <= *keep {
+        *keep -= size;
+        Some(Kept(kept))
+    } else {
+        None
+    };
+    Ok(PacketSum {
+        track: facts.track,
+        pts: facts.pts,
+        dts: facts.dts,
+        duration: facts.duration,
+        flags: facts.flags,
+        pos: facts.pos,
+        contiguous: facts.contiguous,
+        len: size,
+        crc: crc.finish(),
+        bytes,
+    })
+}
+
 pub(crate) fn walk_tags<S: Source>(d: &mut Demuxer<S>, bound: usize) -> Vec<Event> {
     let mut out = Vec::new();
     loop {
@@ -356,7 +441,7 @@ pub fn exercise<S: Source>(input: &[u8], opened: mediaslice::Result<Demuxer<S>>,
             log.push(plan, Event::Capped);
             break;
         }
-        match pull(&mut d, input, &mut keep) {
+        match pull(&mut d, input, &mut keep, plan.pieces) {
             Ok(p) => {
                 log.packets += 1;
                 assert!(
@@ -401,7 +486,7 @@ pub fn exercise<S: Source>(input: &[u8], opened: mediaslice::Result<Demuxer<S>>,
                     continue;
                 }
                 for _ in 0..16 {
-                    match pull(&mut d, input, &mut 0) {
+                    match pull(&mut d, input, &mut 0, plan.pieces) {
                         Ok(p) => log.push(plan, Event::Packet(p)),
                         Err(end) => {
                             log.push(plan, end);

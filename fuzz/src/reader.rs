@@ -101,6 +101,8 @@ pub struct StreamConfig {
     pub blocks: usize,
     /// `None`: detect the format; `Some(k)`: force it.
     pub kind: Option<FormatKind>,
+    /// The stream run takes packets in pieces ([`Plan::pieces`]).
+    pub pieces: bool,
 }
 
 /// How the stream side learns the input's length.
@@ -143,7 +145,9 @@ impl StreamConfig {
     ///
     /// * byte 0: bits 0-3 chunk size (1, 2, 3, 5, 7, 13, 31, 64, 100, 511,
     ///   512, 513, 1000, 4096, 65536, unlimited); bits 4-5 cache blocks
-    ///   (8, 1, 2, 0);
+    ///   (8, 1, 2, 0); bit 6: the stream run takes its packets in pieces
+    ///   (`next_packet_pieces`, [`Plan::pieces`]) while the slice run joins
+    ///   them, so the two ways must agree too;
     /// * byte 1: bits 0-1 seek mode (full, forward only, none, full with
     ///   every read from the (byte 2 + 1)th on failing);
     ///   bits 2-3 length mode (known, seek to end, shorter, longer);
@@ -154,6 +158,7 @@ impl StreamConfig {
         StreamConfig {
             chunk: CHUNKS[(t[0] & 15) as usize],
             blocks: [8, 1, 2, 0][((t[0] >> 4) & 3) as usize],
+            pieces: t[0] & 0x40 != 0,
             seek: [SeekMode::Full, SeekMode::ForwardOnly, SeekMode::None, SeekMode::Full][(t[1] & 3) as usize],
             fail_from: if t[1] & 3 == 3 { Some(delta) } else { None },
             len: [

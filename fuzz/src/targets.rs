@@ -55,6 +55,7 @@ pub(crate) fn diff_plan(extra_ts: i64) -> Plan {
         extra_ts,
         packet_cap: DIFF_PACKET_CAP,
         keep_bytes: 0,
+        pieces: false,
     }
 }
 
@@ -86,7 +87,11 @@ pub(crate) fn stream_run<const BLOCKS: usize>(media: &[u8], cfg: &StreamConfig, 
             ReaderSource::<_, _, BLOCKS>::with_blocks_and_len(reader, scratch(media.len()), media.len() as u64 + k)
         }
     };
-    Some(exercise(media, no_alloc("open", || open(src, cfg.kind)), plan))
+    let plan = Plan {
+        pieces: cfg.pieces,
+        ..*plan
+    };
+    Some(exercise(media, no_alloc("open", || open(src, cfg.kind)), &plan))
 }
 
 /// The slice-versus-stream differential target.

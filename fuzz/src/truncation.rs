@@ -122,6 +122,7 @@ pub fn run_truncation(data: &[u8]) {
         extra_ts: 0,
         packet_cap: DIFF_PACKET_CAP,
         keep_bytes: TRUNCATION_KEEP,
+        pieces: false,
     };
     let mut sc = scratch(data.len());
     let whole = exercise(
@@ -159,7 +160,14 @@ pub fn run_truncation(data: &[u8]) {
         cuts.sort_unstable();
         cuts.dedup();
     }
-    let cut_plan = Plan { keep_bytes: 0, ..plan };
+    // The prefixes take their packets in pieces (`next_packet_pieces`):
+    // pieces of a cut input must give a prefix of the whole input's joined
+    // packets too.
+    let cut_plan = Plan {
+        keep_bytes: 0,
+        pieces: true,
+        ..plan
+    };
     // A whole input that hits the packet cap, or runs out of the scratch
     // (more split audio tracks than the carry room above), is a reference
     // only up to there: its prefixes may give more.

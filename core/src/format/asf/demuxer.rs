@@ -37,6 +37,13 @@ pub struct AsfDemuxer {
     pub(super) max_object: u32,
     pub(super) truncated: bool,
     pub(super) seek_filter: Option<SeekFilter>,
+    /// The walk over the pieces of the object last handed out in pieces.
+    #[cfg(feature = "asf-pieces")]
+    pub(super) walk: super::frag_walk::FragWalk,
+    /// `deliver` gives only the facts of the object (its caller,
+    /// `deliver_pieces`, leaves it in pieces).
+    #[cfg(feature = "asf-pieces")]
+    pub(super) scatter: bool,
 }
 
 impl FormatDemuxer for AsfDemuxer {
@@ -54,6 +61,10 @@ impl FormatDemuxer for AsfDemuxer {
             max_object: 0,
             truncated: false,
             seek_filter: None,
+            #[cfg(feature = "asf-pieces")]
+            walk: super::frag_walk::FragWalk::default(),
+            #[cfg(feature = "asf-pieces")]
+            scatter: false,
         };
         let walk = d.walk_header(src, ctx)?;
         let data_at = walk.data_at;
@@ -94,6 +105,23 @@ impl FormatDemuxer for AsfDemuxer {
             }
         };
         self.deliver(src, done)
+    }
+
+    /// With `asf-pieces`: an object in fragments that arrived in order is
+    /// left in them (see `frag_walk.rs`).
+    #[cfg(feature = "asf-pieces")]
+    fn next_packet_pieces<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &mut Context,
+    ) -> Result<Option<crate::pieces::PacketPieces<'s, S>>> {
+        if self.next_picture < self.pictures.len() {
+            return Ok(self.next_packet(src, ctx)?.map(crate::pieces::PacketPieces::whole));
+        }
+        match self.next_done(src, ctx)? {
+            Some(done) => self.deliver_pieces(src, done),
+            None => Ok(None),
+        }
     }
 
     /// Lands on the media object of `track` that holds `ts` (audio) or on

@@ -38,6 +38,8 @@ mod attributes;
 mod codec_ids;
 mod data_packet;
 mod demuxer;
+#[cfg(feature = "asf-pieces")]
+mod frag_walk;
 mod guids;
 mod header;
 mod index;

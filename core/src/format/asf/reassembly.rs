@@ -199,6 +199,19 @@ impl AsfDemuxer {
         Ok(Step::Done(done))
     }
 
+    /// The next completed media object, or `None` at the end of the data
+    /// (`next_packet`'s loop, for the pieces).
+    #[cfg(feature = "asf-pieces")]
+    pub(super) fn next_done<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<Done>> {
+        loop {
+            match self.step(src, ctx)? {
+                Step::Continue => {}
+                Step::End => return Ok(None),
+                Step::Done(d) => return Ok(Some(d)),
+            }
+        }
+    }
+
     /// Hands out a completed media object: a slice when it is one whole
     /// fragment, else joined in scratch.
     pub(super) fn deliver<'s, S: Source>(&mut self, src: &'s mut S, done: Done) -> Result<Option<Packet<'s>>> {
@@ -230,6 +243,16 @@ impl AsfDemuxer {
         let spread = st
             .spread
             .filter(|d| !p.truncated && d.packet.checked_mul(d.span) == Some(done.size));
+        #[cfg(feature = "asf-pieces")]
+        if self.scatter {
+            // `deliver_pieces` leaves the object in its fragments: only
+            // its facts.
+            return Ok(Some(
+                Packet::joined(track, Some(pos), &[])
+                    .with_times(dts, dts, duration)
+                    .with_flags(flags),
+            ));
+        }
         if let Some(d) = spread {
             self.descramble(src, d, &done, single)?;
             let data = S::joined(&*src, size)?;
@@ -254,6 +277,18 @@ impl AsfDemuxer {
                 &"asf media object: scratch too small to join its fragments (ASF 1.20 §5.2.3)",
             ));
         }
+        #[cfg(feature = "asf-pieces")]
+        if let Some(mut w) = super::frag_walk::FragWalk::in_order(&done) {
+            // The walk the pieces follow (every fragment where the one
+            // before ended: the same bytes as the replay below).
+            w.gather(src)?;
+            let data = S::joined(&*src, size)?;
+            return Ok(Some(
+                Packet::joined(track, Some(pos), data)
+                    .with_times(dts, dts, duration)
+                    .with_flags(flags),
+            ));
+        }
         self.join(src, &done, number, 0)?;
         let data = S::joined(&*src, size)?;
         Ok(Some(
@@ -261,6 +296,40 @@ impl AsfDemuxer {
                 .with_times(dts, dts, duration)
                 .with_flags(flags),
         ))
+    }
+
+    /// With `asf-pieces`: an object in several fragments that arrived in
+    /// order (not descrambled) is left in them, its pieces read by a
+    /// [`super::frag_walk::FragWalk`], the walk its join follows; the
+    /// facts are [`AsfDemuxer::deliver`]'s. Every other object as
+    /// `deliver` gives it.
+    #[cfg(feature = "asf-pieces")]
+    pub(super) fn deliver_pieces<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        done: Done,
+    ) -> Result<Option<crate::pieces::PacketPieces<'s, S>>> {
+        use crate::pieces::PacketPieces;
+        let size = done.size as usize;
+        // `deliver`'s spread test (an object in order is not truncated).
+        let spread = self
+            .streams
+            .get(done.slot)
+            .and_then(|st| st.spread)
+            .is_some_and(|d| d.packet.checked_mul(d.span) == Some(done.size));
+        let walk = super::frag_walk::FragWalk::in_order(&done).filter(|w| w.pieces() > 1 && !spread);
+        let Some(w) = walk else {
+            return Ok(self.deliver(src, done)?.map(PacketPieces::whole));
+        };
+        self.scatter = true;
+        let facts = self.deliver(&mut *src, done);
+        self.scatter = false;
+        let Some(p) = facts? else { return Ok(None) };
+        let facts = Packet::joined(p.track, p.pos, &[])
+            .with_times(p.pts, p.dts, p.duration)
+            .with_flags(p.flags);
+        self.walk = w;
+        Ok(Some(PacketPieces::walk(facts, size, src, &mut self.walk)))
     }
 
     /// Joins the fragments of a completed object into scratch at `base`.

@@ -424,3 +424,58 @@ fn objects_above_the_declared_maximum_are_skipped() {
         .iter()
         .any(|(g, _)| g.code == "asf.object-above-declared-maximum"));
 }
+
+/// With `asf-pieces`: an object whose fragments arrived in order comes in
+/// pieces of the input, one per fragment; an object out of order, and one
+/// in more fragments than are kept, come whole, joined as `next_packet`
+/// joins them. The bytes are `next_packet`'s in every case.
+#[cfg(feature = "asf-pieces")]
+#[test]
+fn objects_in_order_come_in_pieces() {
+    let a: Vec<u8> = (0..60u8).collect();
+    let b: Vec<u8> = (100..140u8).collect();
+    let c: Vec<u8> = (0..100u8).map(|x| x ^ 0x55).collect();
+    let pl = |obj: u8, off: u32, size: u32, data| Pl {
+        stream: 1,
+        key: true,
+        obj,
+        off,
+        obj_size: size,
+        time: 1040,
+        data,
+    };
+    let mut packets = Vec::new();
+    for i in 0..3usize {
+        packets.push(packet(&[pl(1, i as u32 * 20, 60, &a[i * 20..i * 20 + 20])]));
+    }
+    // Out of order: the last half before the second quarter.
+    packets.push(packet(&[pl(2, 0, 40, &b[..10])]));
+    packets.push(packet(&[pl(2, 20, 40, &b[20..])]));
+    packets.push(packet(&[pl(2, 10, 40, &b[10..20])]));
+    for i in 0..10usize {
+        packets.push(packet(&[pl(3, i as u32 * 10, 100, &c[i * 10..i * 10 + 10])]));
+    }
+    let f = file(&[stream_props(1, true)], &packets);
+    let (joined, err) = pull(&f);
+    assert!(err.is_none());
+    assert_eq!(joined.len(), 3);
+    let mut scratch = std::vec![0u8; 4096];
+    let mut d = Demuxer::open(SliceSource::with_scratch(&f, &mut scratch), None).unwrap();
+    let mut got = Vec::new();
+    while let Some(mut p) = d.next_packet_pieces().unwrap() {
+        let (scattered, facts) = (p.is_scattered(), p.packet);
+        let (mut bytes, mut n) = (Vec::new(), 0);
+        while let Some(piece) = p.next_piece().unwrap() {
+            bytes.extend_from_slice(piece);
+            n += 1;
+        }
+        got.push((scattered, n, facts.track, facts.pts, facts.flags.keyframe, bytes));
+    }
+    let want: Vec<_> = joined
+        .iter()
+        .zip([(true, 3), (false, 1), (false, 1)])
+        .map(|((track, pts, key, _, data), (s, n))| (s, n, *track, *pts, *key, data.clone()))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(got[0].5, a);
+}

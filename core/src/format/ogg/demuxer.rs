@@ -13,6 +13,9 @@ use super::logical::{packet_head, Extracted, Piece, Run, Starts, Stream, Walker,
 use super::mapping::{vorbis, CodecState, PacketView, RestSum, NOPTS};
 use super::physical::{find_page, Found, MAX_PAGE, MAX_SEGMENTS, NO_GRANULE};
 use super::tags::TagWalk;
+use super::walk::PacketWalk;
+#[cfg(feature = "ogg-pieces")]
+use crate::pieces::PacketPieces;
 
 /// Bytes of a header packet read to parse it.
 const HEAD_BYTES: usize = 96;
@@ -41,6 +44,9 @@ pub struct OggDemuxer {
     /// The attached pictures of the comments.
     #[cfg(feature = "ogg-pictures")]
     pub(super) pictures: super::pictures::Pictures,
+    /// The walk over the pieces of the packet last handed out in pieces.
+    #[cfg(feature = "ogg-pieces")]
+    pub(super) walk: PacketWalk,
 }
 
 /// A timestamp, or `None` for ffmpeg's [`NOPTS`].
@@ -340,6 +346,45 @@ impl OggDemuxer {
             key,
         }))
     }
+
+    /// The next packet to deliver and its timing, or `None` at the end:
+    /// the packet loop that [`FormatDemuxer::next_packet`] and the pieces
+    /// share.
+    #[inline(always)]
+    fn next_ready<S: Source>(&mut self, src: &mut S, ctx: &mut Context) -> Result<Option<(Extracted, Meta)>> {
+        if self.run.done {
+            return Ok(None);
+        }
+        loop {
+            let ex = match self.run.pending.take() {
+                Some(ex) => ex,
+                None => match self.run.extract(src, ctx, &mut self.starts) {
+                    Ok(Some(ex)) => ex,
+                    Ok(None) => {
+                        self.run.done = true;
+                        return Ok(None);
+                    }
+                    Err(e) => {
+                        self.run.done = true;
+                        return Err(e);
+                    }
+                },
+            };
+            let Some(st) = self.run.streams.get(ex.stream) else {
+                continue;
+            };
+            if st.broken {
+                continue;
+            }
+            if !st.headers_done && self.take_header(src, ctx, &ex)? {
+                continue;
+            }
+            let Some(meta) = self.timing(src, ctx, &ex)? else {
+                continue;
+            };
+            return Ok(Some((ex, meta)));
+        }
+    }
 }
 
 /// Gives stream `st` the track `t` its identification header describes,
@@ -382,7 +427,7 @@ pub(super) struct Meta {
 }
 
 /// The packet's bytes: a slice of the input when it lies on one page, else
-/// joined in scratch.
+/// joined in scratch by the packet's [`PacketWalk`].
 fn emit<'s, S: Source>(src: &'s mut S, ctx: &Context, ex: Extracted, m: Meta) -> Result<Packet<'s>> {
     let (data, contiguous) = if ex.pieces.len() <= 1 && !ex.overflow {
         let p = ex.pieces.first().copied().unwrap_or(Piece {
@@ -398,16 +443,7 @@ fn emit<'s, S: Source>(src: &'s mut S, ctx: &Context, ex: Extracted, m: Meta) ->
                 &"ogg packet: spans pages and is larger than the scratch it is joined in (RFC 3533 §5)",
             ));
         }
-        if ex.overflow {
-            let mut w = Walker::new(m.serial, ex.loc);
-            w.gather(src, ctx.limits.resync_bytes, ex.size)?;
-        } else {
-            let mut at = 0usize;
-            for p in &ex.pieces {
-                src.gather(p.off, p.len as usize, at)?;
-                at += p.len as usize;
-            }
-        }
+        PacketWalk::new(&ex, m.serial, ctx.limits.resync_bytes).gather(src)?;
         let src: &'s S = src;
         (src.joined(ex.size as usize)?, false)
     };
@@ -416,9 +452,17 @@ fn emit<'s, S: Source>(src: &'s mut S, ctx: &Context, ex: Extracted, m: Meta) ->
     } else {
         Packet::joined(m.track, Some(ex.loc.start), data)
     };
-    Ok(packet
-        .with_times(m.pts, m.dts, (m.duration > 0).then_some(m.duration))
-        .with_flags(PacketFlags::keyframe(m.key)))
+    Ok(m.facts(packet))
+}
+
+impl Meta {
+    /// `packet` with this timing and keyframe flag.
+    #[inline(always)]
+    fn facts<'s>(&self, packet: Packet<'s>) -> Packet<'s> {
+        packet
+            .with_times(self.pts, self.dts, (self.duration > 0).then_some(self.duration))
+            .with_flags(PacketFlags::keyframe(self.key))
+    }
 }
 
 impl FormatDemuxer for OggDemuxer {
@@ -442,6 +486,8 @@ impl FormatDemuxer for OggDemuxer {
             chapters: TagWalk::default(),
             #[cfg(feature = "ogg-pictures")]
             pictures: super::pictures::Pictures::default(),
+            #[cfg(feature = "ogg-pieces")]
+            walk: PacketWalk::default(),
         };
         d.read_headers(src, ctx)?;
         if ctx.tracks.is_empty() {
@@ -469,38 +515,33 @@ impl FormatDemuxer for OggDemuxer {
         if self.pictures.pending() {
             return self.pictures.next_packet(src, ctx).map(Some);
         }
-        if self.run.done {
+        match self.next_ready(src, ctx)? {
+            Some((ex, meta)) => emit(src, ctx, ex, meta).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// With `ogg-pieces`: a packet that spans pages is left in them, its
+    /// pieces read by a [`PacketWalk`], the walk the join follows.
+    #[cfg(feature = "ogg-pieces")]
+    fn next_packet_pieces<'s, S: Source>(
+        &'s mut self,
+        src: &'s mut S,
+        ctx: &mut Context,
+    ) -> Result<Option<PacketPieces<'s, S>>> {
+        #[cfg(feature = "ogg-pictures")]
+        if self.pictures.pending() {
+            return Ok(Some(PacketPieces::whole(self.pictures.next_packet(src, ctx)?)));
+        }
+        let Some((ex, meta)) = self.next_ready(src, ctx)? else {
             return Ok(None);
+        };
+        if ex.pieces.len() <= 1 && !ex.overflow {
+            return Ok(Some(PacketPieces::whole(emit(src, ctx, ex, meta)?)));
         }
-        loop {
-            let ex = match self.run.pending.take() {
-                Some(ex) => ex,
-                None => match self.run.extract(src, ctx, &mut self.starts) {
-                    Ok(Some(ex)) => ex,
-                    Ok(None) => {
-                        self.run.done = true;
-                        return Ok(None);
-                    }
-                    Err(e) => {
-                        self.run.done = true;
-                        return Err(e);
-                    }
-                },
-            };
-            let Some(st) = self.run.streams.get(ex.stream) else {
-                continue;
-            };
-            if st.broken {
-                continue;
-            }
-            if !st.headers_done && self.take_header(src, ctx, &ex)? {
-                continue;
-            }
-            let Some(meta) = self.timing(src, ctx, &ex)? else {
-                continue;
-            };
-            return emit(src, ctx, ex, meta).map(Some);
-        }
+        self.walk = PacketWalk::new(&ex, meta.serial, ctx.limits.resync_bytes);
+        let packet = meta.facts(Packet::joined(meta.track, Some(ex.loc.start), &[]));
+        Ok(Some(PacketPieces::walk(packet, ex.size as usize, src, &mut self.walk)))
     }
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {

@@ -70,7 +70,7 @@ impl Walker {
     }
 
     /// The next contiguous run of at most `max` bytes of the packet.
-    fn next_run<S: Source>(&mut self, src: &mut S, resync: u64, max: u32) -> Result<Option<(u64, u32)>> {
+    pub(super) fn next_run<S: Source>(&mut self, src: &mut S, resync: u64, max: u32) -> Result<Option<(u64, u32)>> {
         if self.remaining == 0 {
             return Ok(None);
         }

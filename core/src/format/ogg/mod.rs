@@ -39,6 +39,7 @@ pub mod physical;
 mod pictures;
 mod seek;
 mod tags;
+mod walk;
 
 pub use demuxer::OggDemuxer;
 pub use logical::MAX_STREAMS;

@@ -258,10 +258,10 @@ fn multiplexed_streams_and_a_chain() {
     assert!(d.diagnostics().contains("ogg.chained"));
 }
 
-#[test]
-fn a_packet_over_many_pages_is_walked() {
-    // One packet spread over 12 pages of 255 bytes: more pieces than are
-    // remembered, so the join walks the pages again.
+/// An Opus stream whose one data packet spans 13 pages, another stream's
+/// page in between (more pieces than are remembered: a walk finds them),
+/// then a packet over two pages (pieces remembered); and those packets.
+fn spanning_file() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let mut f = Vec::new();
     let head = opus_head(0);
     let tags = opus_tags();
@@ -286,13 +286,71 @@ fn a_packet_over_many_pages_is_walked() {
             f.extend_from_slice(&other);
         }
     }
-    page(&mut f, FLAG_CONTINUED | FLAG_EOS, 960, 3, 14, &[7], &big[12 * 255..]);
+    let two = opus_packet(300, 0x33);
+    page(
+        &mut f,
+        FLAG_CONTINUED,
+        960,
+        3,
+        14,
+        &[7, 255],
+        &[&big[12 * 255..], &two[..255]].concat(),
+    );
+    page(&mut f, FLAG_CONTINUED | FLAG_EOS, 1920, 3, 15, &[45], &two[255..]);
+    (f, big, two)
+}
+
+#[test]
+fn a_packet_over_many_pages_is_walked() {
+    let (f, big, two) = spanning_file();
     let mut scratch = vec![0u8; 8192];
     let mut d = Demuxer::open(SliceSource::with_scratch(&f, &mut scratch), None).unwrap();
     let p = d.next_packet().unwrap().unwrap();
     assert_eq!(p.data, &big[..]);
     assert!(!p.contiguous);
+    let p = d.next_packet().unwrap().unwrap();
+    assert_eq!(p.data, &two[..]);
     assert!(d.next_packet().unwrap().is_none());
+}
+
+/// Packets across pages come in pieces of the input, one per page body
+/// run, in order: the walked one (13 pieces) and the remembered one (2),
+/// through a slice and through a reader of small blocks.
+#[cfg(feature = "ogg-pieces")]
+#[test]
+fn packets_across_pages_come_in_pieces() {
+    let (f, big, two) = spanning_file();
+    let check = |got: Vec<(Vec<u8>, bool, usize)>| {
+        assert_eq!(got.len(), 2);
+        for ((bytes, scattered, n), (want, pieces)) in got.iter().zip([(&big, 13), (&two, 2)]) {
+            assert!(*scattered);
+            assert_eq!(*n, pieces);
+            assert_eq!(bytes, want);
+        }
+    };
+    fn pull<S: crate::Source>(mut d: Demuxer<S>, input: &[u8]) -> Vec<(Vec<u8>, bool, usize)> {
+        let mut out = Vec::new();
+        while let Some(mut p) = d.next_packet_pieces().unwrap() {
+            let (scattered, len) = (p.is_scattered(), p.len());
+            let (mut bytes, mut n) = (Vec::new(), 0);
+            while let Some(piece) = p.next_piece().unwrap() {
+                // Each piece is a run of the input.
+                assert!(input.windows(piece.len()).any(|w| w == piece));
+                bytes.extend_from_slice(piece);
+                n += 1;
+            }
+            assert_eq!(bytes.len(), len);
+            out.push((bytes, scattered, n));
+        }
+        out
+    }
+    let mut scratch = vec![0u8; 8192];
+    check(pull(
+        Demuxer::open(SliceSource::with_scratch(&f, &mut scratch), None).unwrap(),
+        &f,
+    ));
+    let src = ReaderSource::<_, _, 4>::with_blocks(embedded_io_cursor(&f), [0u8; 2048]).unwrap();
+    check(pull(Demuxer::open(src, None).unwrap(), &f));
 }
 
 /// Offset of the `n`th page.
