@@ -279,7 +279,7 @@ fn times_and_pcr_wrap_together_past_2_pow_33() {
 /// The SDT names the service: the `title` tag, else "Service01"; provider
 /// "mediaslice"; television with video, radio without. Read back by our
 /// reader (`Demuxer::next_program`) and by ffprobe's `-show_programs`. It
-/// comes first, then every 500 ms of packet time.
+/// comes first, then before the first PAT/PMT 500 ms or more after it.
 #[test]
 fn the_sdt_names_the_service_and_repeats_every_half_second() {
     let cases = [
@@ -297,14 +297,22 @@ fn the_sdt_names_the_service_and_repeats_every_half_second() {
         let video = tracks.iter().any(|t| t.kind == mediaslice::TrackKind::Video);
         assert_eq!((p[5], p[6] >> 4), (0x42, 0xF), "{label}: table_id, flags");
         assert_eq!(p[5 + 18], if video { 1 } else { 2 }, "{label}: service_type");
-        // Every 500 ms of packet time: each later SDT goes before the
-        // first packet 500 ms or more after the last SDT's packet, so the
-        // times of the packets after them are 500 ms apart or a little
-        // more (one packet's step, under 100 ms here).
+        // Every 500 ms of packet time: each later SDT goes right before
+        // the first PAT 500 ms or more after the last SDT's packet (the
+        // PAT every 100 ms), so the times of the packets after them are
+        // from 500 ms to 600 ms apart, and a little more (one packet's
+        // step, 50 ms at most here).
         let mut stamps = Vec::new();
         let mut pending = false;
-        for p in &v[1..] {
-            pending |= p.pid == 0x11;
+        for (k, p) in v.iter().enumerate().skip(1) {
+            if p.pid == 0x11 {
+                assert_eq!(
+                    (v[k + 1].pid, v[k + 2].pid),
+                    (0, 0x1000),
+                    "{label}: PAT, PMT after the SDT"
+                );
+                pending = true;
+            }
             if let (true, Some(t)) = (pending, p.decode) {
                 stamps.push(t);
                 pending = false;
@@ -315,10 +323,10 @@ fn the_sdt_names_the_service_and_repeats_every_half_second() {
         println!("{label}: {} SDTs over {} ticks", stamps.len() + 1, hi - lo);
         assert!(stamps.len() >= 4, "{label}: {} SDTs", stamps.len() + 1);
         for w in stamps.windows(2) {
-            assert!((45_000..54_000).contains(&(w[1] - w[0])), "{label}: SDTs at {w:?}");
+            assert!((45_000..58_500).contains(&(w[1] - w[0])), "{label}: SDTs at {w:?}");
         }
         assert!(
-            stamps[0] - lo >= 45_000 && hi - stamps.last().unwrap() < 45_000,
+            stamps[0] - lo >= 45_000 && hi - stamps.last().unwrap() < 58_500,
             "{label}: {stamps:?}"
         );
         // Our reader.

@@ -5,7 +5,8 @@
 //! Layout written:
 //!
 //! ```text
-//! SDT (PID 0x11)                     at the start and every 500 ms
+//! SDT (PID 0x11)                     at the start, then before the first
+//!                                    PAT/PMT 500 ms after the last
 //! PAT (PID 0)  PMT (PID 0x1000)      at the start, again before each video
 //!                                    keyframe and every 100 ms
 //! PES packets, one per packet        PID 0x100 + track index, cut into
@@ -19,9 +20,11 @@
 //!   with a service_descriptor: digital television with video, else
 //!   digital radio; provider "mediaslice"; the name from the `title` tag
 //!   ([`crate::Muxer::add_tag`]), else "Service01" as ffmpeg's muxer.
-//!   Written before the PAT at the start, then before a packet whose time
-//!   is 500 ms or more past the last SDT's (ffmpeg's `sdt_period`; EN 300
-//!   468 §5.1.4 asks at most 2 s between two sections of an SDT).
+//!   Written before the PAT at the start, then right before the first
+//!   PAT/PMT whose packet time is 500 ms or more past the last SDT's
+//!   (ffmpeg's `sdt_period`; ETSI TR 101 290 §5.2.3 asks at most 2 s
+//!   between two SDT sections): at most 600 ms apart, and never without
+//!   the tables after it.
 //! * **PES** (pes.rs): one per packet; stream_id 0xE0 video, 0xC0 MPEG
 //!   audio and AAC, 0xBD AC-3/E-AC-3; PTS always, DTS when it differs;
 //!   PES_packet_length 0 for video. The last TS packet of a PES is filled
@@ -247,18 +250,6 @@ impl TsMuxer {
         // time (ffmpeg's `pat_period`; ETSI TR 101 290 §5.2.1 wants them
         // at most 0.5 s apart, so a receiver that tunes in finds the
         // program between two keyframes too).
-        // The SDT every 500 ms of packet time (ffmpeg's `sdt_period`),
-        // before the PAT; the header wrote the first.
-        if let Some(n) = now {
-            match self.last_sdt {
-                Some(l) if ahead(n, l) < SDT_EVERY => {}
-                Some(_) => {
-                    self.write_sdt(sink)?;
-                    self.last_sdt = Some(n);
-                }
-                None => self.last_sdt = Some(n),
-            }
-        }
         let has_video = self.streams.iter().any(|v| v.video);
         let psi_due = match (video && keyframe, has_video, now, self.last_psi) {
             (true, _, _, _) => true,
@@ -267,7 +258,20 @@ impl TsMuxer {
             _ => false,
         };
         if psi_due && !self.psi_fresh {
+            // The SDT with the PAT/PMT once 500 ms of packet time have
+            // passed since the last (ffmpeg's `sdt_period`), right before
+            // them, so that a segment cut at the tables keeps it; the
+            // header wrote the first.
+            if let (Some(n), Some(l)) = (now, self.last_sdt) {
+                if ahead(n, l) >= SDT_EVERY {
+                    self.write_sdt(sink)?;
+                    self.last_sdt = Some(n);
+                }
+            }
             self.write_psi(sink)?;
+        }
+        if self.last_sdt.is_none() {
+            self.last_sdt = now;
         }
         // Without video the PAT/PMT times step by 100 ms (so they average
         // one every 100 ms whatever the packet spacing); past a gap, from
