@@ -222,8 +222,9 @@ pub enum MuxFormat {
     /// `hdrl`, `movi` and `idx1`; past 1 GiB OpenDML `RIFF AVIX`
     /// extensions with `indx`/`ix##` indexes. Needs a sink that can patch.
     Avi,
-    /// MPEG transport stream (feature `ts`, `format/mpeg/ts_mux/`): PAT,
-    /// one PMT, one PES per packet in 188-byte packets (ISO/IEC 13818-1).
+    /// MPEG transport stream (feature `ts`, `format/mpeg/ts_mux/`): SDT
+    /// (ETSI EN 300 468), PAT, one PMT, one PES per packet in 188-byte
+    /// packets (ISO/IEC 13818-1).
     /// Writes to a stream: nothing is patched.
     Ts,
 }

@@ -55,6 +55,7 @@ mod silent_emptiness;
 mod slice_vs_stream;
 mod truncation;
 mod ts_mux;
+mod ts_mux_sdt_wrap;
 
 /// Every `tests/*.rs` file but this one is declared above as a module: a
 /// file left out would never run.

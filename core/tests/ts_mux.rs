@@ -638,8 +638,8 @@ fn ffprobe_reads_the_output_as_ours_and_as_ffmpegs() {
 }
 
 /// A TS that holds only its tables (tracks declared, no packet written,
-/// as a recording stopped before its first frame leaves it) is two
-/// packets: PAT and PMT. Detection finds it and the reader lists its
+/// as a recording stopped before its first frame leaves it) is three
+/// packets: SDT, PAT and PMT. Detection finds it and the reader lists its
 /// tracks and no packet, as ffprobe does.
 #[test]
 fn a_ts_of_tables_only_is_detected_and_lists_its_tracks() {
@@ -650,7 +650,12 @@ fn a_ts_of_tables_only_is_detected_and_lists_its_tracks() {
     let mut m = Muxer::new(SliceSink::new(&mut out), MuxFormat::Ts).unwrap();
     add_tracks(&mut d, &mut m).unwrap();
     let n = m.finish().unwrap().written().len();
-    assert_eq!(n, 2 * 188, "PAT and PMT");
+    assert_eq!(n, 3 * 188, "SDT, PAT and PMT");
+    let pids: Vec<u16> = out[..n]
+        .chunks(188)
+        .map(|p| u16::from(p[1] & 0x1F) << 8 | u16::from(p[2]))
+        .collect();
+    assert_eq!(pids, [0x11, 0, 0x1000]);
     let ts = &out[..n];
     assert_eq!(
         mediaslice::detect::detect(ts, None),
@@ -660,8 +665,11 @@ fn a_ts_of_tables_only_is_detected_and_lists_its_tracks() {
     let codecs: Vec<Codec> = back.tracks().iter().map(|t| t.codec).collect();
     assert_eq!(codecs, [Codec::H264, Codec::Aac]);
     assert!(back.next_packet().unwrap().is_none());
-    // Two packets that do not start with a PAT are not taken for TS.
-    let mut other = ts.to_vec();
-    other[2] = 0x11;
-    assert_eq!(mediaslice::detect::detect(&other, None), None);
+    // Two packets that start with a PAT are taken for TS (a PAT and a
+    // PMT), two that do not (here the SDT and the PAT) are not.
+    assert_eq!(
+        mediaslice::detect::detect(&ts[188..], None),
+        Some(mediaslice::FormatKind::MpegTs)
+    );
+    assert_eq!(mediaslice::detect::detect(&ts[..2 * 188], None), None);
 }

@@ -190,3 +190,30 @@ fn run(args: &[&str], path: &std::path::Path) -> Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
+
+/// `remux IN OUT.ts` names the service in its SDT after the input's
+/// title (`h264_aac_tags.mp4`: "Mediaslice Test Title"), provider
+/// "mediaslice" (docs/write-side.md, "MPEG-TS muxer"): `probe --json
+/// --programs` of the output gives those tags, and so does ffprobe's
+/// `-show_programs` when installed.
+#[test]
+fn a_remuxed_ts_names_its_service_after_the_title() {
+    let dir = crate::remux_common::temp_dir("programs_sdt_title");
+    let out = dir.join("tags.ts");
+    let input = crate::common::corpus_dir().join("files/mp4/h264_aac_tags.mp4");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_mediaslice"))
+        .arg("remux")
+        .arg(&input)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = serde_json::json!({"service_name": "Mediaslice Test Title", "service_provider": "mediaslice"});
+    let ours = run(&["probe", "--json", "--programs"], &out);
+    assert_eq!(ours["programs"][0]["tags"], want, "our reader");
+    match ffprobe_programs(&out) {
+        Some(theirs) => assert_eq!(theirs["programs"][0]["tags"], want, "ffprobe"),
+        None => println!("skip the ffprobe check: ffprobe is not installed"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

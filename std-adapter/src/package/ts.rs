@@ -2,7 +2,9 @@
 //! §3.2). The input goes once through one TS muxer (the one `remux OUT.ts`
 //! uses: PCR on the video PID, Annex B with in-band parameter sets, ADTS
 //! for AAC), whose byte stream [`SegmentFiles`] writes to `seg_NNNNN.ts`,
-//! moving to the next file at a PAT. The packet loop asks for a cut before
+//! moving to the next file at a PAT, or at the SDT the muxer writes right
+//! before a PAT every 500 ms (so a segment cut there opens with the
+//! service's name too). The packet loop asks for a cut before
 //! the first keyframe of the first video track (with no video: the first
 //! packet of the first track) at least `--segment` after the segment's
 //! start; the muxer writes a PAT and a PMT before every video keyframe, so
@@ -94,14 +96,16 @@ impl SegmentFiles {
     }
 
     /// Whether `data`, written at the start of a TS packet, begins a PAT
-    /// packet (sync byte, PID 0; ISO/IEC 13818-1 §2.4.3.2). The muxer
-    /// hands a packet's 4-byte header over in one piece.
-    fn is_pat(&self, data: &[u8]) -> bool {
-        self.pos % TS_PACKET == 0 && matches!(data, [0x47, b1, 0, ..] if b1 & 0x1F == 0)
+    /// packet (sync byte, PID 0; ISO/IEC 13818-1 §2.4.3.2) or an SDT
+    /// packet (PID 0x11, ETSI EN 300 468 §5.1.3), which the muxer writes
+    /// only right before a PAT. The muxer hands a packet's 4-byte header
+    /// over in one piece.
+    fn is_tables(&self, data: &[u8]) -> bool {
+        self.pos % TS_PACKET == 0 && matches!(data, [0x47, b1, 0 | 0x11, ..] if b1 & 0x1F == 0)
     }
 
     fn take(&mut self, data: &[u8]) -> std::io::Result<()> {
-        if self.file.is_none() || (self.cut.get() && self.is_pat(data)) {
+        if self.file.is_none() || (self.cut.get() && self.is_tables(data)) {
             self.cut.set(false);
             self.end_segment()?;
             self.started += 1;

@@ -5,6 +5,8 @@
 //! Layout written:
 //!
 //! ```text
+//! SDT (PID 0x11)                     at the start, then before the first
+//!                                    PAT/PMT 500 ms after the last
 //! PAT (PID 0)  PMT (PID 0x1000)      at the start, again before each video
 //!                                    keyframe and every 100 ms
 //! PES packets, one per packet        PID 0x100 + track index, cut into
@@ -14,6 +16,15 @@
 //! * **Program**: one, number 1, PMT on PID 0x1000, transport_stream_id 1
 //!   (psi.rs). The PCR PID is the first video track's, else the first
 //!   track's.
+//! * **Service** (EN 300 468 §5.2.3 SDT, psi.rs): one service, number 1,
+//!   with a service_descriptor: digital television with video, else
+//!   digital radio; provider "mediaslice"; the name from the `title` tag
+//!   ([`crate::Muxer::add_tag`]), else "Service01" as ffmpeg's muxer.
+//!   Written before the PAT at the start, then right before the first
+//!   PAT/PMT whose packet time is 500 ms or more past the last SDT's
+//!   (ffmpeg's `sdt_period`; ETSI TR 101 290 §5.2.3 asks at most 2 s
+//!   between two SDT sections): at most 600 ms apart, and never without
+//!   the tables after it.
 //! * **PES** (pes.rs): one per packet; stream_id 0xE0 video, 0xC0 MPEG
 //!   audio and AAC, 0xBD AC-3/E-AC-3; PTS always, DTS when it differs;
 //!   PES_packet_length 0 for video. The last TS packet of a PES is filled
@@ -23,7 +34,11 @@
 //!   [`START_OFFSET`] (1.4 s, where ffmpeg's muxer starts), plus the first
 //!   packet's negative decode time when it has one, so that no time is
 //!   below 0. A later packet still before 0 is refused. Times wrap at 2^33
-//!   (26.5 hours) as the field does. A packet with no time (a raw
+//!   (26.5 hours) as the field does (§2.4.3.7), and so does the PCR base
+//!   (§2.4.3.5, the same 90 kHz clock): all comparisons of times (the
+//!   PCR's "never backwards", the 40 ms, 100 ms and 500 ms periods) are
+//!   modulo 2^33, a time up to 2^32 ticks (13 hours) behind another being
+//!   before it, so an output over 26.5 hours stays valid. A packet with no time (a raw
 //!   elementary stream) gets the previous packet's time plus its duration
 //!   as its PTS, decode order, as ffmpeg does for a stream without
 //!   reordering (0 for the first).
@@ -35,7 +50,7 @@
 //!   290's bound; §2.7.2 asks 100 ms) while any track has a packet every
 //!   40 ms, else one frame of the PCR track. The clock is each packet's
 //!   decode time less [`PCR_LEAD`] (0.7 s, ffmpeg's default `max_delay`),
-//!   never going backwards; there is no mux rate (a variable-rate stream,
+//!   modulo 2^33, never going backwards (modulo 2^33); there is no mux rate (a variable-rate stream,
 //!   as ffmpeg writes without `-muxrate`).
 //! * **Random access**: the random_access_indicator is set on the first
 //!   TS packet of every keyframe (every audio packet), as ffmpeg does.
@@ -61,7 +76,7 @@ mod psi;
 
 use self::packets::{write_pcr_only, write_section, FirstPacket, PesWriter};
 use self::pes::{carriage, is_video, pes_header};
-use self::psi::{PmtStream, MAX_SECTION, PAT_PID, PMT_PID};
+use self::psi::{PmtStream, DEFAULT_SERVICE_NAME, MAX_SECTION, PAT_PID, PMT_PID, SDT_PID};
 use crate::codec::adts::AdtsHeader;
 use crate::codec::convert::to_adts::AdtsFromConfig;
 use crate::codec::convert::to_annexb::{AnnexBState, ToAnnexB};
@@ -77,16 +92,30 @@ pub const START_OFFSET: i64 = 126_000;
 /// How far the PCR runs ahead of the decode times: 0.7 s in 90 kHz.
 pub const PCR_LEAD: i64 = 63_000;
 /// Most time between two PCRs before a PCR-only packet: 40 ms in 90 kHz.
-const PCR_EVERY: u64 = 3_600;
+const PCR_EVERY: i64 = 3_600;
 /// Most clock time filled with PCR-only packets 40 ms apart before a
 /// packet: 320 ms (8 packets); a longer gap gets one PCR at its end.
-const MAX_CATCH_UP: u64 = 8 * PCR_EVERY;
+const MAX_CATCH_UP: i64 = 8 * PCR_EVERY;
 /// PAT/PMT repetition: 100 ms in 90 kHz (ffmpeg's `pat_period`).
 const PSI_EVERY: i64 = 9_000;
+/// SDT repetition: 500 ms in 90 kHz (ffmpeg's `sdt_period`).
+const SDT_EVERY: i64 = 45_000;
 /// The first elementary stream PID; track `i` is on `FIRST_PID + i`.
 pub const FIRST_PID: u16 = 0x100;
 /// 2^33: the range of PTS, DTS and PCR base.
 const WRAP: i64 = 1 << 33;
+
+/// How far the 90 kHz time `a` is after `b`, modulo 2^33: in
+/// `-2^32..2^32`, negative when `a` is before `b` (a time across a wrap
+/// is after the times just before it).
+fn ahead(a: u64, b: u64) -> i64 {
+    let d = (a as i64 - b as i64).rem_euclid(WRAP);
+    if d >= WRAP / 2 {
+        d - WRAP
+    } else {
+        d
+    }
+}
 
 /// How a track's packets become PES payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +168,12 @@ pub struct TsMuxer {
     last_psi: Option<i64>,
     /// A PAT/PMT was just written (no PES since).
     psi_fresh: bool,
+    /// The SDT section, built by `write_header` (the tags are known then).
+    sdt: heapless::Vec<u8, MAX_SECTION>,
+    sdt_cc: u8,
+    /// The packet time (90 kHz) of the last SDT; `None` before the first
+    /// packet with a time.
+    last_sdt: Option<u64>,
 }
 
 /// The access unit delimiter ffmpeg's muxer writes before an access unit
@@ -167,6 +202,11 @@ fn first_annexb_nal(data: &[u8]) -> Option<u8> {
 }
 
 impl TsMuxer {
+    /// Writes the SDT built by `write_header`.
+    fn write_sdt<K: Sink>(&mut self, sink: &mut K) -> Result<()> {
+        write_section(sink, SDT_PID, &mut self.sdt_cc, &self.sdt)
+    }
+
     /// Writes the PAT and the PMT.
     fn write_psi<K: Sink>(&mut self, sink: &mut K) -> Result<()> {
         let mut buf = [0u8; MAX_SECTION];
@@ -218,21 +258,37 @@ impl TsMuxer {
             _ => false,
         };
         if psi_due && !self.psi_fresh {
+            // The SDT with the PAT/PMT once 500 ms of packet time have
+            // passed since the last (ffmpeg's `sdt_period`), right before
+            // them, so that a segment cut at the tables keeps it; the
+            // header wrote the first.
+            if let (Some(n), Some(l)) = (now, self.last_sdt) {
+                if ahead(n, l) >= SDT_EVERY {
+                    self.write_sdt(sink)?;
+                    self.last_sdt = Some(n);
+                }
+            }
             self.write_psi(sink)?;
+        }
+        if self.last_sdt.is_none() {
+            self.last_sdt = now;
         }
         // Without video the PAT/PMT times step by 100 ms (so they average
         // one every 100 ms whatever the packet spacing); past a gap, from
         // this packet.
         let n = now.map(|n| n as i64);
         self.last_psi = match (psi_due, self.last_psi, n) {
-            (true, Some(l), Some(n)) if !has_video && (n - l).rem_euclid(WRAP) < 2 * PSI_EVERY => Some(l + PSI_EVERY),
+            (true, Some(l), Some(n)) if !has_video && (n - l).rem_euclid(WRAP) < 2 * PSI_EVERY => {
+                Some((l + PSI_EVERY) % WRAP)
+            }
             (true, _, Some(n)) | (_, None, Some(n)) => Some(n),
             (_, l, _) => l,
         };
-        // The clock, never backwards.
-        let clock = now.map(|n| (n as i64 - PCR_LEAD).max(0) as u64);
+        // The clock, modulo 2^33 as the times, never backwards (modulo
+        // 2^33: past a wrap it goes on from 0).
+        let clock = now.map(|n| (n as i64 - PCR_LEAD).rem_euclid(WRAP) as u64);
         let clock = match (clock, self.last_pcr) {
-            (Some(c), Some(l)) => Some(c.max(l)),
+            (Some(c), Some(l)) if ahead(c, l) < 0 => Some(l),
             (c, l) => c.or(l),
         };
         let pcr_stream = self.streams.get(self.pcr_track).copied();
@@ -242,8 +298,16 @@ impl TsMuxer {
         } else if let (Some(c), Some(mut l), Some(p)) = (clock, self.last_pcr, pcr_stream) {
             // PCRs 40 ms apart up to this packet's time; past a gap of
             // MAX_CATCH_UP one PCR at its time (a gap in the input).
-            while c >= l + PCR_EVERY {
-                l = if c - l > MAX_CATCH_UP { c } else { l + PCR_EVERY };
+            loop {
+                let gap = ahead(c, l);
+                if gap < PCR_EVERY {
+                    break;
+                }
+                l = if gap > MAX_CATCH_UP {
+                    c
+                } else {
+                    (l + PCR_EVERY as u64) % WRAP as u64
+                };
                 write_pcr_only(sink, p.pid, p.cc, l)?;
             }
             self.last_pcr = Some(l);
@@ -321,8 +385,19 @@ impl FormatMuxer for TsMuxer {
         Ok(i)
     }
 
-    fn write_header<K: Sink>(&mut self, sink: &mut K, _scratch: &mut [u8], _ctx: &mut MuxContext) -> Result<()> {
+    fn write_header<K: Sink>(&mut self, sink: &mut K, _scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
         self.pcr_track = self.streams.iter().position(|s| s.video).unwrap_or(0);
+        let name = ctx
+            .tags
+            .iter()
+            .find(|(n, v)| n.eq_ignore_ascii_case("title") && !v.is_empty())
+            .map_or(DEFAULT_SERVICE_NAME, |(_, v)| v);
+        let radio = !self.streams.iter().any(|s| s.video);
+        let mut buf = [0u8; MAX_SECTION];
+        let n = psi::sdt(&mut buf, radio, name)?;
+        self.sdt.clear();
+        let _ = self.sdt.extend_from_slice(buf.get(..n).unwrap_or(&[]));
+        self.write_sdt(sink)?;
         self.write_psi(sink)
     }
 

@@ -1,9 +1,11 @@
 //! The program association and program map sections the muxer writes
-//! (ISO/IEC 13818-1 §2.4.4.3 PAT, §2.4.4.8 PMT), each ending with its
-//! CRC-32/MPEG-2 (Annex A). One program, number 1, as ffmpeg's muxer
-//! writes it; both fit one TS packet for [`crate::limits::MAX_TRACKS`]
-//! streams (12 + 5 bytes a stream + 4 for the PMT; 6 more a stream with a
-//! language, left out when they would not fit).
+//! (ISO/IEC 13818-1 §2.4.4.3 PAT, §2.4.4.8 PMT) and the DVB service
+//! description section (ETSI EN 300 468 §5.2.3 SDT), each ending with its
+//! CRC-32/MPEG-2 (ISO/IEC 13818-1 Annex A). One program, number 1, as
+//! ffmpeg's muxer writes it; each fits one TS packet for
+//! [`crate::limits::MAX_TRACKS`] streams (12 + 5 bytes a stream + 4 for the
+//! PMT; 6 more a stream with a language, left out when they would not fit;
+//! the SDT's service name is cut to fit).
 
 use crate::error::{Error, Result};
 use crate::format::mpeg::pes::crc32_mpeg2;
@@ -15,6 +17,19 @@ pub const PMT_PID: u16 = 0x1000;
 /// transport_stream_id and program_number: 1, as ffmpeg's muxer.
 const TS_ID: u16 = 1;
 const PROGRAM: u16 = 1;
+/// The PID of the SDT (EN 300 468 §5.1.3, Table 1).
+pub const SDT_PID: u16 = 0x11;
+/// original_network_id: 0xFF01, as ffmpeg's muxer (ETSI TS 101 162 puts
+/// 0xFF00..=0xFFFF aside for private, temporary use).
+const NETWORK_ID: u16 = 0xFF01;
+/// service_provider_name of the service descriptor.
+const PROVIDER: &[u8] = b"mediaslice";
+/// service_name when the input has no title, as ffmpeg's muxer.
+pub const DEFAULT_SERVICE_NAME: &str = "Service01";
+/// service_type (EN 300 468 §6.2.33, Table 87): digital television
+/// service, digital radio sound service.
+const SERVICE_TV: u8 = 0x01;
+const SERVICE_RADIO: u8 = 0x02;
 /// Most bytes of a section built here: one TS packet's payload less the
 /// pointer_field.
 pub const MAX_SECTION: usize = 183;
@@ -35,6 +50,10 @@ pub struct PmtStream {
 struct Section {
     buf: [u8; MAX_SECTION],
     len: usize,
+    /// The high nibble of byte 1: section_syntax_indicator 1, then `0`
+    /// (MPEG tables' fixed bit) or `1` (DVB's reserved_future_use), then
+    /// the two reserved bits.
+    flags: u8,
 }
 
 impl Section {
@@ -45,6 +64,7 @@ impl Section {
         let mut s = Section {
             buf: [0; MAX_SECTION],
             len: 0,
+            flags: 0xB0,
         };
         let [e0, e1] = extension.to_be_bytes();
         s.put(&[table_id, 0, 0, e0, e1, 0xC1, 0, 0]);
@@ -69,7 +89,7 @@ impl Section {
         let length = (self.len + 4 - 3) as u16;
         let [l0, l1] = length.to_be_bytes();
         if let Some(b) = self.buf.get_mut(1..3) {
-            b.copy_from_slice(&[0xB0 | (l0 & 0x0F), l1]);
+            b.copy_from_slice(&[self.flags | (l0 & 0x0F), l1]);
         }
         let crc = crc32_mpeg2(self.buf.get(..self.len).unwrap_or(&[]));
         self.put(&crc.to_be_bytes());
@@ -108,6 +128,55 @@ pub fn pmt(out: &mut [u8; MAX_SECTION], pcr_pid: u16, streams: &[PmtStream]) -> 
             None => s.put(&[st.stream_type, 0xE0 | p0, p1, 0xF0, 0]),
         }
     }
+    let b = s.close()?;
+    let n = b.len();
+    out.get_mut(..n).unwrap_or(&mut []).copy_from_slice(b);
+    Ok(n)
+}
+
+/// Writes the SDT section (EN 300 468 §5.2.3) of the one service into
+/// `out`; returns its length. The service (service_id = program_number 1,
+/// running_status 4 "running", not scrambled, no EIT) has one
+/// service_descriptor (§6.2.33): `radio` gives service_type 0x02 (digital
+/// radio sound), else 0x01 (digital television); provider "mediaslice";
+/// `name` as the service name. A name that is all ASCII and does not begin
+/// with a control character is written as it is (Annex A.1: the default
+/// table), any other is UTF-8 after the selector byte 0x15 (Annex A.2,
+/// Table A.3), as ffmpeg writes it; a name longer than the packet's room
+/// (148 bytes, 147 after the selector) is cut at a character boundary.
+///
+/// Errors: none in practice (the name is cut to fit).
+pub fn sdt(out: &mut [u8; MAX_SECTION], radio: bool, name: &str) -> Result<usize> {
+    let mut s = Section::new(0x42, TS_ID);
+    s.flags = 0xF0;
+    let [n0, n1] = NETWORK_ID.to_be_bytes();
+    // original_network_id, reserved_future_use.
+    s.put(&[n0, n1, 0xFF]);
+    // Room for the name: the section less its 11 header bytes, the 5 of
+    // the service, the descriptor's 4 + provider bytes, the CRC's 4.
+    let room = MAX_SECTION - 11 - 5 - 4 - PROVIDER.len() - 1 - 4;
+    let utf8 = !name.is_ascii() || name.as_bytes().first().is_some_and(|&b| b < 0x20);
+    let room = room - usize::from(utf8);
+    let mut cut = name.len().min(room);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let text = name.as_bytes().get(..cut).unwrap_or(&[]);
+    let name_len = text.len() + usize::from(utf8);
+    let desc_len = 3 + PROVIDER.len() + name_len;
+    let [p0, p1] = PROGRAM.to_be_bytes();
+    // service_id; reserved_future_use, EIT flags 0; running_status 4,
+    // free_CA_mode 0, descriptors_loop_length.
+    let [l0, l1] = (0x8000 | (2 + desc_len) as u16).to_be_bytes();
+    s.put(&[p0, p1, 0xFC, l0, l1]);
+    let kind = if radio { SERVICE_RADIO } else { SERVICE_TV };
+    s.put(&[0x48, desc_len as u8, kind, PROVIDER.len() as u8]);
+    s.put(PROVIDER);
+    s.put(&[name_len as u8]);
+    if utf8 {
+        s.put(&[0x15]);
+    }
+    s.put(text);
     let b = s.close()?;
     let n = b.len();
     out.get_mut(..n).unwrap_or(&mut []).copy_from_slice(b);
@@ -163,5 +232,39 @@ mod tests {
         assert_eq!(crc32_mpeg2(&b[..n]), 0);
         let many = [streams[0]; 40];
         assert!(pmt(&mut b, 0x100, &many).is_err());
+    }
+
+    #[test]
+    fn sdt_as_ffmpeg_writes_it() {
+        let mut b = [0u8; MAX_SECTION];
+        // ffmpeg 5.1, `-metadata service_provider=mediaslice -f mpegts`
+        // of a video: its SDT packet after the pointer_field, CRC included.
+        let tv = [
+            0x42, 0xF0, 0x29, 0x00, 0x01, 0xC1, 0x00, 0x00, 0xFF, 0x01, 0xFF, 0x00, 0x01, 0xFC, 0x80, 0x18, 0x48, 0x16,
+            0x01, 0x0A, b'm', b'e', b'd', b'i', b'a', b's', b'l', b'i', b'c', b'e', 0x09, b'S', b'e', b'r', b'v', b'i',
+            b'c', b'e', b'0', b'1', 0xC3, 0x6D, 0x51, 0x6C,
+        ];
+        let n = sdt(&mut b, false, DEFAULT_SERVICE_NAME).unwrap();
+        assert_eq!(b[..n], tv);
+        // The same with `-metadata service_name=Café -mpegts_service_type
+        // digital_radio`: a UTF-8 name after the selector 0x15.
+        let radio = [
+            0x42, 0xF0, 0x26, 0x00, 0x01, 0xC1, 0x00, 0x00, 0xFF, 0x01, 0xFF, 0x00, 0x01, 0xFC, 0x80, 0x15, 0x48, 0x13,
+            0x02, 0x0A, b'm', b'e', b'd', b'i', b'a', b's', b'l', b'i', b'c', b'e', 0x06, 0x15, b'C', b'a', b'f', 0xC3,
+            0xA9, 0x15, 0xE4, 0x12, 0x5A,
+        ];
+        let n = sdt(&mut b, true, "Café").unwrap();
+        assert_eq!(b[..n], radio);
+        assert_eq!(crc32_mpeg2(&b[..n]), 0);
+        // A long name is cut to the packet, at a character boundary.
+        let long = "é".repeat(200);
+        let n = sdt(&mut b, false, &long).unwrap();
+        assert_eq!(n, MAX_SECTION - 1);
+        assert_eq!(b[30], 147);
+        assert_eq!(b[31], 0x15);
+        assert!(core::str::from_utf8(&b[32..n - 4]).is_ok());
+        assert_eq!(crc32_mpeg2(&b[..n]), 0);
+        let n = sdt(&mut b, false, &"x".repeat(300)).unwrap();
+        assert_eq!((n, b[30]), (MAX_SECTION, 148));
     }
 }
