@@ -37,7 +37,8 @@ fn many_segments_are_listed_from_the_spilled_records() {
         .unwrap();
     assert!(st.success());
     let out = dir.join("out");
-    let report = mediaslice_std::package::package(&input, &out, 1000, true, true).unwrap();
+    let report =
+        mediaslice_std::package::package(&input, &out, 1000, true, true, mediaslice_std::InputRead::default()).unwrap();
     let n = report.segments.len();
     assert!(n > 256, "{n} segments: too few to pass the records held in memory");
     assert!(
