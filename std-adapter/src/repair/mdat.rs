@@ -444,7 +444,7 @@ fn read_reference<S: InputSource>(
 
 /// The writing state of the walk: muxer, output track indexes, counts.
 struct Writer<'m> {
-    muxer: Muxer<FileSink, Vec<u8>>,
+    muxer: Muxer<FileSink, Vec<u8>, &'m mut crate::TempSpill>,
     map: &'m [Option<usize>],
     counts: [Count; mediaslice::MAX_TRACKS],
     frames: u64,
@@ -527,7 +527,12 @@ pub(super) fn repair_mdat<S: InputSource>(
     let index = usize::try_from((end - start) / 2)
         .unwrap_or(usize::MAX)
         .clamp(MIN_INDEX_BYTES, isize::MAX as usize / 2);
-    let mut muxer = Muxer::with_scratch(sink, format.mux_format(), vec![0u8; index]).map_err(out_err)?;
+    // Past its memory bound the sample index goes to an unnamed temporary
+    // file beside the output, as on the reader's route.
+    let mut spill = crate::TempSpill::beside(output);
+    let mut muxer = Muxer::with_scratch(sink, format.mux_format(), vec![0u8; index])
+        .map_err(out_err)?
+        .with_index_spill(&mut spill, crate::remux::DEFAULT_INDEX_MEMORY);
     let mut remux_report = RemuxReport::default();
     let map = declare_tracks(&mut muxer, &tracks, &mut remux_report).map_err(RepairError::Output)?;
     let mut report = RepairReport {
