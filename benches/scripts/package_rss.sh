@@ -20,6 +20,7 @@
 #   BIG_DIR=/work/scratch/big OUT_DIR=/work/scratch/pkg \
 #       benches/scripts/package_rss.sh > table.md
 #   FILES="big.ts big.mkv" SEGMENTS="6s" MODES="hls" benches/scripts/package_rss.sh
+#   SOURCE=mmap benches/scripts/package_rss.sh   # --source mmap (default: none given)
 #
 # Writes a Markdown table on stdout (progress on stderr). Needs a release
 # build (cargo build --release -p mediaslice-std; MEDIASLICE=path or
@@ -35,6 +36,9 @@ SEGMENTS=${SEGMENTS:-2s 6s 12s}
 MODES=${MODES:-hls ts dash}
 SAMPLE=${SAMPLE:-0.2}
 LIMIT_KIB=$((8 * 1024))
+SOURCE=${SOURCE:-}
+source_args=()
+[[ -n $SOURCE ]] && source_args=(--source "$SOURCE")
 
 [[ -x $BIN ]] || { echo "package_rss.sh: no binary at $BIN" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "package_rss.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
@@ -44,8 +48,8 @@ trap 'exit 130' INT TERM
 
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
-echo "| input | size | segment | output | peak RSS (MiB) | RssAnon max (MiB) | RssFile max (MiB) | wall (s) | segments | ≤ 8 MiB |"
-echo "|---|---:|---|---|---:|---:|---:|---:|---:|---|"
+echo "| input | size | source | segment | output | peak RSS (MiB) | RssAnon max (MiB) | RssFile max (MiB) | wall (s) | segments | ≤ 8 MiB |"
+echo "|---|---:|---|---|---|---:|---:|---:|---:|---:|---|"
 for name in $FILES; do
 	in=$BIG_DIR/$name
 	[[ -f $in ]] || { echo "package_rss.sh: skipping $name (not in $BIG_DIR)" >&2; continue; }
@@ -61,7 +65,7 @@ for name in $FILES; do
 			rm -rf "$OUT_DIR"
 			echo "== $name --segment $seg ${args[*]}" >&2
 			/usr/bin/time -f '%M %e' -o "$TMP/time" \
-				"$BIN" package "$in" "$OUT_DIR" "${args[@]}" --segment "$seg" 2>"$TMP/err" &
+				"$BIN" "${source_args[@]}" package "$in" "$OUT_DIR" "${args[@]}" --segment "$seg" 2>"$TMP/err" &
 			tpid=$!
 			anon=0 file=0
 			# The child of /usr/bin/time is the packager.
@@ -83,7 +87,7 @@ for name in $FILES; do
 			((rss > LIMIT_KIB)) && ok="**no**"
 			# A refused input meets nothing: its figure is the process's start.
 			[[ $rc -eq 0 ]] || { segs="failed ($rc): $(tail -n1 "$TMP/err")"; ok="n/a"; }
-			echo "| $name | $size | $seg | ${args[*]} | $(mib "$rss") | $(mib "$anon") | $(mib "$file") | $wall | $segs | $ok |"
+			echo "| $name | $size | ${SOURCE:-default} | $seg | ${args[*]} | $(mib "$rss") | $(mib "$anon") | $(mib "$file") | $wall | $segs | $ok |"
 			rm -rf "$OUT_DIR"
 		done
 	done

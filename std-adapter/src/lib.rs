@@ -196,6 +196,7 @@ mod file;
 pub mod fragmented;
 #[cfg(feature = "http")]
 mod http;
+pub mod input;
 mod kernel_copy;
 pub mod live;
 mod mmap;
@@ -216,6 +217,7 @@ pub use file::{open_regular_file, FileSource};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{is_http_url, ErrorLog, HttpConfig, HttpSource, HttpStats};
+pub use input::{InputRead, InputSource};
 pub use kernel_copy::{KernelCopyStats, MappedInput, DEFAULT_KERNEL_COPY_MIN};
 pub use mmap::MmapSource;
 pub use sink::{FileSink, StdoutSink, StreamSink};

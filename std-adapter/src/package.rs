@@ -16,8 +16,8 @@
 //! arriving (`--live`, IN `-`), updating the playlist per segment;
 //! [`package_ts`] writes MPEG-TS segments instead (`--ts`).
 
+use crate::input::{with_input, InputRead, InputSource};
 use crate::remux::{remux_passes, RemuxError, RemuxFormat, RemuxOptions};
-use crate::MmapSource;
 use mediaslice::{Demuxer, Sink, SinkStats};
 use std::fmt::Write as _;
 use std::fs::File;
@@ -329,7 +329,7 @@ impl<T: FileSplit> Sink for Files<T> {
 /// Errors: as `remux`; a codec with no `CODECS` string here (AV1, VP9)
 /// is `RemuxError::Output` with `Unsupported`.
 pub fn package_hls(input: &Path, outdir: &Path, segment_ms: u32) -> Result<PackageReport, RemuxError> {
-    package(input, outdir, segment_ms, true, false)
+    package(input, outdir, segment_ms, true, false, InputRead::default())
 }
 
 /// One fragmented remux cut into files: what [`split`] wrote.
@@ -345,14 +345,15 @@ struct Split {
 
 /// Remuxes `input` (all its streams, or only `streams`) to fragmented MP4
 /// cut into `dir`: `init.mp4`, then `seg_NNNNN.m4s` per fragment.
-fn split(input: &Path, dir: &Path, segment_ms: u32, streams: Option<Vec<usize>>) -> Result<Split, RemuxError> {
+fn split<S: InputSource>(
+    input: &Path,
+    dir: &Path,
+    segment_ms: u32,
+    streams: Option<Vec<usize>>,
+) -> Result<Split, RemuxError> {
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
-        let src = MmapSource::open(input)
-            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open the input"))?;
-        Demuxer::open(src, ext.as_deref())
-    };
-    MmapSource::open(input).map_err(RemuxError::Io)?;
+    let open = || crate::remux::open_input::<S>(input, ext.as_deref());
+    S::open_path(input).map_err(RemuxError::Io)?;
     split_passes(&open, &open, dir, segment_ms, streams, None).map(|(sp, _)| sp)
 }
 
@@ -432,8 +433,21 @@ fn codecs_of(init: &[u8]) -> Result<Vec<String>, RemuxError> {
 /// segments of all streams together, `media.m3u8` and `master.m3u8`. With
 /// `dash`: each audio and video stream fragmented on its own under
 /// `dash/<stream>/` (DASH players take one media type per Adaptation Set)
-/// and `manifest.mpd` over them ([`crate::dash`]).
+/// and `manifest.mpd` over them ([`crate::dash`]). The input is read as
+/// `read` says (`--source`), every pass.
 pub fn package(
+    input: &Path,
+    outdir: &Path,
+    segment_ms: u32,
+    hls: bool,
+    dash: bool,
+    read: InputRead,
+) -> Result<PackageReport, RemuxError> {
+    with_input!(read, S => package_from::<S>(input, outdir, segment_ms, hls, dash))
+}
+
+/// [`package`] through the source `S`.
+fn package_from<S: InputSource>(
     input: &Path,
     outdir: &Path,
     segment_ms: u32,
@@ -446,7 +460,7 @@ pub fn package(
         ..PackageReport::default()
     };
     if hls {
-        let sp = split(input, outdir, segment_ms, None)?;
+        let sp = split::<S>(input, outdir, segment_ms, None)?;
         let codecs = codecs_of(&sp.init)?;
         write_hls(outdir, &sp, &codecs)?;
         out = PackageReport {
@@ -459,11 +473,11 @@ pub fn package(
         };
     }
     if dash {
-        let streams = media_streams(input)?;
+        let streams = media_streams::<S>(input)?;
         let mut sets = Vec::new();
         for i in streams {
             let rel = format!("dash/{i}");
-            let sp = split(input, &outdir.join(&rel), segment_ms, Some(vec![i]))?;
+            let sp = split::<S>(input, &outdir.join(&rel), segment_ms, Some(vec![i]))?;
             let codecs = codecs_of(&sp.init)?.join(",");
             let video = tracks(&sp.init).iter().any(|t| &t.0 == b"vide");
             let (peak, _) = sp.segments.bit_rates();
@@ -508,10 +522,10 @@ pub fn package(
 }
 
 /// The input's audio and video streams, by index.
-fn media_streams(input: &Path) -> Result<Vec<usize>, RemuxError> {
+fn media_streams<S: InputSource>(input: &Path) -> Result<Vec<usize>, RemuxError> {
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let src = MmapSource::open(input).map_err(RemuxError::Io)?;
-    let d = Demuxer::open(src, ext.as_deref()).map_err(RemuxError::Input)?;
+    let src = S::open_path(input).map_err(RemuxError::Io)?;
+    let d = src.demuxer(ext.as_deref()).map_err(RemuxError::Input)?;
     Ok(d.tracks()
         .iter()
         .enumerate()
@@ -697,7 +711,9 @@ pub struct LiveArgs<'a> {
 /// The `package` command: prints its report on stderr; the exit code
 /// (0, 1 for a failure, 64 for a usage error).
 /// With `ts`, MPEG-TS segments ([`package_ts`], [`package_ts_live`])
-/// rather than CMAF ones: HLS only (not with `--dash`).
+/// rather than CMAF ones: HLS only (not with `--dash`). A finished file is
+/// read as `read` says (`--source`); a live input through its own source.
+#[allow(clippy::too_many_arguments)]
 pub fn cmd_package(
     input: &Path,
     outdir: &Path,
@@ -706,6 +722,7 @@ pub fn cmd_package(
     ts: bool,
     segment: &str,
     live: &LiveArgs<'_>,
+    read: InputRead,
 ) -> u8 {
     if ts && dash {
         eprintln!(
@@ -747,9 +764,9 @@ pub fn cmd_package(
             false => package_live(&src, outdir, ms, live.window, dash),
         })
     } else if ts {
-        package_ts(input, outdir, ms)
+        package_ts(input, outdir, ms, read)
     } else {
-        package(input, outdir, ms, hls, dash)
+        package(input, outdir, ms, hls, dash, read)
     };
     match result {
         Ok(r) => {

@@ -20,7 +20,8 @@
 //! [`RemuxFormat`] names the targets; a new muxer adds a variant there (its
 //! extensions and its [`MuxFormat`]) and nothing else here.
 
-use crate::{FileSink, MmapSource, StdoutSink};
+use crate::input::{with_input, InputRead, InputSource};
+use crate::{FileSink, StdoutSink};
 use mediaslice::types::rescale_q;
 use mediaslice::{
     Codec, Demuxer, MuxFormat, Muxer, NullSink, Packet, Rational, Sink, Source, SpillStore, TagKey, TagScope, TagValue,
@@ -607,6 +608,9 @@ pub struct RemuxOptions {
     /// The least payload handed to the kernel, in bytes; 0:
     /// [`crate::DEFAULT_KERNEL_COPY_MIN`].
     pub kernel_copy_min: usize,
+    /// How [`remux_file`] reads its input (`--source`); `kernel_copy`
+    /// reads it through the map whatever this says.
+    pub read: InputRead,
 }
 
 /// The default of [`RemuxOptions::index_memory`]: 1 MiB, the index of
@@ -651,6 +655,7 @@ impl fmt::Debug for RemuxOptions {
             .field("start_of_all_streams", &self.start_of_all_streams)
             .field("kernel_copy", &self.kernel_copy)
             .field("kernel_copy_min", &self.kernel_copy_min)
+            .field("read", &self.read)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -660,14 +665,12 @@ impl fmt::Debug for RemuxOptions {
 /// 250,000 samples.
 pub const MIN_INDEX_BYTES: usize = 1 << 20;
 
-/// A demuxer over `input` mapped (read sequentially), the format detected
-/// with `ext` as the hint: what remux and repair open the input with, once
-/// per pass.
-pub(crate) fn open_mapped(input: &Path, ext: Option<&str>) -> mediaslice::Result<Demuxer<MmapSource>> {
-    let src = MmapSource::open(input)
-        .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open the input"))?;
-    src.advise_sequential();
-    Demuxer::open(src, ext)
+/// A demuxer over `input` through the source `S` (a map read
+/// sequentially, positioned reads, the streaming reader), the format
+/// detected with `ext` as the hint: what remux, package and repair open the
+/// input with, once per pass.
+pub(crate) fn open_input<S: InputSource>(input: &Path, ext: Option<&str>) -> mediaslice::Result<Demuxer<S>> {
+    S::open_demuxer(input, ext)
 }
 
 /// A sink that says it cannot patch, over one that can: the muxer writes
@@ -727,13 +730,24 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
         }),
         ..opts.clone()
     };
+    // The kernel copy knows a payload by its address in the input's map.
+    let read = if opts.kernel_copy { InputRead::Mmap } else { opts.read };
+    with_input!(read, S => remux_path::<S>(input, output, &opts, to_stdout))
+}
+
+/// [`remux_file`] through the source `S`, with `opts` completed.
+fn remux_path<S: InputSource>(
+    input: &Path,
+    output: &Path,
+    opts: &RemuxOptions,
+    to_stdout: bool,
+) -> Result<RemuxReport, RemuxError> {
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    // Mapped once; each demuxer gets its own view of the same pages.
-    let open = || open_mapped(input, ext.as_deref());
+    let open = || open_input::<S>(input, ext.as_deref());
     // A clear I/O message when the input cannot be opened at all.
-    let first = MmapSource::open(input).map_err(RemuxError::Io)?;
+    let first = S::open_path(input).map_err(RemuxError::Io)?;
     if to_stdout {
-        let (_, report) = remux_into(&open, &opts, StdoutSink::stdout())?;
+        let (_, report) = remux_into(&open, opts, StdoutSink::stdout())?;
         return Ok(report);
     }
     let mut sink = FileSink::create(output).map_err(RemuxError::Io)?;
@@ -742,20 +756,18 @@ pub fn remux_file(input: &Path, output: &Path, opts: &RemuxOptions) -> Result<Re
             sink.set_input(mapped, opts.kernel_copy_min);
         }
     }
-    // The writing pass reads that map, whose addresses the sink knows.
+    // The writing pass reads that source (a map whose addresses the sink
+    // knows).
     let first = std::cell::Cell::new(Some(first));
     let main = || match first.take() {
-        Some(src) => {
-            src.advise_sequential();
-            Demuxer::open(src, ext.as_deref())
-        }
+        Some(src) => src.demuxer(ext.as_deref()),
         None => open(),
     };
     let (sink, mut report) = if opts.live {
-        let (NoPatch(sink), report) = remux_passes(&open, &main, &opts, NoPatch(sink))?;
+        let (NoPatch(sink), report) = remux_passes(&open, &main, opts, NoPatch(sink))?;
         (sink, report)
     } else {
-        remux_passes(&open, &main, &opts, sink)?
+        remux_passes(&open, &main, opts, sink)?
     };
     report.kernel_copy = sink.kernel_copy_stats();
     sink.commit().map_err(RemuxError::Io)?;

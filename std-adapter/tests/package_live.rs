@@ -46,7 +46,7 @@ fn packets(dir: &Path) -> Vec<Vec<(usize, u32, i64)>> {
 /// The finished file packaged at once (the reference).
 fn reference(input: &Path, name: &str) -> PathBuf {
     let dir = scratch(name);
-    package(input, &dir, 200, true, false).unwrap();
+    package(input, &dir, 200, true, false, mediaslice_std::InputRead::default()).unwrap();
     dir
 }
 

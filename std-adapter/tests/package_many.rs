@@ -78,7 +78,8 @@ fn many_segments_are_listed_from_the_spilled_records() {
         return;
     };
     let out = dir.join("out");
-    let report = mediaslice_std::package::package(&input, &out, 1000, true, true).unwrap();
+    let report =
+        mediaslice_std::package::package(&input, &out, 1000, true, true, mediaslice_std::InputRead::default()).unwrap();
     let (listed, media) = check_listing(&out, &report);
     let longest = listed.iter().map(|s| s.seconds.ceil() as u64).max().unwrap();
     assert!(media.contains(&format!("#EXT-X-TARGETDURATION:{longest}\n")), "{media}");
@@ -122,7 +123,7 @@ fn a_live_event_playlist_keeps_its_records_on_disk() {
     assert!(media.contains("#EXT-X-PLAYLIST-TYPE:EVENT\n"), "{media}");
     assert!(media.ends_with("#EXT-X-ENDLIST\n"), "{media}");
     let vod = dir.join("vod");
-    mediaslice_std::package::package(&input, &vod, 1000, true, false).unwrap();
+    mediaslice_std::package::package(&input, &vod, 1000, true, false, mediaslice_std::InputRead::default()).unwrap();
     let finished = std::fs::read_to_string(vod.join("media.m3u8")).unwrap();
     let segments = |m: &str| -> Vec<String> {
         m.lines()

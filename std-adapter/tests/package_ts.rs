@@ -193,7 +193,7 @@ fn corpus_files_package_as_ts_segments() {
         let input = corpus(rel);
         let ext = input.extension().unwrap().to_str().unwrap().to_owned();
         let dir = scratch(&rel.replace('/', "_"));
-        let report = package_ts(&input, &dir, 400).unwrap();
+        let report = package_ts(&input, &dir, 400, mediaslice_std::InputRead::default()).unwrap();
         assert_eq!(report.codecs, codecs, "{rel}");
         let n = report.segments.len();
         assert!(n >= 2, "{rel}: {n} segments");
@@ -340,7 +340,7 @@ fn usage_errors_and_refused_codecs_write_nothing() {
         "400ms".as_ref(),
     ]);
     assert_eq!(code, Some(0), "{err}");
-    let lib = package_ts(&input, &scratch("lib"), 400).unwrap();
+    let lib = package_ts(&input, &scratch("lib"), 400, mediaslice_std::InputRead::default()).unwrap();
     assert!(err.contains(&format!("{} segments", lib.segments.len())), "{err}");
     for s in &lib.segments.to_vec().unwrap() {
         assert_eq!(
@@ -359,7 +359,7 @@ fn usage_errors_and_refused_codecs_write_nothing() {
 fn assert_live_ts(out: &Path, input: &Path, segment_ms: u32, window: Option<usize>, label: &str) {
     let ext = input.extension().unwrap().to_str().unwrap().to_owned();
     let whole = scratch(&format!("{label}-whole"));
-    let vod = package_ts(input, &whole, segment_ms).unwrap();
+    let vod = package_ts(input, &whole, segment_ms, mediaslice_std::InputRead::default()).unwrap();
     let n = vod.segments.len();
     assert!(n >= 3, "{label}: {n} segments");
     let media = std::fs::read_to_string(out.join("media.m3u8")).unwrap();
@@ -452,7 +452,13 @@ fn live_ts_on_standard_input_with_a_window() {
     let out = scratch("stdin-window");
     let data = std::fs::read(&input).unwrap();
     let err = package_stdin(&data, &out, 4096, &["--ts", "--window", "2"]);
-    let vod = package_ts(&input, &scratch("stdin-window-count"), 200).unwrap();
+    let vod = package_ts(
+        &input,
+        &scratch("stdin-window-count"),
+        200,
+        mediaslice_std::InputRead::default(),
+    )
+    .unwrap();
     assert!(err.contains(&format!(" {} segments", vod.segments.len())), "{err}");
     assert_live_ts(&out, &input, 200, Some(2), "stdin-window");
     // The library gives the same: the last two segments in its report.

@@ -59,6 +59,8 @@ mod http;
 mod http_budget;
 mod index_spill;
 #[cfg(feature = "cli")]
+mod input_read;
+#[cfg(feature = "cli")]
 mod kernel_copy;
 #[cfg(feature = "cli")]
 mod package_dash;

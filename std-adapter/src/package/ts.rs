@@ -47,8 +47,9 @@ use super::{
     aac_codecs, avc_codecs, hevc_codecs, write_playlists, FileSplit, Files, Form, PackageReport, Segment, SegmentLog,
     NO_CODECS,
 };
+use crate::input::{with_input, InputRead, InputSource};
 use crate::live::LiveInput;
-use crate::remux::{declare_tracks, for_each_packet, open_mapped, prepare_tracks, start_us, RemuxError, RemuxReport};
+use crate::remux::{declare_tracks, for_each_packet, open_input, prepare_tracks, start_us, RemuxError, RemuxReport};
 use mediaslice::types::rescale_q;
 use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Rational, Source, TrackKind};
 use std::cell::{Cell, RefCell};
@@ -343,10 +344,16 @@ impl Cutter {
 /// before anything is written); a track with no `CODECS` string here
 /// (MPEG-1/2 and MPEG-4 Part 2 video) is `Output` with `Unsupported`,
 /// also before anything is written.
-pub fn package_ts(input: &Path, outdir: &Path, segment_ms: u32) -> Result<PackageReport, RemuxError> {
+/// The input is read as `read` says (`--source`), every pass.
+pub fn package_ts(input: &Path, outdir: &Path, segment_ms: u32, read: InputRead) -> Result<PackageReport, RemuxError> {
+    with_input!(read, S => package_ts_from::<S>(input, outdir, segment_ms))
+}
+
+/// [`package_ts`] through the source `S`.
+fn package_ts_from<S: InputSource>(input: &Path, outdir: &Path, segment_ms: u32) -> Result<PackageReport, RemuxError> {
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    crate::MmapSource::open(input).map_err(RemuxError::Io)?;
-    let open = || open_mapped(input, ext.as_deref());
+    S::open_path(input).map_err(RemuxError::Io)?;
+    let open = || open_input::<S>(input, ext.as_deref());
     ts_passes(&open, &open, outdir, segment_ms, None)
 }
 

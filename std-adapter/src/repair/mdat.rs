@@ -108,7 +108,7 @@ struct Nal {
 impl Video {
     /// The NAL unit at `pos` if its length and header are plausible and it
     /// ends by `end`.
-    fn nal_at(&self, src: &mut MmapSource, pos: u64, end: u64) -> Option<Nal> {
+    fn nal_at<S: Source>(&self, src: &mut S, pos: u64, end: u64) -> Option<Nal> {
         let body = pos.checked_add(self.nal_len)?;
         if body.checked_add(3)? > end {
             return None;
@@ -179,7 +179,7 @@ impl Video {
     /// forbids, that is not shorter than the reference suggests, and that
     /// follows the last picture (`last`); with no last picture it must be a
     /// keyframe (IDR/IRAP), where decoding can start.
-    fn resumes_at(&self, src: &mut MmapSource, pos: u64, end: u64, last: Option<(u32, bool)>) -> bool {
+    fn resumes_at<S: Source>(&self, src: &mut S, pos: u64, end: u64, last: Option<(u32, bool)>) -> bool {
         let mut at = pos;
         for _ in 0..LEADING_NALS {
             let Some(n) = self.nal_at(src, at, end) else {
@@ -341,18 +341,15 @@ impl Bits<'_> {
 /// The reference's tracks prepared, the video and PCM tracks chosen, and
 /// why each other track is left out. The PCM track is written when the
 /// output is MOV (`mov`), which alone takes uncompressed audio; for MP4 it
-/// is left out and only steps the walk.
-fn read_reference(
+/// is left out and only steps the walk. Read through the source `S`, as
+/// the input is.
+fn read_reference<S: InputSource>(
     reference: &Path,
     mov: bool,
 ) -> Result<(Vec<crate::remux::PreparedTrack>, Video, Option<Pcm>), RepairError> {
     let ext = reference.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    MmapSource::open(reference).map_err(RepairError::Io)?;
-    let open = || -> mediaslice::Result<Demuxer<MmapSource>> {
-        let src = MmapSource::open(reference)
-            .map_err(|_| mediaslice::Error::new(mediaslice::ErrorKind::InvalidArgument, 0, &"cannot open it"))?;
-        Demuxer::open(src, ext.as_deref())
-    };
+    S::open_path(reference).map_err(RepairError::Io)?;
+    let open = || S::open_demuxer(reference, ext.as_deref());
     let d = open().map_err(|e| RepairError::Reference(e.to_string()))?;
     if d.format() != FormatKind::Mp4 {
         return Err(RepairError::Reference(format!(
@@ -447,7 +444,7 @@ fn read_reference(
 
 /// The writing state of the walk: muxer, output track indexes, counts.
 struct Writer<'m> {
-    muxer: Muxer<FileSink, Vec<u8>>,
+    muxer: Muxer<FileSink, Vec<u8>, &'m mut crate::TempSpill>,
     map: &'m [Option<usize>],
     counts: [Count; mediaslice::MAX_TRACKS],
     frames: u64,
@@ -456,7 +453,7 @@ struct Writer<'m> {
 
 impl Writer<'_> {
     /// Writes the access unit `range` of `data` as the next video frame.
-    fn video(&mut self, src: &mut MmapSource, v: &Video, range: (u64, u64), key: bool) -> Result<(), RepairError> {
+    fn video<S: Source>(&mut self, src: &mut S, v: &Video, range: (u64, u64), key: bool) -> Result<(), RepairError> {
         let Some(&Some(track)) = self.map.get(v.index) else {
             return Ok(());
         };
@@ -474,7 +471,7 @@ impl Writer<'_> {
 
     /// Writes the PCM chunk `range` of `data` in packets of the reference's
     /// size.
-    fn pcm(&mut self, src: &mut MmapSource, a: &Pcm, range: (u64, u64)) -> Result<(), RepairError> {
+    fn pcm<S: Source>(&mut self, src: &mut S, a: &Pcm, range: (u64, u64)) -> Result<(), RepairError> {
         let Some(&Some(track)) = self.map.get(a.index) else {
             return Ok(());
         };
@@ -499,10 +496,11 @@ impl Writer<'_> {
     }
 }
 
-/// The input's bytes in `range` through the map (which releases the pages
-/// it served past its resident limit, so the walk's RSS stays bounded),
-/// empty when out of bounds (the walk never asks that).
-fn slice(src: &mut MmapSource, (a, b): (u64, u64)) -> &[u8] {
+/// The input's bytes in `range` through the source (a map releases the
+/// pages it served past its resident limit, positioned reads copy into a
+/// scratch, so the walk's RSS stays bounded either way), empty when out of
+/// bounds (the walk never asks that).
+fn slice<S: Source>(src: &mut S, (a, b): (u64, u64)) -> &[u8] {
     let len = usize::try_from(b.saturating_sub(a)).unwrap_or(0);
     src.bytes(a, len).unwrap_or(&[])
 }
@@ -513,8 +511,8 @@ fn out_err(e: mediaslice::Error) -> RepairError {
 
 /// Walks the `mdat` payload `(start, end)` of the input `src` with the reference's
 /// tracks and writes a progressive MP4 (MOV when `output` ends in `.mov`).
-pub(super) fn repair_mdat(
-    mut src: MmapSource,
+pub(super) fn repair_mdat<S: InputSource>(
+    mut src: S,
     (start, end): (u64, u64),
     reference: &Path,
     output: &Path,
@@ -524,12 +522,17 @@ pub(super) fn repair_mdat(
     } else {
         RemuxFormat::Mp4
     };
-    let (tracks, video, pcm) = read_reference(reference, format == RemuxFormat::Mov)?;
+    let (tracks, video, pcm) = read_reference::<S>(reference, format == RemuxFormat::Mov)?;
     let sink = FileSink::create(output).map_err(RepairError::Io)?;
     let index = usize::try_from((end - start) / 2)
         .unwrap_or(usize::MAX)
         .clamp(MIN_INDEX_BYTES, isize::MAX as usize / 2);
-    let mut muxer = Muxer::with_scratch(sink, format.mux_format(), vec![0u8; index]).map_err(out_err)?;
+    // Past its memory bound the sample index goes to an unnamed temporary
+    // file beside the output, as on the reader's route.
+    let mut spill = crate::TempSpill::beside(output);
+    let mut muxer = Muxer::with_scratch(sink, format.mux_format(), vec![0u8; index])
+        .map_err(out_err)?
+        .with_index_spill(&mut spill, crate::remux::DEFAULT_INDEX_MEMORY);
     let mut remux_report = RemuxReport::default();
     let map = declare_tracks(&mut muxer, &tracks, &mut remux_report).map_err(RepairError::Output)?;
     let mut report = RepairReport {

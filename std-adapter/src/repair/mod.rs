@@ -24,10 +24,11 @@
 
 mod mdat;
 
+use crate::input::{with_input, InputRead, InputSource};
 use crate::remux::{
     declare_tracks, prepare_tracks, PreparedTrack, RemuxError, RemuxFormat, RemuxReport, MIN_INDEX_BYTES,
 };
-use crate::{FileSink, MmapSource};
+use crate::FileSink;
 use mediaslice::{Demuxer, FormatKind, Muxer, Packet, Rational, Sink, SliceSource, Source, SpillStore};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,8 @@ pub struct RepairOptions {
     /// (`--progressive`); by default the output keeps the input's family
     /// and form.
     pub progressive: bool,
+    /// How the input (and the reference) are read (`--source`).
+    pub read: InputRead,
 }
 
 /// What was recovered of one input stream.
@@ -472,15 +475,28 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             return Err(RepairError::SameFile);
         }
     }
-    let map = MmapSource::open(input).map_err(RepairError::Io)?;
-    let data = map.data();
+    with_input!(opts.read, S => repair_from::<S>(input, output, opts))
+}
+
+/// [`repair`] through the source `S`.
+fn repair_from<S: InputSource>(input: &Path, output: &Path, opts: &RepairOptions) -> Result<RepairReport, RepairError> {
+    let src = S::open_path(input).map_err(RepairError::Io)?;
     let file = std::fs::File::open(input).map_err(RepairError::Io)?;
     let headers = FileHeaders {
         file: &file,
-        len: data.len() as u64,
+        len: file.metadata().map_err(RepairError::Io)?.len(),
     };
+    // What `plan` looks at of the data itself: the first box's type, a
+    // Matroska DocType.
+    let mut head = [0u8; 64];
+    let head_len = head.len().min(usize::try_from(headers.len).unwrap_or(usize::MAX));
+    let data = head.get_mut(..head_len).unwrap_or_default();
+    if !headers.read(0, data) {
+        return Err(RepairError::Io(std::io::Error::other("the input could not be read")));
+    }
+    let data = &*data;
     let ext = input.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let open = || crate::remux::open_mapped(input, ext.as_deref());
+    let open = || crate::remux::open_input::<S>(input, ext.as_deref());
     let mov = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("mov"));
     let kind = open().map(|d| d.format());
     let (format, method, clean_end, fragmented) =
@@ -493,10 +509,11 @@ pub fn repair(input: &Path, output: &Path, opts: &RepairOptions) -> Result<Repai
             } => (format, method, clean_end, fragmented),
             Route::Mdat(start, end) => {
                 let reference = opts.reference.as_deref().ok_or(RepairError::NeedsReference)?;
-                return mdat::repair_mdat(map, (start, end), reference, output);
+                return mdat::repair_mdat(src, (start, end), reference, output);
             }
         };
-    let input_len = data.len() as u64;
+    drop(src);
+    let input_len = headers.len;
     let tracks = prepare_tracks(&open).map_err(RepairError::Input)?;
     let sink = FileSink::create(output).map_err(RepairError::Io)?;
     let (mux_format, scratch) = mux_setup(format, input_len);

@@ -9,11 +9,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 // portable slicing-by-8 on this machine; the values are the same (IEEE CRC-32).
 use crc32fast::{hash as crc32, Hasher as Crc32};
 use mediaslice::codec::facts::VideoFacts;
-use mediaslice::{Demuxer, Limits, ReaderSource, Source, TagKey, TagScope, TagValue};
+use mediaslice::{Demuxer, Source, TagKey, TagScope, TagValue};
 use mediaslice_std::ffprobe::gather::{collect_tags, video_facts, MAX_TAGS};
 use mediaslice_std::ffprobe::{self, FormatFacts, TagSet, Timing};
 use mediaslice_std::{
-    is_http_url, open_regular_file, ErrorLog, FileReaderSource, FileSource, HttpConfig, HttpSource, MmapSource, StdIo,
+    input::reader_demuxer, is_http_url, open_regular_file, ErrorLog, FileReaderSource, FileSource, HttpConfig,
+    HttpSource, InputRead, MmapSource,
 };
 use std::fmt;
 use std::io::IsTerminal;
@@ -44,10 +45,6 @@ const EXIT_TRUNCATED: u8 = 2;
 /// Exit code: the command line was not understood.
 const EXIT_USAGE: u8 = 64;
 
-/// Scratch given to `--source reader` before the demuxer can say how large
-/// its packets are.
-const READER_SCRATCH: usize = 16 << 20;
-
 #[derive(Parser, Debug)]
 #[command(
     name = "mediaslice",
@@ -55,8 +52,9 @@ const READER_SCRATCH: usize = 16 << 20;
     about = "Zero-copy media demuxer: probe, packets, tags and I/O counts"
 )]
 struct Cli {
-    /// How to read the file: `mmap` (memory map, zero copy; the default),
-    /// `pread` (positioned reads, counted; the default of `io`), `reader`
+    /// How to read the file: `mmap` (memory map, zero copy; the default of
+    /// `probe`, `packets`, `tags`), `pread` (positioned reads, counted; the
+    /// default of `io`, `remux`, `package`, `repair`), `reader`
     /// (mediaslice's streaming ReaderSource over the file).
     #[arg(long, global = true, value_enum)]
     source: Option<SourceKind>,
@@ -482,36 +480,42 @@ fn open(path: &Path, kind: SourceKind, http: &HttpConfig, log: &mut Option<Error
         }
         SourceKind::Reader => {
             let file = open_regular_file(path).map_err(Failure::Open)?;
-            // The scratch is allocated once, before the first packet: 16 MiB,
-            // or the demuxer's own bound when it states a larger one (then
-            // the headers are read again with the larger scratch).
-            let src = ReaderSource::new(StdIo(file), vec![0u8; READER_SCRATCH])?;
-            let d = Demuxer::open(src, ext)?;
-            let max = Limits::default().max_packet as usize;
-            match d.max_packet_size() {
-                Some(n) if n > READER_SCRATCH => {
-                    let (reader, mut scratch) = d.into_source().into_inner();
-                    scratch.resize(n.min(max), 0);
-                    let src = ReaderSource::new(reader, scratch)?;
-                    Ok(Opened::Reader(Box::new(Demuxer::open(src, ext)?)))
-                }
-                _ => Ok(Opened::Reader(Box::new(d))),
-            }
+            Ok(Opened::Reader(Box::new(reader_demuxer(file, ext)?)))
         }
+    }
+}
+
+/// How `remux`, `package` and `repair` read their input: `--source`
+/// (`--reader`), by default [`InputRead::default`].
+fn input_read(cli: &Cli) -> InputRead {
+    match (cli.reader, cli.source) {
+        (true, _) | (_, Some(SourceKind::Reader)) => InputRead::Reader,
+        (_, Some(SourceKind::Mmap)) => InputRead::Mmap,
+        (_, Some(SourceKind::Pread)) => InputRead::Pread,
+        (_, Some(SourceKind::Http) | None) => InputRead::default(),
     }
 }
 
 fn run(cli: &Cli) -> u8 {
     let (args, default_kind) = match &cli.cmd {
-        Cmd::Remux(a) => return cmd_remux(a),
-        Cmd::Repair(a) => return repair::cmd_repair(a),
+        Cmd::Remux(a) => return cmd_remux(a, cli),
+        Cmd::Repair(a) => return repair::cmd_repair(a, input_read(cli)),
         Cmd::Package(a) => {
             let live = mediaslice_std::package::LiveArgs {
                 live: a.live,
                 idle: &a.idle,
                 window: a.window,
             };
-            return mediaslice_std::package::cmd_package(&a.input, &a.outdir, a.hls, a.dash, a.ts, &a.segment, &live);
+            return mediaslice_std::package::cmd_package(
+                &a.input,
+                &a.outdir,
+                a.hls,
+                a.dash,
+                a.ts,
+                &a.segment,
+                &live,
+                input_read(cli),
+            );
         }
         Cmd::Io(a) => (a, SourceKind::Pread),
         Cmd::Tags(t) if !t.set.is_empty() || !t.remove.is_empty() || t.picture.is_some() => return cmd_tag_edit(t),

@@ -32,12 +32,13 @@ fn report_json(input: &Path, output: &Path, r: &RepairReport, secs: f64) -> serd
 /// `mediaslice repair IN OUT [--reference GOOD] [--progressive] [--json]`.
 /// Exit code 0 when OUT is written (whatever was dropped is reported), 1
 /// when nothing could be written (no OUT then).
-pub(super) fn cmd_repair(a: &RepairArgs) -> u8 {
+pub(super) fn cmd_repair(a: &RepairArgs, read: InputRead) -> u8 {
     let name = a.input.to_string_lossy();
     let started = Instant::now();
     let opts = RepairOptions {
         reference: a.reference.clone(),
         progressive: a.progressive,
+        read,
     };
     match repair(&a.input, &a.output, &opts) {
         Ok(r) => {

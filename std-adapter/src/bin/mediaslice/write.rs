@@ -17,7 +17,7 @@ pub(super) fn remux_progress_bar() -> Option<indicatif::ProgressBar> {
 
 /// `mediaslice remux`: the work is `mediaslice_std::remux`; this prints
 /// its report (on stderr: stdout may be the output) and picks the exit code.
-pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
+pub(super) fn cmd_remux(a: &RemuxArgs, cli: &Cli) -> u8 {
     use mediaslice_std::remux::{remux_file, RemuxFormat, RemuxOptions};
     let name = a.input.to_string_lossy();
     let format = match a.format.as_deref().map(|f| (f, RemuxFormat::from_name(f))) {
@@ -31,6 +31,13 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
     };
     if a.sidx && format != Some(RemuxFormat::Fmp4) {
         eprintln!("mediaslice: --sidx: for fragmented MP4 only (--fragmented or --format fmp4)");
+        return EXIT_USAGE;
+    }
+    let read = input_read(cli);
+    if a.kernel_copy && read != InputRead::Mmap && (cli.source.is_some() || cli.reader) {
+        eprintln!(
+            "mediaslice: --kernel-copy reads the input through its map: give --source mmap or leave --source out"
+        );
         return EXIT_USAGE;
     }
     let started = Instant::now();
@@ -57,6 +64,7 @@ pub(super) fn cmd_remux(a: &RemuxArgs) -> u8 {
                 return EXIT_USAGE;
             }
         },
+        read,
         ..Default::default()
     };
     let result = remux_file(&a.input, &a.output, &opts);
