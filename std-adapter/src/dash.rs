@@ -14,7 +14,7 @@
 //!   timeline is exact, as HLS's `#EXTINF` is.
 
 use crate::package::SegmentLog;
-use std::fmt::Write as _;
+use std::io::Write;
 
 /// One stream's segments and what the manifest states of them.
 #[derive(Debug, Default)]
@@ -52,31 +52,35 @@ fn duration(seconds: f64) -> String {
 /// durations folded into `S@r` (§5.3.9.6) as the segments are read back.
 ///
 /// Errors: reading the segments back.
-fn timeline(x: &mut String, start: u64, segments: &SegmentLog) -> std::io::Result<()> {
+fn timeline(x: &mut dyn Write, start: u64, segments: &SegmentLog) -> std::io::Result<()> {
     let mut t = start;
     // The open run (start, duration, repeats) and whether one was written.
     let mut run: Option<(u64, u64, usize)> = None;
     let mut first = true;
-    let mut put = |x: &mut String, (t, d, r): (u64, u64, usize)| {
+    let mut put = |x: &mut dyn Write, (t, d, r): (u64, u64, usize)| {
         // The first S states its start; the others follow on.
         let at = if first { format!(" t=\"{t}\"") } else { String::new() };
         first = false;
         let repeat = if r > 0 { format!(" r=\"{r}\"") } else { String::new() };
-        let _ = writeln!(x, "            <S{at} d=\"{d}\"{repeat}/>");
+        writeln!(x, "            <S{at} d=\"{d}\"{repeat}/>")
     };
+    let mut result = Ok(());
     segments.each(|s| {
         match run.as_mut() {
             Some((_, d, r)) if *d == s.ticks => *r += 1,
             _ => {
                 if let Some(done) = run.replace((t, s.ticks, 0)) {
-                    put(x, done);
+                    if result.is_ok() {
+                        result = put(x, done);
+                    }
                 }
             }
         }
         t = t.saturating_add(s.ticks);
     })?;
+    result?;
     if let Some(done) = run {
-        put(x, done);
+        put(x, done)?;
     }
     Ok(())
 }
@@ -120,6 +124,17 @@ pub fn mpd(sets: &[Representation]) -> std::io::Result<String> {
 ///
 /// Errors: reading the segments back.
 pub fn mpd_of(sets: &[Representation], live: Option<&Dynamic>) -> std::io::Result<String> {
+    let mut x = Vec::new();
+    write_mpd(&mut x, sets, live)?;
+    String::from_utf8(x).map_err(std::io::Error::other)
+}
+
+/// [`mpd_of`] written to `x` as it is made, its timelines as their
+/// segments are read back (so a long presentation's MPD is never whole in
+/// memory).
+///
+/// Errors: reading the segments back, writing `x`.
+pub fn write_mpd(x: &mut dyn Write, sets: &[Representation], live: Option<&Dynamic>) -> std::io::Result<()> {
     let mut total = 0.0;
     let mut longest = 1.0;
     for r in sets {
@@ -131,7 +146,7 @@ pub fn mpd_of(sets: &[Representation], live: Option<&Dynamic>) -> std::io::Resul
         })?;
         total = f64::max(total, sum);
     }
-    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    x.write_all(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")?;
     let kind = match live {
         None => format!("type=\"static\" mediaPresentationDuration=\"{}\"", duration(total)),
         Some(l) => {
@@ -148,34 +163,34 @@ pub fn mpd_of(sets: &[Representation], live: Option<&Dynamic>) -> std::io::Resul
             )
         }
     };
-    let _ = writeln!(
+    writeln!(
         x,
         "<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" profiles=\"urn:mpeg:dash:profile:isoff-live:2011\" \
          {kind} minBufferTime=\"{}\">",
         duration(longest)
-    );
-    x.push_str("  <Period id=\"0\" start=\"PT0S\">\n");
+    )?;
+    x.write_all("  <Period id=\"0\" start=\"PT0S\">\n".as_bytes())?;
     for (i, r) in sets.iter().enumerate() {
         let (kind, mime) = if r.video {
             ("video", "video/mp4")
         } else {
             ("audio", "audio/mp4")
         };
-        let _ = writeln!(
+        writeln!(
             x,
             "    <AdaptationSet id=\"{i}\" contentType=\"{kind}\" mimeType=\"{mime}\" segmentAlignment=\"true\" startWithSAP=\"1\">"
-        );
-        let _ = write!(
+        )?;
+        write!(
             x,
             "      <Representation id=\"{i}\" bandwidth=\"{}\" codecs=\"{}\"",
             r.bandwidth.max(1),
             r.codecs
-        );
+        )?;
         if let Some((w, h)) = r.resolution {
-            let _ = write!(x, " width=\"{w}\" height=\"{h}\"");
+            write!(x, " width=\"{w}\" height=\"{h}\"")?;
         }
-        x.push_str(">\n");
-        let _ = writeln!(
+        x.write_all(">\n".as_bytes())?;
+        writeln!(
             x,
             "        <SegmentTemplate timescale=\"{}\" initialization=\"{}/init.mp4\" media=\"{}/seg_$Number%05d$.m4s\" \
              startNumber=\"{}\" presentationTimeOffset=\"{}\">",
@@ -184,14 +199,14 @@ pub fn mpd_of(sets: &[Representation], live: Option<&Dynamic>) -> std::io::Resul
             r.dir,
             r.first_number.max(1),
             r.offset
-        );
-        x.push_str("          <SegmentTimeline>\n");
-        timeline(&mut x, r.start, &r.segments)?;
-        x.push_str("          </SegmentTimeline>\n        </SegmentTemplate>\n");
-        x.push_str("      </Representation>\n    </AdaptationSet>\n");
+        )?;
+        x.write_all("          <SegmentTimeline>\n".as_bytes())?;
+        timeline(x, r.start, &r.segments)?;
+        x.write_all("          </SegmentTimeline>\n        </SegmentTemplate>\n".as_bytes())?;
+        x.write_all("      </Representation>\n    </AdaptationSet>\n".as_bytes())?;
     }
-    x.push_str("  </Period>\n</MPD>\n");
-    Ok(x)
+    x.write_all("  </Period>\n</MPD>\n".as_bytes())?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -515,8 +515,8 @@ fn package_from<S: InputSource>(
                 r.offset = ((zero * f64::from(r.timescale)).round() as u64).min(r.start);
             }
         }
-        let mpd = crate::dash::mpd(&sets).map_err(RemuxError::Io)?;
-        std::fs::write(outdir.join("manifest.mpd"), mpd).map_err(RemuxError::Io)?;
+        live::write_atomic_with(&outdir.join("manifest.mpd"), |w| crate::dash::write_mpd(w, &sets, None))
+            .map_err(RemuxError::Io)?;
     }
     Ok(out)
 }
