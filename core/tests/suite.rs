@@ -56,6 +56,7 @@ mod slice_vs_stream;
 mod truncation;
 mod ts_mux;
 mod ts_mux_sdt_wrap;
+mod ts_unwrap;
 
 /// Every `tests/*.rs` file but this one is declared above as a module: a
 /// file left out would never run.

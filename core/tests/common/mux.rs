@@ -14,7 +14,10 @@ use mediaslice::codec::convert::adts::adts_to_raw;
 use mediaslice::codec::convert::to_length::{write_length_prefixed, LengthPrefixOptions};
 use mediaslice::crc::crc32;
 use mediaslice::mux::copy::{add_tracks, TrackMap};
-use mediaslice::{Codec, Demuxer, MuxFormat, Muxer, Packet, Rational, Sink, SliceSink, SliceSource, Track};
+use mediaslice::types::rescale_q;
+use mediaslice::{
+    Codec, Demuxer, MuxFormat, Muxer, Packet, PacketFlags, Rational, Sink, SliceSink, SliceSource, Track,
+};
 
 /// One packet as compared: CRC of the payload as the MP4 holds it, times
 /// as exact fractions of a second, keyframe flag.
@@ -253,4 +256,86 @@ pub fn round_trip_families(
     println!("{done} files remuxed to {target} and read back");
     assert!(done >= 8, "only {done} files remuxed");
     done
+}
+
+/// One input packet, owned.
+pub struct Owned {
+    track: usize,
+    pts: Option<i64>,
+    dts: Option<i64>,
+    duration: Option<u64>,
+    flags: PacketFlags,
+    data: Vec<u8>,
+}
+
+/// `name` of the corpus family `fam` written to TS `loops` times in a row,
+/// each loop after the one before (its end rounded up to 10 ms), all its times moved by
+/// `offset_ms`, with `title` as a tag when given. Gives the TS, the tracks
+/// and per track the 90 kHz decode times expected (unwrapped).
+pub fn looped_ts(
+    fam: &str,
+    name: &str,
+    loops: i64,
+    offset_ms: i64,
+    title: Option<&str>,
+) -> (Vec<u8>, Vec<Track>, Vec<Vec<i64>>) {
+    let (bytes, ext) = corpus_file(fam, name);
+    let mut join = scratch_for(bytes.len());
+    let mut d = Demuxer::open(SliceSource::with_scratch(&bytes, &mut join), ext.as_deref()).unwrap();
+    let mut out = vec![0u8; bytes.len() * loops as usize * 2 + 64 * 1024];
+    let mut m = Muxer::new(SliceSink::new(&mut out), MuxFormat::Ts).unwrap();
+    let map = add_tracks(&mut d, &mut m).unwrap();
+    let n = d.tracks().len();
+    assert!(map[..n].iter().all(Option::is_some), "{name}: every track kept");
+    if let Some(t) = title {
+        m.add_tag("title", t).unwrap();
+    }
+    let tracks = d.tracks().to_vec();
+    let mut input = Vec::new();
+    while let Some(p) = d.next_packet().unwrap() {
+        input.push(Owned {
+            track: p.track,
+            pts: p.pts,
+            dts: p.dts,
+            duration: p.duration,
+            flags: p.flags,
+            data: p.data.to_vec(),
+        });
+    }
+    let ms = Rational::new(1, 1000);
+    let end = input
+        .iter()
+        .map(|p| {
+            let tb = tracks[p.track].time_base;
+            let t = p.pts.or(p.dts).unwrap() + p.duration.unwrap_or(0) as i64;
+            rescale_q(t, tb, ms) + 1
+        })
+        .max()
+        .unwrap();
+    let period = (end + 9) / 10 * 10;
+    let mut want = vec![Vec::new(); tracks.len()];
+    for k in 0..loops {
+        for p in &input {
+            let tb = tracks[p.track].time_base;
+            let by = rescale_q(offset_ms + k * period, ms, tb);
+            let (pts, dts) = (p.pts.map(|v| v + by), p.dts.map(|v| v + by));
+            let decode = dts.or(pts).unwrap();
+            want[p.track]
+                .push(rescale_q(decode, tb, Rational::new(1, 90_000)) + mediaslice::format::mpeg::ts_mux::START_OFFSET);
+            m.write_packet(&Packet {
+                track: p.track,
+                pts,
+                dts,
+                duration: p.duration,
+                flags: p.flags,
+                pos: None,
+                contiguous: false,
+                data: &p.data,
+            })
+            .unwrap();
+        }
+    }
+    let n = m.finish().unwrap().written().len();
+    out.truncate(n);
+    (out, tracks, want)
 }

@@ -9,6 +9,8 @@ pub(crate) mod split;
 pub mod ts;
 #[cfg(feature = "ts")]
 pub mod ts_mux;
+#[cfg(feature = "ts-unwrap")]
+pub(crate) mod wrap;
 
 use crate::format::traits::Context;
 use crate::types::Codec;
@@ -41,6 +43,18 @@ pub(crate) fn set_span(ctx: &mut Context, first: Option<i64>, last: Option<i64>)
         ctx.info.start_us = Some((f * 100 + 4).div_euclid(9));
         if let Some(l) = last {
             ctx.info.duration_us = Some(ticks_between(f, l).max(0) as u64 * 100 / 9);
+        }
+    }
+}
+
+/// [`set_span`] for unwrapped time stamps (`wrap`): the duration is their
+/// plain difference.
+#[cfg(feature = "ts-unwrap")]
+pub(crate) fn set_span_unwrapped(ctx: &mut Context, first: Option<i64>, last: Option<i64>) {
+    if let Some(f) = first {
+        ctx.info.start_us = Some((f * 100 + 4).div_euclid(9));
+        if let Some(l) = last {
+            ctx.info.duration_us = Some((l - f).max(0) as u64 * 100 / 9);
         }
     }
 }

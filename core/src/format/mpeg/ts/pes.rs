@@ -236,6 +236,10 @@ impl TsDemuxer {
         let Some(head) = self.read_head(src, ctx, done)? else {
             return Ok(None);
         };
+        #[cfg(feature = "ts-unwrap")]
+        let mut head = head;
+        #[cfg(feature = "ts-unwrap")]
+        self.unwrap_pes(&mut head.pes);
         let payload_len = head.size - head.skip;
         let mut r = Ready {
             track: e.track,

@@ -9,7 +9,7 @@ use super::packet::{find_start, TS_PACKET};
 use super::psi::{self, PidTracks, MAX_PROGRAMS, MAX_SECTION, TABLE_PAT, TABLE_PMT};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::mpeg::pes::parse_pes_header;
-use crate::format::mpeg::{set_span, split, TAIL_WINDOW};
+use crate::format::mpeg::{split, TAIL_WINDOW};
 use crate::format::traits::Context;
 use crate::source::Source;
 use crate::types::{Codec, TrackKind};
@@ -212,7 +212,10 @@ impl TsDemuxer {
         let grid = |x: u64| self.first + (x.saturating_sub(self.first)).div_ceil(self.packet_size) * self.packet_size;
         let tail = grid(len.saturating_sub(TAIL_WINDOW).max(scanned));
         let (_, tail_last, _) = self.scan_pts(src, ctx, tail, len, 0)?;
-        set_span(ctx, first_pts, front_last.max(tail_last));
+        #[cfg(feature = "ts-unwrap")]
+        crate::format::mpeg::set_span_unwrapped(ctx, first_pts, front_last.max(tail_last));
+        #[cfg(not(feature = "ts-unwrap"))]
+        crate::format::mpeg::set_span(ctx, first_pts, front_last.max(tail_last));
         Ok(())
     }
 
@@ -247,6 +250,10 @@ impl TsDemuxer {
             let head = head.get_mut(..n).unwrap_or(&mut []);
             src.read_exact_at(tp.payload, head)?;
             let Some(h) = parse_pes_header(head) else { continue };
+            #[cfg(feature = "ts-unwrap")]
+            let mut h = h;
+            #[cfg(feature = "ts-unwrap")]
+            self.unwrap_pes(&mut h);
             let bit = 1u32.checked_shl(i as u32).unwrap_or(0);
             let track = self.es.get(i).and_then(|e| ctx.tracks.get_mut(e.track));
             if let (Some(t), Some(&[0xFF, b, ..])) = (track, head.get(h.header_len..)) {
