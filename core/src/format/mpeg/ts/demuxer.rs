@@ -84,9 +84,8 @@ pub struct TsDemuxer {
     pub(super) pieces: TsWalk,
     /// The 2^33 wrap reference, from the first PES time stamp of the input
     /// (one for all tracks, as ffmpeg's is one per program).
-    /// (A `Cell`: the probe's time-stamp scan sets it through `&self`.)
     #[cfg(feature = "ts-unwrap")]
-    pub(super) wrap: core::cell::Cell<Option<crate::format::mpeg::wrap::Wrap>>,
+    pub(super) wrap: Option<crate::format::mpeg::wrap::Wrap>,
 }
 
 /// What the reading loop hands out next.
@@ -236,7 +235,7 @@ impl TsDemuxer {
             scatter: false,
             pieces: TsWalk::default(),
             #[cfg(feature = "ts-unwrap")]
-            wrap: core::cell::Cell::new(None),
+            wrap: None,
         }
     }
 
@@ -244,11 +243,9 @@ impl TsDemuxer {
     /// [`crate::format::mpeg::wrap`]); its DTS, else its PTS, sets the
     /// reference when none is set yet.
     #[cfg(feature = "ts-unwrap")]
-    pub(super) fn unwrap_pes(&self, h: &mut crate::format::mpeg::pes::PesHeader) {
-        let mut wrap = self.wrap.get();
-        let _ = crate::format::mpeg::wrap::unwrap_time(&mut wrap, h.dts.or(h.pts));
-        self.wrap.set(wrap);
-        if let Some(w) = wrap {
+    pub(super) fn unwrap_pes(&mut self, h: &mut crate::format::mpeg::pes::PesHeader) {
+        let _ = crate::format::mpeg::wrap::unwrap_time(&mut self.wrap, h.dts.or(h.pts));
+        if let Some(w) = self.wrap {
             h.pts = h.pts.map(|t| w.apply(t));
             h.dts = h.dts.map(|t| w.apply(t));
         }
@@ -455,7 +452,7 @@ impl TsDemuxer {
                     src.read_exact_at(tp.payload, head.get_mut(..n).unwrap_or(&mut []))?;
                     if let Some(h) = parse_pes_header(head.get(..n).unwrap_or(&[])) {
                         #[cfg(feature = "ts-unwrap")]
-                        if let Some(w) = self.wrap.get() {
+                        if let Some(w) = self.wrap {
                             return Ok(h.dts.or(h.pts).map(|t| w.apply(t)));
                         }
                         return Ok(h.dts.or(h.pts));

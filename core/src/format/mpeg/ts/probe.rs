@@ -201,7 +201,7 @@ impl TsDemuxer {
     /// Start time and duration: the first time stamps after the tables
     /// (answered from the blocks already read), and the last ones in the
     /// tail window.
-    fn probe_span<S: Source>(&self, src: &mut S, ctx: &mut Context, tables_end: u64) -> Result<()> {
+    fn probe_span<S: Source>(&mut self, src: &mut S, ctx: &mut Context, tables_end: u64) -> Result<()> {
         let len = src.len();
         let want = self.es.iter().enumerate().fold(0u32, |m, (i, e)| {
             let media = ctx.tracks.get(e.track).is_some_and(|t| t.kind != TrackKind::Data);
@@ -227,7 +227,7 @@ impl TsDemuxer {
     /// MPEG audio tracks (stream types 3 and 4) are named by the layer of
     /// their first frame there, as ffmpeg names them (mp2 or mp3).
     fn scan_pts<S: Source>(
-        &self,
+        &mut self,
         src: &mut S,
         ctx: &mut Context,
         from: u64,
