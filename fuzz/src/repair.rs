@@ -87,6 +87,8 @@ pub fn run_repair(data: &[u8]) {
     let opts = RepairOptions {
         reference: None,
         progressive: pick & 1 != 0,
+        // How a file is read (`--source`): the input here is a slice.
+        ..RepairOptions::default()
     };
     let renamed = pick & 2 != 0;
     let out = match detect(&data[..data.len().min(mediaslice::detect::DETECT_BYTES)], None) {
