@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::mux::{ffprobe_dir, looped_ts};
+use common::mux::{ffprobe_json, looped_ts};
 use common::*;
 use mediaslice::{Demuxer, SliceSource};
 
@@ -142,22 +142,10 @@ fn times_and_pcr_wrap_together_past_2_pow_33() {
     }
     // ffprobe: no error, and per stream decode times that go forward in
     // steps of under 0.1 s (ffmpeg unwraps 33-bit times itself).
-    let Some(dir) = ffprobe_dir("ts-wrap") else {
+    let Some((ok, stderr, doc)) = ffprobe_json("ts-wrap", "wrap.ts", &ts, &["-show_packets"]) else {
         return;
     };
-    let path = dir.join("wrap.ts");
-    std::fs::write(&path, &ts).unwrap();
-    let out = std::process::Command::new("ffprobe")
-        .args(["-v", "error", "-show_packets", "-of", "json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stderr.trim().is_empty(),
-        "{label}: ffprobe: {stderr}"
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(ok && stderr.trim().is_empty(), "{label}: ffprobe: {stderr}");
     let mut per: Vec<Vec<f64>> = vec![Vec::new(); tracks.len()];
     for p in doc["packets"].as_array().unwrap() {
         let s = p["stream_index"].as_u64().unwrap() as usize;
@@ -180,7 +168,6 @@ fn times_and_pcr_wrap_together_past_2_pow_33() {
         );
         println!("{label} stream {i}: ffprobe from {} to {} s", p[0], p.last().unwrap());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The SDT names the service: the `title` tag, else "Service01"; provider
@@ -245,22 +232,12 @@ fn the_sdt_names_the_service_and_repeats_every_half_second() {
             "{label}: our reader"
         );
         // ffprobe.
-        let Some(dir) = ffprobe_dir("ts-sdt") else {
+        let Some((_, stderr, doc)) = ffprobe_json("ts-sdt", "sdt.ts", &ts, &["-show_programs"]) else {
             continue;
         };
-        let path = dir.join("sdt.ts");
-        std::fs::write(&path, &ts).unwrap();
-        let out = std::process::Command::new("ffprobe")
-            .args(["-v", "error", "-show_programs", "-of", "json"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.trim().is_empty(), "{label}: ffprobe: {stderr}");
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let tags = &doc["programs"][0]["tags"];
         assert_eq!(tags["service_name"], service, "{label}: ffprobe");
         assert_eq!(tags["service_provider"], "mediaslice", "{label}: ffprobe");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

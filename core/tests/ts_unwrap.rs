@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use common::mux::{ffprobe_dir, looped_ts};
+use common::mux::{ffprobe_json, looped_ts};
 use common::*;
 use mediaslice::{Demuxer, SliceSource};
 
@@ -47,18 +47,10 @@ fn check(before_ms: i64, loops: i64, shift: i64) {
             "{label}: across the wrap"
         );
     }
-    let Some(dir) = ffprobe_dir("ts-unwrap") else {
+    let Some((ok, _, doc)) = ffprobe_json("ts-unwrap", "unwrap.ts", &ts, &["-show_packets", "-show_format"]) else {
         return;
     };
-    let path = dir.join("unwrap.ts");
-    std::fs::write(&path, &ts).unwrap();
-    let out = std::process::Command::new("ffprobe")
-        .args(["-v", "error", "-show_packets", "-show_format", "-of", "json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{label}: ffprobe failed");
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(ok, "{label}: ffprobe failed");
     let mut theirs = vec![Vec::new(); got.len()];
     for p in doc["packets"].as_array().unwrap() {
         let s = p["stream_index"].as_u64().unwrap() as usize;
@@ -82,7 +74,6 @@ fn check(before_ms: i64, loops: i64, shift: i64) {
         start.is_some_and(|x| (x - s).abs() <= 1),
         "{label}: start {start:?} µs, ffprobe {s} µs"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// First time 2 s before the wrap, within ffmpeg's 60 s: the times before

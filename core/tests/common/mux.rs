@@ -183,6 +183,30 @@ pub fn ffprobe_dir(tag: &str) -> Option<std::path::PathBuf> {
     Some(dir)
 }
 
+/// What ffprobe said of `bytes`: written as `name` in a fresh folder
+/// ([`ffprobe_dir`] with `tag`, removed afterwards), probed with `-v error`, `args` and
+/// `-of json`; whether it succeeded, its stderr, and its JSON. `None`
+/// (after saying so) when ffprobe is not installed.
+pub fn ffprobe_json(tag: &str, name: &str, bytes: &[u8], args: &[&str]) -> Option<(bool, String, serde_json::Value)> {
+    let dir = ffprobe_dir(tag)?;
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error"])
+        .args(args)
+        .args(["-of", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        doc,
+    ))
+}
+
 /// One ffprobe packet: pts_time, dts_time, size, keyframe.
 pub type ProbePkt = (Option<f64>, Option<f64>, usize, bool);
 
