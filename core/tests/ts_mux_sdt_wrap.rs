@@ -82,7 +82,7 @@ fn times_and_pcr_wrap_together_past_2_pow_33() {
     // 2^33 ticks is 95,443.7176 s; the output starts 1.4 s after the
     // input's first time, so an input from 95,440.3 s crosses the wrap at
     // 2.0 s into the 5 s output.
-    let (ts, tracks, want) = looped_ts("mp4", "h264_aac.mp4", 5, 95_440_300, None);
+    let (ts, tracks, want) = looped_ts("mp4", "h264_aac.mp4", 5, 95_440_300, &[]);
     let label = "h264_aac.mp4 x5 at 2^33 - 2 s";
     let first = want.iter().filter_map(|w| w.first()).min().unwrap();
     let last = want.iter().filter_map(|w| w.last()).max().unwrap();
@@ -170,20 +170,33 @@ fn times_and_pcr_wrap_together_past_2_pow_33() {
     }
 }
 
-/// The SDT names the service: the `title` tag, else "Service01"; provider
-/// "mediaslice"; television with video, radio without. Read back by our
+/// The SDT names the service: the `service_name` tag, else the `title`
+/// tag, else "Service01"; the provider is the `service_provider` tag,
+/// else "mediaslice" (ffmpeg's muxer takes the same keys); television with video, radio without. Read back by our
 /// reader (`Demuxer::next_program`) and by ffprobe's `-show_programs`. It
 /// comes first, then before the first PAT/PMT 500 ms or more after it.
 #[test]
 fn the_sdt_names_the_service_and_repeats_every_half_second() {
-    let cases = [
-        ("mp4", "h264_aac.mp4", Some("Caméra 7"), "Caméra 7"),
-        ("mp4", "h264_aac.mp4", None, "Service01"),
-        ("adts", "aac_lc.aac", Some("Radio"), "Radio"),
+    let keys: &[(&str, &str)] = &[
+        ("title", "Caméra 7"),
+        ("service_name", "Chaîne 2"),
+        ("service_provider", "Studio Nord"),
     ];
-    for (fam, name, title, service) in cases {
-        let label = format!("{fam}/{name} title {title:?}");
-        let (ts, tracks, want) = looped_ts(fam, name, 3, 0, title);
+    let cases = [
+        (
+            "mp4",
+            "h264_aac.mp4",
+            &[("title", "Caméra 7")][..],
+            "Caméra 7",
+            "mediaslice",
+        ),
+        ("mp4", "h264_aac.mp4", &[][..], "Service01", "mediaslice"),
+        ("adts", "aac_lc.aac", &[("title", "Radio")][..], "Radio", "mediaslice"),
+        ("adts", "aac_lc.aac", keys, "Chaîne 2", "Studio Nord"),
+    ];
+    for (fam, name, tags, service, provider) in cases {
+        let label = format!("{fam}/{name} tags {tags:?}");
+        let (ts, tracks, want) = looped_ts(fam, name, 3, 0, tags);
         let v = view(&ts);
         assert_eq!(v[0].pid, 0x11, "{label}: the SDT first");
         // The SDT's service_type (section byte 18 after the pointer).
@@ -228,7 +241,7 @@ fn the_sdt_names_the_service_and_repeats_every_half_second() {
         let prog = d.next_program().unwrap().expect("a program");
         assert_eq!(
             (prog.number, prog.service_name, prog.service_provider),
-            (1, Some(service), Some("mediaslice")),
+            (1, Some(service), Some(provider)),
             "{label}: our reader"
         );
         // ffprobe.
@@ -238,6 +251,6 @@ fn the_sdt_names_the_service_and_repeats_every_half_second() {
         assert!(stderr.trim().is_empty(), "{label}: ffprobe: {stderr}");
         let tags = &doc["programs"][0]["tags"];
         assert_eq!(tags["service_name"], service, "{label}: ffprobe");
-        assert_eq!(tags["service_provider"], "mediaslice", "{label}: ffprobe");
+        assert_eq!(tags["service_provider"], provider, "{label}: ffprobe");
     }
 }

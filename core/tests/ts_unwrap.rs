@@ -36,7 +36,7 @@ fn check(before_ms: i64, loops: i64, shift: i64) {
     // 2^33 ticks is 95,443,717.7 ms; the output starts 1.4 s after the
     // input's first time.
     let label = format!("h264_aac.mp4 x{loops} at 2^33 - {before_ms} ms");
-    let (ts, _, want) = looped_ts("mp4", "h264_aac.mp4", loops, 95_443_717 - 1_400 - before_ms, None);
+    let (ts, _, want) = looped_ts("mp4", "h264_aac.mp4", loops, 95_443_717 - 1_400 - before_ms, &[]);
     let (got, start) = read(&ts);
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         let decode: Vec<i64> = g.iter().map(|p| p.1.or(p.0).unwrap()).collect();

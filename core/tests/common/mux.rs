@@ -294,14 +294,14 @@ pub struct Owned {
 
 /// `name` of the corpus family `fam` written to TS `loops` times in a row,
 /// each loop after the one before (its end rounded up to 10 ms), all its times moved by
-/// `offset_ms`, with `title` as a tag when given. Gives the TS, the tracks
+/// `offset_ms`, with `tags` (name, value) added to the muxer. Gives the TS, the tracks
 /// and per track the 90 kHz decode times expected (unwrapped).
 pub fn looped_ts(
     fam: &str,
     name: &str,
     loops: i64,
     offset_ms: i64,
-    title: Option<&str>,
+    tags: &[(&str, &str)],
 ) -> (Vec<u8>, Vec<Track>, Vec<Vec<i64>>) {
     let (bytes, ext) = corpus_file(fam, name);
     let mut join = scratch_for(bytes.len());
@@ -311,8 +311,8 @@ pub fn looped_ts(
     let map = add_tracks(&mut d, &mut m).unwrap();
     let n = d.tracks().len();
     assert!(map[..n].iter().all(Option::is_some), "{name}: every track kept");
-    if let Some(t) = title {
-        m.add_tag("title", t).unwrap();
+    for (k, v) in tags {
+        m.add_tag(k, v).unwrap();
     }
     let tracks = d.tracks().to_vec();
     let mut input = Vec::new();

@@ -76,7 +76,7 @@ mod psi;
 
 use self::packets::{write_pcr_only, write_section, FirstPacket, PesWriter};
 use self::pes::{carriage, is_video, pes_header};
-use self::psi::{PmtStream, DEFAULT_SERVICE_NAME, MAX_SECTION, PAT_PID, PMT_PID, SDT_PID};
+use self::psi::{PmtStream, DEFAULT_PROVIDER, DEFAULT_SERVICE_NAME, MAX_SECTION, PAT_PID, PMT_PID, SDT_PID};
 use crate::codec::adts::AdtsHeader;
 use crate::codec::convert::to_adts::AdtsFromConfig;
 use crate::codec::convert::to_annexb::{AnnexBState, ToAnnexB};
@@ -387,14 +387,21 @@ impl FormatMuxer for TsMuxer {
 
     fn write_header<K: Sink>(&mut self, sink: &mut K, _scratch: &mut [u8], ctx: &mut MuxContext) -> Result<()> {
         self.pcr_track = self.streams.iter().position(|s| s.video).unwrap_or(0);
-        let name = ctx
-            .tags
-            .iter()
-            .find(|(n, v)| n.eq_ignore_ascii_case("title") && !v.is_empty())
-            .map_or(DEFAULT_SERVICE_NAME, |(_, v)| v);
+        // As ffmpeg's muxer: `service_name`, else `title`, else the
+        // default; `service_provider`, else ours.
+        let tag = |key: &str| {
+            ctx.tags
+                .iter()
+                .find(|(n, v)| n.eq_ignore_ascii_case(key) && !v.is_empty())
+                .map(|(_, v)| v)
+        };
+        let name = tag("service_name")
+            .or_else(|| tag("title"))
+            .unwrap_or(DEFAULT_SERVICE_NAME);
+        let provider = tag("service_provider").unwrap_or(DEFAULT_PROVIDER);
         let radio = !self.streams.iter().any(|s| s.video);
         let mut buf = [0u8; MAX_SECTION];
-        let n = psi::sdt(&mut buf, radio, name)?;
+        let n = psi::sdt(&mut buf, radio, provider, name)?;
         self.sdt.clear();
         let _ = self.sdt.extend_from_slice(buf.get(..n).unwrap_or(&[]));
         self.write_sdt(sink)?;

@@ -22,8 +22,12 @@ pub const SDT_PID: u16 = 0x11;
 /// original_network_id: 0xFF01, as ffmpeg's muxer (ETSI TS 101 162 puts
 /// 0xFF00..=0xFFFF aside for private, temporary use).
 const NETWORK_ID: u16 = 0xFF01;
-/// service_provider_name of the service descriptor.
-const PROVIDER: &[u8] = b"mediaslice";
+/// service_provider_name of the service descriptor when the input has no
+/// `service_provider` tag.
+pub const DEFAULT_PROVIDER: &str = "mediaslice";
+/// Most bytes of a provider name: the rest of the section is the service
+/// name's.
+const MAX_PROVIDER: usize = 64;
 /// service_name when the input has no title, as ffmpeg's muxer.
 pub const DEFAULT_SERVICE_NAME: &str = "Service01";
 /// service_type (EN 300 468 §6.2.33, Table 87): digital television
@@ -138,42 +142,43 @@ pub fn pmt(out: &mut [u8; MAX_SECTION], pcr_pid: u16, streams: &[PmtStream]) -> 
 /// `out`; returns its length. The service (service_id = program_number 1,
 /// running_status 4 "running", not scrambled, no EIT) has one
 /// service_descriptor (§6.2.33): `radio` gives service_type 0x02 (digital
-/// radio sound), else 0x01 (digital television); provider "mediaslice";
-/// `name` as the service name. A name that is all ASCII and does not begin
-/// with a control character is written as it is (Annex A.1: the default
-/// table), any other is UTF-8 after the selector byte 0x15 (Annex A.2,
-/// Table A.3), as ffmpeg writes it; a name longer than the packet's room
-/// (148 bytes, 147 after the selector) is cut at a character boundary.
+/// radio sound), else 0x01 (digital television), then `provider` and
+/// `name`. A text that is all ASCII and does not begin with a control
+/// character is written as it is (Annex A.1: the default table), any other
+/// is UTF-8 after the selector byte 0x15 (Annex A.2, Table A.3), as ffmpeg
+/// writes it. The provider is cut to 64 bytes, the name to the room left
+/// in the packet (148 bytes with the default provider), each at a
+/// character boundary.
 ///
-/// Errors: none in practice (the name is cut to fit).
-pub fn sdt(out: &mut [u8; MAX_SECTION], radio: bool, name: &str) -> Result<usize> {
+/// Errors: none in practice (the texts are cut to fit).
+pub fn sdt(out: &mut [u8; MAX_SECTION], radio: bool, provider: &str, name: &str) -> Result<usize> {
     let mut s = Section::new(0x42, TS_ID);
     s.flags = 0xF0;
     let [n0, n1] = NETWORK_ID.to_be_bytes();
     // original_network_id, reserved_future_use.
     s.put(&[n0, n1, 0xFF]);
+    let (pre_p, provider) = dvb_text(provider, MAX_PROVIDER);
+    let provider_len = provider.len() + usize::from(pre_p);
     // Room for the name: the section less its 11 header bytes, the 5 of
-    // the service, the descriptor's 4 + provider bytes, the CRC's 4.
-    let room = MAX_SECTION - 11 - 5 - 4 - PROVIDER.len() - 1 - 4;
-    let utf8 = !name.is_ascii() || name.as_bytes().first().is_some_and(|&b| b < 0x20);
-    let room = room - usize::from(utf8);
-    let mut cut = name.len().min(room);
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let text = name.as_bytes().get(..cut).unwrap_or(&[]);
-    let name_len = text.len() + usize::from(utf8);
-    let desc_len = 3 + PROVIDER.len() + name_len;
+    // the service, the descriptor's 4 (tag, length, type, the provider's
+    // length) and the provider's, the name's length byte, the CRC's 4.
+    let room = MAX_SECTION - 11 - 5 - 4 - provider_len - 1 - 4;
+    let (pre_n, text) = dvb_text(name, room);
+    let name_len = text.len() + usize::from(pre_n);
+    let desc_len = 3 + provider_len + name_len;
     let [p0, p1] = PROGRAM.to_be_bytes();
     // service_id; reserved_future_use, EIT flags 0; running_status 4,
     // free_CA_mode 0, descriptors_loop_length.
     let [l0, l1] = (0x8000 | (2 + desc_len) as u16).to_be_bytes();
     s.put(&[p0, p1, 0xFC, l0, l1]);
     let kind = if radio { SERVICE_RADIO } else { SERVICE_TV };
-    s.put(&[0x48, desc_len as u8, kind, PROVIDER.len() as u8]);
-    s.put(PROVIDER);
+    s.put(&[0x48, desc_len as u8, kind, provider_len as u8]);
+    if pre_p {
+        s.put(&[0x15]);
+    }
+    s.put(provider);
     s.put(&[name_len as u8]);
-    if utf8 {
+    if pre_n {
         s.put(&[0x15]);
     }
     s.put(text);
@@ -181,6 +186,19 @@ pub fn sdt(out: &mut [u8; MAX_SECTION], radio: bool, name: &str) -> Result<usize
     let n = b.len();
     out.get_mut(..n).unwrap_or(&mut []).copy_from_slice(b);
     Ok(n)
+}
+
+/// A text as the SDT carries it in at most `room` bytes: whether it needs
+/// the UTF-8 selector 0x15 (not all ASCII, or beginning with a control
+/// character, which the default table would read as a selector), and its
+/// bytes cut at a character boundary to fit with the selector.
+fn dvb_text(text: &str, room: usize) -> (bool, &[u8]) {
+    let utf8 = !text.is_ascii() || text.as_bytes().first().is_some_and(|&b| b < 0x20);
+    let mut cut = text.len().min(room.saturating_sub(usize::from(utf8)));
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    (utf8, text.as_bytes().get(..cut).unwrap_or(&[]))
 }
 
 #[cfg(test)]
@@ -244,7 +262,7 @@ mod tests {
             0x01, 0x0A, b'm', b'e', b'd', b'i', b'a', b's', b'l', b'i', b'c', b'e', 0x09, b'S', b'e', b'r', b'v', b'i',
             b'c', b'e', b'0', b'1', 0xC3, 0x6D, 0x51, 0x6C,
         ];
-        let n = sdt(&mut b, false, DEFAULT_SERVICE_NAME).unwrap();
+        let n = sdt(&mut b, false, DEFAULT_PROVIDER, DEFAULT_SERVICE_NAME).unwrap();
         assert_eq!(b[..n], tv);
         // The same with `-metadata service_name=Café -mpegts_service_type
         // digital_radio`: a UTF-8 name after the selector 0x15.
@@ -253,18 +271,30 @@ mod tests {
             0x02, 0x0A, b'm', b'e', b'd', b'i', b'a', b's', b'l', b'i', b'c', b'e', 0x06, 0x15, b'C', b'a', b'f', 0xC3,
             0xA9, 0x15, 0xE4, 0x12, 0x5A,
         ];
-        let n = sdt(&mut b, true, "Café").unwrap();
+        let n = sdt(&mut b, true, DEFAULT_PROVIDER, "Café").unwrap();
         assert_eq!(b[..n], radio);
         assert_eq!(crc32_mpeg2(&b[..n]), 0);
         // A long name is cut to the packet, at a character boundary.
         let long = "é".repeat(200);
-        let n = sdt(&mut b, false, &long).unwrap();
+        let n = sdt(&mut b, false, DEFAULT_PROVIDER, &long).unwrap();
         assert_eq!(n, MAX_SECTION - 1);
         assert_eq!(b[30], 147);
         assert_eq!(b[31], 0x15);
         assert!(core::str::from_utf8(&b[32..n - 4]).is_ok());
         assert_eq!(crc32_mpeg2(&b[..n]), 0);
-        let n = sdt(&mut b, false, &"x".repeat(300)).unwrap();
+        let n = sdt(&mut b, false, DEFAULT_PROVIDER, &"x".repeat(300)).unwrap();
         assert_eq!((n, b[30]), (MAX_SECTION, 148));
+        // Both texts from the input's tags: a UTF-8 provider after its
+        // selector, the name in the room left; a long provider is cut to
+        // 64 bytes and the name still fits the packet.
+        let n = sdt(&mut b, false, "Télé", "News").unwrap();
+        assert_eq!(
+            b[18..32],
+            [0x01, 7, 0x15, b'T', 0xC3, 0xA9, b'l', 0xC3, 0xA9, 4, b'N', b'e', b'w', b's']
+        );
+        assert_eq!(crc32_mpeg2(&b[..n]), 0);
+        let n = sdt(&mut b, false, &"p".repeat(100), &"n".repeat(300)).unwrap();
+        assert_eq!((n, b[19], b[20 + 64]), (MAX_SECTION, 64, 94));
+        assert_eq!(crc32_mpeg2(&b[..n]), 0);
     }
 }
