@@ -6,6 +6,8 @@
 
 use super::boxes::{read_box_header, soft, source_fault};
 use super::fragment::Frag;
+#[cfg(feature = "mp4-windows")]
+use super::heads::Heads;
 use super::sample_table::{next_sample, reset_cursor, ChunkMode, Cursor, Sample, Table};
 use super::seek::restart;
 use super::table_window::WindowSlots;
@@ -61,12 +63,9 @@ pub(super) struct Mp4Track {
     /// track with the most samples), not the shared one
     /// ([`WindowSlots`]).
     pub(super) own_windows: bool,
+    /// The next sample; with `mp4-windows`, [`Heads`] keeps what the pick
+    /// needs of it.
     pub(super) pending: Option<Sample>,
-    /// The decode time of `pending` in microseconds after the shift, for
-    /// [`Mp4Demuxer::pick`]: computed once per sample, not for every track
-    /// on every packet (see [`Mp4Track::set_pending`]).
-    #[cfg(feature = "mp4-windows")]
-    pub(super) pending_us: i64,
     /// Raw decode time after the last sample delivered (fragments continue
     /// from it when a `traf` has no `tfdt`).
     pub(super) next_dts: i64,
@@ -85,10 +84,6 @@ impl Mp4Track {
             self.pending = None;
             return;
         }
-        #[cfg(feature = "mp4-windows")]
-        if let Some(s) = &s {
-            self.pending_us = micros(s.dts.saturating_sub(self.shift), self.timescale);
-        }
         self.pending = s;
     }
 
@@ -101,41 +96,6 @@ impl Mp4Track {
             Rational::new(1, self.timescale),
             Rational::new(1, 1_000_000),
         )
-    }
-
-    /// The decode time in microseconds of the pending sample `s`, after the
-    /// edit list's shift.
-    #[inline]
-    fn pending_us(&self, s: &Sample) -> i64 {
-        #[cfg(feature = "mp4-windows")]
-        {
-            let _ = s;
-            self.pending_us
-        }
-        #[cfg(not(feature = "mp4-windows"))]
-        self.dts_us(s)
-    }
-}
-
-/// `v` ticks of `1/timescale` in microseconds: [`rescale`] to `1/1000000`
-/// inlined for the pending sample of every packet, with the same product,
-/// the same rounding (to nearest, half away from zero) and, when the
-/// product overflows 64 bits or `timescale` is 0, `rescale` itself.
-#[cfg(feature = "mp4-windows")]
-#[inline(always)]
-fn micros(v: i64, timescale: u32) -> i64 {
-    let d = i64::from(timescale);
-    let half = d / 2;
-    let sum = v.checked_mul(1_000_000).and_then(|n| {
-        if n >= 0 {
-            n.checked_add(half)
-        } else {
-            n.checked_sub(half)
-        }
-    });
-    match sum {
-        Some(n) if d != 0 => n / d,
-        _ => rescale(v, Rational::new(1, timescale), Rational::new(1, 1_000_000)),
     }
 }
 
@@ -154,6 +114,9 @@ pub struct Mp4Demuxer {
     pub(super) tracks: heapless::Vec<Mp4Track, MAX_TRACKS>,
     /// The windows over the tracks' sample tables ([`WindowSlots`]).
     pub(super) windows: WindowSlots,
+    /// The tracks' pending samples as the pick reads them.
+    #[cfg(feature = "mp4-windows")]
+    pub(super) heads: Heads,
     pub(super) frag: Frag,
     pub(super) fragmented: bool,
     pub(super) in_fragments: bool,
@@ -224,17 +187,26 @@ impl Mp4Demuxer {
     }
 
     /// Picks the track whose pending sample comes next (ffmpeg
+    /// `mov_find_next_sample`): [`Heads::pick`].
+    #[cfg(feature = "mp4-windows")]
+    #[inline(always)]
+    fn pick(&self) -> Option<usize> {
+        self.heads.pick()
+    }
+
+    /// Picks the track whose pending sample comes next (ffmpeg
     /// `mov_find_next_sample`).
     ///
     /// The first track with a pending sample is the best so far; a later
     /// one replaces it when it is within a second of it and stored before
     /// it, or more than a second earlier.
+    #[cfg(not(feature = "mp4-windows"))]
     #[inline]
     fn pick(&self) -> Option<usize> {
         let (mut best, mut bd, mut bp) = (None, 0i64, 0u64);
         for (i, t) in self.tracks.iter().enumerate() {
             let Some(s) = &t.pending else { continue };
-            let dts = t.pending_us(s);
+            let dts = t.dts_us(s);
             let better = best.is_none() || {
                 let close = dts.abs_diff(bd) <= 1_000_000;
                 if close {
@@ -335,6 +307,8 @@ impl FormatDemuxer for Mp4Demuxer {
         let mut d = Mp4Demuxer {
             tracks: heapless::Vec::new(),
             windows: WindowSlots::default(),
+            #[cfg(feature = "mp4-windows")]
+            heads: Heads::default(),
             frag: Frag::default(),
             fragmented: false,
             in_fragments: false,
@@ -433,6 +407,8 @@ impl FormatDemuxer for Mp4Demuxer {
                 restart(src, ctx, t, d.windows.of(t.own_windows))?;
             }
         }
+        #[cfg(feature = "mp4-windows")]
+        d.heads.sync(&d.tracks);
         Ok(d)
     }
 
@@ -449,7 +425,10 @@ impl FormatDemuxer for Mp4Demuxer {
 
     fn seek<S: Source>(&mut self, src: &mut S, ctx: &mut Context, track: usize, ts: i64) -> Result<()> {
         self.cut = None;
-        self.seek_inner(src, ctx, track, ts)
+        let r = self.seek_inner(src, ctx, track, ts);
+        #[cfg(feature = "mp4-windows")]
+        self.heads.sync(&self.tracks);
+        r
     }
 
     fn next_tag<'s, S: Source>(
@@ -504,6 +483,8 @@ impl Mp4Demuxer {
                 // this one's payload.
                 let next = next_sample(src, ctx, t, self.windows.of(t.own_windows))?;
                 t.set_pending(next);
+                #[cfg(feature = "mp4-windows")]
+                self.heads.set(i, t);
                 return Self::packet(src, t, s, max, &mut self.cut);
             }
             if !self.fragmented {
@@ -541,59 +522,6 @@ impl Mp4Demuxer {
                 .get(i)
                 .ok_or_else(|| Error::malformed(0, &"mp4 demuxer: track index out of range (internal)"))?;
             return Self::packet(src, t, s, max, &mut self.cut);
-        }
-    }
-}
-
-#[cfg(all(test, feature = "mp4-windows"))]
-mod tests {
-    use super::micros;
-    use crate::types::{rescale, Rational};
-
-    /// The inlined conversion gives `rescale`'s value for every timescale
-    /// kind (dividing 10^6 or not, odd, 0, the largest) and for times of
-    /// both signs, ties, and products past 64 bits.
-    #[test]
-    fn micros_is_rescale() {
-        let scales = [
-            0u32,
-            1,
-            2,
-            3,
-            600,
-            1000,
-            15_360,
-            44_100,
-            48_000,
-            90_000,
-            1_000_000,
-            3_000_001,
-            u32::MAX,
-        ];
-        let times = [
-            0i64,
-            1,
-            -1,
-            7,
-            -7,
-            22_050,
-            -22_050,
-            45_000,
-            1 << 40,
-            -(1 << 40),
-            i64::MAX / 1_000_000,
-            i64::MAX / 1_000_000 + 1,
-            i64::MAX,
-            i64::MIN,
-        ];
-        for &ts in &scales {
-            for &v in &times {
-                for d in -3..=3i64 {
-                    let v = v.saturating_add(d);
-                    let want = rescale(v, Rational::new(1, ts), Rational::new(1, 1_000_000));
-                    assert_eq!(micros(v, ts), want, "{v} ticks of 1/{ts}");
-                }
-            }
         }
     }
 }

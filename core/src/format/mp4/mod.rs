@@ -35,6 +35,8 @@ mod fmp4_hybrid;
 mod fmp4_mfra;
 mod fmp4_sidx;
 mod fragment;
+#[cfg(feature = "mp4-windows")]
+mod heads;
 mod moov;
 pub mod muxer;
 mod muxer_ahead;

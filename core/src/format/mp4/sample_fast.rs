@@ -26,6 +26,13 @@ pub(super) fn fast_sample<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Wind
     if t.chunk.is_some() || c.sample >= t.sample_count {
         return None;
     }
+    let same_stsc = c.left_in_chunk > 0
+        || (c.spc != 0
+            && c.next_chunk < t.stco.count
+            && (c.stsc_next_first == 0 || c.next_chunk.saturating_add(1) < c.stsc_next_first));
+    if same_stsc && c.stts_left > 0 && (!t.has_stss || c.sample.saturating_add(1) != c.next_sync) {
+        return in_run(src, t, w);
+    }
     let (mut stsc_i, mut spc, mut stsc_next_first) = (c.stsc_i, c.spc, c.stsc_next_first);
     let (pos, left, next_chunk) = if c.left_in_chunk > 0 {
         (c.offset, c.left_in_chunk, c.next_chunk)
@@ -126,6 +133,70 @@ pub(super) fn fast_sample<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Wind
         cts,
         duration: delta,
         key,
+    })
+}
+
+/// The commonest step, split off so that it writes only what changes: a
+/// sample inside the current chunk, or the first of the next chunk when
+/// that chunk is under the same `stsc` entry; inside the current `stts`
+/// run; not a sync sample (or every sample is one: no `stss`). What
+/// [`fast_sample`]'s full step would give, the caller having checked that
+/// the sample exists and those conditions.
+#[inline(always)]
+fn in_run<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Windows) -> Option<Sample> {
+    let c = &t.cur;
+    let (pos, left, next_chunk) = if c.left_in_chunk > 0 {
+        (c.offset, c.left_in_chunk, c.next_chunk)
+    } else {
+        let chunk = c.next_chunk;
+        let off = if t.co64 {
+            u64::from_be_bytes(entry(&mut w.stco, src, t.stco.off + chunk as u64 * 8, t.stco.end(8))?)
+        } else {
+            u64::from(u32::from_be_bytes(entry(
+                &mut w.stco,
+                src,
+                t.stco.off + chunk as u64 * 4,
+                t.stco.end(4),
+            )?))
+        };
+        (off, c.spc, chunk + 1)
+    };
+    let i = c.sample;
+    let size = if t.stsz_const != 0 {
+        t.stsz_const
+    } else if t.stz2_bits == 0 {
+        u32::from_be_bytes(entry(&mut w.stsz, src, t.stsz.off + i as u64 * 4, t.stsz.end(4))?)
+    } else {
+        return None;
+    };
+    let (ctts_i, ctts_left, cts) = if t.ctts.count == 0 {
+        (c.ctts_i, c.ctts_left, 0)
+    } else if c.ctts_left > 0 {
+        (c.ctts_i, c.ctts_left - 1, c.ctts_off)
+    } else {
+        let (n, o) = run(&mut w.ctts, src, t.ctts, c.ctts_i)?;
+        (c.ctts_i + 1, n - 1, o as i32)
+    };
+    let (dts, delta) = (c.dts, c.stts_delta);
+    let c = &mut t.cur;
+    c.offset = pos.saturating_add(size as u64);
+    c.left_in_chunk = left - 1;
+    c.next_chunk = next_chunk;
+    c.sample = i + 1;
+    c.stts_left -= 1;
+    c.dts = dts.saturating_add(delta as i64);
+    if t.ctts.count != 0 {
+        c.ctts_i = ctts_i;
+        c.ctts_left = ctts_left;
+        c.ctts_off = cts;
+    }
+    Some(Sample {
+        pos,
+        size,
+        dts,
+        cts: cts as i64,
+        duration: delta,
+        key: !t.has_stss,
     })
 }
 
