@@ -91,7 +91,6 @@ impl Delivery {
 
 /// The error of a packet past [`Delivery`]'s bound.
 #[cold]
-#[inline(never)]
 fn over_bound(pos: Option<u64>) -> Error {
     Error::limit(
         pos.unwrap_or(0),
