@@ -45,38 +45,58 @@ pub struct Demuxer<S: Source> {
 /// What the driver counts of the packets it hands out.
 #[derive(Debug, Clone, Copy, Default)]
 struct Delivery {
-    /// Payload bytes delivered since the open or the last seek.
-    delivered: u64,
-    /// The most `delivered` may reach (`Limits::max_delivery_ratio`).
+    /// Payload bytes that may still be delivered since the open or the
+    /// last seek before `bound` is passed.
+    left: u64,
+    /// The most that may be delivered per pass (`Limits::max_delivery_ratio`).
     bound: u64,
-    /// The input range of the last packet stored contiguously, for the
-    /// `packets.overlap` diagnostic.
-    last_range: Option<(u64, u64)>,
+    /// The input range `(start, end)` of the last packet stored
+    /// contiguously, for the `packets.overlap` diagnostic; `(0, 0)` before
+    /// the first (no range overlaps it).
+    last_range: (u64, u64),
 }
 
 impl Delivery {
+    /// A fresh count (at the open or after a seek) under `bound`.
+    fn new(bound: u64) -> Self {
+        Delivery {
+            left: bound,
+            bound,
+            last_range: (0, 0),
+        }
+    }
+
     /// Counts a packet of `len` payload bytes at `pos` (`contiguous`: the
-    /// range `pos..pos+len` of the input).
+    /// range `pos..pos+len` of the input). Once per packet, for every
+    /// format: a subtraction and, for a contiguous packet, two comparisons.
     ///
     /// Errors: `LimitExceeded` past the bound.
+    #[inline(always)]
     fn count(&mut self, diags: &mut Diagnostics, len: u64, pos: Option<u64>, contiguous: bool) -> Result<()> {
-        self.delivered = self.delivered.saturating_add(len);
-        if self.delivered > self.bound {
-            return Err(Error::limit(
-                pos.unwrap_or(0),
-                &"packets: more payload than Limits::max_delivery_ratio times the input \
-                 (an index names the same bytes again and again)",
-            ));
-        }
+        let Some(left) = self.left.checked_sub(len) else {
+            return Err(over_bound(pos));
+        };
+        self.left = left;
         if let (true, Some(pos), true) = (contiguous, pos, len > 0) {
             let end = pos.saturating_add(len);
-            if self.last_range.is_some_and(|(s, e)| pos < e && s < end) {
+            let (s, e) = self.last_range;
+            if pos < e && s < end {
                 diags.report("packets.overlap", pos);
             }
-            self.last_range = Some((pos, end));
+            self.last_range = (pos, end);
         }
         Ok(())
     }
+}
+
+/// The error of a packet past [`Delivery`]'s bound.
+#[cold]
+fn over_bound(pos: Option<u64>) -> Error {
+    Error::limit(
+        pos.unwrap_or(0),
+        &"packets: more payload than Limits::max_delivery_ratio times the input \
+         (an index names the same bytes again and again)",
+    )
 }
 
 impl<S: Source> Demuxer<S> {
@@ -121,7 +141,7 @@ impl<S: Source> Demuxer<S> {
             #[cfg(feature = "programs")]
             programs: crate::programs::ProgramCursor::default(),
             finished: false,
-            delivery: Delivery::default(),
+            delivery: Delivery::new(0),
         }
         .with_delivery_bound())
     }
@@ -129,11 +149,12 @@ impl<S: Source> Demuxer<S> {
     /// Sets the bound on payload bytes per pass from the input's length.
     fn with_delivery_bound(mut self) -> Self {
         let limits = &self.ctx.limits;
-        self.delivery.bound = self
-            .src
-            .len()
-            .saturating_mul(u64::from(limits.max_delivery_ratio))
-            .saturating_add(u64::from(limits.max_packet));
+        self.delivery = Delivery::new(
+            self.src
+                .len()
+                .saturating_mul(u64::from(limits.max_delivery_ratio))
+                .saturating_add(u64::from(limits.max_packet)),
+        );
         self
     }
 
@@ -194,16 +215,22 @@ impl<S: Source> Demuxer<S> {
         if self.finished {
             return Ok(None);
         }
-        let r = self.inner.next_packet(&mut self.src, &mut self.ctx);
-        let counted = match &r {
-            Ok(Some(p)) => self
+        match self.inner.next_packet(&mut self.src, &mut self.ctx) {
+            Ok(Some(p)) => match self
                 .delivery
-                .count(&mut self.ctx.diags, p.data.len() as u64, p.pos, p.contiguous),
-            _ => Ok(()),
-        };
-        self.finished = !matches!((&r, &counted), (Ok(Some(_)), Ok(())));
-        counted?;
-        r
+                .count(&mut self.ctx.diags, p.data.len() as u64, p.pos, p.contiguous)
+            {
+                Ok(()) => Ok(Some(p)),
+                Err(e) => {
+                    self.finished = true;
+                    Err(e)
+                }
+            },
+            other => {
+                self.finished = true;
+                other
+            }
+        }
     }
 
     /// Like [`Demuxer::next_packet`], with the payload of a packet that the
@@ -219,16 +246,24 @@ impl<S: Source> Demuxer<S> {
         if self.finished {
             return Ok(None);
         }
-        let r = self.inner.next_packet_pieces(&mut self.src, &mut self.ctx);
-        let counted = match &r {
-            Ok(Some(p)) => self
-                .delivery
-                .count(&mut self.ctx.diags, p.len() as u64, p.packet.pos, p.packet.contiguous),
-            _ => Ok(()),
-        };
-        self.finished = !matches!((&r, &counted), (Ok(Some(_)), Ok(())));
-        counted?;
-        r
+        match self.inner.next_packet_pieces(&mut self.src, &mut self.ctx) {
+            Ok(Some(p)) => {
+                match self
+                    .delivery
+                    .count(&mut self.ctx.diags, p.len() as u64, p.packet.pos, p.packet.contiguous)
+                {
+                    Ok(()) => Ok(Some(p)),
+                    Err(e) => {
+                        self.finished = true;
+                        Err(e)
+                    }
+                }
+            }
+            other => {
+                self.finished = true;
+                other
+            }
+        }
     }
 
     /// Repositions so that the next packets of track `track` start at the
@@ -243,10 +278,7 @@ impl<S: Source> Demuxer<S> {
         }
         self.inner.seek(&mut self.src, &mut self.ctx, track, ts)?;
         self.finished = false;
-        self.delivery = Delivery {
-            bound: self.delivery.bound,
-            ..Delivery::default()
-        };
+        self.delivery = Delivery::new(self.delivery.bound);
         Ok(())
     }
 

@@ -10,7 +10,8 @@
 //! `Laces::take`, `keep`). Anything else (another element, a laced or
 //! empty Block, a size past the Cluster, a TrackNumber over 126, a track
 //! with header stripping, compression, Vorbis timing, WebVTT or subtitle
-//! rules, a seek in progress, a Cluster without a Timestamp yet) returns
+//! rules, a seek in progress, a Cluster without a Timestamp yet or with
+//! one past `i64`) returns
 //! `None` having changed nothing, and the general path reads the same
 //! element and decides: it alone reports diagnostics and errors.
 //!
@@ -19,7 +20,7 @@
 //! and a packet costs one call on the source.
 
 use super::block::bitstream_key;
-use super::{Emit, Encoding, MkvDemuxer};
+use super::{Emit, Encoding, MkvDemuxer, TrackState};
 use crate::error::Result;
 use crate::format::traits::Context;
 use crate::source::Source;
@@ -54,7 +55,24 @@ impl Default for Head {
     }
 }
 
+impl TrackState {
+    /// Whether the fast path may decide this track's Blocks: stored as it
+    /// is (no header stripping or compression), with no Vorbis timing,
+    /// WebVTT or subtitle rules. Fixed at open ([`MkvDemuxer::mark_fast`]).
+    fn fast_eligible(&self) -> bool {
+        matches!(self.encoding, Encoding::Plain) && self.vorbis.is_none() && !self.webm_vtt && !self.subtitle
+    }
+}
+
 impl MkvDemuxer {
+    /// Marks the tracks the fast path may decide (the tracks and their
+    /// ContentEncodings do not change after the open).
+    pub(super) fn mark_fast(&mut self) {
+        for t in &mut self.tracks {
+            t.fast = t.fast_eligible();
+        }
+    }
+
     /// The packet of the SimpleBlock at the reading position when it is the
     /// common case (see the module docs), with the reading position moved
     /// past it; `None`, with nothing changed, for anything else.
@@ -102,25 +120,28 @@ impl MkvDemuxer {
         if number & 0x80 == 0 || number == 0xFF || flags & LACING_BITS != 0 {
             return None;
         }
-        let number = u64::from(number & 0x7F);
         let frame = u32::try_from(size - 4).ok().filter(|&f| f <= ctx.limits.max_packet)?;
-        let scale = self.scale.max(1);
+        let number = u64::from(number & 0x7F);
         let ti = self.tracks.iter().position(|t| t.number == number)?;
         let t = self.tracks.get_mut(ti)?;
-        if !matches!(t.encoding, Encoding::Plain) || t.vorbis.is_some() || t.webm_vtt || t.subtitle {
+        if !t.fast {
             return None;
         }
         // As `start_block` and `Laces::take` for one frame with no
         // BlockDuration: the DefaultDuration in TimestampScale ticks.
-        let duration = t.default_duration / scale;
-        let abs = cluster_ts as i128 + i16::from_be_bytes([t0, t1]) as i128;
-        let pts = (abs >= 0).then(|| (abs - t.codec_delay as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64);
-        // VP8 and VP9 take the flag from the frame's first bytes, which the
-        // window holds (at least 3 of them, or the whole frame).
-        let first = h.get(5 + size_len..)?;
-        let first = first.get(..first.len().min(frame as usize))?;
+        let duration = t.default_duration / self.scale.max(1);
+        // A Cluster Timestamp past i64 (or a sum past it) is left to the
+        // general path.
+        let abs = i64::try_from(cluster_ts)
+            .ok()?
+            .checked_add(i64::from(i16::from_be_bytes([t0, t1])))?;
+        let pts = (abs >= 0).then(|| abs.saturating_sub(t.codec_delay));
         let mut keyframe = flags & KEYFRAME_BIT != 0 || t.intra_only;
         if matches!(t.codec, Codec::Vp8 | Codec::Vp9) {
+            // VP8 and VP9 take the flag from the frame's first bytes, which
+            // the window holds (at least 3 of them, or the whole frame).
+            let first = h.get(5 + size_len..)?;
+            let first = first.get(..first.len().min(frame as usize))?;
             keyframe = bitstream_key(t.codec, first).unwrap_or(keyframe);
         }
         let dts = if t.reorders { t.dts_for(pts) } else { pts };

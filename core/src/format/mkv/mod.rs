@@ -147,6 +147,9 @@ struct TrackState {
     /// A WebM WebVTT track (`D_WEBVTT/*`): each Block holds the cue's
     /// identifier line, settings line and text; the packet is the text.
     webm_vtt: bool,
+    /// The fast path may decide this track's Blocks (`fast.rs`).
+    #[cfg(feature = "mkv-fast")]
+    fast: bool,
 }
 
 /// A packet decided but not yet borrowed.
@@ -286,6 +289,8 @@ impl FormatDemuxer for MkvDemuxer {
             ));
         }
         d.add_pictures(src, ctx)?;
+        #[cfg(feature = "mkv-fast")]
+        d.mark_fast();
         d.pos = d.first_cluster;
         if let Some(dur) = d.duration {
             // Duration × TimestampScale ns in µs, rounded as the f64

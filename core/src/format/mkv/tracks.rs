@@ -167,6 +167,8 @@ impl MkvDemuxer {
             end_ts: i64::MIN,
             picture: None,
             webm_vtt: id.starts_with(b"D_WEBVTT/"),
+            #[cfg(feature = "mkv-fast")]
+            fast: false,
         };
         if ctx.add_track(track, at).is_some() {
             // Same capacity as ctx.tracks, so this push cannot fail.
@@ -238,6 +240,8 @@ impl MkvDemuxer {
                 end_ts: i64::MIN,
                 picture: Some(data),
                 webm_vtt: false,
+                #[cfg(feature = "mkv-fast")]
+                fast: false,
             };
             if ctx.add_track(track, file.start).is_some() {
                 let _ = self.tracks.push(state);
