@@ -40,8 +40,9 @@ const MAX_ACCESS_UNIT: u64 = 64 << 20;
 /// The walk's sample index kept in memory before it spills to the
 /// temporary file: 256 KiB, about 85,000 video samples of a recording
 /// (about 3 bytes each). A 4.5 GiB walk spills about 10 MB either way;
-/// with 1 MiB (the remux default) the peak RSS was 0.75 MiB higher and the
-/// time the same (`docs/repair.md`).
+/// with 1 MiB (the remux default) and the default combining buffer (see
+/// [`COMBINE`]) its peak RSS was 0.9 MiB higher, in the same time
+/// (`docs/repair.md`).
 const INDEX_MEMORY: usize = 256 << 10;
 
 /// The output's combining buffer: 64 KiB (the walk's appends are single
