@@ -3,13 +3,14 @@
 //! file): the playlist lists every segment file in order with the
 //! report's durations, the target duration is the longest, each DASH
 //! timeline (`S@r` expanded) has one `S` per segment file, at most 256
-//! records stay in memory, and no temporary file is left in the output.
+//! records stay in memory, and no temporary file is left in the output;
+//! the same for live packaging without a window, HLS and DASH.
 #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::live_common::fast;
 use mediaslice_std::live::LiveInput;
 use mediaslice_std::package::{package_live, PackageReport, Segment};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Segment files (`seg_*.m4s`) in `dir`.
@@ -49,6 +50,28 @@ fn check_listing(out: &Path, report: &PackageReport) -> (Vec<Segment>, String) {
     (listed, media)
 }
 
+/// Each DASH timeline of `out/manifest.mpd` (`S@r` expanded) has one `S`
+/// per segment file of its folder, `dash/<first + set>`; returns the MPD.
+fn check_timelines(out: &Path, first: usize) -> String {
+    let mpd = std::fs::read_to_string(out.join("manifest.mpd")).unwrap();
+    let sets = mpd.split("<SegmentTimeline>").skip(1).collect::<Vec<_>>();
+    assert!(!sets.is_empty(), "{mpd}");
+    for (i, set) in sets.into_iter().enumerate() {
+        let set = set.split("</SegmentTimeline>").next().unwrap();
+        let count: usize = set
+            .split("<S ")
+            .skip(1)
+            .map(|s| {
+                s.split(" r=\"")
+                    .nth(1)
+                    .map_or(1, |r| r.split('"').next().unwrap().parse::<usize>().unwrap() + 1)
+            })
+            .sum();
+        assert_eq!(count, seg_files(&out.join(format!("dash/{}", first + i))), "set {i}");
+    }
+    mpd
+}
+
 /// A fresh folder and in it `long.ts`: the corpus's H.264 + AAC TS looped
 /// 251 times (about 1,000 s); `None`, said on stdout, without ffmpeg.
 fn long_input(name: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
@@ -83,20 +106,7 @@ fn many_segments_are_listed_from_the_spilled_records() {
     let (listed, media) = check_listing(&out, &report);
     let longest = listed.iter().map(|s| s.seconds.ceil() as u64).max().unwrap();
     assert!(media.contains(&format!("#EXT-X-TARGETDURATION:{longest}\n")), "{media}");
-    let mpd = std::fs::read_to_string(out.join("manifest.mpd")).unwrap();
-    for (i, set) in mpd.split("<SegmentTimeline>").skip(1).enumerate() {
-        let set = set.split("</SegmentTimeline>").next().unwrap();
-        let count: usize = set
-            .split("<S ")
-            .skip(1)
-            .map(|s| {
-                s.split(" r=\"")
-                    .nth(1)
-                    .map_or(1, |r| r.split('"').next().unwrap().parse::<usize>().unwrap() + 1)
-            })
-            .sum();
-        assert_eq!(count, seg_files(&out.join(format!("dash/{i}"))), "set {i}");
-    }
+    check_timelines(&out, 0);
     let hidden: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -106,6 +116,18 @@ fn many_segments_are_listed_from_the_spilled_records() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The long input (in a fresh folder `dir`) packaged live into
+/// `dir/live` with 1 s segments and no window (`dash`: `--dash` too),
+/// checked as [`check_listing`] does: `(dir, input, out, media playlist)`.
+fn live_without_window(name: &str, dash: bool) -> Option<(PathBuf, PathBuf, PathBuf, String)> {
+    let (dir, input) = long_input(name)?;
+    let out = dir.join("live");
+    let live = LiveInput::stream(Box::new(std::fs::File::open(&input).unwrap()), fast(16 << 10));
+    let report = package_live(&live, &out, 1000, None, dash).unwrap();
+    let (_, media) = check_listing(&out, &report);
+    Some((dir, input, out, media))
+}
+
 /// `package --live` without a window (an `EVENT` playlist, which keeps
 /// every segment): past 256 segments the records go to the log's
 /// temporary file as in a finished file's run, and the playlist, rewritten
@@ -113,13 +135,9 @@ fn many_segments_are_listed_from_the_spilled_records() {
 /// durations as the finished file's.
 #[test]
 fn a_live_event_playlist_keeps_its_records_on_disk() {
-    let Some((dir, input)) = long_input("event") else {
+    let Some((dir, input, out, media)) = live_without_window("event", false) else {
         return;
     };
-    let out = dir.join("live");
-    let live = LiveInput::stream(Box::new(std::fs::File::open(&input).unwrap()), fast(16 << 10));
-    let report = package_live(&live, &out, 1000, None, false).unwrap();
-    let (_, media) = check_listing(&out, &report);
     assert!(media.contains("#EXT-X-PLAYLIST-TYPE:EVENT\n"), "{media}");
     assert!(media.ends_with("#EXT-X-ENDLIST\n"), "{media}");
     let vod = dir.join("vod");
@@ -138,5 +156,37 @@ fn a_live_event_playlist_keeps_its_records_on_disk() {
         .filter(|n| n.ends_with(".tmp"))
         .collect();
     assert!(hidden.is_empty(), "{hidden:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `package --live --dash` without a window: each track's records go to
+/// its log's temporary file past 256 (as the `EVENT` playlist's), and the
+/// MPD, rewritten from them after each segment, ends static with one `S`
+/// per file of each track, and no temporary file is left in a track's
+/// folder.
+#[test]
+fn a_live_mpd_without_a_window_lists_every_track_file_from_its_log() {
+    let Some((dir, _, out, _)) = live_without_window("event-dash", true) else {
+        return;
+    };
+    // The live MPD's sets are the tracks, numbered from 1.
+    let mpd = check_timelines(&out, 1);
+    assert!(mpd.contains("type=\"static\""), "{mpd}");
+    for track in ["dash/1", "dash/2"] {
+        let files: Vec<_> = std::fs::read_dir(out.join(track))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            files.iter().filter(|n| n.starts_with("seg_")).count() > 256,
+            "{track}: {files:?}"
+        );
+        assert!(
+            files
+                .iter()
+                .all(|n| n == "init.mp4" || (n.starts_with("seg_") && n.ends_with(".m4s"))),
+            "{track}: {files:?}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

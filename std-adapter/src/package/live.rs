@@ -15,7 +15,8 @@
 //! beside the segments past the first 256, and each rewrite of the
 //! playlist reads them back into a buffered file write, so nothing grows
 //! with the length of the input (the `EVENT` playlist itself does, on
-//! disk: about 40 bytes a segment).
+//! disk: about 40 bytes a segment). With `--dash`, the same for each
+//! track's records of the MPD ([`LiveDash`]).
 
 use super::live_dash::LiveDash;
 use super::{
@@ -95,7 +96,7 @@ impl LiveHls {
 
     /// Also writes `manifest.mpd` (see [`LiveDash`]).
     pub(crate) fn with_dash(mut self) -> Self {
-        self.dash = Some(LiveDash::default());
+        self.dash = Some(LiveDash::new(self.window.is_some()));
         self
     }
 
@@ -195,10 +196,10 @@ impl LiveHls {
             write_atomic(&self.dir.join("master.m3u8"), &master)?;
             self.master_peak = Some(self.peak);
         }
-        if let Some(d) = self.dash.as_ref() {
+        if let Some(d) = self.dash.as_mut() {
             let depth = self.window.map(|w| w as f64 * self.target as f64);
-            let mpd = d.mpd(self.target as f64, depth, end)?;
-            write_atomic(&self.dir.join("manifest.mpd"), &mpd)?;
+            let update = self.target as f64;
+            write_atomic_with(&self.dir.join("manifest.mpd"), |w| d.write_mpd(w, update, depth, end))?;
         }
         Ok(())
     }

@@ -10,12 +10,21 @@
 //! segment at a time. Each track's `SegmentTimeline` lists exactly its
 //! files still on disk, `startNumber` the first of them; with `--window` a
 //! track's file is deleted with the muxed segment it came from.
+//!
+//! Memory: with a window, each track's records of the files listed;
+//! without one (every file stays), each track's records go to a
+//! [`SegmentLog`] whose records pass to a temporary file in the track's
+//! folder past the first 256, and each rewrite of the MPD reads them back
+//! into a buffered file write ([`crate::dash::write_mpd`]), so nothing
+//! grows with the length of the input (the MPD itself does, on disk: an
+//! `S` element per run of equal durations).
 
 use super::cmaf_split::{fragment_of, init_of};
 use super::live::write_atomic;
 use super::{codecs_of, resolution, tfdt, track_scales, trun_ticks, Segment, SegmentLog};
-use crate::dash::{mpd_of, Dynamic, Representation};
+use crate::dash::{write_mpd, Dynamic, Representation};
 use std::collections::VecDeque;
+use std::io::Write;
 use std::path::Path;
 
 /// One track's files and timeline.
@@ -27,9 +36,12 @@ struct Track {
     video: bool,
     resolution: Option<(u16, u16)>,
     timescale: u32,
-    /// Its files on disk, oldest first, with the muxed segment each came
-    /// from.
+    /// With a window: its files on disk, oldest first, with the muxed
+    /// segment each came from.
     disk: VecDeque<(Segment, u64)>,
+    /// Without one: every file written (none is deleted), spilled past
+    /// the first few.
+    log: Option<SegmentLog>,
     /// Number of the first file on disk, and of the next one.
     first_number: u64,
     next_number: u64,
@@ -40,6 +52,21 @@ struct Track {
     peak: u64,
 }
 
+impl Track {
+    /// Its file `number`, cut from muxed segment `seq`, is on disk.
+    ///
+    /// Errors: writing the log's temporary file.
+    fn record(&mut self, number: u64, one: Segment, seq: u64) -> std::io::Result<()> {
+        match self.log.as_mut() {
+            Some(log) => log.push(number, &one),
+            None => {
+                self.disk.push_back((one, seq));
+                Ok(())
+            }
+        }
+    }
+}
+
 /// The live MPD's state.
 #[derive(Default)]
 pub(super) struct LiveDash {
@@ -47,6 +74,9 @@ pub(super) struct LiveDash {
     /// `availabilityStartTime`, seconds since 1970, set at the first
     /// segment.
     available: Option<f64>,
+    /// No window: every track file stays, and the records go to a
+    /// [`SegmentLog`] per track.
+    keep_all: bool,
 }
 
 /// Seconds since 1970 now.
@@ -57,6 +87,15 @@ fn now() -> f64 {
 }
 
 impl LiveDash {
+    /// The state of a run with a window (`window`: files leave) or
+    /// without one (every file stays listed).
+    pub(super) fn new(window: bool) -> Self {
+        LiveDash {
+            keep_all: !window,
+            ..LiveDash::default()
+        }
+    }
+
     /// The muxed init segment is known: one init segment per audio or
     /// video track.
     ///
@@ -77,6 +116,7 @@ impl LiveDash {
                 .join(",");
             std::fs::create_dir_all(dir.join(&rel))?;
             write_atomic(&dir.join(&rel).join("init.mp4"), &one)?;
+            let log = self.keep_all.then(|| SegmentLog::spilled(&dir.join(&rel), "m4s"));
             self.tracks.push(Track {
                 id,
                 dir: rel,
@@ -86,6 +126,7 @@ impl LiveDash {
                 timescale: scales.get(i).copied().unwrap_or(1).max(1),
                 first_number: 1,
                 next_number: 1,
+                log,
                 ..Track::default()
             });
         }
@@ -115,7 +156,8 @@ impl LiveDash {
                 let start = tfdt(moof, t.id);
                 (t.origin, t.first_time) = (Some(start), start);
             }
-            let name = format!("seg_{:05}.m4s", t.next_number);
+            let number = t.next_number;
+            let name = format!("seg_{number:05}.m4s");
             t.next_number += 1;
             let path = dir.join(&t.dir).join(&name);
             let mut tmp = path.as_os_str().to_owned();
@@ -130,7 +172,7 @@ impl LiveDash {
                 seconds,
                 ticks,
             };
-            t.disk.push_back((one, seq));
+            t.record(number, one, seq)?;
         }
         Ok(())
     }
@@ -153,10 +195,17 @@ impl LiveDash {
     /// (`update` the target segment duration in seconds, `depth` the
     /// window's span); at its end static, the Period starting at the first
     /// segment on disk (`presentationTimeOffset` its time) and
-    /// `mediaPresentationDuration` their sum.
+    /// `mediaPresentationDuration` their sum. Written to `x` as it is
+    /// made, each track's timeline as its records are read back.
     ///
-    /// Errors: none in practice (the segments are held in memory).
-    pub(super) fn mpd(&self, update: f64, depth: Option<f64>, end: bool) -> std::io::Result<String> {
+    /// Errors: reading a track's records back, writing `x`.
+    pub(super) fn write_mpd(
+        &mut self,
+        x: &mut dyn Write,
+        update: f64,
+        depth: Option<f64>,
+        end: bool,
+    ) -> std::io::Result<()> {
         // One Period start for all tracks, in seconds of media time (the
         // earliest track's), so that the tracks stay in sync: a track
         // that starts later starts later in the Period.
@@ -167,11 +216,19 @@ impl LiveDash {
         let zero = self.tracks.iter().map(secs).fold(f64::INFINITY, f64::min);
         let zero = if zero.is_finite() { zero } else { 0.0 };
         let mut sets = Vec::with_capacity(self.tracks.len());
-        for t in &self.tracks {
-            let mut segments = SegmentLog::held("m4s");
-            for (n, (s, _)) in (t.first_number..).zip(&t.disk) {
-                segments.push(n, s)?;
-            }
+        for t in &mut self.tracks {
+            // A track's log is lent to its Representation for the write
+            // and given back below.
+            let segments = match t.log.as_mut() {
+                Some(log) => std::mem::take(log),
+                None => {
+                    let mut held = SegmentLog::held("m4s");
+                    for (n, (s, _)) in (t.first_number..).zip(&t.disk) {
+                        held.push(n, s)?;
+                    }
+                    held
+                }
+            };
             sets.push(Representation {
                 dir: t.dir.clone(),
                 codecs: t.codecs.clone(),
@@ -195,6 +252,102 @@ impl LiveDash {
             depth,
             delay: 3.0 * update,
         };
-        mpd_of(&sets, (!end).then_some(&live))
+        let written = write_mpd(x, &sets, (!end).then_some(&live));
+        for (t, r) in self.tracks.iter_mut().zip(sets) {
+            if let Some(log) = t.log.as_mut() {
+                *log = r.segments;
+            }
+        }
+        written
+    }
+
+    /// Records held in memory now, over all tracks (at most 256 a track
+    /// without a window).
+    #[cfg(test)]
+    fn held_records(&self) -> usize {
+        self.tracks
+            .iter()
+            .map(|t| t.log.as_ref().map_or(t.disk.len(), SegmentLog::held_records))
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A live state with one video track of 90 kHz and `n` files whose
+    /// durations go in runs of 1 to 3 equal ones; without a window
+    /// (`keep_all`) its log spills to a temporary file in `dir`.
+    fn state(dir: &Path, keep_all: bool, n: u64) -> LiveDash {
+        let mut d = LiveDash::new(!keep_all);
+        d.available = Some(1_000_000.0);
+        d.tracks.push(Track {
+            id: 1,
+            dir: "dash/1".into(),
+            codecs: "avc1.64001f".into(),
+            video: true,
+            timescale: 90_000,
+            first_number: 1,
+            next_number: n + 1,
+            origin: Some(0),
+            peak: 800_000,
+            log: keep_all.then(|| SegmentLog::spilled(dir, "m4s")),
+            ..Track::default()
+        });
+        for i in 1..=n {
+            let ticks = 180_000 + (i / 3 % 4) * 3_000;
+            let one = Segment {
+                name: format!("seg_{i:05}.m4s"),
+                bytes: 10_000 + i,
+                seconds: ticks as f64 / 90_000.0,
+                ticks,
+            };
+            if let Some(t) = d.tracks.first_mut() {
+                t.record(i, one, i - 1).unwrap();
+            }
+        }
+        d
+    }
+
+    #[test]
+    fn without_a_window_the_records_spill_and_the_mpd_is_the_same() {
+        let dir = std::env::temp_dir().join(format!("live-dash-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let n = 1_000;
+        let mut spilled = state(&dir, true, n);
+        let mut held = state(&dir, false, n);
+        assert!(spilled.held_records() <= 256, "{} held", spilled.held_records());
+        assert_eq!(held.held_records(), n as usize);
+        let mpd = |d: &mut LiveDash, end: bool| {
+            let mut x = Vec::new();
+            d.write_mpd(&mut x, 2.0, None, end).unwrap();
+            String::from_utf8(x).unwrap()
+        };
+        // Static (no clock in it): the same text either way, every file
+        // in its timeline; twice, so the log lent to the write came back.
+        let whole = mpd(&mut held, true);
+        assert_eq!(mpd(&mut spilled, true), whole);
+        assert_eq!(mpd(&mut spilled, true), whole);
+        let listed: u64 = whole
+            .split("<S ")
+            .skip(1)
+            .map(|s| {
+                s.split(" r=\"")
+                    .nth(1)
+                    .map_or(1, |r| r.split('"').next().unwrap().parse::<u64>().unwrap() + 1)
+            })
+            .sum();
+        assert_eq!(listed, n);
+        // Dynamic: the same timeline.
+        let timeline = |m: &str| m.split("<SegmentTimeline>").nth(1).unwrap().to_owned();
+        assert_eq!(timeline(&mpd(&mut spilled, false)), timeline(&whole));
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "the spill file has no name"
+        );
+        drop(spilled);
+        std::fs::remove_dir(&dir).unwrap();
     }
 }
