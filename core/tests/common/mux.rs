@@ -178,7 +178,12 @@ pub fn ffprobe_dir(tag: &str) -> Option<std::path::PathBuf> {
         println!("skip: ffprobe is not installed");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("mediaslice-{tag}-{}", std::process::id()));
+    // One folder a call: tests of one binary run as threads of one
+    // process, and two of them with the same tag wrote and removed the
+    // same folder under each other.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("mediaslice-{tag}-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     Some(dir)
 }
