@@ -66,6 +66,27 @@ pub trait Source {
     /// `OffsetOverflow` when the offset is beyond the address space.
     fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]>;
 
+    /// Borrows exactly `len` bytes at `offset` as [`Source::bytes`] does,
+    /// and, when the source borrows the input itself ([`Source::is_slice`])
+    /// and `N` more bytes follow the range, also returns a copy of those
+    /// `N` bytes (a parser's look at the next header without a second call).
+    /// The counters are those of one `bytes` call of the range served:
+    /// `len + N` bytes when the copy is returned, `len` otherwise.
+    ///
+    /// Errors: those of [`Source::bytes`].
+    #[doc(hidden)]
+    fn bytes_and_next<const N: usize>(&mut self, offset: u64, len: usize) -> Result<(&[u8], Option<[u8; N]>)> {
+        let wide = len
+            .checked_add(N)
+            .filter(|&w| self.is_slice() && offset.checked_add(w as u64).is_some_and(|end| end <= self.len()));
+        let Some(wide) = wide else {
+            return Ok((self.bytes(offset, len)?, None));
+        };
+        let both = self.bytes(offset, wide)?;
+        let (data, next) = both.split_at_checked(len).unwrap_or((both, &[]));
+        Ok((data, <[u8; N]>::try_from(next).ok()))
+    }
+
     /// Capacity of the scratch available to [`Source::gather`].
     fn scratch_len(&self) -> usize;
 
@@ -280,6 +301,27 @@ impl Source for SliceSource<'_> {
         self.stats.reads += 1;
         self.stats.bytes_read += len as u64;
         Ok(r)
+    }
+
+    /// Both borrows straight from the slice with one range check, counted
+    /// as the default's one `bytes` call of `len + N` bytes; anything
+    /// unusual (the range or the `N` bytes past the input) falls back to
+    /// `bytes` of the range alone, as the default does.
+    #[inline]
+    fn bytes_and_next<const N: usize>(&mut self, offset: u64, len: usize) -> Result<(&[u8], Option<[u8; N]>)> {
+        let data = self.data;
+        let fast = usize::try_from(offset).ok().and_then(|s| {
+            let wide = len.checked_add(N)?;
+            let both = data.get(s..s.checked_add(wide)?)?;
+            let (frame, next) = both.split_at_checked(len)?;
+            Some((frame, <[u8; N]>::try_from(next).ok()?, wide))
+        });
+        if let Some((frame, next, wide)) = fast {
+            self.stats.reads += 1;
+            self.stats.bytes_read += wide as u64;
+            return Ok((frame, Some(next)));
+        }
+        Ok((self.bytes(offset, len)?, None))
     }
 
     fn scratch_len(&self) -> usize {
@@ -620,6 +662,9 @@ impl<S: Source + ?Sized> Source for &mut S {
     }
     fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
         (**self).bytes(offset, len)
+    }
+    fn bytes_and_next<const N: usize>(&mut self, offset: u64, len: usize) -> Result<(&[u8], Option<[u8; N]>)> {
+        (**self).bytes_and_next(offset, len)
     }
     fn scratch_len(&self) -> usize {
         (**self).scratch_len()

@@ -163,22 +163,17 @@ impl MkvDemuxer {
 /// The packet [`MkvDemuxer::fast_block`] decided: the frame borrowed from
 /// the source, from a slice with the next 16 bytes kept in `head`.
 ///
-/// Errors: those of [`Source::bytes`] (none for a slice: the frame lies
+/// Errors: those of [`Source::bytes_and_next`] (none for a slice: the frame lies
 /// inside the Cluster, inside the input).
 #[inline(always)]
 pub(super) fn packet<'s, S: Source>(src: &'s mut S, head: &mut Head, e: Emit) -> Result<Packet<'s>> {
-    let size = e.size as usize;
-    let next = e.offset + u64::from(e.size);
-    let data = if src.is_slice() && next.saturating_add(WINDOW as u64) <= src.len() {
-        let both = src.bytes(e.offset, size + WINDOW)?;
-        let (data, after) = both.split_at_checked(size).unwrap_or((both, &[]));
-        if let Ok(bytes) = <[u8; WINDOW]>::try_from(after) {
-            *head = Head { at: next, bytes };
-        }
-        data
-    } else {
-        src.bytes(e.offset, size)?
-    };
+    let (data, after) = src.bytes_and_next::<WINDOW>(e.offset, e.size as usize)?;
+    if let Some(bytes) = after {
+        *head = Head {
+            at: e.offset + u64::from(e.size),
+            bytes,
+        };
+    }
     Ok(Packet {
         track: e.track,
         pts: e.pts,

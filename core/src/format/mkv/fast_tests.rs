@@ -1,6 +1,7 @@
 //! The fast Block path (`fast.rs`) against the general path alone: the
 //! same packets, the same end and the same diagnostics, on the corpus and
-//! sample Matroska files, after a seek, and on damaged copies of a file.
+//! sample Matroska files, after a seek, and on damaged copies of a file;
+//! and `SliceSource`'s own `bytes_and_next` against the trait's default.
 
 extern crate std;
 use std::format;
@@ -10,6 +11,8 @@ use std::vec::Vec;
 
 use super::fast::switch::{DISABLED, TAKEN};
 use crate::crc::crc32;
+use crate::error::Result;
+use crate::source::{IoStats, Source};
 use crate::{Demuxer, SliceSource};
 
 /// Everything a read of `data` gives, as text: each packet's facts and
@@ -137,5 +140,82 @@ fn fast_path_matches_the_general_path_on_damaged_input() {
         let cut = bad.len() - (next() % 64) as usize;
         bad.truncate(cut);
         assert_eq!(read_all(&bad, true, false), read_all(&bad, false, false));
+    }
+}
+
+/// A `SliceSource` seen through the `Source` trait's default
+/// `bytes_and_next` (every other method forwarded).
+struct Defaults<'a>(SliceSource<'a>);
+
+impl Source for Defaults<'_> {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.0.read_at(offset, buf)
+    }
+    fn array<const N: usize>(&mut self, offset: u64) -> Result<[u8; N]> {
+        self.0.array(offset)
+    }
+    fn bytes(&mut self, offset: u64, len: usize) -> Result<&[u8]> {
+        self.0.bytes(offset, len)
+    }
+    fn scratch_len(&self) -> usize {
+        self.0.scratch_len()
+    }
+    fn gather(&mut self, offset: u64, len: usize, at: usize) -> Result<()> {
+        self.0.gather(offset, len, at)
+    }
+    fn put(&mut self, at: usize, data: &[u8]) -> Result<()> {
+        self.0.put(at, data)
+    }
+    fn joined(&self, len: usize) -> Result<&[u8]> {
+        self.0.joined(len)
+    }
+    fn is_slice(&self) -> bool {
+        self.0.is_slice()
+    }
+    fn stats(&self) -> IoStats {
+        self.0.stats()
+    }
+}
+
+/// Every packet's position, size and CRC, then the result that ended the
+/// loop and the source's counters.
+fn packets_and_stats<S: Source>(src: S) -> String {
+    let mut d = match Demuxer::open(src, Some("mkv")) {
+        Ok(d) => d,
+        Err(e) => return format!("open: {e:?}"),
+    };
+    let mut out = String::new();
+    for _ in 0..1_000_000 {
+        match d.next_packet() {
+            Ok(Some(p)) => out += &format!("{:?} {} {:08x}\n", p.pos, p.data.len(), crc32(p.data)),
+            r => {
+                out += &format!("end: {r:?}\n");
+                break;
+            }
+        }
+    }
+    out + &format!("{:?}\n", d.source().stats())
+}
+
+/// `SliceSource::bytes_and_next` (the fast path's one call a packet) gives
+/// the same bytes and the same I/O counts as the trait's default, on every
+/// corpus and sample Matroska file and on cut copies of one (the last
+/// frame then has fewer than 16 bytes after it).
+#[test]
+fn slice_bytes_and_next_counts_as_the_default() {
+    let files = matroska_files();
+    assert!(!files.is_empty(), "no Matroska corpus files");
+    for f in &files {
+        let Ok(data) = std::fs::read(f) else { continue };
+        let cuts = [data.len(), data.len().saturating_sub(7), data.len().saturating_sub(40)];
+        for cut in cuts {
+            let data = data.get(..cut).unwrap_or_default();
+            let own = packets_and_stats(SliceSource::new(data));
+            let default = packets_and_stats(Defaults(SliceSource::new(data)));
+            assert_eq!(own, default, "{} cut at {cut}", f.display());
+        }
     }
 }
