@@ -27,12 +27,16 @@ use crate::error::{Error, Result};
 use crate::source::Source;
 use crate::types::{Codec, Packet, PacketFlags};
 
+#[cfg(feature = "ts-fast")]
+mod grid;
 mod kind;
 #[cfg(test)]
 mod tests;
 
+#[cfg(not(feature = "ts-fast"))]
+use kind::add_stable;
+use kind::ticks;
 pub(crate) use kind::Kind;
-use kind::{add_stable, ticks};
 
 /// Bytes of scratch reserved per split track for a frame that spans PES
 /// packets: the largest ADTS frame (8191 bytes), AC-3/E-AC-3 frame (4096)
@@ -66,6 +70,9 @@ pub(crate) struct Split {
     seeking: bool,
     /// LATM: the sampling frequency of the last StreamMuxConfig.
     rate: u32,
+    /// AAC and LATM: the `av_add_stable` grid of the last step.
+    #[cfg(feature = "ts-fast")]
+    grid: grid::Grid,
 }
 
 /// The PES payload being cut: in the input (`input`) or joined in scratch
@@ -168,6 +175,9 @@ impl Split {
         let rate = self.rate(rate);
         let d = ticks(samples, rate);
         self.next_pts = pts.map(|p| match self.kind {
+            #[cfg(feature = "ts-fast")]
+            Kind::Adts | Kind::Latm => self.grid.add(p, samples, rate),
+            #[cfg(not(feature = "ts-fast"))]
             Kind::Adts | Kind::Latm => add_stable(p, samples, rate),
             _ => p.saturating_add(d as i64),
         });

@@ -127,3 +127,60 @@ fn add_stable_narrow_equals_wide() {
     }
     assert_eq!(checked, 8 * 11 * 200);
 }
+
+/// The kept grid gives `add_stable`'s result on every step: chains fed
+/// their own results (the steps along the grid), broken by other time
+/// stamps, frame sizes and rates, near the ends of `i64` and off the grid.
+#[cfg(feature = "ts-fast")]
+#[test]
+fn grid_steps_equal_add_stable() {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let sizes = [1u32, 960, 1024, 2048, 0, u32::MAX];
+    let rates = [44_100u32, 22_050, 11_025, 7350, 48_000, 0, 1_000_003, u32::MAX];
+    let starts = [0i64, -1, 5_387_160_282, i64::MAX - 50_000, i64::MIN + 7, 1 << 62];
+    let (mut grid, mut stepped, mut along) = (super::grid::Grid::default(), 0, 0);
+    for &s0 in &starts {
+        for _ in 0..40 {
+            let samples = sizes[(next() % 6) as usize];
+            let rate = rates[(next() % 8) as usize];
+            let mut ts = s0.wrapping_add((next() % 100_000) as i64);
+            for _ in 0..(next() % 50) {
+                let want = add_stable(ts, samples, rate);
+                along += usize::from(grid.next == Some(ts));
+                assert_eq!(
+                    grid.add(ts, samples, rate),
+                    want,
+                    "ts {ts} samples {samples} rate {rate}"
+                );
+                stepped += 1;
+                // Now and then a time stamp off the chain (a PES's PTS).
+                ts = if next() % 7 == 0 {
+                    want.wrapping_add((next() % 5) as i64 - 2)
+                } else {
+                    want
+                };
+            }
+        }
+    }
+    assert!(
+        stepped > 1000 && along > 1000,
+        "{along} of {stepped} steps along the grid"
+    );
+    // AAC at 44.1 and 22.05 kHz from a PES's PTS: every step after the
+    // first goes along the kept grid.
+    for (rate, start) in [(44_100, 5_387_160_282i64), (22_050, 126_000)] {
+        let (mut grid, mut ts) = (super::grid::Grid::default(), start);
+        for i in 0..500 {
+            assert_eq!(grid.next == Some(ts), i > 0, "step {i} at {rate} Hz");
+            let want = add_stable(ts, 1024, rate);
+            ts = grid.add(ts, 1024, rate);
+            assert_eq!(ts, want, "step {i} at {rate} Hz");
+        }
+    }
+}
