@@ -203,7 +203,9 @@ def main():
     server = serve(root)
     bad = 0
     try:
-        if a.during:
+        if a.during and shutil.which("ffmpeg") is None:
+            print("skip: --during needs ffmpeg (its real-time encode is the live input); not installed here")
+        elif a.during:
             bad += during(chromium, root, server, a.bin, a.during, a.segment)
             if a.ts:
                 bad += during(chromium, root, server, a.bin, a.during, a.segment, ts=True)
