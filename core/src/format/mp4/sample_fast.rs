@@ -61,16 +61,7 @@ pub(super) fn fast_sample<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Wind
         if spc == 0 {
             return None;
         }
-        let off = if t.co64 {
-            u64::from_be_bytes(entry(&mut w.stco, src, t.stco.off + chunk as u64 * 8, t.stco.end(8))?)
-        } else {
-            u64::from(u32::from_be_bytes(entry(
-                &mut w.stco,
-                src,
-                t.stco.off + chunk as u64 * 4,
-                t.stco.end(4),
-            )?))
-        };
+        let off = chunk_offset(src, t, w, chunk)?;
         (off, spc, chunk + 1)
     };
     let i = c.sample;
@@ -149,16 +140,7 @@ fn in_run<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Windows) -> Option<S
         (c.offset, c.left_in_chunk, c.next_chunk)
     } else {
         let chunk = c.next_chunk;
-        let off = if t.co64 {
-            u64::from_be_bytes(entry(&mut w.stco, src, t.stco.off + chunk as u64 * 8, t.stco.end(8))?)
-        } else {
-            u64::from(u32::from_be_bytes(entry(
-                &mut w.stco,
-                src,
-                t.stco.off + chunk as u64 * 4,
-                t.stco.end(4),
-            )?))
-        };
+        let off = chunk_offset(src, t, w, chunk)?;
         (off, c.spc, chunk + 1)
     };
     let i = c.sample;
@@ -203,6 +185,18 @@ fn in_run<S: Source>(src: &mut S, t: &mut Mp4Track, w: &mut Windows) -> Option<S
 /// The `N` bytes at `off` of a table ending at `end`, through its window;
 /// `None` when they cannot be read (the general path reads them again and
 /// reports why).
+/// Chunk `chunk`'s file offset from the `stco` (32-bit) or `co64` (64-bit)
+/// table (ISO/IEC 14496-12 §8.7.5), through the window.
+#[inline(always)]
+fn chunk_offset<S: Source>(src: &mut S, t: &Mp4Track, w: &mut Windows, chunk: u32) -> Option<u64> {
+    if t.co64 {
+        entry(&mut w.stco, src, t.stco.off + u64::from(chunk) * 8, t.stco.end(8)).map(u64::from_be_bytes)
+    } else {
+        entry(&mut w.stco, src, t.stco.off + u64::from(chunk) * 4, t.stco.end(4))
+            .map(|b| u64::from(u32::from_be_bytes(b)))
+    }
+}
+
 #[inline(always)]
 fn entry<S: Source, const N: usize>(w: &mut Window, src: &mut S, off: u64, end: u64) -> Option<[u8; N]> {
     w.get(src, off, end).ok()
